@@ -1,0 +1,216 @@
+"""`kbtool check`: run spec cases on backends, compare with the reference, build the JSON report.
+
+The JSON report is the source of truth; every other view renders it (kbtool/reports/).
+"""
+import datetime
+import fnmatch
+import os
+import re
+import shlex
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import yaml
+
+from . import __version__, compare
+from .errors import KbtoolError
+from .runners.worker import invoke
+from .specs import cases as cases_mod
+from .specs import shapes
+
+STATUSES = ("pass", "fail", "error", "crash", "timeout", "unsupported")
+KNOWN_DIFFERENCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "specs",
+                                 "known_differences.yaml")
+
+
+def load_known_differences(path=KNOWN_DIFFERENCES):
+    if not path or not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        entries = yaml.safe_load(fh) or []
+    for i, entry in enumerate(entries):
+        missing = [k for k in ("op", "backend", "reason") if k not in entry]
+        if missing:
+            raise KbtoolError("{}: entry {} lacks {}".format(path, i + 1, ", ".join(missing)))
+    return entries
+
+
+def _known_match(entry, record):
+    return (fnmatch.fnmatchcase(record["op"], entry["op"])
+            and fnmatch.fnmatchcase(record["case"], entry.get("case", "*"))
+            and fnmatch.fnmatchcase(record["backend"], entry["backend"])
+            and fnmatch.fnmatchcase(record["mode"], entry.get("mode", "*")))
+
+
+def apply_known_differences(records, entries):
+    """Mark results that a known difference explains; return the entries that no longer reproduce."""
+    stale = []
+    for entry in entries:
+        targeted = [r for r in records if _known_match(entry, r)]
+        reproduced = False
+        for record in targeted:
+            if record["status"] == "pass":
+                continue
+            if entry.get("status", record["status"]) != record["status"]:
+                continue
+            if entry.get("match") and not re.search(entry["match"], record["message"]):
+                continue
+            record["known"] = entry["reason"]
+            reproduced = True
+        if targeted and not reproduced:
+            stale.append(dict(entry, note="did not reproduce in this run ({} results checked)".format(len(targeted))))
+    return stale
+
+
+class Reference:
+    """The NumPy reference, called in-process through the same invoke path as the workers."""
+
+    def __init__(self):
+        from . import reference
+
+        self.module = reference
+        self._lock = threading.Lock()
+        self._cache = {}
+
+    def outcome(self, case):
+        key = (case.op, case.id)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = invoke.evaluate(self.module, case.request("eager"), case.arrays)
+            return self._cache[key]
+
+
+def _shape_rule_problem(spec_entry, case, header):
+    rules = spec_entry.get("shape_rules")
+    if not rules or header.get("status") != "ok" or case.raises:
+        return None
+    arrays = [o for o in header.get("outputs", []) if o["kind"] == "array"]
+    if len(arrays) != 1:
+        return None
+    try:
+        want, index = shapes.expected_shape(rules, case.shape_names)
+    except shapes.ShapeExprError as exc:
+        return "spec shape rule error: {}".format(exc)
+    if want is not None and list(arrays[0]["shape"]) != want:
+        return "shape {} but the spec's shape rule {} says {}".format(tuple(arrays[0]["shape"]), index, tuple(want))
+    return None
+
+
+def repro_command(record, seed):
+    return "kbtool check --op {} --case {} --backend {} --mode {} --seed {}".format(
+        shlex.quote(record["op"]), shlex.quote(record["case"]), shlex.quote(record["backend"]), record["mode"], seed)
+
+
+def run_backend(name, launch, work, reference, seed, progress=None, case_timeout=None):
+    """Run every (op entry, case) in `work` on one backend; returns (backend info, records)."""
+    from .runners.client import WorkerClient
+
+    client = WorkerClient(launch, **({"case_timeout": case_timeout} if case_timeout else {}))
+    hello = client.start()
+    info = {"name": name, "python": hello.get("python"), "versions": hello.get("versions", {}),
+            "status": "available" if hello.get("status") == "ready" else "broken"}
+    if hello.get("status") != "ready":
+        info["reason"] = hello.get("error")
+    records = []
+    try:
+        for entry, case in work:
+            expected = reference.outcome(case)
+            for mode in case.modes:
+                if info["status"] != "available":
+                    break
+                started = time.monotonic()
+                actual = client.request(case.request(mode), case.arrays)
+                seconds = time.monotonic() - started
+                status, message = compare.compare(case, expected, actual)
+                if status == "pass":
+                    problem = _shape_rule_problem(entry, case, actual[0])
+                    if problem:
+                        status, message = "fail", problem
+                record = {"op": case.op, "case": case.id, "backend": name, "mode": mode, "status": status,
+                          "message": message, "seconds": round(seconds, 4)}
+                if actual[0].get("note"):
+                    record["note"] = actual[0]["note"]
+                if case.shown and actual[0].get("status") == "ok":
+                    record["doc_check"] = compare.doc_check(case.shown, compare.output_values(*actual))
+                if status != "pass":
+                    record["repro"] = repro_command(record, seed)
+                records.append(record)
+                if progress:
+                    progress(name, record)
+    finally:
+        info["restarts"] = client.restarts
+        client.stop()
+    return info, records
+
+
+def select_work(spec, ops, case_patterns, seed):
+    work = []
+    for op in ops:
+        entry = spec.op(op)
+        for case in cases_mod.cases_for(spec, op, seed):
+            if case_patterns and not any(fnmatch.fnmatchcase(case.id, p) for p in case_patterns):
+                continue
+            work.append((entry, case))
+    return work
+
+
+def run_check(spec, ops, backends, seed=0, case_patterns=(), modes=None, progress=None, known=None,
+              jobs=None, case_timeout=None):
+    """Run and return the JSON report (a dict). `backends` maps name → Launch or Unavailable."""
+    started = time.time()
+    work = select_work(spec, ops, case_patterns, seed)
+    if modes:
+        for _, case in work:
+            case.modes = [m for m in case.modes if m in modes]
+    reference = Reference()
+    infos, records = [], []
+    runnable = {n: launch for n, launch in backends.items() if not isinstance(launch, Exception)}
+    for name, launch in backends.items():
+        if isinstance(launch, Exception):
+            infos.append({"name": name, "status": "not installed", "reason": str(launch)})
+    with ThreadPoolExecutor(max_workers=jobs or max(1, len(runnable))) as pool:
+        futures = {name: pool.submit(run_backend, name, launch, work, reference, seed, progress, case_timeout)
+                   for name, launch in runnable.items()}
+        for name, future in futures.items():
+            info, recs = future.result()
+            infos.append(info)
+            records.extend(recs)
+    order = {name: i for i, name in enumerate(backends)}
+    infos.sort(key=lambda i: order.get(i["name"], 99))
+    records.sort(key=lambda r: (r["op"], r["case"], order.get(r["backend"], 99), r["mode"]))
+    stale = apply_known_differences(records, load_known_differences() if known is None else known)
+    report = {
+        "kbtool": __version__,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "seed": seed,
+        "spec": {"path": spec.path, "ops": len(ops), "cases": len(work)},
+        "backends": infos,
+        "results": records,
+        "stale_known_differences": stale,
+        "wall_seconds": round(time.time() - started, 2),
+    }
+    report["summary"] = summarize(report)
+    return report
+
+
+def summarize(report):
+    per_backend = {}
+    for record in report["results"]:
+        counts = per_backend.setdefault(record["backend"], {s: 0 for s in STATUSES + ("known",)})
+        if record.get("known"):
+            counts["known"] += 1
+        else:
+            counts[record["status"]] += 1
+    seconds = {}
+    for record in report["results"]:
+        seconds[record["backend"]] = seconds.get(record["backend"], 0.0) + record["seconds"]
+    divergences = sum(1 for r in report["results"] if r["status"] != "pass" and not r.get("known"))
+    broken = [b["name"] for b in report["backends"] if b["status"] != "available"]
+    return {"per_backend": per_backend, "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "divergences": divergences, "stale": len(report["stale_known_differences"]),
+            "unavailable_backends": broken, "ok": divergences == 0 and not report["stale_known_differences"]}
+
+
+def exit_code(report):
+    return 0 if report["summary"]["ok"] else 1

@@ -1,0 +1,335 @@
+"""kbtool's command line: a thin click layer. Heavy modules are imported inside commands only,
+so `kbtool --help` stays fast (no numpy, no backend)."""
+import json
+import sys
+
+import click
+
+from .errors import KbtoolError
+
+
+class Group(click.Group):
+    """Turns KbtoolError into one line on stderr and exit code 2 (never a traceback)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KbtoolError as exc:
+            click.echo("kbtool: error: {}".format(exc), err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kbtool")
+def main():
+    """Conformance harness for the Keras backend API: one call, the same meaning on every backend."""
+
+
+# ---------------------------------------------------------------------------- config
+@main.group()
+def config():
+    """Read and edit keras.json as the Keras docs describe it."""
+
+
+@config.command("path")
+def config_path():
+    """Print where keras.json lives ($KERAS_HOME/keras.json or ~/.keras/keras.json)."""
+    from . import config as cfg
+
+    click.echo(cfg.config_path())
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def config_show(as_json):
+    """Show the effective settings and where each comes from."""
+    from . import config as cfg
+
+    settings = cfg.effective()
+    if as_json:
+        click.echo(json.dumps({"path": cfg.config_path(), "settings": {k: s.as_dict() for k, s in settings.items()}},
+                              indent=2))
+        return
+    click.echo("# {}".format(cfg.config_path()))
+    width = max(len(k) for k in settings)
+    for key, setting in settings.items():
+        click.echo("{:<{w}}  {!s:<16}  ({})".format(key, json.dumps(setting.value), setting.source, w=width))
+
+
+@config.command("get")
+@click.argument("key")
+def config_get(key):
+    """Print one effective setting."""
+    from . import config as cfg
+
+    settings = cfg.effective()
+    if key not in settings:
+        raise KbtoolError("unknown key {!r}; keys are {}".format(key, ", ".join(settings)))
+    value = settings[key].value
+    click.echo(value if isinstance(value, str) else json.dumps(value))
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--force", is_flag=True, help="Replace an unreadable keras.json (the old file is kept as a backup).")
+def config_set(key, value, force):
+    """Set KEY to VALUE in keras.json (validated, written atomically)."""
+    from . import config as cfg
+
+    for note in cfg.set_value(key, value, force=force):
+        click.echo(note, err=True)
+    click.echo("{} = {}".format(key, value))
+
+
+@config.command("validate")
+def config_validate():
+    """Check keras.json and KERAS_BACKEND; exit 1 when something is invalid."""
+    from . import config as cfg
+
+    problems = cfg.validate()
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        sys.exit(1)
+    click.echo("{}: valid".format(cfg.config_path()))
+
+
+# ---------------------------------------------------------------------------- spec
+@main.group()
+def spec():
+    """Inspect and validate specs/ops.yaml."""
+
+
+def _load_spec(path=None):
+    from .specs import loader
+
+    return loader.load(path)
+
+
+@spec.command("list")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+@click.option("--json", "as_json", is_flag=True)
+def spec_list(spec_path, as_json):
+    """List every op in the spec with its category and case counts."""
+    s = _load_spec(spec_path)
+    rows = [{"op": name, "category": e["category"], "alias_of": e.get("alias_of"),
+             "documented_in": e["documented_in"], "cases": len(e.get("cases", [])),
+             "examples": len(e.get("examples", []))} for name, e in sorted(s.ops.items())]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        alias = " (alias of {})".format(row["alias_of"]) if row["alias_of"] else ""
+        click.echo("{:<32} {:<10} cases={:<3} examples={:<2} docs={}{}".format(
+            row["op"], row["category"], row["cases"], row["examples"], ",".join(row["documented_in"]), alias))
+    click.echo("{} functions".format(len(rows)))
+
+
+@spec.command("show")
+@click.argument("op")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False))
+def spec_show(op, spec_path):
+    """Show one op's spec entry as YAML."""
+    import yaml
+
+    s = _load_spec(spec_path)
+    click.echo(yaml.safe_dump({op: s.op(op)}, sort_keys=False, allow_unicode=True))
+
+
+@spec.command("validate")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+def spec_validate(file):
+    """Validate a spec file; every problem is printed as file:line: path: message."""
+    from .specs import loader
+
+    try:
+        s = loader.load(file)
+    except loader.SpecError as exc:
+        for problem in exc.problems:
+            click.echo(problem, err=True)
+        sys.exit(1)
+    click.echo("{}: valid ({} ops)".format(s.path, len(s.ops)))
+
+
+# ---------------------------------------------------------------------------- env / backends
+@main.group()
+def env():
+    """Provision the backends' environments (one venv per backend, from its recipe)."""
+
+
+def _recipes(names, all_):
+    from .runners.registry import RECIPES
+
+    if all_:
+        return list(RECIPES.values())
+    if not names:
+        raise KbtoolError("name one or more of {} (or --all)".format(", ".join(RECIPES)))
+    unknown = [n for n in names if n not in RECIPES]
+    if unknown:
+        raise KbtoolError("unknown environment {}; managed environments: {}".format(
+            ", ".join(unknown), ", ".join(RECIPES)))
+    return [RECIPES[n] for n in names]
+
+
+@env.command("install")
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Install every managed backend.")
+@click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
+def env_install(names, all_, force):
+    """Create or update backend environments (tensorflow, theano, cntk)."""
+    from .runners import envs
+
+    failed = []
+    for recipe in _recipes(names, all_):
+        click.echo("== {} (Python {}: {})".format(recipe.name, recipe.python_version, " ".join(recipe.packages)), err=True)
+        try:
+            envs.install(recipe, log=lambda line: click.echo("   " + line, err=True), force=force)
+        except KbtoolError as exc:
+            click.echo("kbtool: error: {}".format(exc), err=True)
+            failed.append(recipe.name)
+            continue
+        click.echo("{}: installed in {}".format(recipe.name, recipe.env_dir()))
+    if failed:
+        sys.exit(2)
+
+
+@env.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def env_list(as_json):
+    """List managed environments and whether they are installed."""
+    from .runners import envs
+    from .runners.registry import RECIPES
+
+    infos = [envs.describe(r) for r in RECIPES.values()]
+    if as_json:
+        click.echo(json.dumps(infos, indent=2))
+        return
+    for info in infos:
+        state = "installed {} ({} MB)".format(info["created"], info["size_mb"]) if info["installed"] else "not installed"
+        click.echo("{:<11} {:<40} {}".format(info["name"], state, info["path"]))
+
+
+@env.command("remove")
+@click.argument("names", nargs=-1, required=True)
+def env_remove(names):
+    """Delete backend environments."""
+    from .runners import envs
+
+    for recipe in _recipes(names, False):
+        click.echo("removed {}".format(envs.remove(recipe)))
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--backend", "names", multiple=True, help="Also probe a custom backend module (repeatable).")
+def backends(as_json, names):
+    """Start each backend's worker and report status, versions and why one is unavailable."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .runners.registry import BUILTIN, probe
+
+    wanted = list(BUILTIN) + [n for n in names if n not in BUILTIN]
+    with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
+        infos = list(pool.map(probe, wanted))
+    if as_json:
+        click.echo(json.dumps(infos, indent=2))
+        return
+    for info in infos:
+        detail = ", ".join("{} {}".format(k, v) for k, v in info.get("versions", {}).items()) or info.get("reason", "")
+        click.echo("{:<11} {:<14} py{:<7} {}".format(info["name"], info["status"], info.get("python") or "-", detail))
+
+
+# ---------------------------------------------------------------------------- check
+@main.command()
+@click.option("--op", "ops", multiple=True, help="Op to check (repeatable; default: every op in the spec).")
+@click.option("--backend", "backend_names", multiple=True,
+              help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. "
+                   "Default: every installed built-in backend.")
+@click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]), help="Evaluation mode(s).")
+@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report to stdout instead of the table.")
+@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+@click.option("--timeout", "case_timeout", type=float, help="Seconds one case may take before the worker is killed.")
+def check(ops, backend_names, case_patterns, modes, seed, as_json, outputs, spec_path, case_timeout):
+    """Run spec cases on each backend and compare with the NumPy reference.
+
+    Exit code: 0 all pass, 1 any divergence (or stale known difference), 2 usage/config error.
+    """
+    from . import check as check_mod
+    from .runners.base import Unavailable
+    from .runners.registry import BUILTIN, launch_for
+
+    s = _load_spec(spec_path)
+    op_names = list(ops) or sorted(n for n, e in s.ops.items() if e.get("cases") or e.get("examples"))
+    for op in op_names:
+        s.op(op)
+    _check_output_paths(outputs)
+    launches = {}
+    for name in backend_names or BUILTIN:
+        try:
+            launches[name] = launch_for(name)
+        except Unavailable as exc:
+            if backend_names:
+                raise KbtoolError("backend {}: {}".format(name, exc))
+            launches[name] = exc
+    report = check_mod.run_check(s, op_names, launches, seed=seed, case_patterns=case_patterns, modes=modes,
+                                 progress=None if as_json else _progress_printer(), case_timeout=case_timeout)
+    _write_outputs(report, outputs)
+    from .reports import render
+
+    if as_json:
+        click.echo(render(report, "json"), nl=False)
+    else:
+        render(report, "terminal")
+    sys.exit(check_mod.exit_code(report))
+
+
+_EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
+
+
+def _check_output_paths(outputs):
+    import os
+
+    for path in outputs:
+        if os.path.splitext(path)[1] not in _EXTENSIONS:
+            raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(_EXTENSIONS)))
+        if os.path.isdir(path):
+            raise KbtoolError("{} is a directory".format(path))
+
+
+def _write_outputs(report, outputs):
+    import os
+
+    from .reports import render
+
+    for path in outputs:
+        fmt = _EXTENSIONS[os.path.splitext(path)[1]]
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(render(report, fmt))
+        os.replace(tmp, path)
+        click.echo("wrote {}".format(path), err=True)
+
+
+def _progress_printer():
+    """One line per backend as results arrive (stderr, so stdout stays clean)."""
+    import threading
+
+    counts, lock = {}, threading.Lock()
+
+    def progress(backend, record):
+        with lock:
+            done = counts[backend] = counts.get(backend, 0) + 1
+            if record["status"] != "pass" or done % 25 == 0:
+                click.echo("  {:<11} {:>5} results  last: {} {} [{}] {}".format(
+                    backend, done, record["op"], record["case"], record["mode"], record["status"]), err=True)
+
+    return progress
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,148 @@
+"""Compare one backend's outcome with the reference: values, shapes, dtypes, raised errors.
+
+An outcome is a worker reply: (header, arrays). Verdicts:
+  pass         same shapes, dtypes and values within tolerance, or the same exception type
+  fail         a divergence (message gives the numbers)
+  error        the backend raised where the reference returned a value
+  unsupported  the backend has no such function
+  crash/timeout  the worker died or hung on this case
+"""
+import re
+
+import numpy as np
+
+DEFAULT_TOLERANCE = {
+    "float16": {"rtol": 1e-3, "atol": 1e-3},
+    "float32": {"rtol": 1e-5, "atol": 1e-6},
+    "float64": {"rtol": 1e-10, "atol": 1e-12},
+    "int": {"rtol": 0, "atol": 0},
+}
+
+
+def tolerance_for(dtype, overrides):
+    key = dtype if dtype in DEFAULT_TOLERANCE else "int"
+    tol = dict(DEFAULT_TOLERANCE[key])
+    tol.update(overrides.get(key, {}))
+    return tol
+
+
+def output_values(header, arrays):
+    """The outputs of a reply as a list of ndarray / python values."""
+    values = []
+    for out in header.get("outputs", []):
+        values.append(arrays[out["index"]] if out["kind"] == "array" else out["value"])
+    return values
+
+
+def compare(case, expected, actual):
+    """Return (status, message) for `actual` against the reference outcome `expected`."""
+    exp_header, exp_arrays = expected
+    act_header, act_arrays = actual
+    act_status = act_header["status"]
+    if act_status in ("crash", "timeout", "unsupported", "error"):
+        return act_status, act_header.get("message", "")
+    exp_status = exp_header["status"]
+    if exp_status == "raised" or case.raises:
+        want = case.raises or exp_header["error"]["type"]
+        if act_status != "raised":
+            return "fail", "expected {} to be raised, got a result{}".format(want, _shape_note(act_header))
+        error = act_header["error"]
+        if want not in error["mro"]:
+            return "fail", "expected {}, raised {}: {}".format(want, error["type"], error["message"][:200])
+        if case.match and not re.search(case.match, error["message"]):
+            return "fail", "raised {} but message {!r} does not match {!r}".format(
+                error["type"], error["message"][:200], case.match)
+        return "pass", ""
+    if act_status == "raised":
+        error = act_header["error"]
+        return "error", "{}: {}".format(error["type"], error["message"][:300])
+    if exp_status != "ok":
+        return "error", "reference did not produce a value: {}".format(exp_header.get("message", exp_status))
+    if case.stats:
+        return compare_stats(case.stats, output_values(act_header, act_arrays))
+    return compare_outputs(output_values(exp_header, exp_arrays), output_values(act_header, act_arrays),
+                           case.tolerance)
+
+
+def _shape_note(header):
+    shapes = [o.get("shape") for o in header.get("outputs", []) if o["kind"] == "array"]
+    return " of shape {}".format(tuple(shapes[0])) if len(shapes) == 1 else ""
+
+
+def compare_outputs(expected, actual, tolerance):
+    if len(expected) != len(actual):
+        return "fail", "returned {} outputs, reference returned {}".format(len(actual), len(expected))
+    for i, (exp, act) in enumerate(zip(expected, actual)):
+        where = "output {}: ".format(i) if len(expected) > 1 else ""
+        status, message = compare_value(exp, act, tolerance)
+        if status != "pass":
+            return status, where + message
+    return "pass", ""
+
+
+def compare_value(exp, act, tolerance):
+    exp_is_array, act_is_array = isinstance(exp, np.ndarray), isinstance(act, np.ndarray)
+    if not exp_is_array or not act_is_array:
+        if exp_is_array != act_is_array:
+            return "fail", "returned {}, reference returned {}".format(_kind(act), _kind(exp))
+        return ("pass", "") if _py_equal(exp, act) else ("fail", "returned {!r}, reference {!r}".format(act, exp))
+    if exp.shape != act.shape:
+        return "fail", "shape {} != reference {}".format(tuple(act.shape), tuple(exp.shape))
+    if exp.dtype != act.dtype:
+        return "fail", "dtype {} != reference {}".format(act.dtype, exp.dtype)
+    tol = tolerance_for(str(exp.dtype), tolerance)
+    if exp.dtype.kind in "fc":
+        ok = np.isclose(act, exp, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+    else:
+        ok = act == exp
+    if np.all(ok):
+        return "pass", ""
+    bad = np.argwhere(~ok)
+    first = tuple(int(i) for i in bad[0])
+    diff = np.abs(act.astype("float64") - exp.astype("float64"))
+    finite = diff[np.isfinite(diff)]
+    worst = float(finite.max()) if finite.size else float("nan")
+    return "fail", "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs reference {!r}".format(
+        len(bad), ok.size, worst, tol["rtol"], tol["atol"], first, act[first].item(), exp[first].item())
+
+
+def _kind(value):
+    return "an array" if isinstance(value, np.ndarray) else "{!r}".format(value)
+
+
+def _py_equal(a, b):
+    norm = lambda v: [norm(x) for x in v] if isinstance(v, (list, tuple)) else v  # noqa: E731
+    return norm(a) == norm(b)
+
+
+def compare_stats(stats, values):
+    """Random ops: check summary statistics within the spec's bounds instead of values."""
+    array = np.asarray(values[0], dtype="float64")
+    if array.size == 0:
+        return "fail", "empty output"
+    measured = {"mean": array.mean(), "std": array.std(), "min": array.min(), "max": array.max()}
+    for key, (lo, hi) in stats.items():
+        if not lo <= measured[key] <= hi:
+            return "fail", "{} {:.4g} outside [{:g}, {:g}]".format(key, measured[key], lo, hi)
+    return "pass", ""
+
+
+def doc_check(shown, values):
+    """Does a backend's output match what a doc version shows? Returns a list of verdicts."""
+    verdicts = []
+    for claim in shown:
+        if not values:
+            verdicts.append({"docs": claim["docs"], "matches": False})
+            continue
+        out = values[0]
+        if "shape" in claim:
+            got = list(np.shape(out)) if isinstance(out, np.ndarray) else out
+            matches = _py_equal(got, claim["shape"])
+        elif "value" in claim:
+            want = np.asarray(claim["value"])
+            got = np.asarray(out)
+            matches = got.shape == want.shape and bool(np.allclose(got.astype("float64"), want, atol=1e-4))
+        else:
+            matches = None  # a textual claim (e.g. a repr) is shown to the user, not judged
+        verdicts.append({"docs": claim["docs"], "matches": matches})
+    return verdicts

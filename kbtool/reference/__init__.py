@@ -1,0 +1,13 @@
+"""The NumPy reference, itself a Keras backend module (`backend`, `variable`, `placeholder`,
+`function`, `eval`, and the ops), organised by category. Written for kbtool from the docs'
+definitions; each public op has exactly one reference function.
+"""
+from .core import *  # noqa: F401,F403
+from .core import backend, constant, dtype, epsilon, eval, floatx, function  # noqa: F401
+from .core import image_data_format, int_shape, is_placeholder, ndim, placeholder, variable  # noqa: F401
+from .conv import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .math import *  # noqa: F401,F403
+from .nn import *  # noqa: F401,F403
+from .reduce import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403

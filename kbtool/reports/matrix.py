@@ -1,0 +1,33 @@
+"""The op × backend parity matrix that the terminal, Markdown and HTML views share."""
+
+SYMBOLS = {"pass": "✓", "known": "≈", "fail": "✗", "error": "E", "crash": "☠", "timeout": "⏱", "unsupported": "–"}
+_RANK = ["pass", "known", "unsupported", "fail", "error", "timeout", "crash"]
+
+
+def cell_status(records):
+    """Worst status among one op's records on one backend ('known' when explained)."""
+    statuses = ["known" if r.get("known") else r["status"] for r in records]
+    return max(statuses, key=_RANK.index) if statuses else None
+
+
+def build(report):
+    backends = [b["name"] for b in report["backends"]]
+    ops, cells = [], {}
+    for record in report["results"]:
+        if record["op"] not in ops:
+            ops.append(record["op"])
+        cells.setdefault((record["op"], record["backend"]), []).append(record)
+    rows = []
+    for op in ops:
+        row = {"op": op, "cells": {}}
+        for backend in backends:
+            records = cells.get((op, backend), [])
+            status = cell_status(records)
+            passed = sum(1 for r in records if r["status"] == "pass")
+            row["cells"][backend] = {"status": status, "passed": passed, "total": len(records)}
+        rows.append(row)
+    return backends, rows
+
+
+def problems(report):
+    return [r for r in report["results"] if r["status"] != "pass"]

@@ -1,0 +1,55 @@
+"""Terminal: a rich parity matrix, the problems with their numbers, and the verdict."""
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from .matrix import SYMBOLS, build, problems
+
+STYLES = {"pass": "green", "known": "yellow", "fail": "red", "error": "red", "crash": "bold red",
+          "timeout": "magenta", "unsupported": "dim"}
+
+
+def render(report, console=None):
+    console = console or Console()
+    backends, rows = build(report)
+    table = Table(title="kbtool parity (seed {})".format(report["seed"]), box=box.SIMPLE_HEAVY)
+    table.add_column("op", style="bold")
+    info = {b["name"]: b for b in report["backends"]}
+    for name in backends:
+        versions = info[name].get("versions", {})
+        label = name if info[name]["status"] == "available" else "{} ({})".format(name, info[name]["status"])
+        table.add_column(label + "\n" + " ".join("{}".format(v) for v in list(versions.values())[:1]), justify="center")
+    for row in rows:
+        cells = []
+        for name in backends:
+            cell = row["cells"][name]
+            if cell["status"] is None:
+                cells.append("")
+                continue
+            cells.append("[{}]{} {}/{}[/]".format(STYLES[cell["status"]], SYMBOLS[cell["status"]],
+                                                  cell["passed"], cell["total"]))
+        table.add_row(row["op"], *cells)
+    console.print(table)
+    for b in report["backends"]:
+        if b["status"] != "available":
+            console.print("[yellow]{}[/]: {} — {}".format(b["name"], b["status"], b.get("reason", "")), highlight=False)
+    issues = problems(report)
+    if issues:
+        console.print("[bold]Divergences[/] ({} results):".format(len(issues)))
+        for r in issues[:60]:
+            tag = "[yellow]known[/] " if r.get("known") else ""
+            console.print("  {}[{}]{}[/] {} {} on {} ({}): {}".format(
+                tag, STYLES[r["status"]], r["status"], r["op"], r["case"], r["backend"], r["mode"], r["message"]),
+                highlight=False, soft_wrap=True)
+            if r.get("known"):
+                console.print("      reason: {}".format(r["known"]), highlight=False)
+        if len(issues) > 60:
+            console.print("  ... {} more in the JSON report".format(len(issues) - 60))
+    for entry in report["stale_known_differences"]:
+        console.print("[red]stale known difference[/]: {} {} on {}: {} ({})".format(
+            entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]), highlight=False)
+    summary = report["summary"]
+    verdict = "[green]all pass[/]" if summary["ok"] else "[red]{} divergence(s), {} stale[/]".format(
+        summary["divergences"], summary["stale"])
+    console.print("{} results in {:.1f} s: {}".format(len(report["results"]), report["wall_seconds"], verdict))
+    return ""

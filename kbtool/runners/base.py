@@ -1,0 +1,118 @@
+"""What a backend is, from the controller's side: a recipe for its environment and a launch line.
+
+A `Recipe` says how to build a backend's environment (interpreter, pinned packages, system
+libraries) and how to start a worker in it (module, shims, environment variables). The
+built-in recipes live in `kbtool/runners/<backend>.py`, one module per backend.
+"""
+import glob
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def kbtool_home():
+    return os.environ.get("KBTOOL_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "kbtool")
+
+
+def envs_dir():
+    return os.path.join(kbtool_home(), "envs")
+
+
+class Unavailable(Exception):
+    """A backend cannot run here; the message says exactly why."""
+
+
+@dataclass
+class Launch:
+    """Everything needed to start one worker process."""
+
+    backend: str
+    python: str
+    module: str
+    fallback_modules: List[str] = field(default_factory=list)
+    shims: List[str] = field(default_factory=list)
+    version_of: List[str] = field(default_factory=list)
+    graph: str = "none"
+    env: Dict[str, str] = field(default_factory=dict)
+    extra_pythonpath: List[str] = field(default_factory=list)  # only for workers on the controller's Python
+
+    def argv(self):
+        argv = [self.python, "-u", WORKER_MAIN, "--module", self.module, "--graph", self.graph]
+        for module in self.fallback_modules:
+            argv += ["--fallback-module", module]
+        for shim in self.shims:
+            argv += ["--shim", shim]
+        for name in self.version_of:
+            argv += ["--version-of", name]
+        return argv
+
+    def environ(self):
+        env = dict(os.environ)
+        env.update(self.env)
+        # Workers get their own keras.json so the user's file never changes what is checked.
+        keras_home = os.path.join(kbtool_home(), "keras_home")
+        os.makedirs(keras_home, exist_ok=True)
+        env["KERAS_HOME"] = keras_home
+        paths = [p for p in self.extra_pythonpath + [os.environ.get("PYTHONPATH", "")] if p]
+        if paths:
+            env["PYTHONPATH"] = os.pathsep.join(paths)
+        return env
+
+
+@dataclass
+class Recipe:
+    """A managed environment for one backend."""
+
+    name: str
+    python_version: str  # "3.11" or "3.6": the interpreter the env is built from
+    packages: List[str]
+    module: str
+    keras_backend: Optional[str] = None  # value of KERAS_BACKEND for keras 2.3.1
+    bootstrap_packages: List[str] = field(default_factory=list)  # installed first (e.g. an older pip)
+    fallback_modules: List[str] = field(default_factory=list)
+    shims: List[str] = field(default_factory=list)
+    version_of: List[str] = field(default_factory=list)
+    graph: str = "none"
+    apt_packages: List[str] = field(default_factory=list)
+    env_vars: Callable[[str], Dict[str, str]] = lambda env_dir: {}
+    system_check: Callable[[], List[str]] = lambda: []  # problems with system libraries
+    prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
+    notes: str = ""
+
+    def env_dir(self):
+        return os.path.join(envs_dir(), self.name)
+
+    def env_python(self):
+        return os.path.join(self.env_dir(), "bin", "python")
+
+    def launch(self):
+        env_dir = self.env_dir()
+        if not os.path.exists(os.path.join(env_dir, "kbtool-env.json")):
+            raise Unavailable("not installed: run `kbtool env install {}`".format(self.name))
+        env = {"PYTHONNOUSERSITE": "1"}
+        if self.keras_backend:
+            env["KERAS_BACKEND"] = self.keras_backend
+        env.update(self.env_vars(env_dir))
+        return Launch(backend=self.name, python=self.env_python(), module=self.module,
+                      fallback_modules=list(self.fallback_modules), shims=list(self.shims),
+                      version_of=list(self.version_of), graph=self.graph, env=env)
+
+
+def find_interpreter(version):
+    """Path to a CPython `version` ("3.6"): the current one, PATH, then pyenv's versions."""
+    if "{}.{}".format(*sys.version_info[:2]) == version:
+        return sys.executable
+    on_path = shutil.which("python" + version)
+    if on_path:
+        return on_path
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
+    candidates = sorted(glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python" + version)))
+    if candidates:
+        return candidates[-1]
+    raise Unavailable("no Python {v} interpreter: looked for python{v} on PATH and in {root}/versions "
+                      "(install one, e.g. `pyenv install {v}`)".format(v=version, root=pyenv_root))

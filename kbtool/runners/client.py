@@ -1,0 +1,132 @@
+"""Controller side of a worker: start it, send requests, survive its crashes and hangs.
+
+A crash (segfault, abort, exit) or a timeout costs only the request in flight: it comes back
+as a `crash`/`timeout` reply, the process is discarded, and the next request starts a new one.
+"""
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+
+from .worker import protocol
+
+DEFAULT_START_TIMEOUT = 180.0  # TensorFlow imports in ~5 s; a cold Theano/CNTK start is slower
+DEFAULT_CASE_TIMEOUT = 120.0  # Theano compiles each new graph once; later runs hit its cache
+
+
+class WorkerDied(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class WorkerClient:
+    def __init__(self, launch, start_timeout=DEFAULT_START_TIMEOUT, case_timeout=DEFAULT_CASE_TIMEOUT):
+        self.launch = launch
+        self.start_timeout, self.case_timeout = start_timeout, case_timeout
+        self.proc = None
+        self.hello = None
+        self.restarts = 0
+        self._stderr = None
+
+    # -- process lifecycle -------------------------------------------------------------
+    def start(self):
+        """Start the worker and return its hello message (status ready or broken)."""
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(self.launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr, env=self.launch.environ(), start_new_session=True)
+        try:
+            self.hello, _ = self._read(self.start_timeout)
+        except WorkerDied as died:
+            self.hello = {"status": "broken", "error": died.message}
+            self.stop()
+        if self.hello.get("status") != "ready":
+            self.stop()
+        return self.hello
+
+    def ensure_started(self):
+        if self.proc is None or self.proc.poll() is not None:
+            if self.hello is not None:
+                self.restarts += 1
+            self.start()
+        return self.hello
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            try:
+                protocol.write_message(self.proc.stdin, {"cmd": "exit"})
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired, ValueError):
+                self._kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self.proc = None
+
+    def _kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+    # -- requests ------------------------------------------------------------------------
+    def request(self, header, arrays=(), timeout=None):
+        """Send one request. Returns (header, arrays); crash/timeout come back as statuses."""
+        hello = self.ensure_started()
+        if hello.get("status") != "ready":
+            return {"status": "error", "message": "worker unavailable: {}".format(hello.get("error"))}, []
+        try:
+            protocol.write_message(self.proc.stdin, header, arrays)
+            return self._read(timeout or self.case_timeout)
+        except (BrokenPipeError, WorkerDied) as exc:
+            died = exc if isinstance(exc, WorkerDied) else self._death()
+            self.proc = None  # dead or killed; the next request starts a fresh worker
+            return {"status": died.status, "message": died.message}, []
+
+    def _read(self, timeout):
+        deadline = (time.monotonic() + timeout, timeout)
+        prefix = self._read_exact(4, deadline)
+        raw = self._read_exact(protocol.header_length(prefix), deadline)
+        header = protocol.decode_header(raw)
+        arrays = [protocol.array_from_bytes(self._read_exact(n, deadline)) for n in header.get("arrays", [])]
+        return header, arrays
+
+    def _read_exact(self, n, deadline):
+        deadline, timeout = deadline
+        fd = self.proc.stdout.fileno()
+        chunks = []
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while n:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not sel.select(remaining):
+                    self._kill()
+                    raise WorkerDied("timeout", "no answer within {:g} s; worker killed".format(timeout))
+                chunk = os.read(fd, min(n, 1 << 20))
+                if not chunk:
+                    raise self._death()
+                chunks.append(chunk)
+                n -= len(chunk)
+        return b"".join(chunks)
+
+    def _death(self):
+        code = self.proc.wait()
+        how = "killed by signal {}".format(signal.Signals(-code).name) if code < 0 else "exited with code {}".format(code)
+        tail = self.stderr_tail()
+        return WorkerDied("crash", "worker {}{}".format(how, ": " + tail if tail else ""))
+
+    def stderr_tail(self, lines=3):
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        text = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        self._stderr.seek(0, 2)
+        keep = [line.strip() for line in text if line.strip()][-lines:]
+        return " | ".join(keep)[:500]

@@ -1,0 +1,167 @@
+# py36-compatible
+"""Run one case against a Keras-backend-API module `K`.
+
+The same code calls the NumPy reference in the controller and the real backends in their
+workers, so every backend sees a case built the same way. A request is JSON:
+
+    {"op": "batch_dot", "mode": "eager" | "symbolic", "grad": false,
+     "args": [ARG, ...], "kwargs": {"axes": ARG}}
+
+and an ARG is one of
+    {"tensor": i, "ph_shape": [null, 3]}  array i as K.variable (eager) or K.placeholder (symbolic)
+    {"constant": i}                       array i as K.constant
+    {"array": i}                          array i passed as a NumPy array
+    {"value": v}                          a JSON literal
+    {"tuple": [v, ...]}                   a JSON list passed as a tuple
+    {"list": [ARG, ...]}                  a Python list of ARGs
+    {"step": "name"}                      a named step function from steps.py
+"""
+import contextlib
+
+import numpy as np
+
+try:
+    from . import steps
+except ImportError:  # run as a script inside a backend env
+    import steps
+
+_PY_SCALARS = (bool, int, float, str, type(None))
+
+
+class Unsupported(Exception):
+    """The backend module does not provide the op."""
+
+
+def resolve_op(modules, name):
+    """First module that has `name`; returns (callable, index of the module used)."""
+    for index, module in enumerate(modules):
+        fn = getattr(module, name, None)
+        if callable(fn):
+            return fn, index
+    raise Unsupported("{} has no attribute {!r}".format(getattr(modules[0], "__name__", "backend"), name))
+
+
+class Builder(object):
+    """Turns ARG specs into call arguments, remembering placeholders and their feeds."""
+
+    def __init__(self, K, arrays, mode):
+        self.K, self.arrays, self.mode = K, arrays, mode
+        self.placeholders, self.feeds, self.tensors = [], [], []
+
+    def build(self, spec):
+        K = self.K
+        if "tensor" in spec:
+            array = self.arrays[spec["tensor"]]
+            if self.mode == "symbolic":
+                shape = spec.get("ph_shape")
+                shape = tuple(shape) if shape is not None else array.shape
+                tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
+                self.placeholders.append(tensor)
+                self.feeds.append(array)
+            else:
+                tensor = K.variable(array, dtype=str(array.dtype))
+            self.tensors.append(tensor)
+            return tensor
+        if "constant" in spec:
+            array = self.arrays[spec["constant"]]
+            return K.constant(array, dtype=str(array.dtype))
+        if "array" in spec:
+            return self.arrays[spec["array"]]
+        if "value" in spec:
+            return spec["value"]
+        if "tuple" in spec:
+            return tuple(spec["tuple"])
+        if "list" in spec:
+            return [self.build(item) for item in spec["list"]]
+        if "step" in spec:
+            return steps.get(spec["step"])(K)
+        raise ValueError("unknown argument spec {!r}".format(spec))
+
+
+def _is_python_value(value):
+    if isinstance(value, _PY_SCALARS) or isinstance(value, np.generic):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_is_python_value(v) for v in value)
+    return False
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _flatten(result):
+    """A call's result as a list of leaves, and whether it was a sequence of tensors."""
+    if isinstance(result, (tuple, list)) and not _is_python_value(result):
+        leaves = []
+        for item in result:
+            leaves.extend(_flatten(item)[0])
+        return leaves, True
+    return [result], False
+
+
+def evaluate(K, request, arrays, modules=None, symbolic_context=None):
+    """Run a request; returns (header, arrays) ready for the protocol.
+
+    `modules` is the list of modules searched for the op (public API first).
+    `symbolic_context` is a context manager factory for graph building (TensorFlow needs a tf.Graph).
+    """
+    modules = modules or [K]
+    mode = request.get("mode", "eager")
+    try:
+        fn, module_index = resolve_op(modules, request["op"])
+    except Unsupported as exc:
+        return {"status": "unsupported", "message": str(exc)}, []
+    context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
+    try:
+        with context:
+            builder = Builder(K, arrays, mode)
+            args = [builder.build(a) for a in request.get("args", [])]
+            kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
+            result = fn(*args, **kwargs)
+            if request.get("grad"):
+                result = K.gradients(K.sum(result), builder.tensors)
+            leaves, is_sequence = _flatten(result)
+            values = _evaluate_leaves(K, leaves, builder, mode)
+    except Exception as exc:  # the backend's own error is the finding; report it whole
+        return {"status": "raised", "error": describe_exception(exc)}, []
+    outputs, out_arrays = [], []
+    for value in values:
+        if _is_python_value(value):
+            outputs.append({"kind": "python", "value": _jsonable(value),
+                            "pytype": type(value).__name__})
+        else:
+            array = np.asarray(value)
+            outputs.append({"kind": "array", "index": len(out_arrays),
+                            "dtype": str(array.dtype), "shape": list(array.shape)})
+            out_arrays.append(array)
+    header = {"status": "ok", "outputs": outputs, "sequence": is_sequence}
+    if module_index:
+        header["note"] = "not in the public module; found in {}".format(modules[module_index].__name__)
+    return header, out_arrays
+
+
+def _evaluate_leaves(K, leaves, builder, mode):
+    tensor_positions = [i for i, leaf in enumerate(leaves)
+                        if not _is_python_value(leaf) and not isinstance(leaf, np.ndarray)]
+    values = list(leaves)
+    if not tensor_positions:
+        return values
+    tensors = [leaves[i] for i in tensor_positions]
+    if mode == "symbolic":
+        computed = K.function(builder.placeholders, tensors)(builder.feeds)
+    else:
+        computed = [K.eval(t) for t in tensors]
+    for position, value in zip(tensor_positions, computed):
+        values[position] = value
+    return values
+
+
+def describe_exception(exc):
+    mro = [cls.__name__ for cls in type(exc).__mro__ if cls not in (object, BaseException)]
+    message = str(exc).strip().splitlines()
+    return {"type": type(exc).__name__, "mro": mro, "message": " ".join(message)[:1500]}

@@ -1,0 +1,88 @@
+# py36-compatible
+"""Worker process: imports one backend module, then answers requests on stdin/stdout.
+
+Started by the controller as `python main.py --module keras.backend ...` inside the backend's
+environment. The protocol runs on a private copy of stdout; fd 1 itself is pointed at stderr
+so that whatever the backend prints cannot corrupt the stream.
+"""
+import argparse
+import importlib
+import os
+import sys
+import time
+import traceback
+
+import protocol  # noqa: E402  (sibling modules: this file runs as a script)
+import shims
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--module", required=True, help="backend module, e.g. keras.backend")
+    parser.add_argument("--fallback-module", action="append", default=[])
+    parser.add_argument("--shim", action="append", default=[])
+    parser.add_argument("--version-of", action="append", default=[], help="distribution modules to report")
+    parser.add_argument("--graph", choices=["none", "tensorflow"], default="none")
+    return parser.parse_args(argv)
+
+
+def versions(names):
+    found = {}
+    for name in names:
+        try:
+            found[name] = getattr(importlib.import_module(name), "__version__", "unknown")
+        except Exception as exc:
+            found[name] = "unavailable ({})".format(type(exc).__name__)
+    return found
+
+
+def graph_context(kind):
+    if kind == "tensorflow":
+        import tensorflow as tf
+        return lambda: tf.Graph().as_default()
+    return None
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    proto_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    stdin = sys.stdin.buffer
+    started = time.time()
+    try:
+        shims.apply(args.shim)
+        K = importlib.import_module(args.module)
+        fallbacks = [importlib.import_module(m) for m in args.fallback_module]
+        symbolic_context = graph_context(args.graph)
+        import invoke
+    except BaseException as exc:
+        lines = traceback.format_exception_only(type(exc), exc)
+        protocol.write_message(proto_out, {"status": "broken", "error": lines[-1].strip(),
+                                           "python": sys.version.split()[0]})
+        return 3
+    import numpy
+    backend_name = K.backend() if callable(getattr(K, "backend", None)) else args.module
+    hello = {"status": "ready", "backend": backend_name, "module": args.module,
+             "python": sys.version.split()[0], "numpy": numpy.__version__,
+             "versions": versions(args.version_of), "import_seconds": round(time.time() - started, 3)}
+    protocol.write_message(proto_out, hello)
+    modules = [K] + fallbacks
+    while True:
+        try:
+            request, arrays = protocol.read_message(stdin)
+        except EOFError:
+            return 0
+        cmd = request.get("cmd", "run")
+        if cmd == "exit":
+            return 0
+        if cmd == "ping":
+            protocol.write_message(proto_out, {"status": "pong"})
+            continue
+        t0 = time.time()
+        header, out_arrays = invoke.evaluate(K, request, arrays, modules, symbolic_context)
+        header["seconds"] = round(time.time() - t0, 6)
+        protocol.write_message(proto_out, header, out_arrays)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""JSON Schema of specs/ops.yaml (validated with the `jsonschema` library)."""
+
+_NAME = {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"}
+_DOC_IDS = {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}
+_EXPR = {"type": "string", "minLength": 1}
+_TOL = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"rtol": {"type": "number", "minimum": 0}, "atol": {"type": "number", "minimum": 0}},
+}
+_TOLERANCES = {
+    "type": "object",
+    "propertyNames": {"enum": ["float16", "float32", "float64", "int"]},
+    "additionalProperties": _TOL,
+}
+_DTYPE = {"enum": ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]}
+
+INPUT = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "shape": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "dtype": _DTYPE,
+        "value": {},  # a literal (nested lists or a scalar)
+        "fill": {"type": "number"},
+        "dist": {"enum": ["normal", "uniform", "randint", "positive", "ties", "arange"]},
+        "low": {"type": "number"},
+        "high": {"type": "number"},
+        "as": {"enum": ["tensor", "constant", "array"]},
+        "none_dims": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+    },
+    "oneOf": [{"required": ["shape"]}, {"required": ["value"]}],
+}
+
+STATS = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {k: {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+                   for k in ("mean", "std", "min", "max")},
+}
+
+CASE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+        "about": {"type": "string"},
+        "inputs": {"type": "array", "items": INPUT},
+        "kwargs": {"type": "object"},
+        "raises": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "match": {"type": "string"},
+        "modes": {"type": "array", "items": {"enum": ["eager", "symbolic"]}, "minItems": 1, "uniqueItems": True},
+        "tolerance": _TOLERANCES,
+        "stats": STATS,
+        "grad": {"type": "boolean"},
+    },
+}
+
+PARAM = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$|^\\*\\*?[a-z_]+$"},
+        "kind": {"enum": ["tensor", "tensors", "value", "step", "array"]},
+        "default": {},
+        "docs": _DOC_IDS,  # doc versions that list this parameter (all when absent)
+    },
+}
+
+SHOWN = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["docs"],
+    "properties": {"docs": _DOC_IDS, "value": {}, "shape": {"type": "array"}, "text": {"type": "string"}},
+    "anyOf": [{"required": ["value"]}, {"required": ["shape"]}, {"required": ["text"]}],
+}
+
+EXAMPLE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "docs", "source"],
+    "properties": {
+        "id": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+        "docs": _DOC_IDS,
+        "source": {"type": "string"},
+        "case": {k: v for k, v in CASE.items() if k != "required"},
+        "shown": {"type": "array", "items": SHOWN},
+        "not_executable": {"type": "string"},  # why this example cannot run as a case
+    },
+}
+
+SHAPE_RULE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["shape"],
+    "properties": {
+        "when": _EXPR,
+        "let": {"type": "object", "additionalProperties": _EXPR},
+        "shape": _EXPR,
+        "source": {"type": "string"},  # the doc passage it encodes
+    },
+}
+
+RAISES = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["type", "when"],
+    "properties": {"type": {"type": "string"}, "when": {"type": "string"}, "docs": _DOC_IDS},
+}
+
+OP = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["category", "summary", "documented_in", "signature"],
+    "properties": {
+        "category": {"enum": ["config", "variables", "math", "compare", "reduce", "shape", "linalg", "nn",
+                               "loss", "norm", "conv", "pool", "random", "control", "graph", "ctc", "update"]},
+        "summary": {"type": "string"},
+        "documented_in": _DOC_IDS,
+        "alias_of": _NAME,
+        "signature": {"type": "array", "items": PARAM},
+        "signature_changes": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False, "required": ["docs", "note"],
+            "properties": {"docs": _DOC_IDS, "note": {"type": "string"}}}},
+        "returns": {"type": "string"},
+        "shape_rules": {"type": "array", "items": SHAPE_RULE},
+        "raises": {"type": "array", "items": RAISES},
+        "examples": {"type": "array", "items": EXAMPLE},
+        "cases": {"type": "array", "items": CASE},
+        "tolerance": _TOLERANCES,
+        "not_checkable": {"type": "string"},  # why no case can run it (e.g. clear_session side effects)
+    },
+}
+
+SPEC = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["schema_version", "docs", "ops"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "docs": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object", "additionalProperties": False, "required": ["file", "lang"],
+                "properties": {"file": {"type": "string"}, "lang": {"type": "string"},
+                               "keras": {"type": "string"}, "note": {"type": "string"}},
+            },
+        },
+        "ops": {"type": "object", "propertyNames": _NAME, "additionalProperties": OP},
+    },
+}
