@@ -69,7 +69,7 @@ def config_get(key):
     click.echo(value if isinstance(value, str) else json.dumps(value))
 
 
-@config.command("set")
+@config.command("set", context_settings={"ignore_unknown_options": True})  # so `set epsilon -1` reaches validation
 @click.argument("key")
 @click.argument("value")
 @click.option("--force", is_flag=True, help="Replace an unreadable keras.json (the old file is kept as a backup).")

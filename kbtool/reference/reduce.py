@@ -12,7 +12,9 @@ def _axis(axis):
 
 @op
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
-    return np.sum(x, axis=_axis(axis), keepdims=keepdims)
+    x = np.asarray(x)
+    # the result keeps the input dtype (NumPy alone would widen int32 to int64)
+    return np.sum(x, axis=_axis(axis), keepdims=keepdims).astype(x.dtype)
 
 
 @op

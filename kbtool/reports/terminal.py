@@ -33,23 +33,34 @@ def render(report, console=None):
     for b in report["backends"]:
         if b["status"] != "available":
             console.print("[yellow]{}[/]: {} — {}".format(b["name"], b["status"], b.get("reason", "")), highlight=False)
-    issues = problems(report)
+    issues = [r for r in problems(report) if not r.get("known")]
     if issues:
         console.print("[bold]Divergences[/] ({} results):".format(len(issues)))
         for r in issues[:60]:
-            tag = "[yellow]known[/] " if r.get("known") else ""
-            console.print("  {}[{}]{}[/] {} {} on {} ({}): {}".format(
-                tag, STYLES[r["status"]], r["status"], r["op"], r["case"], r["backend"], r["mode"], r["message"]),
+            console.print("  [{}]{}[/] {} {} on {} ({}): {}".format(
+                STYLES[r["status"]], r["status"], r["op"], r["case"], r["backend"], r["mode"], r["message"][:400]),
                 highlight=False, soft_wrap=True)
-            if r.get("known"):
-                console.print("      reason: {}".format(r["known"]), highlight=False)
+            console.print("      reproduce: {}".format(r["repro"]), highlight=False, soft_wrap=True)
         if len(issues) > 60:
             console.print("  ... {} more in the JSON report".format(len(issues) - 60))
+    known = {}
+    for r in problems(report):
+        if r.get("known"):
+            known.setdefault((r["op"], r["backend"], r["known"]), []).append(r)
+    if known:
+        console.print("[bold]Known differences[/] ({} results, re-checked this run):".format(
+            sum(len(v) for v in known.values())))
+        for (op, backend, reason), records in known.items():
+            console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(op, backend, len(records), reason),
+                          highlight=False, soft_wrap=True)
     for entry in report["stale_known_differences"]:
         console.print("[red]stale known difference[/]: {} {} on {}: {} ({})".format(
             entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]), highlight=False)
     summary = report["summary"]
-    verdict = "[green]all pass[/]" if summary["ok"] else "[red]{} divergence(s), {} stale[/]".format(
-        summary["divergences"], summary["stale"])
+    n_known = sum(c["known"] for c in summary["per_backend"].values())
+    if summary["ok"]:
+        verdict = "[green]all pass[/]" if not n_known else "[green]no unexplained divergence[/] ({} known)".format(n_known)
+    else:
+        verdict = "[red]{} divergence(s), {} stale known difference(s)[/]".format(summary["divergences"], summary["stale"])
     console.print("{} results in {:.1f} s: {}".format(len(report["results"]), report["wall_seconds"], verdict))
     return ""

@@ -7,6 +7,7 @@ built-in recipes live in `kbtool/runners/<backend>.py`, one module per backend.
 import glob
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
@@ -104,15 +105,30 @@ class Recipe:
 
 
 def find_interpreter(version):
-    """Path to a CPython `version` ("3.6"): the current one, PATH, then pyenv's versions."""
+    """Path to a working CPython `version` ("3.6"): the current one, pyenv's versions, then PATH.
+
+    Each candidate is run once: pyenv's shims are on PATH for every version but only work for
+    the active ones, so "exists" is not "works".
+    """
     if "{}.{}".format(*sys.version_info[:2]) == version:
         return sys.executable
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
+    candidates = sorted(glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python" + version)),
+                        reverse=True)
     on_path = shutil.which("python" + version)
     if on_path:
-        return on_path
-    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
-    candidates = sorted(glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python" + version)))
-    if candidates:
-        return candidates[-1]
-    raise Unavailable("no Python {v} interpreter: looked for python{v} on PATH and in {root}/versions "
+        candidates.append(on_path)
+    for candidate in candidates:
+        if _reports_version(candidate, version):
+            return candidate
+    raise Unavailable("no working Python {v} interpreter: looked in {root}/versions and for python{v} on PATH "
                       "(install one, e.g. `pyenv install {v}`)".format(v=version, root=pyenv_root))
+
+
+def _reports_version(python, version):
+    try:
+        out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and out.stdout.decode().strip() == version

@@ -76,7 +76,12 @@ def _bind(entry, inputs, kwargs, arrays, shape_names):
             pending = []
         elif name in kwargs:
             value = kwargs[name]
-            spec = {"step": value["step"]} if isinstance(value, dict) and "step" in value else {"value": value}
+            if isinstance(value, dict) and "step" in value:
+                spec = {"step": value["step"]}
+            elif param.get("tuple") and isinstance(value, list):
+                spec = {"tuple": value}
+            else:
+                spec = {"value": value}
         if spec is None:
             positional = False
             shape_names.setdefault(name, param.get("default"))

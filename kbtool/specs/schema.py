@@ -65,6 +65,7 @@ PARAM = {
         "name": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$|^\\*\\*?[a-z_]+$"},
         "kind": {"enum": ["tensor", "tensors", "value", "step", "array"]},
         "default": {},
+        "tuple": {"type": "boolean"},  # the docs say "tuple of ints": YAML lists are passed as tuples
         "docs": _DOC_IDS,  # doc versions that list this parameter (all when absent)
     },
 }

@@ -79,7 +79,8 @@ class Builder(object):
 
 
 def _is_python_value(value):
-    if isinstance(value, _PY_SCALARS) or isinstance(value, np.generic):
+    # NumPy scalars are arrays of rank 0 (what K.eval returns), not Python values
+    if isinstance(value, _PY_SCALARS):
         return True
     if isinstance(value, (tuple, list)):
         return all(_is_python_value(v) for v in value)
@@ -87,8 +88,6 @@ def _is_python_value(value):
 
 
 def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
     if isinstance(value, (tuple, list)):
         return [_jsonable(v) for v in value]
     return value
@@ -147,7 +146,7 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
 
 def _evaluate_leaves(K, leaves, builder, mode):
     tensor_positions = [i for i, leaf in enumerate(leaves)
-                        if not _is_python_value(leaf) and not isinstance(leaf, np.ndarray)]
+                        if not _is_python_value(leaf) and not isinstance(leaf, (np.ndarray, np.generic))]
     values = list(leaves)
     if not tensor_positions:
         return values

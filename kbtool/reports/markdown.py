@@ -1,0 +1,39 @@
+"""Markdown: the parity matrix and the list of divergences, for PR comments and reports/."""
+from .matrix import SYMBOLS, build, problems
+
+
+def _escape(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(report):
+    backends, rows = build(report)
+    info = {b["name"]: b for b in report["backends"]}
+    lines = ["# kbtool parity report", "",
+             "Created {} · seed {} · {} results · {:.1f} s wall".format(
+                 report["created"], report["seed"], len(report["results"]), report["wall_seconds"]), "",
+             "| backend | status | python | versions |", "|---|---|---|---|"]
+    for b in report["backends"]:
+        versions = ", ".join("{} {}".format(k, v) for k, v in b.get("versions", {}).items())
+        lines.append("| {} | {} | {} | {} |".format(b["name"], _escape(b["status"] + (": " + b["reason"] if b.get("reason") else "")),
+                                                   b.get("python") or "", versions))
+    lines += ["", "| op | " + " | ".join(backends) + " |", "|---" * (len(backends) + 1) + "|"]
+    for row in rows:
+        cells = []
+        for name in backends:
+            cell = row["cells"][name]
+            cells.append("" if cell["status"] is None else "{} {}/{}".format(SYMBOLS[cell["status"]], cell["passed"], cell["total"]))
+        lines.append("| {} | {} |".format(row["op"], " | ".join(cells)))
+    lines += ["", "Legend: " + ", ".join("{} {}".format(v, k) for k, v in SYMBOLS.items()), ""]
+    issues = problems(report)
+    if issues:
+        lines += ["## Divergences", "", "| op | case | backend | mode | status | message | known reason |", "|---|---|---|---|---|---|---|"]
+        for r in issues:
+            lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
+                r["op"], r["case"], r["backend"], r["mode"], r["status"], _escape(r["message"][:300]), _escape(r.get("known", ""))))
+    if report["stale_known_differences"]:
+        lines += ["", "## Stale known differences", ""]
+        for e in report["stale_known_differences"]:
+            lines.append("- {} {} on {}: {} ({})".format(e["op"], e.get("case", "*"), e["backend"], e["reason"], e["note"]))
+    info.clear()
+    return "\n".join(lines) + "\n"

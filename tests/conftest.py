@@ -1,0 +1,36 @@
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEEDS = os.environ.get("KBTOOL_SEEDS") or os.path.join(os.path.dirname(ROOT), "shared", "seeds")
+
+
+@pytest.fixture
+def keras_home(tmp_path, monkeypatch):
+    """An isolated KERAS_HOME with no KERAS_BACKEND override."""
+    home = tmp_path / "keras_home"
+    monkeypatch.setenv("KERAS_HOME", str(home))
+    monkeypatch.delenv("KERAS_BACKEND", raising=False)
+    return home
+
+
+@pytest.fixture
+def custom_backend(tmp_path, monkeypatch):
+    """Write a module into a fresh directory on sys.path and PYTHONPATH; returns a writer."""
+    pkg_dir = tmp_path / "custom_backends"
+    pkg_dir.mkdir()
+    monkeypatch.syspath_prepend(str(pkg_dir))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pkg_dir), os.environ.get("PYTHONPATH", "")]))
+
+    def write(package, module, source):
+        d = pkg_dir / package
+        d.mkdir(exist_ok=True)
+        (d / "__init__.py").write_text("")
+        (d / (module + ".py")).write_text(source)
+        sys.modules.pop(package, None)
+        sys.modules.pop(package + "." + module, None)
+        return "{}.{}".format(package, module)
+
+    return write

@@ -1,0 +1,53 @@
+"""Integration: the spine ops on every built-in backend, really executed in their own environments.
+
+Requires `kbtool env install --all` (the README's setup and .ci/run do it). A backend that is not
+installed fails these tests with kbtool's own reason: they never skip.
+"""
+import pytest
+
+from kbtool.check import load_known_differences, run_check
+from kbtool.runners.base import Unavailable
+from kbtool.runners.registry import BUILTIN, launch_for, probe
+from kbtool.specs import loader
+
+SPINE_OPS = ["batch_dot", "dot", "transpose", "sum", "mean", "softmax", "concatenate", "reshape", "conv2d",
+             "pool2d", "one_hot", "clip"]
+EXPECTED_VERSIONS = {"numpy": {"numpy"}, "tensorflow": {"tensorflow", "tf_keras"}, "theano": {"theano", "keras"},
+                     "cntk": {"cntk", "keras"}}
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return loader.load()
+
+
+@pytest.mark.parametrize("backend", BUILTIN)
+def test_backend_is_available_with_versions(backend):
+    info = probe(backend)
+    assert info["status"] == "available", info.get("reason")
+    assert EXPECTED_VERSIONS[backend] <= set(info["versions"])
+    if backend == "cntk":
+        assert info["python"].startswith("3.6") and info["versions"]["cntk"].startswith("2.7")
+    if backend == "theano":
+        assert info["versions"]["theano"] == "1.0.5" and info["versions"]["keras"] == "2.3.1"
+
+
+@pytest.mark.parametrize("backend", BUILTIN)
+def test_spine_ops_on_backend(spec, backend):
+    try:
+        launch = launch_for(backend)
+    except Unavailable as exc:
+        pytest.fail("{}: {}".format(backend, exc))
+    report = run_check(spec, SPINE_OPS, {backend: launch}, seed=0, known=load_known_differences())
+    (info,) = report["backends"]
+    assert info["status"] == "available", info.get("reason")
+    assert {r["op"] for r in report["results"]} == set(SPINE_OPS)
+    assert not [r for r in report["results"] if r["status"] in ("crash", "timeout")]
+    unexplained = ["{op} {case} ({mode}): {status}: {message}".format(**r)
+                   for r in report["results"] if r["status"] != "pass" and not r.get("known")]
+    assert not unexplained, "\n".join(unexplained)
+    assert not report["stale_known_differences"], report["stale_known_differences"]
+    # every op ran at least one case that passed, or is entirely a recorded known difference
+    for op in SPINE_OPS:
+        records = [r for r in report["results"] if r["op"] == op]
+        assert any(r["status"] == "pass" or r.get("known") for r in records)

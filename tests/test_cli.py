@@ -1,0 +1,91 @@
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from kbtool.cli import main
+
+
+def run(*args, env=None, stdout_only=False):
+    result = CliRunner().invoke(main, list(args), env=env)
+    return result.exit_code, result.stdout if stdout_only else result.output
+
+
+def test_help_imports_no_numpy_or_backend():
+    code = ("import sys; from kbtool.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('numpy', 'yaml', 'jsonschema', 'rich', 'tensorflow', 'theano', 'cntk') if m in sys.modules]\n"
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, check=True).stdout.decode()
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_check_unknown_op_is_a_usage_error():
+    code, out = run("check", "--op", "batch_dott", "--backend", "numpy")
+    assert code == 2 and "no op 'batch_dott'" in out and "did you mean batch_dot" in out
+    assert "Traceback" not in out
+
+
+def test_check_unknown_backend_is_a_usage_error():
+    code, out = run("check", "--op", "dot", "--backend", "mxnet")
+    assert code == 2 and "unknown backend 'mxnet'" in out
+
+
+def test_check_bad_output_extension_is_refused_before_running(tmp_path):
+    code, out = run("check", "--op", "dot", "--backend", "numpy", "-o", str(tmp_path / "report.pdf"))
+    assert code == 2 and "cannot tell the format" in out
+
+
+def test_backend_not_installed_says_how_to_install(tmp_path):
+    env = {"KBTOOL_HOME": str(tmp_path)}
+    code, out = run("check", "--op", "dot", "--backend", "tensorflow", env=env)
+    assert code == 2 and "not installed: run `kbtool env install tensorflow`" in out
+    code, out = run("backends", "--json", env=env, stdout_only=True)
+    assert code == 0
+    infos = {i["name"]: i for i in json.loads(out)}
+    assert infos["numpy"]["status"] == "available"
+    for name in ("tensorflow", "theano", "cntk"):
+        assert infos[name]["status"] == "not installed" and "kbtool env install " + name in infos[name]["reason"]
+
+
+def test_check_json_report_and_every_renderer(tmp_path):
+    outputs = [str(tmp_path / name) for name in ("r.json", "r.md", "r.html", "r.xml")]
+    args = ["check", "--op", "batch_dot", "--op", "clip", "--backend", "numpy", "--json"]
+    for path in outputs:
+        args += ["-o", path]
+    code, out = run(*args, stdout_only=True)
+    assert code == 0, out
+    report = json.loads(out)
+    assert [b["name"] for b in report["backends"]] == ["numpy"]
+    assert report["backends"][0]["status"] == "available" and "numpy" in report["backends"][0]["versions"]
+    record = report["results"][0]
+    assert set(record) >= {"op", "case", "backend", "mode", "status", "message"}
+    assert {r["op"] for r in report["results"]} == {"batch_dot", "clip"}
+    assert all(r["status"] == "pass" for r in report["results"])
+    assert json.loads(open(outputs[0]).read())["results"] == report["results"]
+    assert "| batch_dot | ✓" in open(outputs[1]).read()
+    assert "<td class=\"op\">batch_dot</td>" in open(outputs[2]).read()
+    assert 'name="kbtool.numpy"' in open(outputs[3]).read()
+
+
+def test_check_exit_code_1_on_divergence(tmp_path, custom_backend):
+    # a custom backend whose clip ignores max_value diverges from the reference
+    module = custom_backend("offbyone", "kb", "from kbtool.reference import *\n"
+                                             "import numpy as np\n"
+                                             "def clip(x, min_value, max_value):\n"
+                                             "    return np.maximum(x, min_value)\n")
+    code, out = run("check", "--op", "clip", "--backend", module, "--case", "basic", "--mode", "eager")
+    assert code == 1
+    assert "clip basic on {} (eager)".format(module) in out and "values differ" in out
+
+
+def test_doc_examples_are_checked_against_what_each_doc_shows():
+    code, out = run("check", "--op", "batch_dot", "--backend", "numpy", "--case", "example:diagonal", "--json",
+                    stdout_only=True)
+    assert code == 0
+    verdicts = [r["doc_check"] for r in json.loads(out)["results"]]
+    for verdict in verdicts:
+        by_docs = {tuple(v["docs"]): v["matches"] for v in verdict}
+        assert by_docs[("ja-1", "ja-1md", "ja-2")] is False  # [[17, 53]] in the older pages
+        assert by_docs[("zh-2.2", "ko-2.2")] is True  # [[17], [53]]
