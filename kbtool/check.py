@@ -11,6 +11,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import yaml
 
 from . import __version__, compare
@@ -37,8 +38,10 @@ def load_known_differences(path=KNOWN_DIFFERENCES):
 
 
 def _known_match(entry, record):
+    cases = entry.get("case", "*")
+    cases = [cases] if isinstance(cases, str) else cases
     return (fnmatch.fnmatchcase(record["op"], entry["op"])
-            and fnmatch.fnmatchcase(record["case"], entry.get("case", "*"))
+            and any(fnmatch.fnmatchcase(record["case"], c) for c in cases)
             and fnmatch.fnmatchcase(record["backend"], entry["backend"])
             and fnmatch.fnmatchcase(record["mode"], entry.get("mode", "*")))
 
@@ -77,13 +80,66 @@ class Reference:
         key = (case.op, case.id)
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = invoke.evaluate(self.module, case.request("eager"), case.arrays)
+                if case.grad:
+                    self._cache[key] = self._numeric_gradients(case)
+                else:
+                    self._cache[key] = invoke.evaluate(self.module, case.request("eager"), case.arrays)
             return self._cache[key]
+
+    def _numeric_gradients(self, case, step=1e-6):
+        """d sum(op(...)) / d input, by central differences in float64, for each tensor input.
+
+        The reference has no autodiff of its own; differences in float64 are independent of every
+        backend's gradient code, which is the point of the comparison.
+        """
+        request = dict(case.request("eager"), grad=False)
+        arrays64 = [a.astype("float64") if a.dtype.kind == "f" else a for a in case.arrays]
+
+        def total(arrays):
+            header, outs = invoke.evaluate(self.module, request, arrays)
+            if header["status"] != "ok":
+                raise RuntimeError(header)
+            return float(sum(np.sum(o, dtype="float64") for o in outs))
+
+        try:
+            total(arrays64)
+        except RuntimeError as exc:
+            return exc.args[0], []
+        grads = []
+        for index in _tensor_indices(request):
+            base = arrays64[index]
+            grad = np.zeros_like(base)
+            for pos in np.ndindex(base.shape):
+                h = step * max(1.0, abs(base[pos]))
+                for sign in (1, -1):
+                    bumped = list(arrays64)
+                    bumped[index] = base.copy()
+                    bumped[index][pos] += sign * h
+                    grad[pos] += sign * total(bumped) / (2 * h)
+            grads.append(grad.astype(case.arrays[index].dtype))
+        outputs = [{"kind": "array", "index": i, "dtype": str(g.dtype), "shape": list(g.shape)}
+                   for i, g in enumerate(grads)]
+        return {"status": "ok", "outputs": outputs, "sequence": True}, grads
+
+
+def _tensor_indices(request):
+    """Array indices of the tensor arguments, in the order the worker builds them."""
+    found = []
+
+    def walk(spec):
+        if "tensor" in spec:
+            found.append(spec["tensor"])
+        for item in spec.get("list", []):
+            walk(item)
+
+    for spec in list(request.get("args", [])) + list(request.get("kwargs", {}).values()):
+        walk(spec)
+    return found
 
 
 def _shape_rule_problem(spec_entry, case, header):
     rules = spec_entry.get("shape_rules")
-    if not rules or header.get("status") != "ok" or case.raises:
+    if not rules or header.get("status") != "ok" or case.raises or case.grad:
         return None
     arrays = [o for o in header.get("outputs", []) if o["kind"] == "array"]
     if len(arrays) != 1:

@@ -8,7 +8,9 @@ workers, so every backend sees a case built the same way. A request is JSON:
      "args": [ARG, ...], "kwargs": {"axes": ARG}}
 
 and an ARG is one of
-    {"tensor": i, "ph_shape": [null, 3]}  array i as K.variable (eager) or K.placeholder (symbolic)
+    {"tensor": i, "ph_shape": [null, 3]}  array i as K.variable (eager) or K.placeholder (symbolic);
+                                          with "grad": true always a K.variable, and the reply is
+                                          K.gradients(K.sum(result), those variables)
     {"constant": i}                       array i as K.constant
     {"array": i}                          array i passed as a NumPy array
     {"value": v}                          a JSON literal
@@ -44,15 +46,17 @@ def resolve_op(modules, name):
 class Builder(object):
     """Turns ARG specs into call arguments, remembering placeholders and their feeds."""
 
-    def __init__(self, K, arrays, mode):
+    def __init__(self, K, arrays, mode, variables_only=False):
         self.K, self.arrays, self.mode = K, arrays, mode
+        # gradients are taken w.r.t. variables, as Keras code does (CNTK cannot differentiate placeholders)
+        self.variables_only = variables_only
         self.placeholders, self.feeds, self.tensors = [], [], []
 
     def build(self, spec):
         K = self.K
         if "tensor" in spec:
             array = self.arrays[spec["tensor"]]
-            if self.mode == "symbolic":
+            if self.mode == "symbolic" and not self.variables_only:
                 shape = spec.get("ph_shape")
                 shape = tuple(shape) if shape is not None else array.shape
                 tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
@@ -115,10 +119,12 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
         fn, module_index = resolve_op(modules, request["op"])
     except Unsupported as exc:
         return {"status": "unsupported", "message": str(exc)}, []
+    if request.get("grad") and not callable(getattr(K, "gradients", None)):
+        return {"status": "unsupported", "message": "{} has no gradients()".format(getattr(K, "__name__", "backend"))}, []
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
     try:
         with context:
-            builder = Builder(K, arrays, mode)
+            builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")))
             args = [builder.build(a) for a in request.get("args", [])]
             kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
             result = fn(*args, **kwargs)
