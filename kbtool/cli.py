@@ -248,13 +248,14 @@ def backends(as_json, names):
                    "Default: every installed built-in backend.")
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]), help="Evaluation mode(s).")
+@click.option("--examples", is_flag=True, help="Only the documented examples: checks what each doc version shows.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report to stdout instead of the table.")
 @click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
 @click.option("--timeout", "case_timeout", type=float, help="Seconds one case may take before the worker is killed.")
-def check(ops, backend_names, case_patterns, modes, seed, as_json, outputs, spec_path, case_timeout):
+def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout):
     """Run spec cases on each backend and compare with the NumPy reference.
 
     Exit code: 0 all pass, 1 any divergence (or stale known difference), 2 usage/config error.
@@ -264,7 +265,10 @@ def check(ops, backend_names, case_patterns, modes, seed, as_json, outputs, spec
     from .runners.registry import BUILTIN, launch_for
 
     s = _load_spec(spec_path)
-    op_names = list(ops) or sorted(n for n, e in s.ops.items() if e.get("cases") or e.get("examples"))
+    if examples:
+        case_patterns = tuple(case_patterns) + ("example:*",) if not case_patterns else case_patterns
+    op_names = list(ops) or sorted(n for n, e in s.ops.items()
+                                   if e.get("examples") or (e.get("cases") and not examples))
     for op in op_names:
         s.op(op)
     _check_output_paths(outputs)

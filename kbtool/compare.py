@@ -144,5 +144,7 @@ def doc_check(shown, values):
             matches = got.shape == want.shape and bool(np.allclose(got.astype("float64"), want, atol=1e-4))
         else:
             matches = None  # a textual claim (e.g. a repr) is shown to the user, not judged
-        verdicts.append({"docs": claim["docs"], "matches": matches})
+        shown = claim.get("shape", claim.get("value", claim.get("text")))
+        verdicts.append({"docs": claim["docs"], "shown": ("shape " if "shape" in claim else "") + str(shown),
+                         "matches": matches})
     return verdicts

@@ -1,5 +1,5 @@
 """Markdown: the parity matrix and the list of divergences, for PR comments and reports/."""
-from .matrix import SYMBOLS, build, problems
+from .matrix import SYMBOLS, build, doc_claims, problems
 
 
 def _escape(text):
@@ -8,7 +8,6 @@ def _escape(text):
 
 def render(report):
     backends, rows = build(report)
-    info = {b["name"]: b for b in report["backends"]}
     lines = ["# kbtool parity report", "",
              "Created {} · seed {} · {} results · {:.1f} s wall".format(
                  report["created"], report["seed"], len(report["results"]), report["wall_seconds"]), "",
@@ -31,9 +30,15 @@ def render(report):
         for r in issues:
             lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
                 r["op"], r["case"], r["backend"], r["mode"], r["status"], _escape(r["message"][:300]), _escape(r.get("known", ""))))
+    claims = doc_claims(report)
+    if claims:
+        lines += ["", "## Documentation examples", "", "| op | example | doc versions | shown | holds on | not on |",
+                  "|---|---|---|---|---|---|"]
+        for c in claims:
+            lines.append("| {} | {} | {} | {} | {} | {} |".format(c["op"], c["case"], ", ".join(c["docs"]),
+                                                             _escape(c["shown"]), ", ".join(c["holds"]), ", ".join(c["fails"])))
     if report["stale_known_differences"]:
         lines += ["", "## Stale known differences", ""]
         for e in report["stale_known_differences"]:
             lines.append("- {} {} on {}: {} ({})".format(e["op"], e.get("case", "*"), e["backend"], e["reason"], e["note"]))
-    info.clear()
     return "\n".join(lines) + "\n"

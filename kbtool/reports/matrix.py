@@ -31,3 +31,22 @@ def build(report):
 
 def problems(report):
     return [r for r in report["results"] if r["status"] != "pass"]
+
+
+def doc_claims(report):
+    """What each doc version shows for an example, and on which backends it held (any mode).
+
+    Returns rows: {op, case, docs, shown, holds: [backends], fails: [backends]}.
+    """
+    rows = {}
+    for record in report["results"]:
+        for verdict in record.get("doc_check", []):
+            key = (record["op"], record["case"], tuple(verdict["docs"]))
+            row = rows.setdefault(key, {"op": record["op"], "case": record["case"], "docs": verdict["docs"],
+                                        "shown": verdict.get("shown", ""), "holds": [], "fails": []})
+            bucket = row["holds"] if verdict["matches"] else row["fails"]
+            if verdict["matches"] is not None and record["backend"] not in bucket:
+                bucket.append(record["backend"])
+    for row in rows.values():
+        row["holds"] = [b for b in row["holds"] if b not in row["fails"]]
+    return list(rows.values())

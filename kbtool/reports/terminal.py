@@ -1,9 +1,10 @@
 """Terminal: a rich parity matrix, the problems with their numbers, and the verdict."""
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from .matrix import SYMBOLS, build, problems
+from .matrix import SYMBOLS, build, doc_claims, problems
 
 STYLES = {"pass": "green", "known": "yellow", "fail": "red", "error": "red", "crash": "bold red",
           "timeout": "magenta", "unsupported": "dim"}
@@ -32,15 +33,15 @@ def render(report, console=None):
     console.print(table)
     for b in report["backends"]:
         if b["status"] != "available":
-            console.print("[yellow]{}[/]: {} — {}".format(b["name"], b["status"], b.get("reason", "")), highlight=False)
+            console.print("[yellow]{}[/]: {} — {}".format(b["name"], b["status"], escape(b.get("reason", ""))), highlight=False)
     issues = [r for r in problems(report) if not r.get("known")]
     if issues:
         console.print("[bold]Divergences[/] ({} results):".format(len(issues)))
         for r in issues[:60]:
             console.print("  [{}]{}[/] {} {} on {} ({}): {}".format(
-                STYLES[r["status"]], r["status"], r["op"], r["case"], r["backend"], r["mode"], r["message"][:400]),
+                STYLES[r["status"]], r["status"], r["op"], r["case"], r["backend"], r["mode"], escape(r["message"][:400])),
                 highlight=False, soft_wrap=True)
-            console.print("      reproduce: {}".format(r["repro"]), highlight=False, soft_wrap=True)
+            console.print("      reproduce: {}".format(escape(r["repro"])), highlight=False, soft_wrap=True)
         if len(issues) > 60:
             console.print("  ... {} more in the JSON report".format(len(issues) - 60))
     known = {}
@@ -51,11 +52,24 @@ def render(report, console=None):
         console.print("[bold]Known differences[/] ({} results, re-checked this run):".format(
             sum(len(v) for v in known.values())))
         for (op, backend, reason), records in known.items():
-            console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(op, backend, len(records), reason),
+            console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(op, backend, len(records), escape(reason)),
+                          highlight=False, soft_wrap=True)
+    claims = doc_claims(report)
+    if claims:
+        console.print("[bold]Documentation examples[/] (what each doc version shows vs what ran):")
+        for c in claims:
+            if not c["fails"]:
+                verdict = "[green]holds on {}[/]".format(", ".join(c["holds"]))
+            elif not c["holds"]:
+                verdict = "[red]wrong on every backend run ({})[/]".format(", ".join(c["fails"]))
+            else:
+                verdict = "[yellow]holds on {} only; not on {}[/]".format(", ".join(c["holds"]), ", ".join(c["fails"]))
+            console.print("  {} {} \\[{}] shows {}: {}".format(c["op"], c["case"], ", ".join(c["docs"]), escape(c["shown"]), verdict),
                           highlight=False, soft_wrap=True)
     for entry in report["stale_known_differences"]:
         console.print("[red]stale known difference[/]: {} {} on {}: {} ({})".format(
-            entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]), highlight=False)
+            entry["op"], escape(str(entry.get("case", "*"))), entry["backend"], escape(entry["reason"]), entry["note"]),
+            highlight=False)
     summary = report["summary"]
     n_known = sum(c["known"] for c in summary["per_backend"].values())
     if summary["ok"]:
