@@ -62,7 +62,8 @@ def test_check_json_report_and_every_renderer(tmp_path):
     record = report["results"][0]
     assert set(record) >= {"op", "case", "backend", "mode", "status", "message"}
     assert {r["op"] for r in report["results"]} == {"batch_dot", "clip"}
-    assert all(r["status"] == "pass" for r in report["results"])
+    assert all(r["status"] == "pass" or r.get("known") for r in report["results"])
+    assert any(r["status"] == "pass" for r in report["results"])
     assert json.loads(open(outputs[0]).read())["results"] == report["results"]
     assert "| batch_dot | ✓" in open(outputs[1]).read()
     assert "<td class=\"op\">batch_dot</td>" in open(outputs[2]).read()
