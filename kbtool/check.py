@@ -187,6 +187,8 @@ def run_backend(name, launch, work, reference, seed, progress=None, case_timeout
                           "message": message, "seconds": round(seconds, 4)}
                 if actual[0].get("note"):
                     record["note"] = actual[0]["note"]
+                if status == "unsupported" and entry.get("alias_of"):
+                    record["known"] = "Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"])
                 if case.shown and actual[0].get("status") == "ok":
                     record["doc_check"] = compare.doc_check(case.shown, compare.output_values(*actual))
                 if status != "pass":
