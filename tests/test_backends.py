@@ -51,3 +51,13 @@ def test_spine_ops_on_backend(spec, backend):
     for op in SPINE_OPS:
         records = [r for r in report["results"] if r["op"] == op]
         assert any(r["status"] == "pass" or r.get("known") for r in records)
+
+
+def test_custom_backend_inside_a_managed_environment(spec, custom_backend):
+    # a user's module that re-exports keras.backend, run inside the theano env (`module@theano`)
+    module = custom_backend("userkb", "wrapped", "from keras.backend import *\nfrom keras.backend import batch_dot\n")
+    name = module + "@theano"
+    report = run_check(spec, ["batch_dot"], {name: launch_for(name)}, case_patterns=["rank2_default_axes"], known=[])
+    (info,) = report["backends"]
+    assert info["status"] == "available" and info["versions"]["theano"] == "1.0.5"
+    assert [r["status"] for r in report["results"]] == ["pass", "pass"]

@@ -92,3 +92,15 @@ def test_doc_examples_are_checked_against_what_each_doc_shows():
         by_docs = {tuple(v["docs"]): v["matches"] for v in verdict}
         assert by_docs[("ja-1", "ja-1md", "ja-2")] is False  # [[17, 53]] in the older pages
         assert by_docs[("zh-2.2", "ko-2.2")] is True  # [[17], [53]]
+
+
+def test_env_commands_on_an_empty_home(tmp_path):
+    env = {"KBTOOL_HOME": str(tmp_path)}
+    code, out = run("env", "list", "--json", env=env, stdout_only=True)
+    assert code == 0 and [i["installed"] for i in json.loads(out)] == [False, False, False]
+    code, out = run("env", "remove", "theano", env=env)
+    assert code == 2 and "theano is not installed" in out
+    code, out = run("env", "install", "mxnet", env=env)
+    assert code == 2 and "unknown environment mxnet" in out
+    code, out = run("env", "install", env=env)
+    assert code == 2 and "--all" in out
