@@ -59,7 +59,7 @@ def compare(case, expected, actual):
     if exp_status != "ok":
         return "error", "reference did not produce a value: {}".format(exp_header.get("message", exp_status))
     if case.stats:
-        return compare_stats(case.stats, output_values(act_header, act_arrays))
+        return compare_stats(case.stats, output_values(exp_header, exp_arrays), output_values(act_header, act_arrays))
     return compare_outputs(output_values(exp_header, exp_arrays), output_values(act_header, act_arrays),
                            case.tolerance)
 
@@ -106,6 +106,24 @@ def compare_value(exp, act, tolerance):
         len(bad), ok.size, worst, tol["rtol"], tol["atol"], first, act[first].item(), exp[first].item())
 
 
+def _claim_matches(want, got):
+    """A doc's shown value against an output: numbers within 1e-4, anything else by equality."""
+    try:
+        want_array = np.asarray(want, dtype="float64")
+        got_array = np.asarray(got, dtype="float64")
+    except (TypeError, ValueError):
+        return _py_equal(_plain(got), want)
+    return want_array.shape == got_array.shape and bool(np.allclose(got_array, want_array, atol=1e-4))
+
+
+def _plain(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _kind(value):
     return "an array" if isinstance(value, np.ndarray) else "{!r}".format(value)
 
@@ -115,9 +133,16 @@ def _py_equal(a, b):
     return norm(a) == norm(b)
 
 
-def compare_stats(stats, values):
-    """Random ops: check summary statistics within the spec's bounds instead of values."""
-    array = np.asarray(values[0], dtype="float64")
+def compare_stats(stats, expected, values):
+    """Random ops: same shape and dtype as the reference, statistics within the spec's bounds."""
+    if not values or not isinstance(values[0], np.ndarray):
+        return "fail", "returned {!r}, expected an array".format(values[:1])
+    exp, act = np.asarray(expected[0]), values[0]
+    if exp.shape != act.shape:
+        return "fail", "shape {} != reference {}".format(tuple(act.shape), tuple(exp.shape))
+    if exp.dtype != act.dtype:
+        return "fail", "dtype {} != reference {}".format(act.dtype, exp.dtype)
+    array = act.astype("float64")
     if array.size == 0:
         return "fail", "empty output"
     measured = {"mean": array.mean(), "std": array.std(), "min": array.min(), "max": array.max()}
@@ -134,14 +159,12 @@ def doc_check(shown, values):
         if not values:
             verdicts.append({"docs": claim["docs"], "matches": False})
             continue
-        out = values[0]
+        out = values[0] if len(values) == 1 else values
         if "shape" in claim:
             got = list(np.shape(out)) if isinstance(out, np.ndarray) else out
             matches = _py_equal(got, claim["shape"])
         elif "value" in claim:
-            want = np.asarray(claim["value"])
-            got = np.asarray(out)
-            matches = got.shape == want.shape and bool(np.allclose(got.astype("float64"), want, atol=1e-4))
+            matches = _claim_matches(claim["value"], out)
         else:
             matches = None  # a textual claim (e.g. a repr) is shown to the user, not judged
         shown = claim.get("shape", claim.get("value", claim.get("text")))

@@ -1,6 +1,7 @@
 """The NumPy reference, itself a Keras backend module (`backend`, `variable`, `placeholder`,
 `function`, `eval`, and the ops), organised by category. Written for kbtool from the docs'
-definitions; each public op has exactly one reference function.
+definitions; each public op has exactly one reference function. Module names never equal an
+op name (`shape`, `update`), or the submodule would shadow the function.
 """
 from .core import *  # noqa: F401,F403
 from .core import backend, constant, dtype, epsilon, eval, floatx, function  # noqa: F401
@@ -12,10 +13,10 @@ from .creation import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
+from .manipulation import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .random_ops import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
-from .shape import *  # noqa: F401,F403
-from .update import *  # noqa: F401,F403
+from .updates import *  # noqa: F401,F403

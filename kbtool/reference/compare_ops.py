@@ -1,6 +1,51 @@
-"""Reference ops: compare_ops (filled in by category)."""
-import numpy as np  # noqa: F401
+"""Elementwise comparisons (boolean results) and elementwise maximum/minimum."""
+import numpy as np
 
-from .core import op  # noqa: F401
+from .core import op
 
-__all__ = []
+__all__ = ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "lesser", "lesser_equal",
+           "maximum", "minimum"]
+
+
+@op
+def equal(x, y):
+    return np.equal(x, y)
+
+
+@op
+def not_equal(x, y):
+    return np.not_equal(x, y)
+
+
+@op
+def greater(x, y):
+    return np.greater(x, y)
+
+
+@op
+def greater_equal(x, y):
+    return np.greater_equal(x, y)
+
+
+@op
+def less(x, y):
+    return np.less(x, y)
+
+
+@op
+def less_equal(x, y):
+    return np.less_equal(x, y)
+
+
+lesser = less  # Keras 1.x names
+lesser_equal = less_equal
+
+
+@op
+def maximum(x, y):
+    return np.maximum(x, y)
+
+
+@op
+def minimum(x, y):
+    return np.minimum(x, y)

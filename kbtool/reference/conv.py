@@ -1,13 +1,16 @@
-"""Convolutions and pooling (cross-correlation, TensorFlow's padding arithmetic).
+"""Convolutions and pooling in 1, 2 and 3 spatial dims (cross-correlation, TensorFlow's padding arithmetic).
 
 Inputs are moved to channels_last, computed there, and moved back. Kernels are
-(rows, cols, in_channels, out_channels) whatever the data format, as in Keras.
+(*spatial, in_channels, out_channels) whatever the data format, as in Keras.
 """
+import itertools
+
 import numpy as np
 
 from .core import normalize_data_format, op
 
-__all__ = ["conv2d", "pool2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "pool2d", "pool3d", "conv2d_transpose", "deconv2d", "conv3d_transpose",
+           "separable_conv1d", "separable_conv2d", "depthwise_conv2d", "local_conv1d", "local_conv2d"]
 
 PADDINGS = ("valid", "same")
 POOL_MODES = ("max", "avg")
@@ -21,62 +24,204 @@ def _from_last(x, data_format):
     return np.moveaxis(x, -1, 1) if data_format == "channels_first" else x
 
 
+def _tuple(value, rank):
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * rank
+
+
 def _pads(size, window, stride, dilation, padding):
     """(output size, pad before, pad after) along one spatial dim."""
     effective = (window - 1) * dilation + 1
     if padding == "valid":
         return max(0, -(-(size - effective + 1) // stride)), 0, 0
+    if padding == "causal":
+        return -(-size // stride), effective - 1, 0
     out = -(-size // stride)
     total = max((out - 1) * stride + effective - size, 0)
     return out, total // 2, total - total // 2
 
 
 def _windows(x, window, strides, dilation, padding, pad_value):
-    """Yield (kernel offset, strided view) pairs over an NHWC input; returns output spatial shape."""
-    dims = [_pads(x.shape[1 + i], window[i], strides[i], dilation[i], padding) for i in range(2)]
+    """[(kernel offset, strided view)] over a channels_last input, and the output spatial shape."""
+    rank = len(window)
+    dims = [_pads(x.shape[1 + i], window[i], strides[i], dilation[i], padding) for i in range(rank)]
     pad = [(0, 0)] + [(d[1], d[2]) for d in dims] + [(0, 0)]
     padded = np.pad(x, pad, constant_values=pad_value)
-    out_h, out_w = dims[0][0], dims[1][0]
+    out = [d[0] for d in dims]
     views = []
-    for i in range(window[0]):
-        for j in range(window[1]):
-            r0, c0 = i * dilation[0], j * dilation[1]
-            view = padded[:, r0: r0 + (out_h - 1) * strides[0] + 1: strides[0],
-                          c0: c0 + (out_w - 1) * strides[1] + 1: strides[1], :]
-            views.append(((i, j), view))
-    return views, (out_h, out_w)
+    for offset in itertools.product(*[range(w) for w in window]):
+        index = [np.s_[:]]
+        for i in range(rank):
+            start = offset[i] * dilation[i]
+            index.append(np.s_[start: start + (out[i] - 1) * strides[i] + 1: strides[i]])
+        index.append(np.s_[:])
+        views.append((offset, padded[tuple(index)]))
+    return views, out
 
 
-def _check(padding, data_format):
-    if padding not in PADDINGS:
+def _check_padding(padding, allowed=PADDINGS):
+    if padding not in allowed:
         raise ValueError("Invalid padding: {}".format(padding))
-    return normalize_data_format(data_format)
+
+
+def _conv(x, kernel, strides, padding, data_format, dilation_rate, rank, allowed=PADDINGS):
+    _check_padding(padding, allowed)
+    data_format = normalize_data_format(data_format)
+    x, kernel = np.asarray(x), np.asarray(kernel)
+    xl = _to_last(x, data_format)
+    views, out = _windows(xl, kernel.shape[:rank], _tuple(strides, rank), _tuple(dilation_rate, rank), padding, 0)
+    result = np.zeros([xl.shape[0]] + out + [kernel.shape[-1]], dtype=np.result_type(x, kernel))
+    for offset, view in views:
+        result += np.tensordot(view, kernel[offset], axes=([rank + 1], [0]))
+    return _from_last(result, data_format)
+
+
+@op
+def conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    return _conv(x, kernel, strides, padding, data_format, dilation_rate, 1, PADDINGS + ("causal",))
 
 
 @op
 def conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
-    data_format = _check(padding, data_format)
-    x, kernel = np.asarray(x), np.asarray(kernel)
-    xl = _to_last(x, data_format)
-    views, (out_h, out_w) = _windows(xl, kernel.shape[:2], strides, dilation_rate, padding, 0)
-    out = np.zeros((xl.shape[0], out_h, out_w, kernel.shape[3]), dtype=np.result_type(x, kernel))
-    for (i, j), view in views:
-        out += np.tensordot(view, kernel[i, j], axes=([3], [0]))
-    return _from_last(out, data_format)
+    return _conv(x, kernel, strides, padding, data_format, dilation_rate, 2)
+
+
+@op
+def conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1)):
+    return _conv(x, kernel, strides, padding, data_format, dilation_rate, 3)
+
+
+def _pool(x, pool_size, strides, padding, data_format, pool_mode, rank):
+    _check_padding(padding)
+    data_format = normalize_data_format(data_format)
+    if pool_mode not in POOL_MODES:
+        raise ValueError("Invalid pooling mode: {}".format(pool_mode))
+    x = np.asarray(x)
+    xl = _to_last(x, data_format).astype("float64")
+    ones = (1,) * rank
+    if pool_mode == "max":
+        views, _ = _windows(xl, _tuple(pool_size, rank), _tuple(strides, rank), ones, padding, -np.inf)
+        out = np.max(np.stack([v for _, v in views]), axis=0)
+    else:
+        # Average over the real cells only: padding does not count (TensorFlow's rule).
+        views, _ = _windows(xl, _tuple(pool_size, rank), _tuple(strides, rank), ones, padding, np.nan)
+        out = np.nanmean(np.stack([v for _, v in views]), axis=0)
+    return _from_last(out.astype(x.dtype), data_format)
 
 
 @op
 def pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max"):
-    data_format = _check(padding, data_format)
-    if pool_mode not in POOL_MODES:
-        raise ValueError("Invalid pooling mode: {}".format(pool_mode))
-    x = np.asarray(x)
+    return _pool(x, pool_size, strides, padding, data_format, pool_mode, 2)
+
+
+@op
+def pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max"):
+    return _pool(x, pool_size, strides, padding, data_format, pool_mode, 3)
+
+
+def _conv_transpose(x, kernel, output_shape, strides, padding, data_format, rank):
+    """The gradient of a convolution: scatter each input cell times the kernel into the output.
+
+    Kernels are (*spatial, out_channels, in_channels); output_shape includes the batch dim.
+    """
+    _check_padding(padding)
+    data_format = normalize_data_format(data_format)
+    x, kernel = np.asarray(x), np.asarray(kernel)
     xl = _to_last(x, data_format)
-    if pool_mode == "max":
-        views, _ = _windows(xl, pool_size, strides, (1, 1), padding, -np.inf)
-        out = np.max(np.stack([v for _, v in views]), axis=0)
-    else:
-        # Average over the real cells only: padding does not count (TensorFlow's rule).
-        views, _ = _windows(xl, pool_size, strides, (1, 1), padding, np.nan)
-        out = np.nanmean(np.stack([v for _, v in views]), axis=0)
-    return _from_last(out.astype(x.dtype), data_format)
+    out_shape = list(output_shape)
+    if data_format == "channels_first":
+        out_shape = [out_shape[0]] + out_shape[2:] + [out_shape[1]]
+    strides = _tuple(strides, rank)
+    window = kernel.shape[:rank]
+    pads = [_pads(out_shape[1 + i], window[i], strides[i], 1, padding)[1] for i in range(rank)]
+    full = [(xl.shape[1 + i] - 1) * strides[i] + window[i] for i in range(rank)]
+    size = [max(full[i], pads[i] + out_shape[1 + i]) for i in range(rank)]
+    result = np.zeros([xl.shape[0]] + size + [kernel.shape[rank]], dtype=np.result_type(x, kernel))
+    for offset in itertools.product(*[range(w) for w in window]):
+        index = [np.s_[:]]
+        for i in range(rank):
+            index.append(np.s_[offset[i]: offset[i] + (xl.shape[1 + i] - 1) * strides[i] + 1: strides[i]])
+        index.append(np.s_[:])
+        result[tuple(index)] += np.tensordot(xl, kernel[offset], axes=([rank + 1], [1]))
+    crop = tuple([np.s_[:]] + [np.s_[pads[i]: pads[i] + out_shape[1 + i]] for i in range(rank)] + [np.s_[:]])
+    return _from_last(result[crop], data_format)
+
+
+@op
+def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None,
+                     dilation_rate=(1, 1)):
+    if tuple(_tuple(dilation_rate, 2)) != (1, 1):
+        raise NotImplementedError("the reference implements undilated transposed convolution only")
+    return _conv_transpose(x, kernel, output_shape, strides, padding, data_format, 2)
+
+
+deconv2d = conv2d_transpose  # Keras 1.x name
+
+
+@op
+def conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None):
+    return _conv_transpose(x, kernel, output_shape, strides, padding, data_format, 3)
+
+
+def _depthwise(x, kernel, strides, padding, data_format, dilation_rate, rank):
+    """Each input channel convolved with its own `multiplier` filters; kernel (*spatial, in, multiplier)."""
+    _check_padding(padding)
+    data_format = normalize_data_format(data_format)
+    x, kernel = np.asarray(x), np.asarray(kernel)
+    xl = _to_last(x, data_format)
+    views, out = _windows(xl, kernel.shape[:rank], _tuple(strides, rank), _tuple(dilation_rate, rank), padding, 0)
+    channels, multiplier = kernel.shape[rank], kernel.shape[rank + 1]
+    result = np.zeros([xl.shape[0]] + out + [channels, multiplier], dtype=np.result_type(x, kernel))
+    for offset, view in views:
+        result += view[..., None] * kernel[offset]
+    return result.reshape([xl.shape[0]] + out + [channels * multiplier]), data_format
+
+
+@op
+def depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
+    result, data_format = _depthwise(x, depthwise_kernel, strides, padding, data_format, dilation_rate, 2)
+    return _from_last(result, data_format)
+
+
+def _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, rank):
+    result, data_format = _depthwise(x, depthwise_kernel, strides, padding, data_format, dilation_rate, rank)
+    pointwise = np.asarray(pointwise_kernel)
+    pointwise = pointwise.reshape(pointwise.shape[-2:])
+    return _from_last(np.tensordot(result, pointwise, axes=([rank + 1], [0])), data_format)
+
+
+@op
+def separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None,
+                     dilation_rate=1):
+    return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 1)
+
+
+@op
+def separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None,
+                     dilation_rate=(1, 1)):
+    return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 2)
+
+
+def _local(inputs, kernel, kernel_size, strides, data_format, rank):
+    """Unshared weights: kernel (prod(output), prod(kernel_size) * in_channels, filters)."""
+    data_format = normalize_data_format(data_format)
+    x = _to_last(np.asarray(inputs), data_format)
+    kernel = np.asarray(kernel)
+    kernel_size, strides = _tuple(kernel_size, rank), _tuple(strides, rank)
+    out = [(x.shape[1 + i] - kernel_size[i]) // strides[i] + 1 for i in range(rank)]
+    result = np.zeros([x.shape[0]] + out + [kernel.shape[-1]], dtype=np.result_type(x, kernel))
+    for position, cell in enumerate(itertools.product(*[range(o) for o in out])):
+        index = [np.s_[:]] + [np.s_[cell[i] * strides[i]: cell[i] * strides[i] + kernel_size[i]]
+                              for i in range(rank)] + [np.s_[:]]
+        patch = x[tuple(index)].reshape(x.shape[0], -1)
+        result[(np.s_[:],) + cell] = patch @ kernel[position]
+    return _from_last(result, data_format)
+
+
+@op
+def local_conv1d(inputs, kernel, kernel_size, strides, data_format=None):
+    return _local(inputs, kernel, kernel_size, strides, data_format, 1)
+
+
+@op
+def local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None):
+    return _local(inputs, kernel, kernel_size, strides, data_format, 2)

@@ -6,10 +6,12 @@ evaluates such a graph with the fed values. So the reference answers both ways o
 the API, like the real backends.
 """
 import functools
+import sys
 
 import numpy as np
 
-_CONFIG = {"floatx": "float32", "epsilon": 1e-07, "image_data_format": "channels_last"}
+_CONFIG = {"floatx": "float32", "epsilon": 1e-07, "image_data_format": "channels_last", "learning_phase": 0}
+_UIDS = {}
 DATA_FORMATS = ("channels_first", "channels_last")
 
 
@@ -65,6 +67,35 @@ def op(fn):
     return wrapper
 
 
+def multi_op(count):
+    """Like `op`, for functions returning several tensors: `count(*args, **kwargs)` says how many
+    leaves the (flattened) result has, so a symbolic call can return one symbol per leaf."""
+
+    def decorate(fn):
+        deferred = op(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            result = deferred(*args, **kwargs)
+            if not isinstance(result, Symbol):
+                return result
+            return tuple(Symbol(_leaf, (result, i)) for i in range(count(*args, **kwargs)))
+
+        return wrapper
+
+    return decorate
+
+
+def _leaf(value, index):
+    return _flat(value)[index]
+
+
+def _flat(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _flat(item)]
+    return [value]
+
+
 def normalize_data_format(data_format):
     data_format = image_data_format() if data_format is None else data_format
     if data_format not in DATA_FORMATS:
@@ -105,9 +136,101 @@ def set_image_data_format(data_format):
     _CONFIG["image_data_format"] = str(data_format)
 
 
+def image_dim_ordering():
+    """Keras 1.x name: 'tf' for channels_last, 'th' for channels_first."""
+    return "tf" if image_data_format() == "channels_last" else "th"
+
+
+def set_image_dim_ordering(dim_ordering):
+    if dim_ordering not in ("tf", "th"):
+        raise ValueError("Unknown dim_ordering: {}".format(dim_ordering))
+    set_image_data_format("channels_last" if dim_ordering == "tf" else "channels_first")
+
+
+def learning_phase():
+    return _CONFIG["learning_phase"]
+
+
+def set_learning_phase(value):
+    if value not in (0, 1):
+        raise ValueError("Expected learning phase to be 0 or 1.")
+    _CONFIG["learning_phase"] = value
+
+
+def get_uid(prefix=""):
+    _UIDS[prefix] = _UIDS.get(prefix, 0) + 1
+    return _UIDS[prefix]
+
+
+def reset_uids():
+    _UIDS.clear()
+
+
+def manual_variable_initialization(value):
+    _CONFIG["manual_init"] = bool(value)
+
+
+def clear_session():
+    reset_uids()
+
+
 # -- tensors -------------------------------------------------------------------------------
+class Variable(np.ndarray):
+    """A variable: an ndarray that `is_tensor` recognises and the update ops change in place."""
+
+
 def variable(value, dtype=None, name=None, constraint=None):
-    return np.array(value, dtype=dtype or floatx())
+    return np.array(value, dtype=dtype or floatx()).view(Variable)
+
+
+def is_tensor(x):
+    return isinstance(x, (Variable, Symbol))
+
+
+def is_keras_tensor(x):
+    if not is_tensor(x):
+        raise ValueError("Unexpectedly found an instance of type `{}`. Expected a symbolic tensor instance."
+                         .format(type(x).__name__))
+    return False  # only layer outputs are Keras tensors; the reference has no layers
+
+
+def is_sparse(tensor):
+    return False
+
+
+def shape(x):
+    return np.array(np.shape(x), dtype="int32")
+
+
+def count_params(x):
+    return int(np.prod(np.shape(x)))
+
+
+def get_value(x):
+    return np.array(x)
+
+
+def batch_get_value(ops):
+    return [get_value(x) for x in ops]
+
+
+def set_value(x, value):
+    x[...] = np.asarray(value, dtype=x.dtype)
+
+
+def batch_set_value(tuples):
+    for x, value in tuples:
+        set_value(x, value)
+
+
+def print_tensor(x, message=""):
+    # stderr, like tf.print: stdout belongs to the caller (kbtool check --json)
+    print(message, np.asarray(x), file=sys.stderr)
+    return x
+
+
+def stop_gradient(variables):
+    return variables
 
 
 def constant(value, dtype=None, shape=None, name=None):
@@ -128,10 +251,12 @@ def is_placeholder(x):
 def eval(x):
     if isinstance(x, Symbol):
         raise ValueError("cannot eval a symbolic tensor without feeding its placeholders; use function()")
-    return np.asarray(x)
+    return np.array(x)
 
 
 def function(inputs, outputs, updates=None, **kwargs):
+    if kwargs:
+        raise ValueError("Invalid argument {} passed to K.function".format(sorted(kwargs)[0]))
     single = not isinstance(outputs, (list, tuple))
     outputs = [outputs] if single else list(outputs)
 
@@ -140,6 +265,8 @@ def function(inputs, outputs, updates=None, **kwargs):
             raise ValueError("expected {} inputs, got {}".format(len(inputs), len(values)))
         bindings = {ph: np.asarray(v) for ph, v in zip(inputs, values)}
         results = [_substitute(out, bindings) for out in outputs]
+        for update in updates or []:
+            _substitute(update, bindings)
         return results[0] if single else results
 
     return run

@@ -1,6 +1,55 @@
-"""Reference ops: losses (filled in by category)."""
-import numpy as np  # noqa: F401
+"""Losses. Keras 2 order is (target, output); Keras 1.x documented (output, target)."""
+import numpy as np
 
-from .core import op  # noqa: F401
+from .core import epsilon, op
 
-__all__ = []
+__all__ = ["binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"]
+
+
+def _f64(*arrays):
+    return [np.asarray(a, dtype="float64") for a in arrays]
+
+
+@op
+def binary_crossentropy(target, output, from_logits=False):
+    dtype = np.asarray(output).dtype
+    target, output = _f64(target, output)
+    if not from_logits:
+        # probabilities are clipped to [eps, 1 - eps] and turned back into logits
+        output = np.clip(output, epsilon(), 1 - epsilon())
+        output = np.log(output / (1 - output))
+    # numerically stable sigmoid cross-entropy on logits
+    loss = np.maximum(output, 0) - output * target + np.log1p(np.exp(-np.abs(output)))
+    return loss.astype(dtype)
+
+
+def _check_axis(output, axis):
+    ndim = np.asarray(output).ndim
+    if axis != -1 and axis not in range(ndim):
+        raise ValueError("Unexpected channels axis {}. Expected to be -1 or one of the axes of `output`, "
+                         "which has {} dimensions.".format(axis, ndim))
+
+
+@op
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    _check_axis(output, axis)
+    dtype = np.asarray(output).dtype
+    target, output = _f64(target, output)
+    if from_logits:
+        shifted = output - np.max(output, axis=axis, keepdims=True)
+        log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    else:
+        output = output / np.sum(output, axis=axis, keepdims=True)
+        log_probs = np.log(np.clip(output, epsilon(), 1 - epsilon()))
+    return (-np.sum(target * log_probs, axis=axis)).astype(dtype)
+
+
+@op
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    _check_axis(output, axis)
+    output = np.asarray(output)
+    axis = axis % output.ndim
+    depth = output.shape[axis]
+    labels = np.asarray(target).astype("int64").reshape(np.delete(output.shape, axis))
+    one_hot = np.moveaxis(labels[..., None] == np.arange(depth), -1, axis).astype(output.dtype)
+    return categorical_crossentropy(one_hot, output, from_logits=from_logits, axis=axis)

@@ -3,7 +3,12 @@ import numpy as np
 
 from .core import op
 
-__all__ = ["clip"]
+__all__ = ["abs", "clip", "cos", "exp", "log", "pow", "round", "sign", "sin", "sqrt", "square"]
+
+
+def _keep(x, fn):
+    x = np.asarray(x)
+    return fn(x).astype(x.dtype)
 
 
 @op
@@ -15,3 +20,56 @@ def clip(x, min_value, max_value):
     hi = np.inf if max_value is None else max_value
     x = np.asarray(x)
     return np.clip(x, lo, hi).astype(x.dtype)
+
+
+@op
+def abs(x):  # noqa: A001 - the Keras name
+    return _keep(x, np.abs)
+
+
+@op
+def square(x):
+    return _keep(x, np.square)
+
+
+@op
+def sqrt(x):
+    # Keras clips negatives to 0 before the root (TensorFlow and Theano backends alike)
+    return _keep(x, lambda v: np.sqrt(np.maximum(v, 0)))
+
+
+@op
+def exp(x):
+    return _keep(x, np.exp)
+
+
+@op
+def log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _keep(x, np.log)
+
+
+@op
+def pow(x, a):  # noqa: A001 - the Keras name
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _keep(x, lambda v: np.power(v, a))
+
+
+@op
+def round(x):  # noqa: A001 - the Keras name
+    return _keep(x, np.round)  # half to even, as tf.round and Theano's half_to_even
+
+
+@op
+def sign(x):
+    return _keep(x, np.sign)
+
+
+@op
+def sin(x):
+    return _keep(x, np.sin)
+
+
+@op
+def cos(x):
+    return _keep(x, np.cos)

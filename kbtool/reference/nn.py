@@ -1,9 +1,16 @@
-"""Activations."""
+"""Activations and other neural-network helpers."""
 import numpy as np
 
-from .core import op
+from .core import normalize_data_format, op
 
-__all__ = ["softmax"]
+__all__ = ["softmax", "relu", "elu", "sigmoid", "hard_sigmoid", "softplus", "softsign", "tanh", "l2_normalize",
+           "in_top_k", "bias_add", "dropout"]
+
+
+def _keep(x, fn):
+    x = np.asarray(x)
+    with np.errstate(over="ignore"):
+        return np.asarray(fn(x.astype("float64"))).astype(x.dtype)
 
 
 @op
@@ -12,3 +19,85 @@ def softmax(x, axis=-1):
     shifted = x - np.max(x, axis=axis, keepdims=True)  # the stable form: exp never overflows
     e = np.exp(shifted)
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype)
+
+
+@op
+def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    def f(v):
+        out = np.where(v > threshold, v, alpha * (v - threshold))
+        return out if max_value is None else np.minimum(out, max_value)
+    return _keep(x, f)
+
+
+@op
+def elu(x, alpha=1.0):
+    return _keep(x, lambda v: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0))))
+
+
+@op
+def sigmoid(x):
+    return _keep(x, lambda v: 1.0 / (1.0 + np.exp(-v)))
+
+
+@op
+def hard_sigmoid(x):
+    return _keep(x, lambda v: np.clip(0.2 * v + 0.5, 0.0, 1.0))
+
+
+@op
+def softplus(x):
+    return _keep(x, lambda v: np.logaddexp(0.0, v))
+
+
+@op
+def softsign(x):
+    return _keep(x, lambda v: v / (1.0 + np.abs(v)))
+
+
+@op
+def tanh(x):
+    return _keep(x, np.tanh)
+
+
+@op
+def l2_normalize(x, axis=None):
+    # x / sqrt(max(sum(x**2), 1e-12)), as tf.nn.l2_normalize
+    def f(v):
+        axes = tuple(axis) if isinstance(axis, list) else axis
+        return v / np.sqrt(np.maximum(np.sum(v * v, axis=axes, keepdims=True), 1e-12))
+    return _keep(x, f)
+
+
+@op
+def in_top_k(predictions, targets, k):
+    predictions = np.asarray(predictions)
+    targets = np.asarray(targets).astype("int64").reshape(-1)
+    target_scores = predictions[np.arange(len(targets)), targets]
+    # a target is in the top k when fewer than k classes score strictly higher (ties count in)
+    higher = np.sum(predictions > target_scores[:, None], axis=1)
+    return higher < k
+
+
+@op
+def bias_add(x, bias, data_format=None):
+    data_format = normalize_data_format(data_format)
+    x, bias = np.asarray(x), np.asarray(bias)
+    if bias.ndim != 1 and bias.ndim != x.ndim - 1:
+        raise ValueError("Unexpected bias dimensions {}, expect to be 1 or {} dimensions".format(bias.ndim, x.ndim - 1))
+    if data_format == "channels_first" and x.ndim > 2:
+        if bias.ndim == 1:
+            shape = (1, bias.shape[0]) + (1,) * (x.ndim - 2)
+        else:
+            shape = (1, bias.shape[-1]) + bias.shape[:-1]
+        return (x + bias.reshape(shape)).astype(x.dtype)
+    return (x + bias).astype(x.dtype)
+
+
+@op
+def dropout(x, level, noise_shape=None, seed=None):
+    if not 0 <= level < 1:
+        raise ValueError("Dropout level must be in interval [0, 1[.")
+    x = np.asarray(x)
+    rng = np.random.default_rng(seed)
+    keep = rng.random(x.shape if noise_shape is None else tuple(noise_shape)) >= level
+    return (x * keep / (1.0 - level)).astype(x.dtype)

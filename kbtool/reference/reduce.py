@@ -1,25 +1,100 @@
 """Reductions along `axis` (an int, a list of ints or None) with `keepdims`."""
 import numpy as np
 
-from .core import op
+from .core import floatx, op
 
-__all__ = ["sum", "mean"]
+__all__ = ["sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin", "cumsum",
+           "cumprod", "logsumexp"]
 
 
 def _axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
-@op
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+def _reduce(fn, x, axis, keepdims):
     x = np.asarray(x)
     # the result keeps the input dtype (NumPy alone would widen int32 to int64)
-    return np.sum(x, axis=_axis(axis), keepdims=keepdims).astype(x.dtype)
+    return np.asarray(fn(x, axis=_axis(axis), keepdims=keepdims)).astype(x.dtype)
+
+
+@op
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+    return _reduce(np.sum, x, axis, keepdims)
+
+
+@op
+def prod(x, axis=None, keepdims=False):
+    return _reduce(np.prod, x, axis, keepdims)
+
+
+@op
+def max(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+    return _reduce(np.max, x, axis, keepdims)
+
+
+@op
+def min(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+    return _reduce(np.min, x, axis, keepdims)
+
+
+def _as_float(x):
+    x = np.asarray(x)
+    # Keras casts integer and bool input to floatx before averaging
+    return x.astype(floatx()) if x.dtype.kind in "iub" else x
 
 
 @op
 def mean(x, axis=None, keepdims=False):
+    return _reduce(np.mean, _as_float(x), axis, keepdims)
+
+
+@op
+def var(x, axis=None, keepdims=False):
+    return _reduce(np.var, _as_float(x), axis, keepdims)  # population variance (ddof=0)
+
+
+@op
+def std(x, axis=None, keepdims=False):
+    return _reduce(np.std, _as_float(x), axis, keepdims)
+
+
+@op
+def any(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+    return np.any(np.asarray(x), axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def all(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+    return np.all(np.asarray(x), axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def argmax(x, axis=-1):
+    return np.argmax(x, axis=axis).astype("int64")  # first of ties, int64 like tf.argmax
+
+
+@op
+def argmin(x, axis=-1):
+    return np.argmin(x, axis=axis).astype("int64")
+
+
+@op
+def cumsum(x, axis=0):
     x = np.asarray(x)
-    # Keras casts integer inputs to floatx before averaging.
-    x = x.astype("float32") if x.dtype.kind in "iub" else x
-    return np.mean(x, axis=_axis(axis), keepdims=keepdims).astype(x.dtype)
+    return np.cumsum(x, axis=axis).astype(x.dtype)
+
+
+@op
+def cumprod(x, axis=0):
+    x = np.asarray(x)
+    return np.cumprod(x, axis=axis).astype(x.dtype)
+
+
+@op
+def logsumexp(x, axis=None, keepdims=False):
+    x = np.asarray(x)
+    axis = _axis(axis)
+    top = np.max(x, axis=axis, keepdims=True)  # shift by the max so exp cannot overflow
+    top = np.where(np.isfinite(top), top, 0)
+    out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
+    return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype)

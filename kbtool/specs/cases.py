@@ -22,13 +22,15 @@ class Case:
     tolerance: Dict[str, dict] = field(default_factory=dict)
     stats: Optional[dict] = None
     grad: bool = False
+    observe: bool = False
+    then: List[dict] = field(default_factory=list)
     shape_names: Dict[str, Any] = field(default_factory=dict)  # what shape rules see
     shown: List[dict] = field(default_factory=list)  # what the docs show, for examples
     about: str = ""
 
     def request(self, mode):
         return {"cmd": "run", "op": self.op, "mode": mode, "args": self.args, "kwargs": self.kwargs,
-                "grad": self.grad}
+                "grad": self.grad, "observe": self.observe, "then": self.then}
 
 
 def _rng(seed, op, case_id, index):
@@ -93,6 +95,11 @@ def _bind(entry, inputs, kwargs, arrays, shape_names):
             args.append(spec)
         else:
             kw[name] = spec
+    if any(p["name"].startswith("**") for p in entry["signature"]):
+        names = {p["name"] for p in entry["signature"]}
+        for name, value in kwargs.items():
+            if name not in names:
+                kw[name] = {"value": value}
     return args, kw
 
 
@@ -112,6 +119,8 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=()):
     arrays = [make_array(inp, _rng(seed, op, case_id, i)) for i, inp in enumerate(inputs)]
     shape_names = {}
     args, kwargs = _bind(entry, inputs, raw.get("kwargs", {}), arrays, shape_names)
+    if "args" in raw:  # explicit worker ARG specs (nested lists, a tensor used twice)
+        args = raw["args"]
     grad = raw.get("grad", False)
     # gradients: compared with central differences, so float32 analytic gradients get a looser bound
     tolerance = dict(GRAD_TOLERANCE if grad else entry.get("tolerance", {}))
@@ -120,7 +129,8 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=()):
     modes = raw.get("modes", ["symbolic"] if grad else DEFAULT_MODES)
     return Case(op=op, id=case_id, arrays=arrays, args=args, kwargs=kwargs,
                 modes=list(modes), raises=raw.get("raises"), match=raw.get("match"),
-                tolerance=tolerance, stats=raw.get("stats"), grad=grad,
+                tolerance=tolerance, stats=raw.get("stats"), grad=grad, observe=raw.get("observe", False),
+                then=[{"op": c["op"], "args": [{"value": a} for a in c.get("args", [])]} for c in raw.get("then", [])],
                 shape_names=shape_names, shown=list(shown), about=raw.get("about", ""))
 
 

@@ -54,6 +54,11 @@ CASE = {
         "tolerance": _TOLERANCES,
         "stats": STATS,
         "grad": {"type": "boolean"},
+        "observe": {"type": "boolean"},  # compare the variables' values after the call (update ops)
+        "args": {"type": "array", "items": {"type": "object"}},  # raw worker ARG specs, for nested arguments
+        "then": {"type": "array", "items": {  # further calls whose results are compared too
+            "type": "object", "additionalProperties": False, "required": ["op"],
+            "properties": {"op": _NAME, "args": {"type": "array"}}}},
     },
 }
 

@@ -32,6 +32,7 @@ FUNCTIONS = {
     "isint": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "islist": lambda v: isinstance(v, (list, tuple)),
     "drop": _drop,  # drop(seq, i): seq without item i
+    "pick": lambda seq, indices: [seq[i] for i in indices],  # pick(x, pattern): x's items in that order
     "ceil_div": lambda a, b: -(-a // b),
     "prod": lambda seq: _prod(seq),
 }

@@ -17,6 +17,11 @@ and an ARG is one of
     {"tuple": [v, ...]}                   a JSON list passed as a tuple
     {"list": [ARG, ...]}                  a Python list of ARGs
     {"step": "name"}                      a named step function from steps.py
+
+With "then": [{"op": name, "args": [ARG, ...]}, ...] further calls follow the first, and the reply
+holds every call's result. With "observe": true the tensors are variables and the reply is their values after the call; in
+symbolic mode the call's result is run as an update (K.function([], [], updates=[result])), which
+is how Keras applies K.update & co. on graph backends.
 """
 import contextlib
 
@@ -51,10 +56,13 @@ class Builder(object):
         # gradients are taken w.r.t. variables, as Keras code does (CNTK cannot differentiate placeholders)
         self.variables_only = variables_only
         self.placeholders, self.feeds, self.tensors = [], [], []
+        self._by_index = {}
 
     def build(self, spec):
         K = self.K
         if "tensor" in spec:
+            if spec["tensor"] in self._by_index:  # the same input named twice is the same tensor
+                return self._by_index[spec["tensor"]]
             array = self.arrays[spec["tensor"]]
             if self.mode == "symbolic" and not self.variables_only:
                 shape = spec.get("ph_shape")
@@ -65,6 +73,7 @@ class Builder(object):
             else:
                 tensor = K.variable(array, dtype=str(array.dtype))
             self.tensors.append(tensor)
+            self._by_index[spec["tensor"]] = tensor
             return tensor
         if "constant" in spec:
             array = self.arrays[spec["constant"]]
@@ -124,10 +133,27 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
     try:
         with context:
-            builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")))
+            observe = bool(request.get("observe"))
+            builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
             args = [builder.build(a) for a in request.get("args", [])]
             kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
             result = fn(*args, **kwargs)
+            if request["op"] == "function" and callable(result):
+                # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
+                # callable too, so only this op's result is called)
+                result = result(builder.feeds)
+            if request.get("then"):
+                # documented examples that continue with more calls (set_floatx, then floatx())
+                results = [result]
+                for call in request["then"]:
+                    then_fn, _ = resolve_op(modules, call["op"])
+                    then_args = [builder.build(a) for a in call.get("args", [])]
+                    results.append(then_fn(*then_args))
+                result = tuple(results)
+            if observe:
+                if mode == "symbolic" and result is not None:
+                    K.function([], [], updates=[result])([])
+                result = [K.get_value(t) for t in builder.tensors]
             if request.get("grad"):
                 result = K.gradients(K.sum(result), builder.tensors)
             leaves, is_sequence = _flatten(result)
@@ -135,15 +161,20 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     except Exception as exc:  # the backend's own error is the finding; report it whole
         return {"status": "raised", "error": describe_exception(exc)}, []
     outputs, out_arrays = [], []
-    for value in values:
-        if _is_python_value(value):
-            outputs.append({"kind": "python", "value": _jsonable(value),
-                            "pytype": type(value).__name__})
-        else:
-            array = np.asarray(value)
-            outputs.append({"kind": "array", "index": len(out_arrays),
-                            "dtype": str(array.dtype), "shape": list(array.shape)})
-            out_arrays.append(array)
+    try:
+        for value in values:
+            if _is_python_value(value):
+                outputs.append({"kind": "python", "value": _jsonable(value),
+                                "pytype": type(value).__name__})
+            else:
+                array = np.asarray(value)
+                if array.dtype == object:
+                    raise TypeError("result of type {} is not an array".format(type(value).__name__))
+                outputs.append({"kind": "array", "index": len(out_arrays),
+                                "dtype": str(array.dtype), "shape": list(array.shape)})
+                out_arrays.append(array)
+    except Exception as exc:
+        return {"status": "raised", "error": describe_exception(exc)}, []
     header = {"status": "ok", "outputs": outputs, "sequence": is_sequence}
     if module_index:
         header["note"] = "not in the public module; found in {}".format(modules[module_index].__name__)

@@ -1,0 +1,143 @@
+"""Shape manipulation."""
+import numpy as np
+
+from .core import floatx, normalize_data_format, op
+
+__all__ = ["concatenate", "reshape", "one_hot", "permute_dimensions", "repeat_elements", "repeat", "tile",
+           "flatten", "batch_flatten", "expand_dims", "squeeze", "temporal_padding", "spatial_2d_padding",
+           "spatial_3d_padding", "resize_images", "resize_volumes", "stack", "reverse", "slice", "gather"]
+
+
+@op
+def concatenate(tensors, axis=-1):
+    return np.concatenate([np.asarray(t) for t in tensors], axis=axis)
+
+
+@op
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+@op
+def one_hot(indices, num_classes):
+    indices = np.asarray(indices).astype("int64")
+    return (indices[..., None] == np.arange(num_classes)).astype(floatx())
+
+
+@op
+def permute_dimensions(x, pattern):
+    return np.transpose(x, tuple(pattern))
+
+
+@op
+def repeat_elements(x, rep, axis):
+    return np.repeat(x, rep, axis=axis)
+
+
+@op
+def repeat(x, n):
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise ValueError("repeat expects a 2D tensor (samples, dim), got rank {}".format(x.ndim))
+    return np.repeat(x[:, None, :], n, axis=1)
+
+
+@op
+def tile(x, n):
+    return np.tile(x, n)
+
+
+@op
+def flatten(x):
+    return np.reshape(x, (-1,))
+
+
+@op
+def batch_flatten(x):
+    x = np.asarray(x)
+    return np.reshape(x, (x.shape[0], -1))
+
+
+@op
+def expand_dims(x, axis=-1):
+    return np.expand_dims(x, axis)
+
+
+@op
+def squeeze(x, axis):
+    return np.squeeze(x, axis=axis)
+
+
+def _pad(x, pads):
+    return np.pad(np.asarray(x), pads)
+
+
+@op
+def temporal_padding(x, padding=(1, 1)):
+    return _pad(x, [(0, 0), tuple(padding), (0, 0)])
+
+
+def _spatial_padding(x, padding, data_format, rank):
+    data_format = normalize_data_format(data_format)
+    padding = [tuple(p) for p in padding]
+    if len(padding) != rank or any(len(p) != 2 for p in padding):
+        raise ValueError("padding must be {} pairs of ints".format(rank))
+    if data_format == "channels_first":
+        return _pad(x, [(0, 0), (0, 0)] + padding)
+    return _pad(x, [(0, 0)] + padding + [(0, 0)])
+
+
+@op
+def spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None):
+    return _spatial_padding(x, padding, data_format, 2)
+
+
+@op
+def spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None):
+    return _spatial_padding(x, padding, data_format, 3)
+
+
+def _resize(x, factors, data_format):
+    data_format = normalize_data_format(data_format)
+    x = np.asarray(x)
+    first = 2 if data_format == "channels_first" else 1
+    for offset, factor in enumerate(factors):
+        x = np.repeat(x, factor, axis=first + offset)  # nearest neighbour
+    return x
+
+
+@op
+def resize_images(x, height_factor, width_factor, data_format=None, interpolation="nearest"):
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError("interpolation should be one of 'nearest' or 'bilinear'")
+    if interpolation != "nearest":
+        raise NotImplementedError("the reference implements nearest-neighbour resizing only")
+    return _resize(x, (height_factor, width_factor), data_format)
+
+
+@op
+def resize_volumes(x, depth_factor, height_factor, width_factor, data_format=None):
+    return _resize(x, (depth_factor, height_factor, width_factor), data_format)
+
+
+@op
+def stack(x, axis=0):
+    return np.stack([np.asarray(t) for t in x], axis=axis)
+
+
+@op
+def reverse(x, axes):
+    axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
+    return np.flip(x, axes)
+
+
+@op
+def slice(x, start, size):  # noqa: A001 - the Keras name
+    x = np.asarray(x)
+    index = tuple(np.s_[s: x.shape[i] if z == -1 else s + z] for i, (s, z) in enumerate(zip(start, size)))
+    return x[index]
+
+
+@op
+def gather(reference, indices):
+    return np.asarray(reference)[np.asarray(indices).astype("int64")]

@@ -1,6 +1,0 @@
-"""Reference ops: update (filled in by category)."""
-import numpy as np  # noqa: F401
-
-from .core import op  # noqa: F401
-
-__all__ = []
