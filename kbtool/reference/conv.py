@@ -204,7 +204,8 @@ def separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padd
 def _local(inputs, kernel, kernel_size, strides, data_format, rank):
     """Unshared weights: kernel (prod(output), prod(kernel_size) * in_channels, filters)."""
     data_format = normalize_data_format(data_format)
-    x = _to_last(np.asarray(inputs), data_format)
+    original = np.asarray(inputs)
+    x = _to_last(original, data_format)
     kernel = np.asarray(kernel)
     kernel_size, strides = _tuple(kernel_size, rank), _tuple(strides, rank)
     out = [(x.shape[1 + i] - kernel_size[i]) // strides[i] + 1 for i in range(rank)]
@@ -212,7 +213,11 @@ def _local(inputs, kernel, kernel_size, strides, data_format, rank):
     for position, cell in enumerate(itertools.product(*[range(o) for o in out])):
         index = [np.s_[:]] + [np.s_[cell[i] * strides[i]: cell[i] * strides[i] + kernel_size[i]]
                               for i in range(rank)] + [np.s_[:]]
-        patch = x[tuple(index)].reshape(x.shape[0], -1)
+        patch = x[tuple(index)]
+        if data_format == "channels_first":
+            # Keras flattens a channels_first patch as (channels, *window)
+            patch = np.moveaxis(patch, -1, 1)
+        patch = patch.reshape(x.shape[0], -1)
         result[(np.s_[:],) + cell] = patch @ kernel[position]
     return _from_last(result, data_format)
 

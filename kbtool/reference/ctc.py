@@ -43,7 +43,9 @@ def _ctc_loss(log_probs, labels):
 @op
 def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     y_pred = np.asarray(y_pred)
-    log_probs = np.log(y_pred.astype("float64") + epsilon())
+    # Keras takes log(y_pred + eps) as logits, and CTC normalises logits with a softmax per step
+    logits = np.log(y_pred.astype("float64") + epsilon())
+    log_probs = logits - np.logaddexp.reduce(logits, axis=-1, keepdims=True)
     lengths = np.asarray(input_length).reshape(-1).astype(int)
     label_lengths = np.asarray(label_length).reshape(-1).astype(int)
     labels = np.asarray(y_true).astype(int)
