@@ -112,12 +112,25 @@ def compare_value(exp, act, tolerance):
 
 def _claim_matches(want, got):
     """A doc's shown value against an output: numbers within 1e-4, anything else by equality."""
+    if _contains_none(want):  # None would become nan as float64: compare item by item
+        got = _plain(got)
+        if want is None or got is None:
+            return want is got
+        if not isinstance(got, (list, tuple)) or len(got) != len(want):
+            return False
+        return all(_claim_matches(w, g) for w, g in zip(want, got))
     try:
         want_array = np.asarray(want, dtype="float64")
         got_array = np.asarray(got, dtype="float64")
     except (TypeError, ValueError):
         return _py_equal(_plain(got), want)
     return want_array.shape == got_array.shape and bool(np.allclose(got_array, want_array, atol=1e-4))
+
+
+def _contains_none(value):
+    if isinstance(value, (list, tuple)):
+        return any(_contains_none(v) for v in value)
+    return value is None
 
 
 def _plain(value):

@@ -1,26 +1,43 @@
-"""Control flow and functional ops. Callables come from the worker's named steps (steps.py)."""
+"""Control flow, functional ops and gradients. Callables come from the worker's named steps (steps.py)."""
 import numpy as np
 
-from .core import learning_phase, multi_op, op
+from .core import Symbol, _has_symbol, learning_phase, multi_op, op
 
+# `gradients` is defined below but not exported: with it, the numpy backend would try K.gradients in every
+# `grad: true` case (and raise) instead of reporting it unsupported; see the helper report.
 __all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr"]
 
 
-@op
+def _called(value):
+    """A branch given as a callable (docs: "a tensor, or a callable that returns a tensor")."""
+    return value() if callable(value) and not isinstance(value, (np.ndarray, Symbol)) else value
+
+
 def switch(condition, then_expression, else_expression):
+    return _switch(condition, _called(then_expression), _called(else_expression))
+
+
+@op
+def _switch(condition, then_expression, else_expression):
     cond = np.asarray(condition)
     then, other = np.asarray(then_expression), np.asarray(else_expression)
     if cond.ndim > then.ndim:
         raise ValueError("Rank of `condition` should be less than or equal to rank of `then_expression`")
-    cond = cond.reshape(cond.shape + (1,) * (then.ndim - cond.ndim)) != 0  # broadcast over trailing dims
+    # a lower-rank condition selects along the leading dims: it is broadcast over the trailing ones
+    cond = cond.reshape(cond.shape + (1,) * (then.ndim - cond.ndim)) != 0
     return np.where(cond, then, other)
 
 
-@op
 def in_train_phase(x, alt, training=None):
     training = learning_phase() if training is None else training
-    chosen = x if training in (1, True) else alt
-    return chosen() if callable(chosen) else chosen
+    if isinstance(training, (bool, int)):  # a static flag picks a branch without building the other
+        return _called(x) if training in (1, True) else _called(alt)
+    return _select(training, _called(x), _called(alt))
+
+
+@op
+def _select(training, x, alt):
+    return np.array(x if bool(np.asarray(training)) else alt)
 
 
 def in_test_phase(x, alt, training=None):
@@ -31,27 +48,48 @@ def _rnn_leaves(step_function, inputs, initial_states, *args, **kwargs):
     return 2 + len(initial_states)
 
 
-@multi_op(_rnn_leaves)
 def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, constants=None, unroll=False,
         input_length=None):
-    """Iterate over dim 1 of `inputs`; returns (last_output, outputs, new_states)."""
-    inputs = np.asarray(inputs)
-    if inputs.ndim < 3:
+    """Iterate over dim 1 of `inputs`; returns (last_output, outputs, new_states).
+
+    Masked steps (mask 0) repeat the previous output (zeros before the first step) and keep the states.
+    """
+    shape = inputs.shape if isinstance(inputs, Symbol) else np.shape(inputs)
+    if shape is not None and len(shape) < 3:
         raise ValueError("Input should be at least 3D.")
+    if unroll and shape is not None and shape[1] is None and input_length is None:
+        raise ValueError("Unrolling requires a fixed number of timesteps.")
+    if mask is not None and not initial_states:
+        raise ValueError("No initial states: a mask needs at least one state to keep.")
+    return _rnn(step_function, inputs, list(initial_states), go_backwards, mask, list(constants or []))
+
+
+@multi_op(_rnn_leaves)
+def _rnn(step_function, inputs, initial_states, go_backwards, mask, constants):
+    inputs = np.asarray(inputs)
     states = [np.asarray(s) for s in initial_states]
+    if mask is not None:
+        mask = np.asarray(mask)
+        mask = mask.reshape(mask.shape[:2]) != 0  # (samples, time) or (samples, time, 1)
     steps = range(inputs.shape[1])
-    outputs = []
+    outputs, previous = [], None
     for t in (reversed(steps) if go_backwards else steps):
-        output, states = step_function(inputs[:, t], states + list(constants or []))
-        states = [np.asarray(s) for s in states]
-        outputs.append(np.asarray(output))
-    stacked = np.stack(outputs, axis=1)
-    return outputs[-1], stacked, states
+        output, new_states = step_function(inputs[:, t], states + constants)
+        output, new_states = np.asarray(output), [np.asarray(s) for s in new_states]
+        if mask is not None:
+            previous = np.zeros_like(output) if previous is None else previous
+            keep = lambda ref: mask[:, t].reshape((-1,) + (1,) * (ref.ndim - 1))  # noqa: E731
+            output = np.where(keep(output), output, previous)
+            new_states = [np.where(keep(new), new, old) for new, old in zip(new_states, states)]
+        states, previous = new_states, output
+        outputs.append(output)
+    return outputs[-1], np.stack(outputs, axis=1), states
 
 
 @op
 def map_fn(fn, elems, name=None, dtype=None):
-    return np.stack([np.asarray(fn(e)) for e in np.asarray(elems)])
+    result = np.stack([np.asarray(fn(e)) for e in np.asarray(elems)])
+    return result.astype(dtype) if dtype is not None else result
 
 
 @op
@@ -60,9 +98,55 @@ def foldl(fn, elems, initializer=None, name=None):
     acc, rest = (elems[0], elems[1:]) if initializer is None else (np.asarray(initializer), elems)
     for e in rest:
         acc = np.asarray(fn(acc, e))
-    return acc
+    return np.asarray(acc)
 
 
 @op
 def foldr(fn, elems, initializer=None, name=None):
+    """Right to left: the accumulator starts at elems[-1] (or initializer) and meets elems[-2], ... elems[0]."""
     return foldl(fn, np.asarray(elems)[::-1], initializer, name)
+
+
+# -- gradients -------------------------------------------------------------------------------
+class _Gradient(Symbol):
+    """d loss / d variable by central differences in float64, through the symbolic graph.
+
+    The reference has no autodiff: a graph built from placeholders is re-evaluated with the
+    variable bumped, element by element. Only graphs (symbolic mode) can be differentiated.
+    """
+
+    def __init__(self, loss, variable, step=1e-6):
+        Symbol.__init__(self, shape=variable.shape, dtype=variable.dtype, name="gradient")
+        self.loss, self.variable, self.step = loss, variable, step
+
+    def evaluate(self, bindings):
+        if self in bindings:
+            return bindings[self]
+        fed = dict((k, v) for k, v in bindings.items() if isinstance(k, Symbol) and k.fn is None
+                   and not isinstance(k, _Gradient))
+        base = np.asarray(self.variable.evaluate(dict(fed)), dtype="float64")
+
+        def total(value):
+            trial = dict(fed)
+            trial[self.variable] = value
+            return float(np.sum(np.asarray(self.loss.evaluate(trial), dtype="float64")))
+
+        grad = np.zeros_like(base)
+        for pos in np.ndindex(base.shape):
+            h = self.step * max(1.0, abs(base[pos]))
+            for sign in (1, -1):
+                bumped = base.copy()
+                bumped[pos] += sign * h
+                grad[pos] += sign * total(bumped) / (2 * h)
+        dtype = np.asarray(bindings.get(self.variable, base)).dtype
+        value = grad.astype(dtype if dtype.kind == "f" else "float64")
+        bindings[self] = value
+        return value
+
+
+def gradients(loss, variables):
+    if not isinstance(loss, Symbol) or not all(isinstance(v, Symbol) for v in variables):
+        raise NotImplementedError("the reference differentiates symbolic graphs only (use placeholders)")
+    if not _has_symbol(list(variables)):
+        raise ValueError("no variables to differentiate with respect to")
+    return [_Gradient(loss, v) for v in variables]

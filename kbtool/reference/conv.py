@@ -149,8 +149,14 @@ def _conv_transpose(x, kernel, output_shape, strides, padding, data_format, rank
 @op
 def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None,
                      dilation_rate=(1, 1)):
-    if tuple(_tuple(dilation_rate, 2)) != (1, 1):
-        raise NotImplementedError("the reference implements undilated transposed convolution only")
+    dilation = _tuple(dilation_rate, 2)
+    if tuple(dilation) != (1, 1):
+        # a dilated kernel is the kernel with dilation - 1 zeros between its taps
+        kernel = np.asarray(kernel)
+        dilated = np.zeros([(kernel.shape[i] - 1) * dilation[i] + 1 for i in range(2)] + list(kernel.shape[2:]),
+                           dtype=kernel.dtype)
+        dilated[::dilation[0], ::dilation[1]] = kernel
+        kernel = dilated
     return _conv_transpose(x, kernel, output_shape, strides, padding, data_format, 2)
 
 

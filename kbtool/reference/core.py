@@ -171,12 +171,19 @@ def manual_variable_initialization(value):
 
 
 def clear_session():
+    # a new graph: uids start again and the learning phase is no longer fixed (test phase, 0, by default);
+    # floatx, epsilon and the data format are configuration, not graph state, and stay
     reset_uids()
+    _CONFIG["learning_phase"] = 0
 
 
 # -- tensors -------------------------------------------------------------------------------
-class Variable(np.ndarray):
-    """A variable: an ndarray that `is_tensor` recognises and the update ops change in place."""
+class Tensor(np.ndarray):
+    """A backend tensor (what K.constant returns): an ndarray that `is_tensor` recognises."""
+
+
+class Variable(Tensor):
+    """A variable: a tensor that the update ops and set_value change in place."""
 
 
 def variable(value, dtype=None, name=None, constraint=None):
@@ -184,7 +191,7 @@ def variable(value, dtype=None, name=None, constraint=None):
 
 
 def is_tensor(x):
-    return isinstance(x, (Variable, Symbol))
+    return isinstance(x, (Tensor, Symbol))
 
 
 def is_keras_tensor(x):
@@ -198,12 +205,18 @@ def is_sparse(tensor):
     return False
 
 
+@op
 def shape(x):
+    # deferred on symbols: the symbolic shape is the fed value's shape (None dims included)
     return np.array(np.shape(x), dtype="int32")
 
 
 def count_params(x):
-    return int(np.prod(np.shape(x)))
+    # static: the product of int_shape (a None dim has no static count)
+    dims = int_shape(x)
+    if dims is None or any(d is None for d in dims):
+        raise ValueError("count_params needs a fully defined static shape, got {}".format(dims))
+    return int(np.prod(dims, dtype="int64"))
 
 
 def get_value(x):
@@ -214,8 +227,17 @@ def batch_get_value(ops):
     return [get_value(x) for x in ops]
 
 
+def _assign(x, value):
+    """Write `value` into variable `x` in place; like a variable assignment, the shape must match."""
+    value = np.asarray(value)
+    if value.shape != x.shape:
+        raise ValueError("cannot assign a value of shape {} to a variable of shape {}".format(value.shape, x.shape))
+    x[...] = value.astype(x.dtype)
+    return x
+
+
 def set_value(x, value):
-    x[...] = np.asarray(value, dtype=x.dtype)
+    _assign(x, value)
 
 
 def batch_set_value(tuples):
@@ -223,6 +245,7 @@ def batch_set_value(tuples):
         set_value(x, value)
 
 
+@op
 def print_tensor(x, message=""):
     # stderr, like tf.print: stdout belongs to the caller (kbtool check --json)
     print(message, np.asarray(x), file=sys.stderr)
@@ -235,7 +258,12 @@ def stop_gradient(variables):
 
 def constant(value, dtype=None, shape=None, name=None):
     array = np.array(value, dtype=dtype or floatx())
-    return np.broadcast_to(array, shape).copy() if shape is not None else array
+    if shape is not None:
+        # a scalar fills the shape; a value with as many elements is reshaped (tf.constant)
+        shape = tuple(shape)
+        same_size = array.ndim > 0 and array.size == int(np.prod(shape, dtype="int64"))
+        array = array.reshape(shape) if same_size else np.broadcast_to(array, shape).copy()
+    return array.view(Tensor)
 
 
 def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
@@ -275,7 +303,7 @@ def function(inputs, outputs, updates=None, **kwargs):
 def int_shape(x):
     if isinstance(x, Symbol):
         return x.shape
-    return tuple(np.shape(x))
+    return tuple(int(d) for d in np.shape(x))
 
 
 def ndim(x):

@@ -53,23 +53,57 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     return np.asarray(losses).reshape(-1, 1).astype(y_pred.dtype)
 
 
-@multi_op(lambda *args, **kwargs: kwargs.get("top_paths", args[4] if len(args) > 4 else 1) + 1)
+@multi_op(lambda *args, **kwargs: (kwargs.get("top_paths", args[4] if len(args) > 4 else 1) + 1
+                                   if not kwargs.get("greedy", args[2] if len(args) > 2 else True) else 2))
 def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
-    """Greedy decoding: best class per step, repeats merged, blanks removed; -1 pads the batch."""
-    if not greedy:
-        raise NotImplementedError("the reference implements greedy decoding only")
+    """Greedy: best class per step, repeats merged, blanks removed; the score is minus the sum of the
+    best log(y + eps) per step. Beam search (greedy=False): the `top_paths` most probable labelings,
+    found exactly by summing over every path (small inputs only), scored by log p(labeling) under a
+    softmax of log(y + eps), as a wide enough beam does. Keras 2.3.1 pads each decoded batch with -1
+    to its longest sequence."""
     y_pred = np.asarray(y_pred)
-    log_probs = np.log(y_pred.astype("float64") + epsilon())
+    logits = np.log(y_pred.astype("float64") + epsilon())
     blank = y_pred.shape[2] - 1
     lengths = np.asarray(input_length).reshape(-1).astype(int)
-    decoded, scores = [], []
-    for i, length in enumerate(lengths):
-        best = np.argmax(log_probs[i, :length], axis=1)
-        scores.append(-np.sum(np.max(log_probs[i, :length], axis=1)))
-        sequence = [int(c) for j, c in enumerate(best) if c != blank and (j == 0 or c != best[j - 1])]
-        decoded.append(sequence)
-    width = max([len(d) for d in decoded] + [0])
-    dense = np.full((len(decoded), width), -1, dtype="int64")
-    for i, sequence in enumerate(decoded):
-        dense[i, :len(sequence)] = sequence
-    return [dense], np.asarray(scores, dtype=y_pred.dtype).reshape(-1, 1)
+    if greedy:
+        paths, scores = [], []
+        for i, length in enumerate(lengths):
+            best = np.argmax(logits[i, :length], axis=1)
+            scores.append([-np.sum(np.max(logits[i, :length], axis=1))])
+            paths.append([_collapse(best, blank)])
+        top_paths = 1
+    else:
+        if top_paths > beam_width:
+            raise ValueError("top_paths must be no greater than beam_width")
+        log_probs = logits - np.logaddexp.reduce(logits, axis=-1, keepdims=True)
+        paths, scores = [], []
+        for i, length in enumerate(lengths):
+            ranked = _ranked_labelings(log_probs[i, :length], blank)[:top_paths]
+            paths.append([labeling for labeling, _ in ranked])
+            scores.append([score for _, score in ranked])
+    decoded = []
+    for k in range(top_paths):
+        sequences = [p[k] for p in paths]
+        width = max([len(s) for s in sequences] + [0])
+        dense = np.full((len(sequences), width), -1, dtype="int64")
+        for i, sequence in enumerate(sequences):
+            dense[i, :len(sequence)] = sequence
+        decoded.append(dense)
+    return decoded, np.asarray(scores, dtype=y_pred.dtype).reshape(len(lengths), top_paths)
+
+
+def _collapse(path, blank):
+    return tuple(int(c) for j, c in enumerate(path) if c != blank and (j == 0 or c != path[j - 1]))
+
+
+def _ranked_labelings(log_probs, blank, limit=200000):
+    """Every labeling with its log probability (summed over its paths), most probable first."""
+    steps, classes = log_probs.shape
+    if classes ** steps > limit:
+        raise NotImplementedError("the reference enumerates paths: input too large for beam decoding")
+    totals = {}
+    for path in np.ndindex(*([classes] * steps)):
+        score = float(np.sum(log_probs[np.arange(steps), list(path)])) if steps else 0.0
+        key = _collapse(path, blank)
+        totals[key] = np.logaddexp(totals.get(key, -np.inf), score)
+    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))

@@ -6,6 +6,14 @@ from .core import epsilon, op
 __all__ = ["binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"]
 
 
+def _clip(output):
+    """Clip to [epsilon, 1 - epsilon] with the bounds in output's own float dtype, as the backends do."""
+    output = np.asarray(output)
+    dtype = output.dtype if output.dtype.kind == "f" else np.dtype("float64")
+    low, high = np.asarray(epsilon(), dtype), np.asarray(1 - epsilon(), dtype)
+    return np.clip(output.astype(dtype), low, high)
+
+
 def _f64(*arrays):
     return [np.asarray(a, dtype="float64") for a in arrays]
 
@@ -13,10 +21,12 @@ def _f64(*arrays):
 @op
 def binary_crossentropy(target, output, from_logits=False):
     dtype = np.asarray(output).dtype
+    if not from_logits:
+        # probabilities are clipped to [eps, 1 - eps] in output's dtype (1 - 1e-7 rounds in float32)
+        output = _clip(output)
     target, output = _f64(target, output)
     if not from_logits:
-        # probabilities are clipped to [eps, 1 - eps] and turned back into logits
-        output = np.clip(output, epsilon(), 1 - epsilon())
+        # ... and turned back into logits
         output = np.log(output / (1 - output))
     # numerically stable sigmoid cross-entropy on logits
     loss = np.maximum(output, 0) - output * target + np.log1p(np.exp(-np.abs(output)))
@@ -39,8 +49,8 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
         shifted = output - np.max(output, axis=axis, keepdims=True)
         log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     else:
-        output = output / np.sum(output, axis=axis, keepdims=True)
-        log_probs = np.log(np.clip(output, epsilon(), 1 - epsilon()))
+        output = (output / np.sum(output, axis=axis, keepdims=True)).astype(dtype)
+        log_probs = np.log(_clip(output).astype("float64"))
     return (-np.sum(target * log_probs, axis=axis)).astype(dtype)
 
 

@@ -55,7 +55,8 @@ def flatten(x):
 @op
 def batch_flatten(x):
     x = np.asarray(x)
-    return np.reshape(x, (x.shape[0], -1))
+    # (batch, prod of the other dims); a rank-1 input becomes (batch, 1), an empty batch stays empty
+    return np.reshape(x, (x.shape[0], int(np.prod(x.shape[1:], dtype="int64"))))
 
 
 @op
@@ -106,13 +107,31 @@ def _resize(x, factors, data_format):
     return x
 
 
+def _bilinear_axis(x, factor, axis):
+    """Linear interpolation along one axis, upscaled by an integer factor, with half-pixel
+    centres (output pixel i samples input coordinate (i + 0.5) / factor - 0.5, clamped at the
+    edges): the convention of tf.image.resize and of Theano's bilinear_upsampling."""
+    size = x.shape[axis]
+    coords = np.clip((np.arange(size * factor) + 0.5) / factor - 0.5, 0, None)
+    low = np.minimum(np.floor(coords).astype("int64"), size - 1)
+    high = np.minimum(low + 1, size - 1)
+    weight = (coords - low).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    return np.take(x, low, axis=axis) * (1 - weight) + np.take(x, high, axis=axis) * weight
+
+
 @op
 def resize_images(x, height_factor, width_factor, data_format=None, interpolation="nearest"):
     if interpolation not in ("nearest", "bilinear"):
         raise ValueError("interpolation should be one of 'nearest' or 'bilinear'")
-    if interpolation != "nearest":
-        raise NotImplementedError("the reference implements nearest-neighbour resizing only")
-    return _resize(x, (height_factor, width_factor), data_format)
+    if interpolation == "nearest":
+        return _resize(x, (height_factor, width_factor), data_format)
+    data_format = normalize_data_format(data_format)
+    x = np.asarray(x)
+    first = 2 if data_format == "channels_first" else 1
+    out = x.astype("float64")
+    for offset, factor in enumerate((height_factor, width_factor)):
+        out = _bilinear_axis(out, factor, first + offset)
+    return out.astype(x.dtype)
 
 
 @op

@@ -23,9 +23,11 @@ def softmax(x, axis=-1):
 
 @op
 def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    # ko-2.2's formula: x for threshold <= x (clipped to [0, max_value]), alpha * (x - threshold) below
     def f(v):
-        out = np.where(v > threshold, v, alpha * (v - threshold))
-        return out if max_value is None else np.minimum(out, max_value)
+        above = np.clip(np.where(v >= threshold, v, 0.0), 0.0, np.inf if max_value is None else max_value)
+        below = np.where(v < threshold, alpha * (v - threshold), 0.0)
+        return above + below
     return _keep(x, f)
 
 

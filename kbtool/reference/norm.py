@@ -8,8 +8,15 @@ __all__ = ["batch_normalization", "normalize_batch_in_training"]
 
 @op
 def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
+    """ko-2.2's formula (x - mean) / sqrt(var + epsilon) * gamma + beta; 1-D statistics lie along `axis`."""
     x = np.asarray(x)
-    out = (x - mean) / np.sqrt(np.asarray(var) + epsilon) * gamma + beta
+    stats = [np.asarray(v) for v in (mean, var, beta, gamma)]
+    if x.ndim > 1:
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        stats = [v.reshape(shape) if v.ndim == 1 else v for v in stats]
+    mean, var, beta, gamma = stats
+    out = (x - mean) / np.sqrt(var + epsilon) * gamma + beta
     return out.astype(x.dtype)
 
 

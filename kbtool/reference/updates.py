@@ -1,22 +1,33 @@
-"""Variable updates: the reference applies them at once, in place, and returns the variable."""
+"""Variable updates: the reference applies them at once, in place, and returns the variable.
+
+Keras returns an update op (TensorFlow graph mode: an assign op; Theano: an (x, new_x) pair) that
+takes effect when run through K.function(..., updates=[...]); TensorFlow 2 eager assigns at once.
+The values observable afterwards are the same, which is what cases with `observe: true` compare.
+As with a variable assignment, the new value must have x's shape (the docs: "of same shape as x").
+"""
 import numpy as np
+
+from .core import _assign
 
 __all__ = ["update", "update_add", "update_sub", "moving_average_update"]
 
 
 def update(x, new_x):
-    x[...] = np.asarray(new_x, dtype=x.dtype)
-    return x
+    return _assign(x, new_x)
 
 
 def update_add(x, increment):
-    return update(x, x + increment)
+    return _assign(x, np.asarray(x) + np.asarray(increment))
 
 
 def update_sub(x, decrement):
-    return update(x, x - decrement)
+    return _assign(x, np.asarray(x) - np.asarray(decrement))
 
 
 def moving_average_update(x, value, momentum):
-    # Keras 2.3.1: x = x * momentum + value * (1 - momentum)
-    return update(x, x * momentum + np.asarray(value) * (1 - momentum))
+    # x <- x * momentum + value * (1 - momentum), in x's dtype (Keras 2: assign_moving_average
+    # without zero-debiasing, i.e. x - (x - value) * (1 - momentum))
+    x_array = np.asarray(x)
+    momentum = np.asarray(momentum, dtype=x_array.dtype)
+    value = np.asarray(value).astype(x_array.dtype)
+    return _assign(x, x_array - (x_array - value) * (np.asarray(1, dtype=x_array.dtype) - momentum))

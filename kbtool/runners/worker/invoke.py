@@ -92,7 +92,10 @@ class Builder(object):
 
 
 def _is_python_value(value):
-    # NumPy scalars are arrays of rank 0 (what K.eval returns), not Python values
+    # NumPy scalars are arrays of rank 0 (what K.eval returns), not Python values; np.float64
+    # subclasses float, so it is ruled out first
+    if isinstance(value, np.generic):
+        return False
     if isinstance(value, _PY_SCALARS):
         return True
     if isinstance(value, (tuple, list)):
@@ -153,7 +156,7 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
             if observe:
                 if mode == "symbolic" and result is not None:
                     # a dummy output: some backends refuse a function with no outputs
-                    K.function([], [K.constant(0.0)], updates=[result])([])
+                    K.function([], [K.sum(K.constant(0.0))], updates=[result])([])
                 result = [K.get_value(t) for t in builder.tensors]
             if request.get("grad"):
                 result = K.gradients(K.sum(result), builder.tensors)

@@ -34,6 +34,40 @@ def _rnn_sum(K):
     return step
 
 
+def _subtract(K):
+    # not commutative: tells foldl from foldr and acc from x
+    return lambda acc, x: acc - x
+
+
+def _sum_all(K):
+    # map_fn with a result of another shape than the element: each row to a scalar
+    return lambda x: K.sum(x)
+
+
+def _rnn_scaled_sum(K):
+    # uses the rnn `constants`: they follow the states in the step's second argument
+    def step(inputs, states):
+        new_state = states[0] + inputs * states[1]
+        return new_state, [new_state]
+    return step
+
+
+def _rnn_two_states(K):
+    # two states, and an output that is neither of them
+    def step(inputs, states):
+        total = states[0] + inputs
+        decayed = states[1] * 0.5 + inputs
+        return total - decayed, [total, decayed]
+    return step
+
+
+def _rnn_double(K):
+    # uses no state: the output is twice the input, the (possibly empty) states pass through
+    def step(inputs, states):
+        return inputs * 2.0, list(states)
+    return step
+
+
 STEPS = {
     "square": _square,
     "add": _add,
@@ -41,6 +75,11 @@ STEPS = {
     "const_one": _const_one,
     "const_zero": _const_zero,
     "rnn_sum": _rnn_sum,
+    "subtract": _subtract,
+    "sum_all": _sum_all,
+    "rnn_scaled_sum": _rnn_scaled_sum,
+    "rnn_two_states": _rnn_two_states,
+    "rnn_double": _rnn_double,
 }
 
 
