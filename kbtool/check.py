@@ -29,7 +29,14 @@ def load_known_differences(path=KNOWN_DIFFERENCES):
     if not path or not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as fh:
-        entries = yaml.safe_load(fh) or []
+        try:
+            entries = yaml.safe_load(fh) or []
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = "{}:{}".format(path, mark.line + 1) if mark else path
+            raise KbtoolError("{}: not valid YAML ({})".format(where, getattr(exc, "problem", exc)))
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise KbtoolError("{}: expected a list of entries (op, backend, reason, ...)".format(path))
     for i, entry in enumerate(entries):
         missing = [k for k in ("op", "backend", "reason") if k not in entry]
         if missing:
@@ -37,13 +44,15 @@ def load_known_differences(path=KNOWN_DIFFERENCES):
     return entries
 
 
+def _matches(value, patterns):
+    """A glob, or a list of globs any of which may match."""
+    patterns = [patterns] if isinstance(patterns, str) else patterns
+    return any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
 def _known_match(entry, record):
-    cases = entry.get("case", "*")
-    cases = [cases] if isinstance(cases, str) else cases
-    return (fnmatch.fnmatchcase(record["op"], entry["op"])
-            and any(fnmatch.fnmatchcase(record["case"], c) for c in cases)
-            and fnmatch.fnmatchcase(record["backend"], entry["backend"])
-            and fnmatch.fnmatchcase(record["mode"], entry.get("mode", "*")))
+    return (_matches(record["op"], entry["op"]) and _matches(record["case"], entry.get("case", "*"))
+            and _matches(record["backend"], entry["backend"]) and _matches(record["mode"], entry.get("mode", "*")))
 
 
 def apply_known_differences(records, entries):
