@@ -72,6 +72,8 @@ def _bind(entry, inputs, kwargs, arrays, shape_names):
         if kind in ("tensor", "array") and pending:
             index, inp = pending.pop(0)
             spec = _arg_for(inp, index, arrays, kind)
+            if param.get("weight") and "tensor" in spec:
+                spec["weight"] = True
             shape_names[name] = list(arrays[index].shape)
         elif kind == "tensors" and pending:
             spec = {"list": [_arg_for(inp, i, arrays, "tensor") for i, inp in pending]}

@@ -71,6 +71,9 @@ PARAM = {
         "kind": {"enum": ["tensor", "tensors", "value", "step", "array"]},
         "default": {},
         "tuple": {"type": "boolean"},  # the docs say "tuple of ints": YAML lists are passed as tuples
+        # a layer's weight (kernel, bias, BN statistics): a variable even in symbolic mode, as Keras layers
+        # pass it; only data flows through placeholders (CNTK makes dim 0 of every placeholder the batch axis)
+        "weight": {"type": "boolean"},
         "docs": _DOC_IDS,  # doc versions that list this parameter (all when absent)
     },
 }

@@ -11,6 +11,7 @@ and an ARG is one of
     {"tensor": i, "ph_shape": [null, 3]}  array i as K.variable (eager) or K.placeholder (symbolic);
                                           with "grad": true always a K.variable, and the reply is
                                           K.gradients(K.sum(result), those variables)
+    {"tensor": i, "weight": true}         a layer's weight: a K.variable in both modes
     {"constant": i}                       array i as K.constant
     {"array": i}                          array i passed as a NumPy array
     {"value": v}                          a JSON literal
@@ -64,7 +65,7 @@ class Builder(object):
             if spec["tensor"] in self._by_index:  # the same input named twice is the same tensor
                 return self._by_index[spec["tensor"]]
             array = self.arrays[spec["tensor"]]
-            if self.mode == "symbolic" and not self.variables_only:
+            if self.mode == "symbolic" and not self.variables_only and not spec.get("weight"):
                 shape = spec.get("ph_shape")
                 shape = tuple(shape) if shape is not None else array.shape
                 tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
