@@ -1,7 +1,7 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test
+.PHONY: setup check test reports
 
 setup:
 	bash scripts/install-system-packages.sh
@@ -14,3 +14,7 @@ check: setup
 
 test: setup
 	$(PYTHON) -m pytest -q
+
+# The published parity reports in reports/: every view is rendered from the same JSON.
+reports: setup
+	kbtool check --examples -o reports/parity.json -o reports/parity.md -o reports/parity.html -o reports/junit.xml

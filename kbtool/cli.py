@@ -281,7 +281,7 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
                 raise KbtoolError("backend {}: {}".format(name, exc))
             launches[name] = exc
     report = check_mod.run_check(s, op_names, launches, seed=seed, case_patterns=case_patterns, modes=modes,
-                                 progress=None if as_json else _progress_printer(), case_timeout=case_timeout)
+                                 progress=_progress_printer(), case_timeout=case_timeout)
     _write_outputs(report, outputs)
     from .reports import render
 
@@ -303,6 +303,14 @@ def _check_output_paths(outputs):
             raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(_EXTENSIONS)))
         if os.path.isdir(path):
             raise KbtoolError("{} is a directory".format(path))
+        # made and tested now, so that a long run never ends in an unwritable report
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise KbtoolError("cannot create {} for {}: {}".format(folder, path, exc.strerror))
+        if not os.access(folder, os.W_OK):
+            raise KbtoolError("cannot write {}: {} is not writable".format(path, folder))
 
 
 def _write_outputs(report, outputs):
@@ -313,24 +321,33 @@ def _write_outputs(report, outputs):
     for path in outputs:
         fmt = _EXTENSIONS[os.path.splitext(path)[1]]
         tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(render(report, fmt))
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(render(report, fmt))
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
         click.echo("wrote {}".format(path), err=True)
 
 
-def _progress_printer():
-    """One line per backend as results arrive (stderr, so stdout stays clean)."""
+def _progress_printer(every=100, seconds=10.0):
+    """A line per backend every `every` results or `seconds` (stderr, so stdout stays clean)."""
+    import collections
     import threading
+    import time
 
-    counts, lock = {}, threading.Lock()
+    counts, last, lock = collections.defaultdict(collections.Counter), {}, threading.Lock()
 
     def progress(backend, record):
         with lock:
-            done = counts[backend] = counts.get(backend, 0) + 1
-            if record["status"] != "pass" or done % 25 == 0:
-                click.echo("  {:<11} {:>5} results  last: {} {} [{}] {}".format(
-                    backend, done, record["op"], record["case"], record["mode"], record["status"]), err=True)
+            tally = counts[backend]
+            tally[record["status"]] += 1
+            done, now = sum(tally.values()), time.monotonic()
+            if done % every == 0 or now - last.setdefault(backend, now) > seconds:
+                last[backend] = now
+                click.echo("  {:<11} {:>5} results ({})  at {} {}".format(
+                    backend, done, ", ".join("{} {}".format(n, s) for s, n in sorted(tally.items())),
+                    record["op"], record["case"]), err=True)
 
     return progress
 

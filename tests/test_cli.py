@@ -37,6 +37,17 @@ def test_check_bad_output_extension_is_refused_before_running(tmp_path):
     assert code == 2 and "cannot tell the format" in out
 
 
+def test_report_folders_are_made_and_unwritable_ones_refused_before_running(tmp_path):
+    target = tmp_path / "new" / "dir" / "report.md"
+    code, out = run("check", "--op", "dot", "--backend", "numpy", "-o", str(target))
+    assert code == 0 and target.read_text().startswith("#")
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    code, out = run("check", "--op", "dot", "--backend", "numpy", "-o", str(blocked / "report.md"))
+    assert code == 2 and "cannot create" in out and "Traceback" not in out
+    assert blocked.read_text() == "not a folder"
+
+
 def test_backend_not_installed_says_how_to_install(tmp_path):
     env = {"KBTOOL_HOME": str(tmp_path)}
     code, out = run("check", "--op", "dot", "--backend", "tensorflow", env=env)

@@ -36,7 +36,8 @@ def render(report):
                   "|---|---|---|---|---|---|"]
         for c in claims:
             lines.append("| {} | {} | {} | {} | {} | {} |".format(c["op"], c["case"], ", ".join(c["docs"]),
-                                                             _escape(c["shown"]), ", ".join(c["holds"]), ", ".join(c["fails"])))
+                                                             _escape(c["shown"]), ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
+                                                             ", ".join(c["fails"])))
     if report["stale_known_differences"]:
         lines += ["", "## Stale known differences", ""]
         for e in report["stale_known_differences"]:

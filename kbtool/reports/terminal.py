@@ -58,7 +58,9 @@ def render(report, console=None):
     if claims:
         console.print("[bold]Documentation examples[/] (what each doc version shows vs what ran):")
         for c in claims:
-            if not c["fails"]:
+            if not c["fails"] and not c["holds"]:
+                verdict = "[dim]text (a repr or random draw): shown, not judged[/]"
+            elif not c["fails"]:
                 verdict = "[green]holds on {}[/]".format(", ".join(c["holds"]))
             elif not c["holds"]:
                 verdict = "[red]wrong on every backend run ({})[/]".format(", ".join(c["fails"]))
