@@ -55,22 +55,26 @@ def _known_match(entry, record):
             and _matches(record["backend"], entry["backend"]) and _matches(record["mode"], entry.get("mode", "*")))
 
 
-def apply_known_differences(records, entries):
-    """Mark results that a known difference explains; return the entries that no longer reproduce."""
+def _explains(entry, record):
+    """Whether a targeted, non-passing result has the entry's status and message."""
+    return (record["status"] != "pass" and _matches(record["status"], entry.get("status", "*"))
+            and (not entry.get("match") or re.search(entry["match"], record["message"])))
+
+
+def apply_known_differences(records, entries, whole_spec=True, all_cases=True):
+    """Mark results that a known difference explains; return the entries that no longer reproduce.
+
+    Staleness is judged only where the run covers what an entry explains: every case of the ops it names
+    (no --case, --mode or --examples filter), and the whole spec for an entry for every op ("*").
+    """
     stale = []
     for entry in entries:
         targeted = [r for r in records if _known_match(entry, r)]
-        reproduced = False
-        for record in targeted:
-            if record["status"] == "pass":
-                continue
-            if not _matches(record["status"], entry.get("status", "*")):
-                continue
-            if entry.get("match") and not re.search(entry["match"], record["message"]):
-                continue
+        explained = [r for r in targeted if _explains(entry, r)]
+        for record in explained:
             record["known"] = entry["reason"]
-            reproduced = True
-        if targeted and not reproduced:
+        judged = all_cases and (whole_spec or entry["op"] != "*")
+        if targeted and not explained and judged:
             stale.append(dict(entry, note="did not reproduce in this run ({} results checked)".format(len(targeted))))
     return stale
 
@@ -247,7 +251,9 @@ def run_check(spec, ops, backends, seed=0, case_patterns=(), modes=None, progres
     order = {name: i for i, name in enumerate(backends)}
     infos.sort(key=lambda i: order.get(i["name"], 99))
     records.sort(key=lambda r: (r["op"], r["case"], order.get(r["backend"], 99), r["mode"]))
-    stale = apply_known_differences(records, load_known_differences() if known is None else known)
+    all_cases = not case_patterns and not modes
+    stale = apply_known_differences(records, load_known_differences() if known is None else known,
+                                    whole_spec=set(ops) >= _checkable(spec), all_cases=all_cases)
     report = {
         "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -260,6 +266,10 @@ def run_check(spec, ops, backends, seed=0, case_patterns=(), modes=None, progres
     }
     report["summary"] = summarize(report)
     return report
+
+
+def _checkable(spec):
+    return {name for name, entry in spec.ops.items() if not entry.get("not_checkable")}
 
 
 def summarize(report):
