@@ -72,7 +72,7 @@ def apply_known_differences(records, entries, whole_spec=True, all_cases=True):
         targeted = [r for r in records if _known_match(entry, r)]
         explained = [r for r in targeted if _explains(entry, r)]
         for record in explained:
-            record["known"] = entry["reason"]
+            record.setdefault("known", entry["reason"])  # the first entry that explains a result names it
         judged = all_cases and (whole_spec or entry["op"] != "*")
         if targeted and not explained and judged:
             stale.append(dict(entry, note="did not reproduce in this run ({} results checked)".format(len(targeted))))
