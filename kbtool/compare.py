@@ -185,9 +185,14 @@ def compare_stats(stats, expected, values):
     if array.size == 0:
         return "fail", "empty output"
     measured = {"mean": array.mean(), "std": array.std(), "min": array.min(), "max": array.max()}
-    for key, (lo, hi) in stats.items():
-        if not lo <= measured[key] <= hi:
-            return "fail", "{} {:.4g} outside [{:g}, {:g}]".format(key, measured[key], lo, hi)
+    for key in ("mean", "std", "min", "max"):
+        if key in stats and not stats[key][0] <= measured[key] <= stats[key][1]:
+            return "fail", "{} {:.4g} outside [{:g}, {:g}]".format(key, measured[key], *stats[key])
+    if stats.get("reproducible"):
+        if len(values) < 2 or not np.array_equal(values[0], values[1]):
+            differing = int(np.sum(values[0] != values[1])) if len(values) > 1 else array.size
+            return "fail", "not reproducible: the same seed drew different values ({} of {} differ)".format(
+                differing, array.size)
     return "pass", ""
 
 

@@ -99,3 +99,14 @@ def test_an_entry_for_every_op_is_judged_stale_only_on_a_whole_spec_run():
     records = [_record(status="pass", message="")]
     assert apply_known_differences(records, [entry], whole_spec=False) == []
     assert len(apply_known_differences(records, [entry], whole_spec=True)) == 1
+
+
+def test_seeded_random_cases_ask_for_two_draws_and_require_them_equal():
+    spec = loader.load()
+    (case,) = [c for c in cases_mod.cases_for(spec, "random_normal", 0) if c.id == "standard"]
+    assert case.stats["reproducible"] and case.request("symbolic")["repeat"] == 2
+    draw = np.random.default_rng(0).standard_normal((100, 100)).astype("float32")
+    stats = {"mean": [-0.05, 0.05], "reproducible": True}
+    assert compare.compare_stats(stats, [draw], [draw, draw.copy()]) == ("pass", "")
+    status, message = compare.compare_stats(stats, [draw], [draw, draw + 1])
+    assert status == "fail" and "not reproducible" in message and "10000 of 10000" in message

@@ -29,8 +29,11 @@ class Case:
     about: str = ""
 
     def request(self, mode):
-        return {"cmd": "run", "op": self.op, "mode": mode, "args": self.args, "kwargs": self.kwargs,
-                "grad": self.grad, "observe": self.observe, "then": self.then}
+        request = {"cmd": "run", "op": self.op, "mode": mode, "args": self.args, "kwargs": self.kwargs,
+                   "grad": self.grad, "observe": self.observe, "then": self.then}
+        if self.stats and self.stats.get("reproducible"):
+            request["repeat"] = 2  # the same seeded call twice: a reproducible op draws the same values
+        return request
 
 
 def _rng(seed, op, case_id, index):

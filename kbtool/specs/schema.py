@@ -35,8 +35,10 @@ INPUT = {
 STATS = {
     "type": "object",
     "additionalProperties": False,
-    "properties": {k: {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
-                   for k in ("mean", "std", "min", "max")},
+    "properties": dict({k: {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+                        for k in ("mean", "std", "min", "max")},
+                       # drawn twice with the same seed: both draws must be identical on the backend
+                       reproducible={"type": "boolean"}),
 }
 
 CASE = {

@@ -142,6 +142,9 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
             args = [builder.build(a) for a in request.get("args", [])]
             kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
             result = fn(*args, **kwargs)
+            if request.get("repeat"):
+                # seeded random ops: the same call again; both draws are compared by the controller
+                result = (result,) + tuple(fn(*args, **kwargs) for _ in range(request["repeat"] - 1))
             if request["op"] == "function" and callable(result):
                 # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
                 # callable too, so only this op's result is called)
