@@ -172,6 +172,15 @@ def repro_command(record, seed):
         shlex.quote(record["op"]), shlex.quote(record["case"]), shlex.quote(record["backend"]), record["mode"], seed)
 
 
+def _own_name(name, hello):
+    """The outcome K.backend() should have: the backend's name (for `module@env`, the env's; for a custom
+    module on kbtool's Python, what its worker reported at start)."""
+    want = name.split("@", 1)[1] if "@" in name else name
+    if "." in want:
+        want = hello.get("backend", want)
+    return {"status": "ok", "outputs": [{"kind": "python", "value": want, "pytype": "str"}], "sequence": False}, []
+
+
 def run_backend(name, launch, work, reference, seed, progress=None, case_timeout=None):
     """Run every (op entry, case) in `work` on one backend; returns (backend info, records)."""
     from .runners.client import WorkerClient
@@ -185,7 +194,7 @@ def run_backend(name, launch, work, reference, seed, progress=None, case_timeout
     records = []
     try:
         for entry, case in work:
-            expected = reference.outcome(case)
+            expected = _own_name(name, hello) if case.expect_backend_name else reference.outcome(case)
             for mode in case.modes:
                 if info["status"] != "available":
                     break

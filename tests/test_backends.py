@@ -41,10 +41,7 @@ def test_whole_spec_on_backend(spec, backend):
         pytest.fail("{}: {}".format(backend, exc))
     ops = sorted(spec.ops)
     report = run_check(spec, ops, {backend: launch}, seed=0, known=load_known_differences())
-    # only backend, placeholder and gradients have no case of their own, each with its reason in the spec
-    # (gradients is checked through every `grad: true` case)
-    ops = [op for op in ops if not spec.ops[op].get("not_checkable") or spec.ops[op].get("cases")]
-    assert len(ops) >= 151
+    assert len(ops) == 154
     (info,) = report["backends"]
     assert info["status"] == "available", info.get("reason")
     assert {r["op"] for r in report["results"]} == set(ops)

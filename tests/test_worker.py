@@ -148,3 +148,18 @@ def test_unknown_backend_and_env_are_clear_errors():
         launch_for("mxnet")
     with pytest.raises(KbtoolError, match="unknown environment 'pytorch'"):
         launch_for("my.module@pytorch")
+
+
+def test_call_and_result_arguments_build_losses_and_inspect_results():
+    from kbtool import reference
+    from kbtool.runners.worker import invoke
+
+    x = np.arange(6, dtype="float64").reshape(2, 3)
+    loss = {"call": "sum", "args": [{"call": "square", "args": [{"tensor": 0}]}]}
+    header, arrays = invoke.evaluate(reference, {"op": "gradients", "mode": "symbolic",
+                                                 "args": [loss, {"list": [{"tensor": 0}]}]}, [x])
+    assert header["status"] == "ok" and np.allclose(arrays[0], 2 * x, atol=1e-5)
+    request = {"op": "placeholder", "mode": "symbolic", "kwargs": {"shape": {"tuple": [None, 3]}},
+               "then": [{"op": "int_shape", "args": [{"result": 0}]}], "then_only": True}
+    header, _ = invoke.evaluate(reference, request, [])
+    assert header["status"] == "ok" and header["outputs"][0]["value"] == [[None, 3]]  # the then-results

@@ -3,9 +3,7 @@ import numpy as np
 
 from .core import Symbol, _has_symbol, learning_phase, multi_op, op
 
-# `gradients` is defined below but not exported: with it, the numpy backend would try K.gradients in every
-# `grad: true` case (and raise) instead of reporting it unsupported; see the helper report.
-__all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr"]
+__all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr", "gradients"]
 
 
 def _called(value):

@@ -24,13 +24,15 @@ class Case:
     grad: bool = False
     observe: bool = False
     then: List[dict] = field(default_factory=list)
+    then_only: bool = False  # only the then-calls' results are compared (the op's own has no value)
+    expect_backend_name: bool = False  # the result is the name of the backend under test (K.backend())
     shape_names: Dict[str, Any] = field(default_factory=dict)  # what shape rules see
     shown: List[dict] = field(default_factory=list)  # what the docs show, for examples
     about: str = ""
 
     def request(self, mode):
         request = {"cmd": "run", "op": self.op, "mode": mode, "args": self.args, "kwargs": self.kwargs,
-                   "grad": self.grad, "observe": self.observe, "then": self.then}
+                   "grad": self.grad, "observe": self.observe, "then": self.then, "then_only": self.then_only}
         if self.stats and self.stats.get("reproducible"):
             request["repeat"] = 2  # the same seeded call twice: a reproducible op draws the same values
         return request
@@ -118,6 +120,11 @@ def _arg_for(inp, index, arrays, kind):
     return {how: index}
 
 
+def _then_arg(value):
+    """A literal, or {result: k}: the result of the case's call k (0 is the op's own)."""
+    return value if isinstance(value, dict) and set(value) == {"result"} else {"value": value}
+
+
 def expand_case(op, entry, raw, seed, case_id=None, shown=()):
     case_id = case_id or raw["id"]
     inputs = raw.get("inputs", [])
@@ -135,7 +142,8 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=()):
     return Case(op=op, id=case_id, arrays=arrays, args=args, kwargs=kwargs,
                 modes=list(modes), raises=raw.get("raises"), match=raw.get("match"),
                 tolerance=tolerance, stats=raw.get("stats"), grad=grad, observe=raw.get("observe", False),
-                then=[{"op": c["op"], "args": [{"value": a} for a in c.get("args", [])]} for c in raw.get("then", [])],
+                then=[{"op": c["op"], "args": [_then_arg(a) for a in c.get("args", [])]} for c in raw.get("then", [])],
+                then_only=raw.get("then_only", False), expect_backend_name=raw.get("expect_backend_name", False),
                 shape_names=shape_names, shown=list(shown), about=raw.get("about", ""))
 
 

@@ -57,6 +57,8 @@ CASE = {
         "stats": STATS,
         "grad": {"type": "boolean"},
         "observe": {"type": "boolean"},  # compare the variables' values after the call (update ops)
+        "then_only": {"type": "boolean"},  # compare only the then-calls' results (a placeholder has no value)
+        "expect_backend_name": {"type": "boolean"},  # K.backend(): each backend answers its own name
         "args": {"type": "array", "items": {"type": "object"}},  # raw worker ARG specs, for nested arguments
         "then": {"type": "array", "items": {  # further calls whose results are compared too
             "type": "object", "additionalProperties": False, "required": ["op"],

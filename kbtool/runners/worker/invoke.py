@@ -18,9 +18,13 @@ and an ARG is one of
     {"tuple": [v, ...]}                   a JSON list passed as a tuple
     {"list": [ARG, ...]}                  a Python list of ARGs
     {"step": "name"}                      a named step function from steps.py
+    {"call": "name", "args": [ARG, ...], "kwargs": {...}}
+                                          the result of calling K.name (e.g. the loss given to gradients)
+    {"result": k}                         in a "then" call: the result of call k (0 is the op's own)
 
 With "then": [{"op": name, "args": [ARG, ...]}, ...] further calls follow the first, and the reply
-holds every call's result. With "observe": true the tensors are variables and the reply is their values after the call; in
+holds every call's result ("then_only": true leaves out the first, e.g. a placeholder that has no value).
+With "repeat": n the op is called n times with the same arguments (seeded random ops). With "observe": true the tensors are variables and the reply is their values after the call; in
 symbolic mode the call's result is run as an update (K.function([], [], updates=[result])), which
 is how Keras applies K.update & co. on graph backends.
 """
@@ -57,6 +61,7 @@ class Builder(object):
         # gradients are taken w.r.t. variables, as Keras code does (CNTK cannot differentiate placeholders)
         self.variables_only = variables_only
         self.placeholders, self.feeds, self.tensors = [], [], []
+        self.results = []  # the results of the case's calls so far, for "then" calls
         self._by_index = {}
 
     def build(self, spec):
@@ -89,6 +94,12 @@ class Builder(object):
             return [self.build(item) for item in spec["list"]]
         if "step" in spec:
             return steps.get(spec["step"])(K)
+        if "call" in spec:
+            fn = getattr(K, spec["call"])
+            return fn(*[self.build(a) for a in spec.get("args", [])],
+                      **dict((k, self.build(v)) for k, v in spec.get("kwargs", {}).items()))
+        if "result" in spec:
+            return self.results[spec["result"]]
         raise ValueError("unknown argument spec {!r}".format(spec))
 
 
@@ -151,12 +162,12 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
                 result = result(builder.feeds)
             if request.get("then"):
                 # documented examples that continue with more calls (set_floatx, then floatx())
-                results = [result]
+                builder.results.append(result)
                 for call in request["then"]:
                     then_fn, _ = resolve_op(modules, call["op"])
                     then_args = [builder.build(a) for a in call.get("args", [])]
-                    results.append(then_fn(*then_args))
-                result = tuple(results)
+                    builder.results.append(then_fn(*then_args))
+                result = tuple(builder.results[1:] if request.get("then_only") else builder.results)
             if observe:
                 if mode == "symbolic" and result is not None:
                     # a dummy output: some backends refuse a function with no outputs
