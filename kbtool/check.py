@@ -41,6 +41,15 @@ def load_known_differences(path=KNOWN_DIFFERENCES):
         missing = [k for k in ("op", "backend", "reason") if k not in entry]
         if missing:
             raise KbtoolError("{}: entry {} lacks {}".format(path, i + 1, ", ".join(missing)))
+        for key in ("op", "case", "backend", "mode", "status"):
+            value = entry.get(key, "*")
+            if not isinstance(value, str) and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise KbtoolError("{}: entry {} ({}): {} must be a glob or a list of globs".format(
+                    path, i + 1, entry["op"], key))
+        try:
+            re.compile(entry.get("match") or "")
+        except re.error as exc:
+            raise KbtoolError("{}: entry {} ({}): match is not a valid regex: {}".format(path, i + 1, entry["op"], exc))
     return entries
 
 

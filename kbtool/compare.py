@@ -189,8 +189,9 @@ def compare_stats(stats, expected, values):
         if key in stats and not stats[key][0] <= measured[key] <= stats[key][1]:
             return "fail", "{} {:.4g} outside [{:g}, {:g}]".format(key, measured[key], *stats[key])
     if stats.get("reproducible"):
-        if len(values) < 2 or not np.array_equal(values[0], values[1]):
-            differing = int(np.sum(values[0] != values[1])) if len(values) > 1 else array.size
+        second = np.asarray(values[1]) if len(values) > 1 else None
+        if second is None or second.shape != act.shape or not np.array_equal(act, second):
+            differing = int(np.sum(act != second)) if second is not None and second.shape == act.shape else array.size
             return "fail", "not reproducible: the same seed drew different values ({} of {} differ)".format(
                 differing, array.size)
     return "pass", ""

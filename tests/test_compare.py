@@ -75,6 +75,12 @@ def test_broken_known_differences_file_is_one_clear_error(tmp_path):
     path.write_text("op: sum\n")
     with pytest.raises(KbtoolError, match="expected a list"):
         load_known_differences(str(path))
+    path.write_text("- {op: sum, backend: theano, match: '(unclosed', reason: r}\n")
+    with pytest.raises(KbtoolError, match=r"entry 1 \(sum\): match is not a valid regex"):
+        load_known_differences(str(path))
+    path.write_text("- {op: sum, backend: 3, reason: r}\n")
+    with pytest.raises(KbtoolError, match="backend must be a glob"):
+        load_known_differences(str(path))
 
 
 def test_shipped_known_differences_name_real_ops_and_backends():
@@ -110,3 +116,4 @@ def test_seeded_random_cases_ask_for_two_draws_and_require_them_equal():
     assert compare.compare_stats(stats, [draw], [draw, draw.copy()]) == ("pass", "")
     status, message = compare.compare_stats(stats, [draw], [draw, draw + 1])
     assert status == "fail" and "not reproducible" in message and "10000 of 10000" in message
+    assert compare.compare_stats(stats, [draw], [draw, draw[:5]])[0] == "fail"
