@@ -3,9 +3,10 @@ PYTHON ?= python3
 
 .PHONY: setup check test reports
 
+# pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 setup:
-	bash scripts/install-system-packages.sh
 	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[test]'
+	PYTHON=$(PYTHON) bash scripts/install-system-packages.sh
 	kbtool env install --all
 
 check: setup

@@ -4,8 +4,14 @@ setup(
     name="kbtool",
     version="0.1.0",
     description="Conformance harness and CLI for the Keras backend API across TensorFlow, Theano and CNTK",
-    packages=find_packages(include=["kbtool", "kbtool.*"]),
-    package_data={"kbtool": ["reports/templates/*.j2"]},
+    # Every kbtool package, plus the top-level specs/ folder shipped as kbtool/_specs (see kbtool/paths.py:
+    # an installed kbtool reads kbtool/_specs/, a checkout or editable install reads specs/ in place).
+    packages=find_packages(include=["kbtool", "kbtool.*"]) + ["kbtool._specs"],
+    package_dir={"kbtool._specs": "specs"},
+    package_data={
+        "kbtool._specs": ["*.yaml"],
+        "kbtool.reports": ["templates/*.j2", "*.json"],
+    },
     python_requires=">=3.9",
     install_requires=[
         "click>=8.1",
@@ -15,7 +21,7 @@ setup(
         "jsonschema>=4.17",
         "jinja2>=3.1",
     ],
-    extras_require={"test": ["pytest>=7"]},
+    extras_require={"test": ["pytest>=7", "wheel"]},
     entry_points={
         "console_scripts": ["kbtool=kbtool.cli:main"],
     },

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# System libraries the backends need: OpenBLAS for Theano's BLAS calls, OpenMPI for CNTK.
+# System libraries the backends need (OpenBLAS for Theano's BLAS calls, OpenMPI for CNTK). The names come from the
+# backend recipes (`apt_packages`), via `kbtool env system-packages`, unless given as arguments.
 # Skips apt entirely when they are already installed.
 set -euo pipefail
-packages=(libopenblas-dev libopenmpi3)
+if [ $# -gt 0 ]; then
+  packages=("$@")
+else
+  listed=$("${PYTHON:-python3}" -m kbtool env system-packages)
+  mapfile -t packages <<<"$listed"
+fi
 missing=()
 for p in "${packages[@]}"; do
+  [ -n "$p" ] || continue
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && { echo "system packages present: ${packages[*]}"; exit 0; }

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def kbtool_home():

@@ -1,9 +1,10 @@
 """NumPy backend: kbtool's own reference, run through the same worker path as the real backends."""
 import sys
 
-from .base import PROJECT_ROOT, Launch
+from ..paths import CHECKOUT_ROOT
+from .base import Launch
 
 
 def launch():
     return Launch(backend="numpy", python=sys.executable, module="kbtool.reference",
-                  version_of=["numpy"], extra_pythonpath=[PROJECT_ROOT])
+                  version_of=["numpy"], extra_pythonpath=[CHECKOUT_ROOT])
