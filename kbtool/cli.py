@@ -210,6 +210,15 @@ def env_list(as_json):
         click.echo("{:<11} {:<40} {}".format(info["name"], state, info["path"]))
 
 
+@env.command("system-packages")
+def env_system_packages():
+    """Print the Debian packages the backends need (from their recipes), one per line."""
+    from .runners.registry import system_packages
+
+    for package in system_packages():
+        click.echo(package)
+
+
 @env.command("remove")
 @click.argument("names", nargs=-1, required=True)
 def env_remove(names):
@@ -225,13 +234,9 @@ def env_remove(names):
 @click.option("--backend", "names", multiple=True, help="Also probe a custom backend module (repeatable).")
 def backends(as_json, names):
     """Start each backend's worker and report status, versions and why one is unavailable."""
-    from concurrent.futures import ThreadPoolExecutor
+    from .runners.registry import probe_all
 
-    from .runners.registry import BUILTIN, probe
-
-    wanted = list(BUILTIN) + [n for n in names if n not in BUILTIN]
-    with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
-        infos = list(pool.map(probe, wanted))
+    infos = probe_all(names)
     if as_json:
         click.echo(json.dumps(infos, indent=2))
         return
@@ -258,98 +263,27 @@ def backends(as_json, names):
 def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout):
     """Run spec cases on each backend and compare with the NumPy reference.
 
-    Exit code: 0 all pass, 1 any divergence (or stale known difference), 2 usage/config error.
+    Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start),
+    2 usage/config error.
     """
-    from . import check as check_mod
-    from .runners.base import Unavailable
-    from .runners.registry import BUILTIN, launch_for
+    from . import reports
+    from .check import run_check
+    from .plan import make_plan
+    from .reports import progress
+    from .reports.assemble import exit_code
 
-    s = _load_spec(spec_path)
-    if examples:
-        case_patterns = tuple(case_patterns) + ("example:*",) if not case_patterns else case_patterns
-    op_names = list(ops) or sorted(n for n, e in s.ops.items()
-                                   if e.get("examples") or (e.get("cases") and not examples))
-    for op in op_names:
-        s.op(op)
-    _check_output_paths(outputs)
-    launches = {}
-    for name in backend_names or BUILTIN:
-        try:
-            launches[name] = launch_for(name)
-        except Unavailable as exc:
-            if backend_names:
-                raise KbtoolError("backend {}: {}".format(name, exc))
-            launches[name] = exc
-    report = check_mod.run_check(s, op_names, launches, seed=seed, case_patterns=case_patterns, modes=modes,
-                                 progress=_progress_printer(), case_timeout=case_timeout)
-    _write_outputs(report, outputs)
-    from .reports import render
-
-    if as_json:
-        click.echo(render(report, "json"), nl=False)
-    else:
-        render(report, "terminal")
-    sys.exit(check_mod.exit_code(report))
-
-
-_EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
-
-
-def _check_output_paths(outputs):
-    import os
-
+    plan = make_plan(_load_spec(spec_path), ops=ops, backends=backend_names, case_patterns=case_patterns,
+                     modes=modes, examples=examples, seed=seed)
+    reports.prepare_outputs(outputs)
+    report = run_check(plan, progress=progress.printer(), case_timeout=case_timeout)
     for path in outputs:
-        if os.path.splitext(path)[1] not in _EXTENSIONS:
-            raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(_EXTENSIONS)))
-        if os.path.isdir(path):
-            raise KbtoolError("{} is a directory".format(path))
-        # made and tested now, so that a long run never ends in an unwritable report
-        folder = os.path.dirname(os.path.abspath(path))
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as exc:
-            raise KbtoolError("cannot create {} for {}: {}".format(folder, path, exc.strerror))
-        if not os.access(folder, os.W_OK):
-            raise KbtoolError("cannot write {}: {} is not writable".format(path, folder))
-
-
-def _write_outputs(report, outputs):
-    import os
-
-    from .reports import render
-
-    for path in outputs:
-        fmt = _EXTENSIONS[os.path.splitext(path)[1]]
-        tmp = path + ".tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(render(report, fmt))
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
+        reports.write(report, path)
         click.echo("wrote {}".format(path), err=True)
-
-
-def _progress_printer(every=100, seconds=10.0):
-    """A line per backend every `every` results or `seconds` (stderr, so stdout stays clean)."""
-    import collections
-    import threading
-    import time
-
-    counts, last, lock = collections.defaultdict(collections.Counter), {}, threading.Lock()
-
-    def progress(backend, record):
-        with lock:
-            tally = counts[backend]
-            tally[record["status"]] += 1
-            done, now = sum(tally.values()), time.monotonic()
-            if done % every == 0 or now - last.setdefault(backend, now) > seconds:
-                last[backend] = now
-                click.echo("  {:<11} {:>5} results ({})  at {} {}".format(
-                    backend, done, ", ".join("{} {}".format(n, s) for s, n in sorted(tally.items())),
-                    record["op"], record["case"]), err=True)
-
-    return progress
+    if as_json:
+        click.echo(reports.render(report, "json"), nl=False)
+    else:
+        reports.render(report, "terminal")
+    sys.exit(exit_code(report))
 
 
 if __name__ == "__main__":  # pragma: no cover

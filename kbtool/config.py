@@ -11,9 +11,9 @@ import importlib
 import json
 import os
 import re
-import tempfile
 from collections import OrderedDict
 
+from . import files
 from .errors import KbtoolError
 
 DEFAULTS = OrderedDict(
@@ -189,20 +189,5 @@ def set_value(key, text, path=None, force=False, environ=None):
         notes.append("migrated Keras 1.x image_dim_ordering={!r} to image_data_format={!r}".format(
             ordering, data.get("image_data_format")))
     data[key] = value
-    write_atomic(path, data)
+    files.write_atomic(path, json.dumps(data, indent=4) + "\n")
     return notes
-
-
-def write_atomic(path, data):
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".keras.json.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=4)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

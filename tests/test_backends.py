@@ -5,10 +5,14 @@ installed fails these tests with kbtool's own reason: they never skip.
 """
 import pytest
 
-from kbtool.check import load_known_differences, run_check
+from kbtool import known
+from kbtool.check import run_check
+from kbtool.plan import make_plan
 from kbtool.runners.base import Unavailable
 from kbtool.runners.registry import BUILTIN, launch_for, probe
 from kbtool.specs import loader
+
+pytestmark = pytest.mark.backends
 
 SPINE_OPS = ["batch_dot", "dot", "transpose", "sum", "mean", "softmax", "concatenate", "reshape", "conv2d",
              "pool2d", "one_hot", "clip"]
@@ -36,11 +40,11 @@ def test_backend_is_available_with_versions(backend):
 def test_whole_spec_on_backend(spec, backend):
     """Every documented function on the real backend: each result passes or is a recorded known difference."""
     try:
-        launch = launch_for(backend)
+        launch_for(backend)
     except Unavailable as exc:
         pytest.fail("{}: {}".format(backend, exc))
     ops = sorted(spec.ops)
-    report = run_check(spec, ops, {backend: launch}, seed=0, known=load_known_differences())
+    report = run_check(make_plan(spec, ops=ops, backends=[backend], seed=0))
     assert len(ops) == 154
     (info,) = report["backends"]
     assert info["status"] == "available", info.get("reason")
@@ -58,7 +62,8 @@ def test_custom_backend_inside_a_managed_environment(spec, custom_backend):
     # a user's module that re-exports keras.backend, run inside the theano env (`module@theano`)
     module = custom_backend("userkb", "wrapped", "from keras.backend import *\nfrom keras.backend import batch_dot\n")
     name = module + "@theano"
-    report = run_check(spec, ["batch_dot"], {name: launch_for(name)}, case_patterns=["rank2_default_axes"], known=[])
+    report = run_check(make_plan(spec, ops=["batch_dot"], backends=[name], case_patterns=["rank2_default_axes"]),
+                       known_entries=[])
     (info,) = report["backends"]
     assert info["status"] == "available" and info["versions"]["theano"] == "1.0.5"
     assert [r["status"] for r in report["results"]] == ["pass", "pass"]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kbtool.check import run_check
+from kbtool.plan import make_plan
 from kbtool.errors import KbtoolError
 from kbtool.runners.base import find_interpreter
 from kbtool.runners.client import WorkerClient
@@ -125,7 +126,7 @@ def test_crashing_and_hanging_custom_backend_costs_only_the_case(tmp_path, custo
     spec_path = tmp_path / "ops.yaml"
     spec_path.write_text(SPEC)
     spec = loader.load(str(spec_path))
-    report = run_check(spec, ["transpose"], {module: launch_for(module)}, case_timeout=3, known=[])
+    report = run_check(make_plan(spec, ops=["transpose"], backends=[module]), case_timeout=3, known_entries=[])
     statuses = {r["case"]: r["status"] for r in report["results"]}
     assert statuses == {"a_ok": "pass", "b_abort": "crash", "c_hang": "timeout", "d_ok_after_restart": "pass",
                         "e_exit": "crash", "f_ok": "pass"}

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .core import Symbol, _has_symbol, learning_phase, multi_op, op
+from .finite_differences import central_differences
 
 __all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr", "gradients"]
 
@@ -113,9 +114,9 @@ class _Gradient(Symbol):
     variable bumped, element by element. Only graphs (symbolic mode) can be differentiated.
     """
 
-    def __init__(self, loss, variable, step=1e-6):
+    def __init__(self, loss, variable):
         Symbol.__init__(self, shape=variable.shape, dtype=variable.dtype, name="gradient")
-        self.loss, self.variable, self.step = loss, variable, step
+        self.loss, self.variable = loss, variable
 
     def evaluate(self, bindings):
         if self in bindings:
@@ -129,13 +130,7 @@ class _Gradient(Symbol):
             trial[self.variable] = value
             return float(np.sum(np.asarray(self.loss.evaluate(trial), dtype="float64")))
 
-        grad = np.zeros_like(base)
-        for pos in np.ndindex(base.shape):
-            h = self.step * max(1.0, abs(base[pos]))
-            for sign in (1, -1):
-                bumped = base.copy()
-                bumped[pos] += sign * h
-                grad[pos] += sign * total(bumped) / (2 * h)
+        grad = central_differences(total, base)
         dtype = np.asarray(bindings.get(self.variable, base)).dtype
         value = grad.astype(dtype if dtype.kind == "f" else "float64")
         bindings[self] = value

@@ -1,7 +1,8 @@
 """The op × backend parity matrix that the terminal, Markdown and HTML views share."""
 
-SYMBOLS = {"pass": "✓", "known": "≈", "fail": "✗", "error": "E", "crash": "☠", "timeout": "⏱", "unsupported": "–"}
-_RANK = ["pass", "known", "unsupported", "fail", "error", "timeout", "crash"]
+from ..results import SEVERITY, SYMBOLS, Status  # noqa: F401  (SYMBOLS: the views' legend)
+
+_RANK = [str(s) for s in SEVERITY]
 
 
 def cell_status(records):
@@ -23,14 +24,14 @@ def build(report):
         for backend in backends:
             records = cells.get((op, backend), [])
             status = cell_status(records)
-            passed = sum(1 for r in records if r["status"] == "pass")
+            passed = sum(1 for r in records if r["status"] == Status.PASS.value)
             row["cells"][backend] = {"status": status, "passed": passed, "total": len(records)}
         rows.append(row)
     return backends, rows
 
 
 def problems(report):
-    return [r for r in report["results"] if r["status"] != "pass"]
+    return [r for r in report["results"] if r["status"] != Status.PASS.value]
 
 
 def doc_claims(report):

@@ -7,7 +7,7 @@ from rich.table import Table
 from .matrix import SYMBOLS, build, doc_claims, problems
 
 STYLES = {"pass": "green", "known": "yellow", "fail": "red", "error": "red", "crash": "bold red",
-          "timeout": "magenta", "unsupported": "dim"}
+          "timeout": "magenta", "unsupported": "dim", "could_not_start": "bold red"}
 
 
 def render(report, console=None):
@@ -77,6 +77,11 @@ def render(report, console=None):
     if summary["ok"]:
         verdict = "[green]all pass[/]" if not n_known else "[green]no unexplained divergence[/] ({} known)".format(n_known)
     else:
-        verdict = "[red]{} divergence(s), {} stale known difference(s)[/]".format(summary["divergences"], summary["stale"])
+        reasons = ["{} divergence(s)".format(summary["divergences"]), "{} stale known difference(s)".format(summary["stale"])]
+        if summary.get("could_not_start"):
+            reasons.append("could not start: {}".format(", ".join(summary["could_not_start"])))
+        if not report["results"]:
+            reasons.append("nothing was checked")
+        verdict = "[red]{}[/]".format(escape(", ".join(reasons)))
     console.print("{} results in {:.1f} s: {}".format(len(report["results"]), report["wall_seconds"], verdict))
     return ""

@@ -40,9 +40,9 @@ class WorkerClient:
         try:
             self.hello, _ = self._read(self.start_timeout)
         except WorkerDied as died:
-            self.hello = {"status": "broken", "error": died.message}
+            self.hello = {"status": protocol.BROKEN, "error": died.message}
             self.stop()
-        if self.hello.get("status") != "ready":
+        if self.hello.get("status") != protocol.READY:
             self.stop()
         return self.hello
 
@@ -80,8 +80,8 @@ class WorkerClient:
     def request(self, header, arrays=(), timeout=None):
         """Send one request. Returns (header, arrays); crash/timeout come back as statuses."""
         hello = self.ensure_started()
-        if hello.get("status") != "ready":
-            return {"status": "error", "message": "worker unavailable: {}".format(hello.get("error"))}, []
+        if hello.get("status") != protocol.READY:
+            return {"status": protocol.UNAVAILABLE, "message": "worker could not start: {}".format(hello.get("error"))}, []
         try:
             protocol.write_message(self.proc.stdin, header, arrays)
             return self._read(timeout or self.case_timeout)
@@ -91,15 +91,19 @@ class WorkerClient:
             return {"status": died.status, "message": died.message}, []
 
     def _read(self, timeout):
-        deadline = (time.monotonic() + timeout, timeout)
-        prefix = self._read_exact(4, deadline)
-        raw = self._read_exact(protocol.header_length(prefix), deadline)
-        header = protocol.decode_header(raw)
-        arrays = [protocol.array_from_bytes(self._read_exact(n, deadline)) for n in header.get("arrays", [])]
-        return header, arrays
+        deadline = time.monotonic() + timeout
 
-    def _read_exact(self, n, deadline):
-        deadline, timeout = deadline
+        def read_exact(n):
+            return self._read_exact(n, deadline, timeout)
+
+        try:
+            return protocol.read_message_with(read_exact)
+        except (ValueError, UnicodeDecodeError) as exc:  # JSON, .npy or framing garbage on the protocol pipe
+            self._kill()
+            raise WorkerDied(protocol.CRASH, "worker sent an unreadable reply ({}: {}); worker killed".format(
+                type(exc).__name__, str(exc)[:200]))
+
+    def _read_exact(self, n, deadline, timeout):
         fd = self.proc.stdout.fileno()
         chunks = []
         with selectors.DefaultSelector() as sel:
@@ -108,7 +112,7 @@ class WorkerClient:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not sel.select(remaining):
                     self._kill()
-                    raise WorkerDied("timeout", "no answer within {:g} s; worker killed".format(timeout))
+                    raise WorkerDied(protocol.TIMEOUT, "no answer within {:g} s; worker killed".format(timeout))
                 chunk = os.read(fd, min(n, 1 << 20))
                 if not chunk:
                     raise self._death()
@@ -120,7 +124,7 @@ class WorkerClient:
         code = self.proc.wait()
         how = "killed by signal {}".format(signal.Signals(-code).name) if code < 0 else "exited with code {}".format(code)
         tail = self.stderr_tail()
-        return WorkerDied("crash", "worker {}{}".format(how, ": " + tail if tail else ""))
+        return WorkerDied(protocol.CRASH, "worker {}{}".format(how, ": " + tail if tail else ""))
 
     def stderr_tail(self, lines=3):
         if self._stderr is None:

@@ -1,10 +1,17 @@
 """The backends kbtool knows, by name: numpy (reference), the built-in recipes, custom modules."""
 from ..errors import KbtoolError
+from ..results import BackendStatus
 from . import cntk, custom, numpy, tensorflow, theano
 from .base import Unavailable
+from .worker import protocol
 
 RECIPES = {r.name: r for r in (tensorflow.RECIPE, theano.RECIPE, cntk.RECIPE)}
 BUILTIN = ["numpy"] + list(RECIPES)
+
+
+def system_packages():
+    """The Debian packages every recipe needs (the union of their apt_packages), sorted."""
+    return sorted({p for recipe in RECIPES.values() for p in recipe.apt_packages})
 
 
 def launch_for(name):
@@ -19,23 +26,40 @@ def launch_for(name):
                       "my_package.my_module[@ENV]".format(name, ", ".join(BUILTIN)))
 
 
+def backend_info(name, hello):
+    """What the report says of a backend whose worker answered `hello` (ready or broken)."""
+    info = {"name": name, "kind": "builtin" if name in BUILTIN else "custom", "python": hello.get("python")}
+    if hello.get("status") == protocol.READY:
+        info.update(status=BackendStatus.AVAILABLE.value, versions=hello.get("versions", {}),
+                    module=hello.get("module"), import_seconds=hello.get("import_seconds"))
+    else:
+        info.update(status=BackendStatus.BROKEN.value, reason=hello.get("error") or "the worker did not start")
+    return info
+
+
+def not_installed_info(name, reason):
+    return {"name": name, "kind": "builtin" if name in BUILTIN else "custom",
+            "status": BackendStatus.NOT_INSTALLED.value, "reason": str(reason)}
+
+
 def probe(name):
     """Start a worker for `name` and report what it says: status, versions, reason."""
     from .client import WorkerClient
 
-    info = {"name": name, "kind": "builtin" if name in BUILTIN else "custom"}
     try:
         launch = launch_for(name)
     except Unavailable as exc:
-        info.update(status="not installed", reason=str(exc))
-        return info
+        return not_installed_info(name, exc)
     client = WorkerClient(launch)
     hello = client.start()
     client.stop()
-    info["python"] = hello.get("python")
-    if hello.get("status") == "ready":
-        info.update(status="available", versions=hello.get("versions", {}), module=hello.get("module"),
-                    import_seconds=hello.get("import_seconds"))
-    else:
-        info.update(status="broken", reason=hello.get("error"))
-    return info
+    return backend_info(name, hello)
+
+
+def probe_all(extra=()):
+    """Probe every built-in backend and the `extra` custom ones, in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = list(BUILTIN) + [n for n in dict.fromkeys(extra) if n not in BUILTIN]
+    with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
+        return list(pool.map(probe, wanted))

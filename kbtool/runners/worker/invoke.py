@@ -33,8 +33,9 @@ import contextlib
 import numpy as np
 
 try:
-    from . import steps
+    from . import protocol, steps
 except ImportError:  # run as a script inside a backend env
+    import protocol
     import steps
 
 _PY_SCALARS = (bool, int, float, str, type(None))
@@ -142,9 +143,9 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     try:
         fn, module_index = resolve_op(modules, request["op"])
     except Unsupported as exc:
-        return {"status": "unsupported", "message": str(exc)}, []
+        return {"status": protocol.UNSUPPORTED, "message": str(exc)}, []
     if request.get("grad") and not callable(getattr(K, "gradients", None)):
-        return {"status": "unsupported", "message": "{} has no gradients()".format(getattr(K, "__name__", "backend"))}, []
+        return {"status": protocol.UNSUPPORTED, "message": "{} has no gradients()".format(getattr(K, "__name__", "backend"))}, []
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
     try:
         with context:
@@ -178,7 +179,7 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
             leaves, is_sequence = _flatten(result)
             values = _evaluate_leaves(K, leaves, builder, mode)
     except Exception as exc:  # the backend's own error is the finding; report it whole
-        return {"status": "raised", "error": describe_exception(exc)}, []
+        return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
     outputs, out_arrays = [], []
     try:
         for value in values:
@@ -193,8 +194,8 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
                                 "dtype": str(array.dtype), "shape": list(array.shape)})
                 out_arrays.append(array)
     except Exception as exc:
-        return {"status": "raised", "error": describe_exception(exc)}, []
-    header = {"status": "ok", "outputs": outputs, "sequence": is_sequence}
+        return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
+    header = {"status": protocol.OK, "outputs": outputs, "sequence": is_sequence}
     if module_index:
         header["note"] = "not in the public module; found in {}".format(modules[module_index].__name__)
     return header, out_arrays

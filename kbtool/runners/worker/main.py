@@ -57,12 +57,12 @@ def main(argv=None):
         import invoke
     except BaseException as exc:
         lines = traceback.format_exception_only(type(exc), exc)
-        protocol.write_message(proto_out, {"status": "broken", "error": lines[-1].strip(),
+        protocol.write_message(proto_out, {"status": protocol.BROKEN, "error": lines[-1].strip(),
                                            "python": sys.version.split()[0]})
         return 3
     import numpy
     backend_name = K.backend() if callable(getattr(K, "backend", None)) else args.module
-    hello = {"status": "ready", "backend": backend_name, "module": args.module,
+    hello = {"status": protocol.READY, "backend": backend_name, "module": args.module,
              "python": sys.version.split()[0], "numpy": numpy.__version__,
              "versions": versions(args.version_of), "import_seconds": round(time.time() - started, 3)}
     protocol.write_message(proto_out, hello)

@@ -41,24 +41,46 @@ def write_message(stream, header, arrays=()):
     stream.flush()
 
 
-def _read_exact(stream, n):
-    chunks = []
-    while n:
-        chunk = stream.read(n)
-        if not chunk:
-            raise EOFError("stream closed")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+# Hello statuses: what a worker says once it has (or has not) imported its backend.
+READY = "ready"
+BROKEN = "broken"
+
+# Reply statuses: what a worker (or the client, for a worker that died) says of one request.
+OK = "ok"  # the call returned; "outputs" describe the values
+RAISED = "raised"  # the call raised; "error" has its type, MRO and message
+UNSUPPORTED = "unsupported"  # the backend module has no such function
+CRASH = "crash"  # the worker died during the request (set by the client)
+TIMEOUT = "timeout"  # the worker did not answer in time and was killed (set by the client)
+UNAVAILABLE = "unavailable"  # no worker could be started for the request (set by the client)
+
+
+def _stream_reader(stream):
+    def read_exact(n):
+        chunks = []
+        while n:
+            chunk = stream.read(n)
+            if not chunk:
+                raise EOFError("stream closed")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+    return read_exact
+
+
+def read_message_with(read_exact):
+    """Read one message through `read_exact(n) -> n bytes`: (header, [arrays]).
+
+    The one reader of the wire format: the worker reads requests from a blocking stream, the controller
+    reads replies through a reader that enforces its deadline.
+    """
+    (size,) = _LEN.unpack(read_exact(_LEN.size))
+    header = decode_header(read_exact(size))
+    if not isinstance(header, dict):
+        raise ValueError("message header is not a JSON object")
+    arrays = [array_from_bytes(read_exact(n)) for n in header.get("arrays", [])]
+    return header, arrays
 
 
 def read_message(stream):
     """Blocking read of one message from a binary stream: (header, [arrays])."""
-    (size,) = _LEN.unpack(_read_exact(stream, _LEN.size))
-    header = decode_header(_read_exact(stream, size))
-    arrays = [array_from_bytes(_read_exact(stream, n)) for n in header.get("arrays", [])]
-    return header, arrays
-
-
-def header_length(prefix):
-    return _LEN.unpack(prefix)[0]
+    return read_message_with(_stream_reader(stream))

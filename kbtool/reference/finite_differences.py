@@ -1,0 +1,20 @@
+"""Gradients by central differences: the reference's only way to differentiate (it has no autodiff).
+
+Differences in float64 are independent of every backend's gradient code, which is the point of comparing them.
+(Not named `gradients`: a submodule would shadow the op of that name on the package.)
+"""
+import numpy as np
+
+STEP = 1e-6
+
+
+def central_differences(total, base, step=STEP):
+    """d total(x) / dx at x = `base` (float64), element by element; `total` maps an array to a float."""
+    grad = np.zeros_like(base)
+    for pos in np.ndindex(base.shape):
+        h = step * max(1.0, abs(base[pos]))
+        for sign in (1, -1):
+            bumped = base.copy()
+            bumped[pos] += sign * h
+            grad[pos] += sign * total(bumped) / (2 * h)
+    return grad

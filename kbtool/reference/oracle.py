@@ -1,0 +1,74 @@
+"""What the reference expects of a case: its outcome, computed in-process through the same invoke path as the
+workers, once per case (cached; the run stage asks from one thread per backend)."""
+import threading
+
+import numpy as np
+
+from ..runners.worker import invoke, protocol
+from .finite_differences import central_differences
+
+
+class Oracle:
+    """The NumPy reference's outcome for each case, and a backend's own name for K.backend()."""
+
+    def __init__(self, module=None):
+        if module is None:
+            from .. import reference as module
+        self.module = module
+        self._lock = threading.Lock()
+        self._cache = {}
+
+    def expected(self, case, hello=None, backend_name=None):
+        """The reply a backend should give for `case` (header, arrays)."""
+        if case.expect_backend_name:
+            return own_name(backend_name, hello or {})
+        key = (case.op, case.id)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._outcome(case)
+            return self._cache[key]
+
+    def _outcome(self, case):
+        if case.grad:
+            return numeric_gradients(self.module, case)
+        # the reference answers in the case's first mode (a placeholder-only case has no eager form)
+        return invoke.evaluate(self.module, case.request(case.modes[0]), case.arrays)
+
+
+class _NoValue(Exception):
+    pass
+
+
+def numeric_gradients(module, case):
+    """d sum(op(...)) / d input by central differences in float64, for each input the case builds as a tensor."""
+    request = dict(case.request("eager"), grad=False)
+    arrays64 = [a.astype("float64") if a.dtype.kind == "f" else a for a in case.arrays]
+
+    def total(arrays):
+        header, outs = invoke.evaluate(module, request, arrays)
+        if header["status"] != protocol.OK:
+            raise _NoValue(header)
+        return float(sum(np.sum(o, dtype="float64") for o in outs))
+
+    def total_at(index):
+        return lambda value: total(arrays64[:index] + [value] + arrays64[index + 1:])
+
+    try:
+        total(arrays64)  # a call that has no value has no gradient: the reference's reply says why
+        grads = [central_differences(total_at(i), arrays64[i]).astype(case.arrays[i].dtype)
+                 for i in case.tensor_indices]
+    except _NoValue as exc:
+        return exc.args[0], []
+    outputs = [{"kind": "array", "index": i, "dtype": str(g.dtype), "shape": list(g.shape)}
+               for i, g in enumerate(grads)]
+    return {"status": protocol.OK, "outputs": outputs, "sequence": True}, grads
+
+
+def own_name(backend_name, hello):
+    """K.backend() should answer the backend's own name (for `module@env`, the env's; for a custom module on
+    kbtool's Python, what its worker reported at start)."""
+    want = backend_name.split("@", 1)[1] if "@" in backend_name else backend_name
+    if "." in want:
+        want = hello.get("backend", want)
+    return {"status": protocol.OK, "outputs": [{"kind": "python", "value": want, "pytype": "str"}],
+            "sequence": False}, []

@@ -1,0 +1,103 @@
+"""The words and records every stage of the pipeline shares: result statuses, backend statuses, the result record.
+
+Defined once here; the verdicts produce them, known differences annotate them, the report carries them and every
+renderer reads them. The report's JSON Schema (kbtool/reports/report.schema.json) lists the same words.
+"""
+import enum
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, List, Optional
+
+
+class Status(str, enum.Enum):
+    """What one result is: the verdict on one op × case × backend × mode."""
+
+    PASS = "pass"  # same shapes, dtypes and values within tolerance, or the expected exception
+    FAIL = "fail"  # a divergence from the reference (values, shape, dtype, error type, statistics, shape rule)
+    ERROR = "error"  # the backend raised where the reference returned a value
+    UNSUPPORTED = "unsupported"  # the backend lacks the function or says NotImplementedError
+    CRASH = "crash"  # the worker died on this case (it is restarted)
+    TIMEOUT = "timeout"  # the worker hung on this case (it is killed and restarted)
+    COULD_NOT_START = "could_not_start"  # the worker could not be (re)started, so the case never ran
+
+    def __str__(self):
+        return self.value
+
+
+# worst first is last: the order in which one op's results on one backend summarise to a matrix cell
+SEVERITY = [Status.PASS, "known", Status.UNSUPPORTED, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.CRASH,
+            Status.COULD_NOT_START]
+SYMBOLS = {"pass": "✓", "known": "≈", "fail": "✗", "error": "E", "crash": "☠", "timeout": "⏱", "unsupported": "–",
+           "could_not_start": "∅"}
+
+
+class BackendStatus(str, enum.Enum):
+    """Whether a backend ran at all in a check."""
+
+    AVAILABLE = "available"  # its worker started and answered
+    NOT_INSTALLED = "not installed"  # no environment (or interpreter) for it: nothing was run
+    BROKEN = "broken"  # its worker could not start: the backend fails to import, or the worker died at start
+
+    def __str__(self):
+        return self.value
+
+
+@dataclass
+class Details:
+    """Structured facts about a failing comparison, besides the message."""
+
+    expected_shape: Optional[List[int]] = None
+    actual_shape: Optional[List[int]] = None
+    expected_dtype: Optional[str] = None
+    actual_dtype: Optional[str] = None
+    max_abs_diff: Optional[float] = None
+    max_rel_diff: Optional[float] = None
+    mismatched: Optional[int] = None  # how many values differ
+    size: Optional[int] = None
+    first_index: Optional[List[int]] = None
+    expected_value: Any = None
+    actual_value: Any = None
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+
+    def as_dict(self):
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class Verdict:
+    """What the verdict stage says of one outcome."""
+
+    status: Status
+    message: str = ""
+    details: Optional[Details] = None
+
+    @property
+    def passed(self):
+        return self.status == Status.PASS
+
+
+@dataclass
+class Result:
+    """One op × case × backend × mode: the record the JSON report carries."""
+
+    op: str
+    case: str
+    backend: str
+    mode: str
+    status: Status
+    message: str = ""
+    seconds: float = 0.0
+    details: Optional[Dict[str, Any]] = None
+    note: Optional[str] = None  # e.g. the op came from a backend's private module
+    known: Optional[str] = None  # the reason of the known difference that explains it
+    doc_check: Optional[List[Dict[str, Any]]] = None  # documented examples: what each doc version shows
+    repro: Optional[str] = None  # the command that reproduces a non-passing result
+
+    def as_dict(self):
+        out = {"op": self.op, "case": self.case, "backend": self.backend, "mode": self.mode,
+               "status": Status(self.status).value, "message": self.message, "seconds": self.seconds}
+        for key in ("details", "note", "known", "doc_check", "repro"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out

@@ -1,0 +1,45 @@
+"""Verdicts: what one backend's outcome means against the reference's. One module per concern:
+
+    raises.py       expected exceptions, and a backend raising where the reference did not
+    stats.py        random ops: shape, dtype, statistics bounds, reproducible seeded draws
+    values.py       values, shapes, dtypes (NaN, inf, NumPy scalars against Python numbers)
+    tolerances.py   per-dtype tolerances, the spec's overrides, gradients' looser bound
+    shape_rules.py  the spec's documented output shapes
+    doc_claims.py   what each doc version shows for an example
+
+`judge` applies them in order; an outcome is a worker reply `(header, arrays)`.
+"""
+from ..results import Status, Verdict
+from ..runners.worker import protocol
+from .doc_claims import doc_check  # noqa: F401  (re-exported for the run stage)
+from .raises import judge_backend_raised, judge_raises
+from .replies import output_values
+from .shape_rules import judge_shape_rules
+from .stats import judge_stats
+from .values import compare_outputs
+
+# replies that are verdicts by themselves: the case never produced a value to compare
+_REPLY_VERDICTS = {protocol.CRASH: Status.CRASH, protocol.TIMEOUT: Status.TIMEOUT,
+                   protocol.UNSUPPORTED: Status.UNSUPPORTED, protocol.UNAVAILABLE: Status.COULD_NOT_START}
+
+
+def judge(case, expected, actual, shape_rules=None):
+    """The verdict on `actual` (a backend's reply) for `case`, against the reference's reply `expected`."""
+    exp_header, exp_arrays = expected
+    act_header, act_arrays = actual
+    if act_header["status"] in _REPLY_VERDICTS:
+        return Verdict(_REPLY_VERDICTS[act_header["status"]], act_header.get("message", ""))
+    if exp_header["status"] == protocol.RAISED or case.raises:
+        return judge_raises(case.raises or exp_header["error"]["type"], case.match, act_header)
+    if act_header["status"] == protocol.RAISED:
+        return judge_backend_raised(act_header["error"])
+    if exp_header["status"] != protocol.OK:
+        return Verdict(Status.ERROR, "reference did not produce a value: {}".format(
+            exp_header.get("message", exp_header["status"])))
+    expected_values, actual_values = output_values(exp_header, exp_arrays), output_values(act_header, act_arrays)
+    if case.stats:
+        return judge_stats(case.stats, expected_values, actual_values)
+    verdict = compare_outputs(expected_values, actual_values, case.tolerance)
+    if verdict.passed:
+        return judge_shape_rules(shape_rules, case, act_header) or verdict
+    return verdict

@@ -1,0 +1,28 @@
+"""Expected exceptions: the case (or the reference) raised, so the backend must raise the same type."""
+import re
+
+from ..results import Details, Status, Verdict
+from ..runners.worker import protocol
+from .replies import shape_note
+
+
+def judge_raises(want, match, actual_header):
+    """`want` is an exception class name that must be in the raised error's MRO; `match` a regex on its message."""
+    if actual_header["status"] != protocol.RAISED:
+        return Verdict(Status.FAIL, "expected {} to be raised, got a result{}".format(want, shape_note(actual_header)))
+    error = actual_header["error"]
+    if want not in error["mro"]:
+        return Verdict(Status.FAIL, "expected {}, raised {}: {}".format(want, error["type"], error["message"][:200]),
+                       Details(expected_value=want, actual_value=error["type"]))
+    if match and not re.search(match, error["message"]):
+        return Verdict(Status.FAIL, "raised {} but message {!r} does not match {!r}".format(
+            error["type"], error["message"][:200], match))
+    return Verdict(Status.PASS)
+
+
+def judge_backend_raised(error):
+    """The backend raised where the reference returned a value: unsupported when it says it lacks the feature."""
+    if "NotImplementedError" in error["mro"]:
+        # the backend says itself that it lacks the feature (e.g. keras 2.3.1's CNTK arange, ctc_*)
+        return Verdict(Status.UNSUPPORTED, "{}: {}".format(error["type"], error["message"][:300] or "(no message)"))
+    return Verdict(Status.ERROR, "{}: {}".format(error["type"], error["message"][:300]))

@@ -1,0 +1,24 @@
+"""How close is close enough: per-dtype tolerances, and the looser bound for gradients against central differences."""
+
+DEFAULT_TOLERANCE = {
+    "float16": {"rtol": 1e-3, "atol": 1e-3},
+    "float32": {"rtol": 1e-5, "atol": 1e-6},
+    "float64": {"rtol": 1e-10, "atol": 1e-12},
+    "int": {"rtol": 0, "atol": 0},  # integers, booleans and anything else: exact
+}
+# analytic float32 gradients against float64 central differences need a looser bound
+GRAD_TOLERANCE = {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}
+
+
+def tolerance_for(dtype, overrides=None):
+    """{rtol, atol} for values of `dtype` (a name), with the spec's per-dtype `overrides` applied."""
+    key = str(dtype) if str(dtype) in DEFAULT_TOLERANCE else "int"
+    tol = dict(DEFAULT_TOLERANCE[key])
+    tol.update((overrides or {}).get(key, {}))
+    return tol
+
+
+def loosest(dtypes, overrides=None):
+    """The loosest bound over several dtypes (a value compared across a dtype difference)."""
+    bounds = [tolerance_for(d, overrides) for d in dtypes]
+    return {k: max(b[k] for b in bounds) for k in ("rtol", "atol")}

@@ -1,0 +1,118 @@
+"""Values, shapes and dtypes: one backend's outputs against the reference's, within tolerance.
+
+Rules: outputs are compared one by one (count first); a NumPy scalar and a Python number compare by value;
+shapes must be equal before values are compared; NaN equals NaN at the same place; a dtype difference still
+compares the values (loosest tolerance of the two dtypes), so that it never hides a value difference.
+"""
+import numpy as np
+
+from ..results import Details, Status, Verdict
+from .replies import kind_of
+from .tolerances import loosest, tolerance_for
+
+
+def compare_outputs(expected, actual, tolerance=None):
+    """Lists of output values (ndarray or Python values) → Verdict."""
+    if len(expected) != len(actual):
+        return Verdict(Status.FAIL, "returned {} outputs, reference returned {}".format(len(actual), len(expected)))
+    for i, (exp, act) in enumerate(zip(expected, actual)):
+        verdict = compare_value(exp, act, tolerance or {})
+        if not verdict.passed:
+            if len(expected) > 1:
+                verdict.message = "output {}: {}".format(i, verdict.message)
+            return verdict
+    return Verdict(Status.PASS)
+
+
+def compare_value(exp, act, tolerance):
+    exp, act = _scalar_as_number(exp), _scalar_as_number(act)
+    exp_is_array, act_is_array = isinstance(exp, np.ndarray), isinstance(act, np.ndarray)
+    if not exp_is_array or not act_is_array:
+        if _is_number(exp) and _is_number(act):
+            # a NumPy scalar from one backend, a Python number from another: the value is what counts
+            if np.isclose(act, exp):
+                return Verdict(Status.PASS)
+            return Verdict(Status.FAIL, "returned {!r}, reference {!r}".format(act, exp),
+                           Details(expected_value=_plain(exp), actual_value=_plain(act)))
+        if exp_is_array != act_is_array:
+            return Verdict(Status.FAIL, "returned {}, reference returned {}".format(kind_of(act), kind_of(exp)))
+        if py_equal(exp, act):
+            return Verdict(Status.PASS)
+        return Verdict(Status.FAIL, "returned {!r}, reference {!r}".format(act, exp),
+                       Details(expected_value=_plain(exp), actual_value=_plain(act)))
+    if exp.shape != act.shape:
+        return Verdict(Status.FAIL, "shape {} != reference {}".format(tuple(act.shape), tuple(exp.shape)),
+                       Details(expected_shape=list(exp.shape), actual_shape=list(act.shape),
+                               expected_dtype=str(exp.dtype), actual_dtype=str(act.dtype)))
+    if exp.dtype != act.dtype:
+        tol = loosest([str(exp.dtype), str(act.dtype)], tolerance)
+        both_numeric = exp.dtype.kind != "b" and act.dtype.kind != "b"
+        common = np.promote_types(exp.dtype, act.dtype) if both_numeric else np.dtype("float64")
+        values = compare_arrays(exp.astype(common), act.astype(common), tol)
+        details = values.details or Details()
+        details.expected_dtype, details.actual_dtype = str(exp.dtype), str(act.dtype)
+        return Verdict(Status.FAIL, "dtype {} != reference {} ({})".format(
+            act.dtype, exp.dtype, "values agree" if values.passed else "values also differ: " + values.message),
+            details)
+    return compare_arrays(exp, act, tolerance_for(str(exp.dtype), tolerance))
+
+
+def compare_arrays(exp, act, tol):
+    """Two arrays of one shape and dtype; floats within `tol` (NaN equal to NaN), everything else exactly."""
+    if exp.dtype.kind in "fc":
+        ok = np.isclose(act, exp, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+    else:
+        ok = act == exp
+    if np.all(ok):
+        return Verdict(Status.PASS)
+    bad = np.argwhere(~ok)
+    first = tuple(int(i) for i in bad[0])
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        diff = np.abs(act.astype("float64") - exp.astype("float64"))
+        rel = diff / np.abs(exp.astype("float64"))
+    worst = _finite_max(diff)  # None when no difference is finite (a NaN or inf against a number)
+    details = Details(expected_shape=list(exp.shape), actual_shape=list(act.shape), expected_dtype=str(exp.dtype),
+                      actual_dtype=str(act.dtype), max_abs_diff=worst, max_rel_diff=_finite_max(rel),
+                      mismatched=len(bad), size=int(ok.size), first_index=list(first),
+                      expected_value=_plain(exp[first]), actual_value=_plain(act[first]),
+                      rtol=tol["rtol"], atol=tol["atol"])
+    return Verdict(Status.FAIL, "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs "
+                   "reference {!r}".format(len(bad), ok.size, float("nan") if worst is None else worst, tol["rtol"], tol["atol"], first, act[first].item(),
+                                           exp[first].item()), details)
+
+
+def _finite_max(values):
+    finite = values[np.isfinite(values)]
+    return float(finite.max()) if finite.size else None
+
+
+def _scalar_as_number(value):
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
+        return value.item()
+    return value
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _plain(value):
+    """A JSON-safe form of a value for the report's details (NaN and inf as strings)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+def py_equal(a, b):
+    """Python values, lists and tuples alike."""
+    def norm(v):
+        return [norm(x) for x in v] if isinstance(v, (list, tuple)) else v
+    return norm(a) == norm(b)

@@ -1,0 +1,500 @@
+"""The report stage (kbtool/reports): summary and exit code, the JSON Schema, every renderer, and writing files.
+
+Hand-built reports for the tables; a few short runs on the numpy worker (and on custom backend modules) for
+the promise that every report kbtool writes validates against its schema.
+"""
+import copy
+import io
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from kbtool import __version__, plan
+from kbtool.check import run_check
+from kbtool.cli import main
+from kbtool.errors import KbtoolError
+from kbtool.reports import format_of, html, junit, markdown, matrix, prepare_outputs, progress, render, terminal, write
+from kbtool.reports.assemble import SCHEMA_VERSION, exit_code, schema, summarize, validate
+from kbtool.results import BackendStatus, Details, Result, Status
+from kbtool.run import repro_command
+from kbtool.runners import registry
+from kbtool.runners.base import Unavailable
+from kbtool.runners.registry import not_installed_info
+from kbtool.specs import loader
+
+# --- hand-built reports ---
+
+
+def record(op, case, backend, status, mode="eager", known=None, seconds=0.25, message=None, **extra):
+    result = Result(op=op, case=case, backend=backend, mode=mode, status=Status(status),
+                    message="" if message is None and status == "pass" else message or "{} here".format(status),
+                    seconds=seconds, known=known, **extra)
+    if result.status != Status.PASS:
+        result.repro = repro_command(result, 0)
+    return result.as_dict()
+
+
+def available(name):
+    return {"name": name, "kind": "builtin", "python": "3.11.7", "status": BackendStatus.AVAILABLE.value,
+            "versions": {name: "1.0"}, "module": "kbtool.reference", "import_seconds": 0.1, "restarts": 0}
+
+
+def broken(name):
+    return {"name": name, "kind": "custom", "python": "3.11.7", "status": BackendStatus.BROKEN.value,
+            "reason": "ImportError: no engine here", "restarts": 0}
+
+
+def not_installed(name):
+    return not_installed_info(name, "not installed: run `kbtool env install {}`".format(name))
+
+
+STALE = {"op": "dot", "backend": "beta", "case": "basic", "reason": "beta rounds", "note": "did not reproduce in this "
+         "run (2 results checked)"}
+
+
+def make_report(backends, results, stale=(), known_counts=()):
+    report = {"schema_version": SCHEMA_VERSION, "kbtool": __version__, "created": "2024-05-01T12:00:00+00:00",
+              "seed": 0, "spec": {"path": "specs/ops.yaml", "ops": 2, "cases": 3}, "filters": [],
+              "backends": backends, "results": results, "known_differences": list(known_counts),
+              "stale_known_differences": list(stale), "wall_seconds": 1.0}
+    report["summary"] = summarize(report)
+    return report
+
+
+# --- summary and exit code ---
+
+PASSES = [record("dot", "basic", "alpha", "pass"), record("dot", "big", "alpha", "pass")]
+
+
+@pytest.mark.parametrize("backends, results, stale, expected", [
+    # (results, divergences, stale, unavailable_backends, could_not_start, ok)
+    ([available("alpha")], [], (), (0, 0, 0, [], [], False)),  # nothing ran: never green
+    ([available("alpha")], PASSES, (), (2, 0, 0, [], [], True)),
+    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail")], (), (3, 1, 0, [], [], False)),
+    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "unsupported")], (), (3, 1, 0, [], [], False)),
+    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail", known="r"),
+                                     record("dot", "y", "alpha", "crash", known="r")], (), (4, 0, 0, [], [], True)),
+    ([available("alpha")], PASSES, [STALE], (2, 0, 1, [], [], False)),
+    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "could_not_start")], (), (3, 1, 0, [], [], False)),
+    ([available("alpha"), broken("my.kb")], PASSES, (), (2, 0, 0, ["my.kb"], ["my.kb"], False)),
+    ([available("alpha"), not_installed("cntk")], PASSES, (), (2, 0, 0, ["cntk"], [], True)),
+    ([not_installed("cntk"), available("alpha"), not_installed("theano")], PASSES, (),
+     (2, 0, 0, ["cntk", "theano"], [], True)),
+    ([broken("my.kb")], [], (), (0, 0, 0, ["my.kb"], ["my.kb"], False)),
+])
+def test_summary_and_exit_code(backends, results, stale, expected):
+    report = make_report(backends, results, stale)
+    s = report["summary"]
+    assert (s["results"], s["divergences"], s["stale"], s["unavailable_backends"], s["could_not_start"],
+            s["ok"]) == expected
+    assert exit_code(report) == (0 if expected[-1] else 1)
+
+
+def test_per_backend_counts_cover_every_status_and_known():
+    results = [record("dot", s, "alpha", s) for s in (st.value for st in Status)]
+    results += [record("dot", "explained", "alpha", "fail", known="alpha rounds"),
+                record("dot", "explained2", "alpha", "timeout", known="alpha hangs"),
+                record("dot", "basic", "beta", "pass", seconds=0.125), record("dot", "big", "beta", "error",
+                                                                             seconds=0.0625)]
+    report = make_report([available("alpha"), available("beta"), not_installed("cntk")], results)
+    s = report["summary"]
+    assert s["per_backend"] == {
+        "alpha": {"pass": 1, "fail": 1, "error": 1, "unsupported": 1, "crash": 1, "timeout": 1, "could_not_start": 1,
+                  "known": 2},
+        "beta": {"pass": 1, "fail": 0, "error": 1, "unsupported": 0, "crash": 0, "timeout": 0, "could_not_start": 0,
+                 "known": 0},
+        "cntk": {"pass": 0, "fail": 0, "error": 0, "unsupported": 0, "crash": 0, "timeout": 0, "could_not_start": 0,
+                 "known": 0},
+    }
+    assert s["case_seconds"] == {"alpha": 2.25, "beta": 0.19}  # 9 × 0.25; 0.1875 rounded
+    assert (s["results"], s["divergences"], s["ok"]) == (11, 7, False)
+    assert validate(report) == []
+
+
+# --- the schema ---
+
+
+def test_schema_words_are_the_results_words():
+    defs = schema()["$defs"]
+    assert defs["result"]["properties"]["status"]["enum"] == [s.value for s in Status]
+    assert defs["backend"]["properties"]["status"]["enum"] == [s.value for s in BackendStatus]
+    assert defs["result"]["properties"]["mode"]["enum"] == list(plan.MODES)
+    assert defs["counts"]["required"] == [s.value for s in Status] + ["known"]
+    assert sorted(defs["counts"]["properties"]) == sorted(defs["counts"]["required"])
+    assert sorted(defs["details"]["properties"]) == sorted(Details().__dataclass_fields__)
+    assert sorted(defs["result"]["properties"]) == sorted(Result.__dataclass_fields__)
+    assert schema()["properties"]["schema_version"] == {"const": SCHEMA_VERSION}
+
+
+def full_report():
+    results = [
+        record("dot", "basic", "alpha", "pass"),
+        record("dot", "basic", "alpha", "fail", mode="symbolic",
+               details=Details(expected_shape=[2, 3], actual_shape=[2, 3], expected_dtype="float32",
+                               actual_dtype="float32", max_abs_diff=0.5, max_rel_diff=1.0, mismatched=6, size=6,
+                               first_index=[0, 0], expected_value=-0.5, actual_value="nan", rtol=1e-5,
+                               atol=1e-6).as_dict()),
+        record("dot", "example:doc", "alpha", "pass", doc_check=[{"docs": ["ko-2.2"], "shown": "[[1]]",
+                                                                  "matches": True}]),
+        record("sum", "basic", "alpha", "unsupported", known="alpha lacks sum", note="from a private module"),
+    ]
+    known_counts = [{"entry": 1, "op": "sum", "backend": ["alpha", "beta"], "reason": "alpha lacks sum",
+                     "targeted": 1, "explained": 1, "named": 1},
+                    {"entry": "spec alias", "op": "lesser", "backend": "alpha", "reason": "renamed",
+                     "targeted": 2, "explained": 0, "named": 0}]
+    return make_report([available("alpha"), broken("my.kb"), not_installed("cntk")], results, [STALE], known_counts)
+
+
+def test_a_well_formed_report_validates():
+    assert validate(full_report()) == []
+
+
+def _drop(key):
+    return lambda r: r.pop(key)
+
+
+@pytest.mark.parametrize("mutate, problems", [
+    (_drop("schema_version"), ["(top): 'schema_version' is a required property"]),
+    (lambda r: r.update(schema_version=2), ["schema_version: 1 was expected"]),
+    (lambda r: r["results"][1].update(status="flaky"),
+     ["results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
+      "'could_not_start']"]),
+    (lambda r: r["results"][1].pop("repro"), ["results/1: 'repro' is a required property"]),
+    (lambda r: r["results"][0].update(repro="kbtool check --op dot"), ["results/0: {} should not be valid under "
+                                                                       "{{'required': ['repro']}}"]),
+    (lambda r: r.update(extra=1), ["(top): Additional properties are not allowed ('extra' was unexpected)"]),
+])
+def test_validate_rejects(mutate, problems):
+    report = full_report()
+    mutate(report)
+    expected = [p.format(report["results"][0]) if "{}" in p else p for p in problems]
+    assert validate(report) == expected
+
+
+# --- every report kbtool writes validates ---
+
+
+def cli(*args):
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout
+
+
+def test_every_report_kbtool_writes_validates(tmp_path):
+    out = {ext: str(tmp_path / ("X." + ext)) for ext in ("json", "md", "html", "xml")}
+    code, stdout = cli("check", "--op", "batch_dot", "--op", "clip", "--op", "random_normal", "--op", "rnn",
+                       "--backend", "numpy", "--json", *[a for p in out.values() for a in ("-o", p)])
+    assert code == 0, stdout
+    report = json.loads(stdout)
+    assert report["schema_version"] == 1
+    assert validate(report) == []
+    with open(out["json"], encoding="utf-8") as fh:
+        written = json.load(fh)
+    assert validate(written) == [] and written["results"] == report["results"]
+    assert {r["op"] for r in report["results"]} == {"batch_dot", "clip", "random_normal", "rnn"}
+    assert report["summary"]["results"] == len(report["results"]) > 0
+    suites = ET.parse(out["xml"]).getroot()
+    assert sum(int(s.get("tests")) for s in suites) == len(report["results"])
+    assert open(out["md"], encoding="utf-8").read().startswith("# kbtool parity report\n")
+    assert open(out["html"], encoding="utf-8").read().count("<td class=\"op\">") >= 4
+
+
+CUSTOM = """from kbtool.reference import *
+from kbtool.reference import clip as _clip, abs as _abs
+import numpy as np
+
+def clip(x, min_value, max_value):  # every value off by 0.5
+    return _clip(x, min_value, max_value) + np.float32(0.5)
+
+def transpose(x):  # the shape of its input
+    return x
+
+def abs(x):  # right values, wrong dtype
+    return _abs(x).astype("float64")
+"""
+
+
+def test_failing_results_carry_details_and_validate(tmp_path, custom_backend):
+    module = custom_backend("wrongkb", "kb", CUSTOM)
+    target = str(tmp_path / "X.json")
+    code, stdout = cli("check", "--op", "clip", "--op", "transpose", "--op", "abs", "--backend", module,
+                       "--case", "basic", "--case", "rank3", "--mode", "eager", "--json", "-o", target)
+    assert code == 1, stdout
+    report = json.loads(stdout)
+    assert validate(report) == []
+    with open(target, encoding="utf-8") as fh:
+        assert validate(json.load(fh)) == []
+    by_op = {r["op"]: r for r in report["results"]}
+    assert sorted(by_op) == ["abs", "clip", "transpose"] and len(report["results"]) == 3
+    assert {r["status"] for r in report["results"]} == {"fail"}
+    assert all(r["repro"] == "kbtool check --op {} --case {} --backend {} --mode eager --seed 0".format(
+        r["op"], r["case"], module) for r in report["results"])
+    clip = by_op["clip"]["details"]
+    assert (clip["expected_shape"], clip["actual_shape"], clip["expected_dtype"], clip["actual_dtype"]) == (
+        [3, 4], [3, 4], "float32", "float32")
+    assert clip["max_abs_diff"] == pytest.approx(0.5, abs=1e-6)
+    assert (clip["mismatched"], clip["size"], clip["first_index"], clip["rtol"], clip["atol"]) == (
+        12, 12, [0, 0], 1e-05, 1e-06)
+    assert clip["actual_value"] - clip["expected_value"] == pytest.approx(0.5, abs=1e-6)
+    transpose = by_op["transpose"]["details"]
+    assert transpose["actual_shape"] == transpose["expected_shape"][::-1] and len(transpose["actual_shape"]) == 3
+    assert by_op["abs"]["details"] == {"expected_dtype": "float32", "actual_dtype": "float64"}
+    assert report["summary"]["per_backend"][module]["fail"] == 3 and report["summary"]["divergences"] == 3
+
+
+def test_reports_with_unavailable_and_broken_backends_validate(custom_backend):
+    # one run: numpy works, tensorflow is not installed, a custom backend fails to import
+    module = custom_backend("brokenkb", "kb", "raise ImportError('no engine here')\n")
+
+    def launcher(name):
+        if name == "tensorflow":
+            raise Unavailable("not installed: run `kbtool env install tensorflow`")
+        return registry.launch_for(name)
+
+    spec = loader.load()
+    the_plan = plan.make_plan(spec, ops=["clip"], case_patterns=["basic"], launcher=launcher,
+                              builtin=["numpy", "tensorflow", module])
+    report = run_check(the_plan, known_entries=[])
+    assert validate(report) == []
+    assert [(b["name"], b["status"]) for b in report["backends"]] == [
+        ("numpy", "available"), ("tensorflow", "not installed"), (module, "broken")]
+    assert "ImportError: no engine here" in report["backends"][2]["reason"]
+    assert [(r["backend"], r["status"]) for r in report["results"]] == [("numpy", "pass"), ("numpy", "pass")]
+    s = report["summary"]
+    assert (s["unavailable_backends"], s["could_not_start"], s["ok"]) == (["tensorflow", module], [module], False)
+    assert report["filters"] == ["--case basic"] and report["spec"]["cases"] == 1
+
+
+# --- renderers ---
+
+
+def renderer_report():
+    """Two backends, two ops: alpha dot ✓✓✗, alpha sum ✓≈; beta dot –––, beta sum E☠."""
+    results = [
+        record("dot", "a", "alpha", "pass"), record("dot", "b", "alpha", "pass"),
+        record("dot", "c", "alpha", "fail", message="values differ | by 0.5"),
+        record("sum", "a", "alpha", "pass"), record("sum", "b", "alpha", "error", known="alpha raises here"),
+        record("dot", "a", "beta", "unsupported"), record("dot", "b", "beta", "unsupported"),
+        record("dot", "c", "beta", "unsupported"),
+        record("sum", "a", "beta", "error"), record("sum", "b", "beta", "crash", mode="symbolic"),
+    ]
+    return make_report([available("alpha"), available("beta")], results)
+
+
+def test_markdown_matrix_and_divergences():
+    text = markdown.render(renderer_report())
+    lines = text.splitlines()
+    assert "| op | alpha | beta |" in lines
+    assert "| dot | ✗ 2/3 | – 0/3 |" in lines
+    assert "| sum | ≈ 1/2 | ☠ 0/2 |" in lines
+    section = text.split("## Divergences\n", 1)[1].split("\n\n", 1)[0].strip().splitlines()
+    assert section[0] == "| op | case | backend | mode | status | message | known reason |"
+    rows = section[2:]
+    assert len(rows) == 7  # every non-passing result, the known one with its reason
+    assert "| dot | c | alpha | eager | fail | values differ \\| by 0.5 |  |" in rows
+    assert "| sum | b | alpha | eager | error | error here | alpha raises here |" in rows
+
+
+def test_junit_counts_per_suite():
+    root = ET.fromstring(junit.render(renderer_report()))
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert {name: (s.get("tests"), s.get("failures"), s.get("errors"), s.get("skipped"))
+            for name, s in suites.items()} == {"kbtool.alpha": ("5", "1", "0", "1"),
+                                               "kbtool.beta": ("5", "0", "2", "3")}
+    for suite in suites.values():
+        cases = suite.findall("testcase")
+        assert len(cases) == int(suite.get("tests"))
+        for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            assert sum(1 for c in cases if c.find(tag) is not None) == int(suite.get(attr))
+    crash = [c for c in suites["kbtool.beta"] if c.get("name") == "b[symbolic]"][0].find("error")
+    assert crash.get("message") == "crash: crash here"
+    assert crash.text == "kbtool check --op sum --case b --backend beta --mode symbolic --seed 0"
+
+
+def test_junit_is_well_formed_with_control_characters_in_a_message():
+    report = make_report([available("alpha")], [
+        record("dot", "a", "alpha", "error", message="ValueError: bad \x1b[31mred\x1b[0m \x07 bell")])
+    root = ET.fromstring(junit.render(report))
+    (case,) = root.iter("testcase")
+    assert "bad" in case.find("error").get("message")
+
+
+def test_html_rows_and_cells():
+    page = html.render(renderer_report())
+    assert page.count("<tr class=") == 7
+    assert re.findall(r'<tr class="(\w+)">', page) == ["fail", "known", "unsupported", "unsupported", "unsupported",
+                                                       "error", "crash"]
+    cells = re.findall(r'<td class="(pass|known|fail|error|crash|timeout|unsupported|could_not_start)">([^<]*)</td>',
+                       page)
+    assert cells == [("fail", "✗ 2/3"), ("unsupported", "– 0/3"), ("known", "≈ 1/2"), ("crash", "☠ 0/2")]
+
+
+def test_html_escapes_messages():
+    report = make_report([available("alpha")], [record("dot", "a", "alpha", "fail", message="<script>x</script>")])
+    page = html.render(report)
+    assert "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+
+
+def test_terminal_names_the_divergences():
+    console = Console(file=io.StringIO(), width=200)
+    assert terminal.render(renderer_report(), console) == ""
+    out = console.file.getvalue()
+    assert "✗ 2/3" in out and "– 0/3" in out and "≈ 1/2" in out and "☠ 0/2" in out
+    assert "Divergences (6 results):" in out
+    assert "Known differences (1 results, re-checked this run):" in out
+    assert "  ≈ sum on alpha (1 results): alpha raises here" in out
+    assert out.count("reproduce: kbtool check") == 6
+    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s: 6 divergence(s), 0 stale known difference(s)"
+
+
+def test_terminal_all_pass_and_unavailable_backend():
+    console = Console(file=io.StringIO(), width=200)
+    terminal.render(make_report([available("alpha"), not_installed("cntk")], PASSES), console)
+    out = console.file.getvalue()
+    assert "cntk: not installed — not installed: run `kbtool env install cntk`" in out
+    assert "Divergences" not in out
+    assert out.rstrip().splitlines()[-1] == "2 results in 1.0 s: all pass"
+
+
+def test_terminal_verdict_says_why_a_check_with_a_broken_backend_failed():
+    console = Console(file=io.StringIO(), width=200)
+    report = make_report([available("alpha"), broken("my.kb")], PASSES)
+    assert exit_code(report) == 1
+    terminal.render(report, console)
+    verdict = console.file.getvalue().rstrip().splitlines()[-1]
+    assert "my.kb" in verdict or "could not start" in verdict
+
+
+@pytest.mark.parametrize("statuses, worst", [
+    (["pass", "pass"], "pass"),
+    (["pass", "known"], "known"),
+    (["known", "unsupported"], "unsupported"),
+    (["unsupported", "fail"], "fail"),
+    (["fail", "error"], "error"),
+    (["error", "timeout"], "timeout"),
+    (["timeout", "crash"], "crash"),
+    (["crash", "could_not_start"], "could_not_start"),
+    (["could_not_start", "pass"], "could_not_start"),
+    (["fail", "pass", "unsupported"], "fail"),
+    (["pass"], "pass"),
+    ([], None),
+])
+def test_cell_status_picks_the_worst(statuses, worst):
+    records = [{"status": "error", "known": "why"} if s == "known" else {"status": s} for s in statuses]
+    assert matrix.cell_status(records) == worst
+    assert matrix.cell_status(list(reversed(records))) == worst
+
+
+def test_cell_status_known_hides_the_status_it_explains():
+    assert matrix.cell_status([{"status": "crash", "known": "r"}, {"status": "pass"}]) == "known"
+
+
+def test_render_json_and_unknown_format():
+    report = renderer_report()
+    assert json.loads(render(report, "json")) == report
+    with pytest.raises(ValueError):
+        render(report, "pdf")
+
+
+# --- files ---
+
+
+@pytest.mark.parametrize("path, fmt", [
+    ("r.json", "json"), ("out/r.md", "markdown"), ("/tmp/a.b/r.html", "html"), ("junit.xml", "junit"),
+])
+def test_format_of(path, fmt):
+    assert format_of(path) == fmt
+
+
+@pytest.mark.parametrize("path", ["r.pdf", "report", "r.htm", "r.json.txt"])
+def test_format_of_unknown(path):
+    with pytest.raises(KbtoolError) as info:
+        format_of(path)
+    assert str(info.value) == "cannot tell the format of {!r}: use one of .json, .md, .html, .xml".format(path)
+
+
+def test_prepare_outputs_makes_folders_and_refuses_directories_and_uncreatable_folders(tmp_path):
+    made = tmp_path / "new" / "deeper" / "r.md"
+    prepare_outputs([str(made)])
+    assert made.parent.is_dir() and not made.exists()
+    folder = tmp_path / "r.json"
+    folder.mkdir()
+    with pytest.raises(KbtoolError) as info:
+        prepare_outputs([str(made), str(folder)])
+    assert str(info.value) == "{} is a directory".format(folder)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    target = blocker / "sub" / "r.md"
+    with pytest.raises(KbtoolError) as info:
+        prepare_outputs([str(target)])
+    assert str(info.value) == "cannot create {} for {}: Not a directory".format(blocker / "sub", target)
+    assert blocker.read_text() == "not a folder"
+    with pytest.raises(KbtoolError, match="cannot tell the format"):
+        prepare_outputs([str(tmp_path / "ok.md"), str(tmp_path / "bad.pdf")])
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into any folder")
+def test_prepare_outputs_refuses_an_unwritable_folder(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(KbtoolError) as info:
+            prepare_outputs([str(folder / "r.md")])
+        assert str(info.value) == "cannot write {}: {} is not writable".format(folder / "r.md", folder)
+    finally:
+        folder.chmod(0o700)
+
+
+def test_write_is_atomic_and_never_follows_a_planted_tmp_symlink(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    target = folder / "report.json"
+    target.write_text("old")
+    os.symlink(str(victim), str(folder / "report.json.tmp"))
+    report = renderer_report()
+    write(report, str(target))
+    assert json.loads(target.read_text()) == report
+    assert victim.read_text() == "precious"
+    assert sorted(os.listdir(str(folder))) == ["report.json", "report.json.tmp"]
+    assert os.path.islink(str(folder / "report.json.tmp"))
+    write(report, str(folder / "report.md"))
+    assert (folder / "report.md").read_text() == markdown.render(report)
+    assert sorted(os.listdir(str(folder))) == ["report.json", "report.json.tmp", "report.md"]
+
+
+def test_write_failure_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch):
+    target = tmp_path / "report.md"
+    target.write_text("old")
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(KbtoolError) as info:
+        write(renderer_report(), str(target))
+    assert str(info.value) == "cannot write {}: Permission denied".format(target)
+    assert target.read_text() == "old" and os.listdir(str(tmp_path)) == ["report.md"]
+
+
+def test_progress_printer_reports_every_n_results():
+    lines = []
+    show = progress.printer(every=2, seconds=1e9, echo=lines.append)
+    for status in ("pass", "fail", "pass"):
+        show("numpy", Result(op="clip", case=status, backend="numpy", mode="eager", status=Status(status)))
+    assert lines == ["  numpy           2 results (1 fail, 1 pass)  at clip fail"]
+
+
+def test_reports_are_pure_functions_of_the_report():
+    report = renderer_report()
+    before = copy.deepcopy(report)
+    for fmt in ("json", "markdown", "html", "junit"):
+        render(report, fmt)
+    terminal.render(report, Console(file=io.StringIO()))
+    assert report == before
