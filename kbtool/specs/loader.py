@@ -2,17 +2,15 @@
 
 Validation has two layers: the JSON Schema (structure) and semantic checks the schema cannot
 express (doc ids exist, shape-rule expressions parse, case ids are unique, aliases resolve,
-examples name their doc versions). Every problem carries `file:line: ops.NAME...: message`.
+examples name their doc versions, every case binds to its signature: binding.py). Every problem
+carries `file:line: ops.NAME...: message`.
 """
-import os
-
 import yaml
 
+from .. import files, paths
 from ..errors import KbtoolError
-from . import schema, shapes
+from . import binding, schema, shapes
 
-DEFAULT_SPEC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                            "specs", "ops.yaml")
 
 try:  # the C loader is ~10x faster on the full spec
     _Loader = yaml.CSafeLoader
@@ -90,7 +88,7 @@ def _duplicate_keys(node, path, found):
 
 
 def load(path=None):
-    path = path or DEFAULT_SPEC
+    path = path or paths.spec_file()
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -100,9 +98,7 @@ def load(path=None):
         root = yaml.compose(text, Loader=_Loader)
         data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = "{}:{}".format(path, mark.line + 1) if mark else path
-        raise SpecError(["{}: invalid YAML: {}".format(where, getattr(exc, "problem", exc))])
+        raise SpecError([str(files.yaml_error(path, exc, "invalid YAML"))])
     if root is None:
         raise SpecError(["{}:1: the spec is empty".format(path)])
     problems = [(line, p, msg) for line, p, msg in _find_problems(root, data)]
@@ -165,9 +161,15 @@ def _semantic_problems(data):
                         yield base + [section, i, "docs"], "unknown doc id {!r}".format(doc)
                 if section == "examples" and "case" not in item and "not_executable" not in item:
                     yield base + [section, i], "an example needs a `case` to run, or `not_executable` saying why"
-        params = [p["name"] for p in entry.get("signature", [])]
-        for i, case in enumerate(entry.get("cases", [])):
-            for kw in case.get("kwargs", {}):
-                if kw not in params and not any(p.startswith("**") for p in params):
-                    yield base + ["cases", i, "kwargs", kw], "{!r} is not a parameter of {} ({})".format(
-                        kw, name, ", ".join(params))
+        yield from _binding_problems(name, entry, base)
+
+
+def _binding_problems(name, entry, base):
+    """Each case (and example case) bound to the signature as cases.py will: unknown parameters and steps,
+    inputs no parameter takes, kwargs that raw args make ignored, inputs whose arrays cannot be drawn."""
+    raws = [(base + ["cases", i], case) for i, case in enumerate(entry.get("cases", []))]
+    raws += [(base + ["examples", i, "case"], example["case"])
+             for i, example in enumerate(entry.get("examples", [])) if "case" in example]
+    for where, raw in raws:
+        for problem in binding.problems(name, entry, raw):
+            yield where + problem.path, problem.message

@@ -48,7 +48,13 @@ CASE = {
     "properties": {
         "id": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
         "about": {"type": "string"},
-        "inputs": {"type": "array", "items": INPUT},
+        # a list bound in signature order to the tensor/tensors/array params, or a mapping by parameter name
+        # (a list of inputs there is a Python list of tensors); see kbtool/specs/binding.py
+        "inputs": {"anyOf": [
+            {"type": "array", "items": INPUT},
+            {"type": "object", "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"},
+             "additionalProperties": {"anyOf": [INPUT, {"type": "array", "items": INPUT}]}},
+        ]},
         "kwargs": {"type": "object"},
         "raises": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
         "match": {"type": "string"},
@@ -59,7 +65,9 @@ CASE = {
         "observe": {"type": "boolean"},  # compare the variables' values after the call (update ops)
         "then_only": {"type": "boolean"},  # compare only the then-calls' results (a placeholder has no value)
         "expect_backend_name": {"type": "boolean"},  # K.backend(): each backend answers its own name
-        "args": {"type": "array", "items": {"type": "object"}},  # raw worker ARG specs, for nested arguments
+        # raw worker ARG specs, only for what a signature cannot express (nested lists, a tensor named twice,
+        # {call: ...}); the inputs are then a plain list of arrays
+        "args": {"type": "array", "items": {"type": "object"}},
         "then": {"type": "array", "items": {  # further calls whose results are compared too
             "type": "object", "additionalProperties": False, "required": ["op"],
             "properties": {"op": _NAME, "args": {"type": "array"}}}},
