@@ -55,34 +55,41 @@ def validate(entries, spec=None):
         return ["expected a list of entries (op, backend, reason, ...)"]
     problems = []
     for number, entry in enumerate(entries, 1):
-        where = "entry {} ({})".format(number, entry.get("op", "?"))
-        missing = [k for k in REQUIRED if k not in entry]
-        if missing:
-            problems.append("entry {} lacks {}".format(number, ", ".join(missing)))
-            continue
-        unknown = sorted(set(entry) - set(KEYS))
-        if unknown:
-            problems.append("{}: unknown key {} (keys are {})".format(where, ", ".join(unknown), ", ".join(KEYS)))
-        for key in GLOB_KEYS:
-            if not _is_globs(entry.get(key, "*")):
-                problems.append("{}: {} must be a glob or a list of globs".format(where, key))
-        if not isinstance(entry["reason"], str) or not entry["reason"].strip():
-            problems.append("{}: reason must be a sentence".format(where))
-        if "match" in entry:
-            if not isinstance(entry["match"], str):
-                problems.append("{}: match must be a regex (a string)".format(where))
-            else:
-                try:
-                    re.compile(entry["match"])
-                except re.error as exc:
-                    problems.append("{}: match is not a valid regex: {}".format(where, exc))
-        if _is_globs(entry.get("status", "*")):
-            words = [s.value for s in Status if s != Status.PASS]
-            if not any(fnmatch.fnmatchcase(w, p) for p in _globs(entry.get("status", "*")) for w in words):
-                problems.append("{}: status {} names no result status ({})".format(
-                    where, entry["status"], ", ".join(words)))
-        if spec is not None and not problems:
-            problems.extend("{}: {}".format(where, p) for p in _spec_problems(entry, spec))
+        found = _entry_problems(number, entry)
+        if spec is not None and not found:
+            found = ["entry {} ({}): {}".format(number, entry["op"], p) for p in _spec_problems(entry, spec)]
+        problems.extend(found)
+    return problems
+
+
+def _entry_problems(number, entry):
+    """Problems of one entry on its own (keys, types, regex, status words)."""
+    where = "entry {} ({})".format(number, entry.get("op", "?"))
+    missing = [k for k in REQUIRED if k not in entry]
+    if missing:
+        return ["entry {} lacks {}".format(number, ", ".join(missing))]
+    problems = []
+    unknown = sorted(set(entry) - set(KEYS))
+    if unknown:
+        problems.append("{}: unknown key {} (keys are {})".format(where, ", ".join(unknown), ", ".join(KEYS)))
+    for key in GLOB_KEYS:
+        if not _is_globs(entry.get(key, "*")):
+            problems.append("{}: {} must be a glob or a list of globs".format(where, key))
+    if not isinstance(entry["reason"], str) or not entry["reason"].strip():
+        problems.append("{}: reason must be a sentence".format(where))
+    if "match" in entry:
+        if not isinstance(entry["match"], str):
+            problems.append("{}: match must be a regex (a string)".format(where))
+        else:
+            try:
+                re.compile(entry["match"])
+            except re.error as exc:
+                problems.append("{}: match is not a valid regex: {}".format(where, exc))
+    if _is_globs(entry.get("status", "*")):
+        words = [s.value for s in Status if s != Status.PASS]
+        if not any(fnmatch.fnmatchcase(w, p) for p in _globs(entry.get("status", "*")) for w in words):
+            problems.append("{}: status {} names no result status ({})".format(
+                where, entry["status"], ", ".join(words)))
     return problems
 
 

@@ -5,7 +5,6 @@ installed fails these tests with kbtool's own reason: they never skip.
 """
 import pytest
 
-from kbtool import known
 from kbtool.check import run_check
 from kbtool.plan import make_plan
 from kbtool.runners.base import Unavailable

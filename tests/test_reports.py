@@ -267,6 +267,12 @@ def test_reports_with_unavailable_and_broken_backends_validate(custom_backend):
     s = report["summary"]
     assert (s["unavailable_backends"], s["could_not_start"], s["ok"]) == (["tensorflow", module], [module], False)
     assert report["filters"] == ["--case basic"] and report["spec"]["cases"] == 1
+    # JUnit: the backend that could not start is an erroring suite, never absent (a dashboard would show green)
+    suites = {s.get("name"): s for s in ET.fromstring(render(report, "junit"))}
+    broken = suites["kbtool." + module]
+    assert (broken.get("tests"), broken.get("errors")) == ("1", "1")
+    assert "no engine here" in broken.find("testcase/error").get("message")
+    assert "kbtool.tensorflow" not in suites  # not installed: nothing was set out to run there
 
 
 # --- renderers ---

@@ -13,7 +13,7 @@ def doc_check(shown, values):
             continue
         out = values[0] if len(values) == 1 else values
         if "shape" in claim:
-            got = list(np.shape(out)) if isinstance(out, np.ndarray) else out
+            got = list(np.shape(out)) if isinstance(out, np.ndarray) else _plain(out)  # several outputs: never a shape
             matches = py_equal(got, claim["shape"])
         elif "value" in claim:
             matches = claim_matches(claim["value"], out)

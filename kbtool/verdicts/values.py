@@ -30,7 +30,7 @@ def compare_value(exp, act, tolerance):
     if not exp_is_array or not act_is_array:
         if _is_number(exp) and _is_number(act):
             # a NumPy scalar from one backend, a Python number from another: the value is what counts
-            if np.isclose(act, exp):
+            if np.isclose(act, exp, equal_nan=True):
                 return Verdict(Status.PASS)
             return Verdict(Status.FAIL, "returned {!r}, reference {!r}".format(act, exp),
                            Details(expected_value=_plain(exp), actual_value=_plain(act)))

@@ -1,0 +1,554 @@
+"""Known differences: loading and validating the file, matching results, applying entries, counting and staleness."""
+import builtins
+import codecs
+
+import pytest
+
+from kbtool import known
+from kbtool.errors import KbtoolError
+from kbtool.results import Result, Status
+from kbtool.specs import loader
+
+HEADER = """schema_version: 1
+docs:
+  ko-2.2: {file: 004.txt, lang: ko}
+ops:
+"""
+TINY_SPEC = """  sum:
+    category: reduce
+    summary: x
+    documented_in: [ko-2.2]
+    signature: [{name: x, kind: tensor}]
+    cases:
+      - {id: int32, inputs: [{shape: [2], dtype: int32}]}
+      - {id: float, inputs: [{shape: [2]}]}
+    examples:
+      - id: doc
+        docs: [ko-2.2]
+        source: ">>> K.sum(x)"
+        case: {inputs: [{value: [1, 2]}]}
+        shown: [{docs: [ko-2.2], value: 3}]
+  less:
+    category: compare
+    summary: x
+    documented_in: [ko-2.2]
+    signature: [{name: x, kind: tensor}, {name: y, kind: tensor}]
+    cases:
+      - {id: float, inputs: [{shape: [2]}, {shape: [2]}]}
+  lesser:
+    category: compare
+    summary: x
+    documented_in: [ko-2.2]
+    alias_of: less
+    signature: [{name: x, kind: tensor}, {name: y, kind: tensor}]
+    cases:
+      - {id: float, inputs: [{shape: [2]}, {shape: [2]}]}
+  mean: &reduce
+    category: reduce
+    summary: x
+    documented_in: [ko-2.2]
+    signature: [{name: x, kind: tensor}]
+    cases:
+      - {id: float, inputs: [{shape: [2]}]}
+  max: *reduce
+  min: *reduce
+"""
+STATUS_WORDS = "fail, error, unsupported, crash, timeout, could_not_start"
+KEY_WORDS = "op, case, backend, mode, status, match, reason"
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    path = tmp_path_factory.mktemp("spec") / "ops.yaml"
+    path.write_text(HEADER + TINY_SPEC)
+    return loader.load(str(path))
+
+
+def entry(**kw):
+    out = {"op": "sum", "backend": "theano", "reason": "upcast"}
+    out.update(kw)
+    return out
+
+
+def result(**kw):
+    record = {"op": "sum", "case": "int32", "backend": "theano", "mode": "eager", "status": "fail",
+              "message": "dtype int64 != reference int32 (values agree)"}
+    record.update(kw)
+    return Result(**record)
+
+
+# ---- validate ------------------------------------------------------------------------------------------------------
+
+NOT_A_LIST = ["expected a list of entries (op, backend, reason, ...)"]
+
+
+@pytest.mark.parametrize("entries, problems", [
+    ([], []),
+    ([entry()], []),
+    ([entry(case="*", mode=["eager"], status="fail", match="int64")], []),
+    # not a list of mappings
+    ({"op": "sum"}, NOT_A_LIST),
+    ("sum", NOT_A_LIST),
+    (None, NOT_A_LIST),
+    ([entry(), "sum"], NOT_A_LIST),
+    ([[entry()]], NOT_A_LIST),
+    # required keys: the rest of such an entry is not checked
+    ([{"op": "sum"}], ["entry 1 lacks backend, reason"]),
+    ([{}], ["entry 1 lacks op, backend, reason"]),
+    ([{"backend": "x", "reason": "r", "bogus": 1}], ["entry 1 lacks op"]),
+    ([entry(), {"op": "max", "backend": "x"}], ["entry 2 lacks reason"]),
+    # unknown keys, sorted
+    ([entry(zed=1, alpha=2)], ["entry 1 (sum): unknown key alpha, zed (keys are {})".format(KEY_WORDS)]),
+    ([entry(source="spec")], ["entry 1 (sum): unknown key source (keys are {})".format(KEY_WORDS)]),
+    # each glob field: a string or a list of strings
+    ([entry(op=3)], ["entry 1 (3): op must be a glob or a list of globs"]),
+    ([entry(case=["a", 1])], ["entry 1 (sum): case must be a glob or a list of globs"]),
+    ([entry(backend=None)], ["entry 1 (sum): backend must be a glob or a list of globs"]),
+    ([entry(mode={"eager": 1})], ["entry 1 (sum): mode must be a glob or a list of globs"]),
+    ([entry(status=1)], ["entry 1 (sum): status must be a glob or a list of globs"]),
+    ([entry(backend=[])], []),
+    # the reason is a sentence
+    ([entry(reason="")], ["entry 1 (sum): reason must be a sentence"]),
+    ([entry(reason="  \n ")], ["entry 1 (sum): reason must be a sentence"]),
+    ([entry(reason=["why"])], ["entry 1 (sum): reason must be a sentence"]),
+    ([entry(reason=None)], ["entry 1 (sum): reason must be a sentence"]),
+    # match is a valid regex
+    ([entry(match=3)], ["entry 1 (sum): match must be a regex (a string)"]),
+    ([entry(match="(unclosed")],
+     ["entry 1 (sum): match is not a valid regex: missing ), unterminated subpattern at position 0"]),
+    ([entry(match="a[")], ["entry 1 (sum): match is not a valid regex: unterminated character set at position 1"]),
+    ([entry(match="")], []),
+    # status names a result status other than pass
+    ([entry(status="passed")], ["entry 1 (sum): status passed names no result status ({})".format(STATUS_WORDS)]),
+    ([entry(status="pass")], ["entry 1 (sum): status pass names no result status ({})".format(STATUS_WORDS)]),
+    ([entry(status=["bogus", "p*"])],
+     ["entry 1 (sum): status ['bogus', 'p*'] names no result status ({})".format(STATUS_WORDS)]),
+    ([entry(status=["bogus", "fail"])], []),
+    ([entry(status="c*")], []),
+    ([entry(status="could_not_start")], []),
+    ([entry(status="*")], []),
+    ([entry(status=[])], ["entry 1 (sum): status [] names no result status ({})".format(STATUS_WORDS)]),
+    # every problem of an entry, in order, and entries numbered from 1
+    ([entry(), entry(op="max", reason="", match="(", extra=1)], [
+        "entry 2 (max): unknown key extra (keys are {})".format(KEY_WORDS),
+        "entry 2 (max): reason must be a sentence",
+        "entry 2 (max): match is not a valid regex: missing ), unterminated subpattern at position 0"]),
+    ([entry(backend=1, status=2)], ["entry 1 (sum): backend must be a glob or a list of globs",
+                                    "entry 1 (sum): status must be a glob or a list of globs"]),
+])
+def test_validate(entries, problems):
+    assert known.validate(entries) == problems
+
+
+@pytest.mark.parametrize("entries, problems", [
+    ([entry()], []),
+    ([entry(op="*")], []),
+    ([entry(op="s?m")], []),
+    ([entry(op=["prod", "sum"])], []),
+    ([entry(op="lesser")], []),
+    ([entry(op="prod")], ["entry 1 (prod): op prod names no op of the spec"]),
+    ([entry(op=["prod", "cumsum"])], ["entry 1 (['prod', 'cumsum']): op ['prod', 'cumsum'] names no op of the spec"]),
+    ([entry(op="Sum")], ["entry 1 (Sum): op Sum names no op of the spec"]),  # globs are case-sensitive
+    # case globs must name a case (or a documented example) of the ops
+    ([entry(case="int*")], []),
+    ([entry(case="example:doc")], []),
+    ([entry(case=["float", "int32"])], []),
+    ([entry(op="*", case="float")], []),
+    ([entry(op="m*", case="int32")], ["entry 1 (m*): case 'int32' names no case of mean, max, min"]),
+    ([entry(case="zzz*")], ["entry 1 (sum): case 'zzz*' names no case of sum"]),
+    ([entry(case=["int32", "nope", "nada"])], ["entry 1 (sum): case 'nope' names no case of sum",
+                                               "entry 1 (sum): case 'nada' names no case of sum"]),
+    ([entry(op="l*", case="int32")], ["entry 1 (l*): case 'int32' names no case of less, lesser"]),
+    # at most five ops are named
+    ([entry(op="*", case="none")], ["entry 1 (*): case 'none' names no case of sum, less, lesser, mean, max"]),
+    ([entry(), entry(op="prod")], ["entry 2 (prod): op prod names no op of the spec"]),
+])
+def test_validate_against_the_spec(spec, entries, problems):
+    assert known.validate(entries, spec) == problems
+
+
+def test_spec_checks_wait_for_the_entry_checks(spec):
+    # an entry with problems of its own is not checked against the spec
+    assert known.validate([entry(op="prod", reason="")], spec) == ["entry 1 (prod): reason must be a sentence"]
+    assert known.validate([entry(op="prod", reason="")]) == ["entry 1 (prod): reason must be a sentence"]
+
+
+# ---- load ----------------------------------------------------------------------------------------------------------
+
+def _load(tmp_path, text, spec=None):
+    path = tmp_path / "known.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return known.load(str(path), spec)
+
+
+@pytest.mark.parametrize("text, entries", [
+    ("", []),
+    ("# only a comment\n", []),
+    ("[]\n", []),
+    ("- {op: sum, backend: theano, reason: upcast}\n", [{"op": "sum", "backend": "theano", "reason": "upcast"}]),
+    ("- op: sum\n  backend: [theano, cntk]\n  status: fail\n  reason: >-\n    two\n    lines\n",
+     [{"op": "sum", "backend": ["theano", "cntk"], "status": "fail", "reason": "two lines"}]),
+])
+def test_load(tmp_path, text, entries):
+    assert _load(tmp_path, text) == entries
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- op: sum\n  reason: a: b\n", "{path}:2: not valid YAML (mapping values are not allowed here)"),
+    ("- [op\n", "{path}:2: not valid YAML (expected ',' or ']', but got '<stream end>')"),
+    (b"- op: \xff\xfe\n", "{path}: not UTF-8 text (invalid start byte)"),
+    ("op: sum\n", "{path}: expected a list of entries (op, backend, reason, ...)"),
+    ("- {op: sum, backend: theano, match: '(unclosed', reason: r}\n",
+     "{path}: entry 1 (sum): match is not a valid regex: missing ), unterminated subpattern at position 0"),
+    ("- {op: sum, backend: 3, reason: r}\n", "{path}: entry 1 (sum): backend must be a glob or a list of globs"),
+    # the first problem, and how many more
+    ("- {op: sum, backend: 3, reason: ''}\n", "{path}: entry 1 (sum): backend must be a glob or a list of globs "
+                                              "(and 1 more problems)"),
+    ("- {op: sum}\n- {op: max}\n- {op: min}\n", "{path}: entry 1 lacks backend, reason (and 2 more problems)"),
+])
+def test_load_errors_are_one_line(tmp_path, text, message):
+    with pytest.raises(KbtoolError) as info:
+        _load(tmp_path, text)
+    assert str(info.value) == message.format(path=tmp_path / "known.yaml")
+
+
+def test_load_checks_against_the_spec(tmp_path, spec):
+    assert _load(tmp_path, "- {op: lesser, backend: numpy, reason: r}\n", spec) == [
+        {"op": "lesser", "backend": "numpy", "reason": "r"}]
+    with pytest.raises(KbtoolError) as info:
+        _load(tmp_path, "- {op: prod, backend: numpy, reason: r}\n", spec)
+    assert str(info.value) == "{}: entry 1 (prod): op prod names no op of the spec".format(tmp_path / "known.yaml")
+    # without a spec only the file's own rules apply
+    assert _load(tmp_path, "- {op: prod, backend: numpy, reason: r}\n") == [
+        {"op": "prod", "backend": "numpy", "reason": "r"}]
+
+
+def test_load_reads_utf8_whatever_the_locale(tmp_path, monkeypatch):
+    opened = []
+
+    def spy(path, *args, **kw):
+        opened.append(kw.get("encoding"))
+        return builtins.open(path, *args, **kw)
+
+    monkeypatch.setattr(known, "open", spy, raising=False)
+    assert _load(tmp_path, "- {op: sum, backend: theano, reason: \"kernel flipped \u2014 see \u00a7 3\"}\n") == [
+        {"op": "sum", "backend": "theano", "reason": "kernel flipped \u2014 see \u00a7 3"}]
+    assert [codecs.lookup(e).name if e else e for e in opened] == ["utf-8"]
+
+
+def test_missing_file_is_no_entries_and_unreadable_path_is_an_error(tmp_path):
+    assert known.load(str(tmp_path / "absent.yaml")) == []
+    with pytest.raises(KbtoolError) as info:
+        known.load(str(tmp_path))
+    assert str(info.value) == "cannot read {}: Is a directory".format(tmp_path)
+
+
+# legacy (tests/test_rules_legacy.py)
+def test_broken_known_differences_file_is_one_clear_error(tmp_path):
+    path = tmp_path / "known.yaml"
+    path.write_text("- op: sum\n  reason: a: b\n")
+    with pytest.raises(KbtoolError, match=r"known.yaml:2: not valid YAML"):
+        known.load(str(path))
+    path.write_text("op: sum\n")
+    with pytest.raises(KbtoolError, match="expected a list"):
+        known.load(str(path))
+    path.write_text("- {op: sum, backend: theano, match: '(unclosed', reason: r}\n")
+    with pytest.raises(KbtoolError, match=r"entry 1 \(sum\): match is not a valid regex"):
+        known.load(str(path))
+    path.write_text("- {op: sum, backend: 3, reason: r}\n")
+    with pytest.raises(KbtoolError, match="backend must be a glob"):
+        known.load(str(path))
+
+
+@pytest.fixture(scope="module")
+def shipped_spec():
+    return loader.load()
+
+
+def test_shipped_known_differences_load_with_the_shipped_spec(shipped_spec):
+    entries = known.load(spec=shipped_spec)
+    assert len(entries) >= 100
+    names = set(shipped_spec.ops)
+    for item in entries:  # legacy: real ops and a reason each
+        ops = [item["op"]] if isinstance(item["op"], str) else item["op"]
+        assert all(op == "*" or op in names for op in ops), item
+        assert item["reason"].strip()
+    assert known.load() == entries
+
+
+def test_shipped_aliases_bring_their_entries(shipped_spec):
+    aliases = known.alias_entries(shipped_spec)
+    assert [a["op"] for a in aliases] == ["deconv2d", "image_dim_ordering", "lesser", "lesser_equal",
+                                          "set_image_dim_ordering"]
+    assert aliases[2]["reason"] == "Keras 1.x name, renamed to less in Keras 2"
+
+
+# ---- matching --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, patterns, matched", [
+    ("sum", "sum", True),
+    ("sum", "s*", True),
+    ("sum", "s?m", True),
+    ("sum", "*", True),
+    ("sum", "su", False),
+    ("sum", "Sum", False),
+    ("sum", ["max", "su?"], True),
+    ("sum", ["max", "min"], False),
+    ("sum", [], False),
+    ("my.mod", "*.*", True),
+    ("numpy", "*.*", False),
+    ("channels_last", "channels_[fl]*", True),
+])
+def test_matches(value, patterns, matched):
+    assert known.matches(value, patterns) is matched
+
+
+@pytest.mark.parametrize("kw, targeted", [
+    ({}, True),
+    ({"op": "s*", "case": "int*", "backend": ["cntk", "theano"], "mode": "eager"}, True),
+    ({"op": "max"}, False),
+    ({"op": ["max", "sum"]}, True),
+    ({"case": "float"}, False),
+    ({"case": ["float", "int32"]}, True),
+    ({"backend": "cntk"}, False),
+    ({"backend": "th*"}, True),
+    ({"mode": "symbolic"}, False),
+    ({"mode": ["symbolic", "eager"]}, True),
+    # status and message are not about targeting
+    ({"status": "crash", "match": "nothing like it"}, True),
+])
+def test_targets(kw, targeted):
+    assert known.targets(entry(**kw), result()) is targeted
+
+
+@pytest.mark.parametrize("kw, result_kw, explained", [
+    ({}, {}, True),
+    ({}, {"status": "pass", "message": ""}, False),  # a pass is never explained
+    ({"status": "*"}, {"status": Status.PASS}, False),
+    ({"status": "pass"}, {"status": "pass"}, False),
+    ({"status": "fail"}, {}, True),
+    ({"status": "fail"}, {"status": Status.FAIL}, True),
+    ({"status": "error"}, {}, False),
+    ({"status": ["error", "f*"]}, {}, True),
+    ({"status": "un*"}, {"status": "unsupported"}, True),
+    ({"status": "could_not_start"}, {"status": Status.COULD_NOT_START}, True),
+    # match: searched anywhere in the message, not matched from its start
+    ({"match": "int64"}, {}, True),
+    ({"match": "^int64"}, {}, False),
+    ({"match": "^dtype int64"}, {}, True),
+    ({"match": r"values \w+\)$"}, {}, True),
+    ({"match": "INT64"}, {}, False),
+    ({"match": ""}, {}, True),
+    ({"match": None}, {}, True),
+    ({"match": "int64", "status": "error"}, {}, False),
+    ({"match": "int16", "status": "fail"}, {}, False),
+    # explains does not look at the target
+    ({"op": "max", "backend": "cntk"}, {}, True),
+])
+def test_explains(kw, result_kw, explained):
+    assert known.explains(entry(**kw), result(**result_kw)) is explained
+
+
+# ---- apply -----------------------------------------------------------------------------------------------------------
+
+def _count(number, item, targeted, explained, named):
+    return {"entry": number, "op": item["op"], "backend": item["backend"], "reason": item["reason"],
+            "targeted": targeted, "explained": explained, "named": named}
+
+
+def test_first_entry_names_the_result_and_later_ones_do_not_overwrite():
+    first = entry(reason="first", match="int64")
+    second = entry(reason="second", status="fail")
+    third = entry(reason="third", backend="cntk")
+    records = [result(), result(case="float", message="other"), result(mode="symbolic", status="pass", message="")]
+    applied = known.apply(records, [first, second, third])
+    assert [r.known for r in records] == ["first", "second", None]
+    assert applied.counts == [_count(1, first, 3, 1, 1), _count(2, second, 3, 2, 1)]
+    assert applied.stale == []
+
+
+def test_a_result_already_named_is_kept():
+    record = result(known="from before")
+    applied = known.apply([record], [entry()])
+    assert record.known == "from before"
+    assert applied.counts == [_count(1, entry(), 1, 1, 0)]
+
+
+def test_counts_are_exact_per_entry():
+    records = [result(case="int32"), result(case="float", status="error", message="ValueError: x"),
+               result(case="float", mode="symbolic", status="pass", message=""),
+               result(backend="cntk", status="crash", message="died"),
+               result(op="less", case="float", backend="tensorflow", status="unsupported", message="")]
+    entries = [entry(op="*", backend="*", status=["fail", "error"], reason="a"),
+               entry(backend="cntk", reason="b"),
+               entry(op="less", backend="*", reason="c", match="no"),
+               entry(op="max", reason="d")]
+    applied = known.apply(records, entries)
+    assert applied.counts == [_count(1, entries[0], 5, 2, 2), _count(2, entries[1], 1, 1, 1),
+                              _count(3, entries[2], 1, 0, 0)]
+    assert [r.known for r in records] == ["a", "a", None, "b", None]
+    assert applied.stale == [dict(entries[2], note="did not reproduce in this run (1 results checked)")]
+
+
+def test_stale_when_targeted_but_nothing_explained():
+    item = entry(match="dtype int64")
+    records = [result(status="pass", message=""), result(mode="symbolic", status="fail", message="shape (2,)")]
+    applied = known.apply(records, [item])
+    assert applied.stale == [dict(item, note="did not reproduce in this run (2 results checked)")]
+    assert applied.counts == [_count(1, item, 2, 0, 0)]
+    assert [r.known for r in records] == [None, None]
+
+
+def test_not_stale_when_nothing_targeted():
+    applied = known.apply([result(op="max")], [entry()])
+    assert applied.stale == [] and applied.counts == []
+    assert known.apply([], [entry()]).stale == []
+
+
+def test_not_stale_when_one_result_is_explained():
+    applied = known.apply([result(), result(case="float", status="pass", message="")], [entry()])
+    assert applied.stale == [] and applied.counts == [_count(1, entry(), 2, 1, 1)]
+
+
+@pytest.mark.parametrize("op, whole_spec, all_cases, stale", [
+    ("sum", True, True, True),
+    ("sum", False, True, True),
+    ("sum", True, False, False),
+    ("sum", False, False, False),
+    ("*", True, True, True),
+    ("*", False, True, False),
+    ("*", True, False, False),
+    ("*", False, False, False),
+    ("s*", False, True, True),
+])
+def test_staleness_scope(op, whole_spec, all_cases, stale):
+    item = entry(op=op)
+    applied = known.apply([result(status="pass", message="")], [item], whole_spec=whole_spec, all_cases=all_cases)
+    assert applied.stale == ([dict(item, note="did not reproduce in this run (1 results checked)")] if stale else [])
+    assert applied.counts == [_count(1, item, 1, 0, 0)]  # counted whether or not judged
+
+
+SPEC_OPS = {"sum", "mean", "max", "less"}
+
+
+@pytest.mark.parametrize("op, result_op, planned, stale", [
+    # an entry is judged when every spec op its globs match was planned
+    ("sum", "sum", ["sum"], True),
+    ("s*", "sum", ["sum"], True),
+    ("m*", "mean", ["sum", "mean"], False),
+    ("m*", "mean", ["mean", "max"], True),
+    (["sum", "less"], "sum", ["sum"], False),
+    (["sum", "less"], "sum", ["less", "sum", "max"], True),
+    (["*"], "sum", ["sum", "mean", "max"], False),
+    (["*"], "sum", ["sum", "mean", "max", "less"], True),
+    ("z*", "zap", ["max"], True),  # names no op of the spec: nothing left unplanned
+    # "*" still needs the whole spec, whatever was planned
+    ("*", "sum", ["sum", "mean", "max", "less"], False),
+])
+def test_staleness_scope_by_planned_ops(op, result_op, planned, stale):
+    item, records = entry(op=op), [result(op=result_op, status="pass")]
+    applied = known.apply(records, [item], whole_spec=False, planned_ops=planned, spec_ops=SPEC_OPS)
+    assert applied.stale == ([dict(item, note="did not reproduce in this run (1 results checked)")] if stale else [])
+    assert applied.counts == [_count(1, item, 1, 0, 0)]
+    # a whole-spec run judges every entry; a filtered one none
+    assert len(known.apply(records, [item], planned_ops=planned, spec_ops=SPEC_OPS).stale) == 1
+    assert known.apply(records, [item], whole_spec=False, all_cases=False, planned_ops=planned,
+                       spec_ops=SPEC_OPS).stale == []
+
+
+@pytest.mark.parametrize("planned, spec_ops, covered", [
+    (None, SPEC_OPS, True), (["sum"], None, True), (None, None, True),
+    (["sum"], SPEC_OPS, False), (["mean", "max"], SPEC_OPS, True), ([], set(), True), ([], SPEC_OPS, False),
+])
+def test_covers(planned, spec_ops, covered):
+    assert known._covers(entry(op="m*"), planned, spec_ops) is covered
+
+
+def test_apply_judges_staleness_by_default():
+    item = entry(op="*")
+    assert known.apply([result(status="pass")], [item]).stale == [
+        dict(item, note="did not reproduce in this run (1 results checked)")]
+
+
+def test_stale_entries_are_copies_with_a_note():
+    item = entry()
+    applied = known.apply([result(status="pass")], [item])
+    assert "note" not in item and applied.stale[0] is not item
+
+
+# legacy (tests/test_rules_legacy.py)
+def test_known_difference_globs_lists_and_status_lists():
+    item = {"op": ["mean", "sum"], "case": ["int*"], "backend": ["theano", "cntk"], "status": ["fail", "error"],
+            "match": "dtype int64", "reason": "upcast"}
+    explained, other_op, passing = result(), result(op="max"), result(case="int64", status="pass")
+    applied = known.apply([explained, other_op, passing], [item])
+    assert explained.known == "upcast" and other_op.known is None and passing.known is None
+    assert applied.stale == []
+
+
+def test_known_difference_that_no_longer_reproduces_is_stale():
+    item = {"op": "sum", "backend": "theano", "match": "dtype int64", "reason": "upcast"}
+    stale = known.apply([result(status="pass", message="")], [item]).stale
+    assert len(stale) == 1 and "did not reproduce" in stale[0]["note"]
+
+
+def test_an_entry_for_every_op_is_judged_stale_only_on_a_whole_spec_run():
+    item = {"op": "*", "backend": "theano", "status": "unsupported", "match": "NotImplementedError",
+            "reason": "not implemented"}
+    records = [result(status="pass", message="")]
+    assert known.apply(records, [item], whole_spec=False).stale == []
+    assert len(known.apply(records, [item], whole_spec=True).stale) == 1
+
+
+# ---- the spec's alias entries ----------------------------------------------------------------------------------------
+
+def test_alias_entries(spec):
+    assert known.alias_entries(spec) == [{
+        "op": "lesser", "backend": ["tensorflow", "theano", "cntk", "*.*"], "status": "unsupported",
+        "reason": "Keras 1.x name, renamed to less in Keras 2", "source": "spec"}]
+
+
+@pytest.mark.parametrize("backend, targeted", [
+    ("numpy", False), ("tensorflow", True), ("theano", True), ("cntk", True), ("pkg.mod", True),
+    ("pkg.mod@theano", True), ("mxnet", False),
+])
+def test_alias_entries_target_keras2_backends_only(spec, backend, targeted):
+    (alias,) = known.alias_entries(spec)
+    record = result(op="lesser", case="float", backend=backend, status="unsupported", message="no lesser")
+    assert known.targets(alias, record) is targeted
+    assert known.explains(alias, record) is True
+    assert known.targets(alias, result(op="less", case="float", backend=backend)) is False
+
+
+def test_alias_entries_are_counted_apart_and_go_stale(spec):
+    (alias,) = known.alias_entries(spec)
+    item = entry(op="less", backend="*", reason="file entry")
+    records = [result(op="lesser", case="float", backend="tensorflow", status="unsupported", message="m"),
+               result(op="lesser", case="float", backend="numpy", status="pass", message=""),
+               result(op="lesser", case="float", backend="pkg.mod", status="pass", message=""),
+               result(op="less", case="float", backend="cntk", status="fail", message="x")]
+    applied = known.apply(records, [alias, item])
+    assert [r.known for r in records] == ["Keras 1.x name, renamed to less in Keras 2", None, None, "file entry"]
+    # the file's entries are numbered as `validate` numbers them: the alias entry has no number
+    assert applied.counts == [_count("spec alias", alias, 2, 1, 1), _count(1, item, 1, 1, 1)]
+    assert applied.stale == []
+    # once the backend has the old name, the alias entry no longer reproduces
+    passing = [result(op="lesser", case="float", backend="theano", status="pass", message="")]
+    applied = known.apply(passing, [alias])
+    assert applied.stale == [dict(alias, note="did not reproduce in this run (1 results checked)")]
+    assert applied.counts == [_count("spec alias", alias, 1, 0, 0)]
+
+
+def test_entry_numbers_skip_alias_entries_whether_or_not_they_target(spec):
+    (alias,) = known.alias_entries(spec)
+    first, second = entry(reason="one"), entry(reason="two", backend="cntk")
+    records = [result(), result(backend="cntk")]
+    applied = known.apply(records, [first, alias, second])
+    assert [c["entry"] for c in applied.counts] == [1, 2]
+
+
+def test_spec_problems_of_later_entries_are_reported_after_an_earlier_entry_has_one(spec):
+    problems = known.validate([{"op": "sum", "backend": "x", "reason": ""},
+                               {"op": "nosuch", "backend": "x", "reason": "r"}], spec)
+    assert problems == ["entry 1 (sum): reason must be a sentence",
+                        "entry 2 (nosuch): op nosuch names no op of the spec"]
