@@ -443,17 +443,15 @@ def test_prepare_outputs_makes_folders_and_refuses_directories_and_uncreatable_f
         prepare_outputs([str(tmp_path / "ok.md"), str(tmp_path / "bad.pdf")])
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into any folder")
-def test_prepare_outputs_refuses_an_unwritable_folder(tmp_path):
+def test_prepare_outputs_refuses_an_unwritable_folder(tmp_path, monkeypatch):
+    # root may write anywhere, so the folder's permission is what os.access answers for it
     folder = tmp_path / "ro"
     folder.mkdir()
-    folder.chmod(0o500)
-    try:
-        with pytest.raises(KbtoolError) as info:
-            prepare_outputs([str(folder / "r.md")])
-        assert str(info.value) == "cannot write {}: {} is not writable".format(folder / "r.md", folder)
-    finally:
-        folder.chmod(0o700)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if str(path) == str(folder) else real_access(path, mode))
+    with pytest.raises(KbtoolError) as info:
+        prepare_outputs([str(folder / "r.md")])
+    assert str(info.value) == "cannot write {}: {} is not writable".format(folder / "r.md", folder)
 
 
 def test_write_is_atomic_and_never_follows_a_planted_tmp_symlink(tmp_path):
@@ -504,3 +502,30 @@ def test_reports_are_pure_functions_of_the_report():
         render(report, fmt)
     terminal.render(report, Console(file=io.StringIO()))
     assert report == before
+
+
+def test_write_keeps_the_mode_of_an_existing_file_and_gives_a_new_one_the_umask_default(tmp_path):
+    from kbtool import files
+
+    old = tmp_path / "old.txt"
+    old.write_text("x")
+    old.chmod(0o640)
+    files.write_atomic(str(old), "y")
+    assert (old.read_text(), old.stat().st_mode & 0o777) == ("y", 0o640)
+    umask = os.umask(0o022)
+    try:
+        files.write_atomic(str(tmp_path / "new.txt"), "z")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_write_through_a_symlink_updates_its_target_and_keeps_the_link(tmp_path):
+    from kbtool import files
+
+    target = tmp_path / "real.json"
+    target.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    files.write_atomic(str(link), "[1]")
+    assert link.is_symlink() and target.read_text() == "[1]"

@@ -73,3 +73,11 @@ def test_details_as_dict_drops_none_but_keeps_zeros():
 
 def test_verdict_passed():
     assert [Verdict(s).passed for s in Status] == [True] + [False] * 6
+
+
+def test_every_status_has_a_severity_a_symbol_and_a_terminal_style():
+    from kbtool.reports.terminal import STYLES
+    from kbtool.results import SEVERITY, SYMBOLS
+
+    words = {s.value for s in Status} | {"known"}
+    assert {str(s) for s in SEVERITY} == set(SYMBOLS) == set(STYLES) == words

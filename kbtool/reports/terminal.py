@@ -4,10 +4,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..results import BackendStatus, Status
 from .matrix import SYMBOLS, build, doc_claims, problems
 
-STYLES = {"pass": "green", "known": "yellow", "fail": "red", "error": "red", "crash": "bold red",
-          "timeout": "magenta", "unsupported": "dim", "could_not_start": "bold red"}
+STYLES = {str(k): v for k, v in {
+    Status.PASS: "green", "known": "yellow", Status.FAIL: "red", Status.ERROR: "red", Status.CRASH: "bold red",
+    Status.TIMEOUT: "magenta", Status.UNSUPPORTED: "dim", Status.COULD_NOT_START: "bold red"}.items()}
 
 
 def render(report, console=None):
@@ -18,7 +20,7 @@ def render(report, console=None):
     info = {b["name"]: b for b in report["backends"]}
     for name in backends:
         versions = info[name].get("versions", {})
-        label = name if info[name]["status"] == "available" else "{} ({})".format(name, info[name]["status"])
+        label = name if info[name]["status"] == BackendStatus.AVAILABLE.value else "{} ({})".format(name, info[name]["status"])
         table.add_column(label + "\n" + " ".join("{}".format(v) for v in list(versions.values())[:1]), justify="center")
     for row in rows:
         cells = []
@@ -32,7 +34,7 @@ def render(report, console=None):
         table.add_row(row["op"], *cells)
     console.print(table)
     for b in report["backends"]:
-        if b["status"] != "available":
+        if b["status"] != BackendStatus.AVAILABLE.value:
             console.print("[yellow]{}[/]: {} — {}".format(b["name"], b["status"], escape(b.get("reason", ""))), highlight=False)
     issues = [r for r in problems(report) if not r.get("known")]
     if issues:
