@@ -29,8 +29,13 @@ def judge(case, expected, actual, shape_rules=None):
     act_header, act_arrays = actual
     if act_header["status"] in _REPLY_VERDICTS:
         return Verdict(_REPLY_VERDICTS[act_header["status"]], act_header.get("message", ""))
-    if exp_header["status"] == protocol.RAISED or case.raises:
-        return judge_raises(case.raises or exp_header["error"]["type"], case.match, act_header)
+    if case.raises:
+        return judge_raises(case.raises, case.match, act_header)
+    if exp_header["status"] == protocol.RAISED:
+        # a case that expects a value can never pass because both sides raised: the spec (or the reference) is wrong
+        error = exp_header["error"]
+        return Verdict(Status.ERROR, "the reference raised {}: {} (a case that expects an error says `raises:`)".format(
+            error["type"], error["message"][:200]))
     if act_header["status"] == protocol.RAISED:
         return judge_backend_raised(act_header["error"])
     if exp_header["status"] != protocol.OK:
