@@ -244,3 +244,135 @@ def test_schema_accepts_mapping_inputs_and_rejects_bad_values(tmp_path):
         loader.load(str(path))
     (problem,) = info.value.problems
     assert problem.startswith("{}:{}: ops.fold.cases[0].inputs".format(path, LINE))
+
+
+# ---- rows pinned by mutation testing (mutmut on kbtool/specs/binding.py): rules the tables above leave open
+@pytest.mark.parametrize("path,want", [
+    ([], ""),
+    (["inputs"], "inputs"),
+    ([0], "[0]"),
+    (["inputs", 0, "value"], "inputs[0].value"),
+    (["kwargs", "fn", "step"], "kwargs.fn.step"),
+    (["args", 0, 1, "list", 2], "args[0][1].list[2]"),
+])
+def test_dotted(path, want):
+    assert binding.dotted(path) == want
+    assert str(BindingError(path, "m")) == (want + ": m")
+
+
+@pytest.mark.parametrize("args,kwargs,want", [
+    ([{"call": "sum"}], {}, []),  # a call without args
+    ([{"call": "sum", "args": [t(0)], "kwargs": {"axis": t(1)}}], {}, [0, 1]),  # a call's kwargs are walked
+    ([{"call": "sum", "kwargs": {"a": {"list": [t(2)]}, "b": t(1)}}], {}, [2, 1]),
+])
+def test_tensor_indices_of_calls(args, kwargs, want):
+    assert binding.tensor_indices(args, kwargs) == want
+
+
+TWO = [{"name": "x", "kind": T}, {"name": "fn", "kind": "step"}]
+STAR = [{"name": "x", "kind": T}, {"name": "*args"}]
+
+
+@pytest.mark.parametrize("signature,raw,want_args,want_kwargs,want_names", [
+    # by name onto an `array` param (alone and in a list) and onto a weight param
+    (GATHER, {"inputs": {"reference": S23, "indices": {"value": [0, 1], "dtype": "int32"}}},
+     [t(0), {"array": 1}], {}, {"reference": [2, 3], "indices": [2]}),
+    (GATHER, {"inputs": {"reference": S23, "indices": [{"value": [0], "dtype": "int32"}, S34]}},
+     [t(0), {"list": [{"array": 1}, {"array": 2}]}], {}, {"reference": [2, 3], "indices": [[1], [3, 4]]}),
+    (DENSE, {"inputs": {"x": S23, "kernel": S34}}, [t(0), t(1, weight=True)], {}, {"x": [2, 3], "kernel": [3, 4]}),
+    (DENSE, {"inputs": {"x": S23, "kernel": [S34]}}, [t(0), {"list": [t(1, weight=True)]}], {},
+     {"x": [2, 3], "kernel": [[3, 4]]}),
+    # shape names: a tensors param's shapes, kwargs' values, defaults of params not given; step params are not shapes
+    (CONCAT, {"inputs": [S23, S34]}, [{"list": [t(0), t(1)]}], {}, {"tensors": [[2, 3], [3, 4]], "axis": -1}),
+    (DOT, {"inputs": [S23, S34], "kwargs": {"axes": [1, 0]}}, [t(0), t(1), {"value": [1, 0]}], {},
+     {"x": [2, 3], "y": [3, 4], "axes": [1, 0]}),  # a list for a param without `tuple` stays a value
+    (FOLD, {"inputs": [S23, S34], "kwargs": {"fn": "add"}}, [{"step": "add"}, t(0), t(1)], {},
+     {"elems": [2, 3], "initializer": [3, 4], "name": None}),
+    # raw args: shape names are the kwargs, else the defaults
+    (CONCAT, {"inputs": [S23], "args": [{"list": [t(0)]}], "kwargs": {"axis": 0}}, [{"list": [t(0)]}],
+     {"axis": {"value": 0}}, {"tensors": None, "axis": 0}),
+    (CONCAT, {"inputs": [S23], "args": [{"list": [t(0)]}]}, [{"list": [t(0)]}], {}, {"tensors": None, "axis": -1}),
+    # raw args: a kwarg just past the args binds; a step param past them takes a step
+    (RNN, {"inputs": [S23, S23], "args": [{"step": "rnn_sum"}, t(0), {"list": [t(1)]}],
+           "kwargs": {"go_backwards": True}},
+     [{"step": "rnn_sum"}, t(0), {"list": [t(1)]}], {"go_backwards": {"value": True}},
+     dict({p["name"]: p.get("default") for p in RNN}, go_backwards=True)),
+    (TWO, {"inputs": [S23], "args": [t(0)], "kwargs": {"fn": "add"}}, [t(0)], {"fn": {"step": "add"}},
+     {"x": None, "fn": "add"}),
+    # `*args` is not a parameter
+    (STAR, {"inputs": [S23]}, [t(0)], {}, {"x": [2, 3]}),
+])
+def test_bind_shape_names(signature, raw, want_args, want_kwargs, want_names):
+    bound = bind("op", {"signature": signature}, raw)
+    assert (bound.args, bound.kwargs, bound.shape_names) == (want_args, want_kwargs, want_names)
+
+
+@pytest.mark.parametrize("signature,raw,found", [
+    # no signature at all
+    (None, {"kwargs": {"a": 1}}, [(["kwargs", "a"], "'a' is not a parameter of op (no parameters)")]),
+    (STAR, {"inputs": [S23], "kwargs": {"args": 1}}, [(["kwargs", "args"], "'args' is not a parameter of op (x)")]),
+    # every problem is reported, not only the first
+    (DOT, {"inputs": [S23], "kwargs": {"zz": 1, "qq": 2}},
+     [(["kwargs", "zz"], "'zz' is not a parameter of op (x, y, axes)"),
+      (["kwargs", "qq"], "'qq' is not a parameter of op (x, y, axes)")]),
+    (DOT, {"inputs": {"x": S23}, "kwargs": {"x": 1, "zz": 2}},
+     [(["kwargs", "x"], "'x' is given twice: as inputs.x and as kwargs.x"),
+      (["kwargs", "zz"], "'zz' is not a parameter of op (x, y, axes)")]),
+    # a parameter given twice is reported once: its kwarg is not bound (nor checked) as well
+    (FOLD, {"inputs": {"fn": S23}, "kwargs": {"fn": "zz"}}, [(["kwargs", "fn"], "'fn' is given twice: as inputs.fn "
+                                                                                "and as kwargs.fn")]),
+    # input problems carry their path: inside a tensors param, left over, and with raw args
+    (CONCAT, {"inputs": [S23, {"shape": [2], "dtype": "int32", "low": 9}]},
+     [(["inputs", 1, "low"], "randint needs low < high, got low 9 and high 5 (defaults: low 0, high 5)")]),
+    (DOT, {"inputs": [S23, S23, {"value": -1, "dtype": "uint8"}]},
+     [(["inputs", 2, "value"], "value -1 is not a uint8 array: out of range (0 to 255)"),
+      (["inputs", 2], "inputs[2] is left over: op has no tensor parameter left to take it "
+                      "(name its parameter: `inputs: {name: ...}`)")]),
+    (GRADIENTS, {"inputs": [{"value": 256, "dtype": "uint8"}], "args": [t(0)]},
+     [(["inputs", 0, "value"], "value 256 is not a uint8 array: out of range (0 to 255)")]),
+    # raw args: by-name lists are flattened into the inputs; unknown kwargs; a step kwarg past the args
+    (PHASE, {"inputs": {"x": [S23, S23]}, "args": [t(1)]},
+     [(["args"], "raw args take the inputs as a plain list of arrays, not by name; bind the inputs by name "
+                 "without args, or list them")]),
+    (DOT, {"inputs": [S23], "args": [t(0)], "kwargs": {"zz": 1}},
+     [(["kwargs", "zz"], "'zz' is not a parameter of op (x, y, axes)")]),
+    (TWO, {"inputs": [S23], "args": [t(0)], "kwargs": {"fn": "ad"}},
+     [(["kwargs", "fn"], "unknown step 'ad' (known: {})".format(KNOWN))]),
+    # raw ARG specs: not a mapping, bad array/constant indices, inside call args and kwargs
+    (GRADIENTS, {"inputs": [S23], "args": [3]}, [(["args", 0], "a raw ARG spec is a mapping such as {tensor: 0}, not 3")]),
+    (GRADIENTS, {"inputs": [S23], "args": [{"array": 1}, {"constant": -1}]},
+     [(["args", 0, "array"], "no input 1: the case has 1 input(s)"),
+      (["args", 1, "constant"], "no input -1: the case has 1 input(s)")]),
+    (GRADIENTS, {"inputs": [S23], "args": [{"call": "sum", "args": [t(3)], "kwargs": {"axis": t(4), "k": "x"}}]},
+     [(["args", 0, "args", 0, "tensor"], "no input 3: the case has 1 input(s)"),
+      (["args", 0, "kwargs", "axis", "tensor"], "no input 4: the case has 1 input(s)"),
+      (["args", 0, "kwargs", "k"], "a raw ARG spec is a mapping such as {tensor: 0}, not 'x'")]),
+])
+def test_binding_problems_all_reported(signature, raw, found):
+    entry = {} if signature is None else {"signature": signature}
+    assert [(p.path, p.message) for p in binding.problems("op", entry, raw)] == found
+
+
+@pytest.mark.parametrize("inp", [
+    {"shape": [2], "fill": 1, "dtype": "int32", "high": 0},  # a fill draws nothing: no randint bounds
+    {"shape": [3], "high": 0},  # float32 draws from normal by default: bounds unused
+    {"shape": [3], "dist": "normal", "dtype": "int32", "low": 4, "high": 1},  # normal ignores the bounds
+    {"shape": [3], "dtype": "int32", "low": 4},  # 4 < the default high 5
+    {"value": [0, 255], "dtype": "uint8"},  # the range's ends are in range
+    {"value": [-128, 127], "dtype": "int8"},
+    {"value": [], "dtype": "uint8"},
+    {"value": [0.5, 300.0], "dtype": "float16"},
+])
+def test_input_without_problems(inp):
+    assert binding.input_problems(inp, ["p"]) == []
+
+
+@pytest.mark.parametrize("inp,path,message", [
+    ({"shape": [3], "dtype": "int32", "low": 5}, ["p", "low"],
+     "randint needs low < high, got low 5 and high 5 (defaults: low 0, high 5)"),
+    ({"shape": [3], "dtype": "int32", "low": 2, "high": 2}, ["p", "low"], "randint needs low < high, got low 2 and high 2"),
+    ({"value": [-1, 0], "dtype": "uint8"}, ["p", "value"], "value [-1, 0] is not a uint8 array: out of range (0 to 255)"),
+    ({"value": 128, "dtype": "int8"}, ["p", "value"], "value 128 is not a int8 array: out of range (-128 to 127)"),
+])
+def test_input_problems(inp, path, message):
+    assert [(p.path, p.message) for p in binding.input_problems(inp, ["p"])] == [(path, message)]
