@@ -5,12 +5,24 @@ Location: `$KERAS_HOME/keras.json` when KERAS_HOME is set (Keras 2 treats KERAS_
 defaults. `KERAS_BACKEND` overrides the file's backend. Keras 1.x files carry
 `image_dim_ordering` ("tf"/"th") instead of `image_data_format`; they are read as such and
 migrated on the next `set`.
+
+Writers (`set_value`) hold an exclusive lock (`keras.json.lock` beside the file) across
+read-modify-write, so concurrent `kbtool config set`s never lose each other's keys; readers need
+no lock because every write replaces the file in one rename. A file kbtool cannot read as a JSON
+object (not UTF-8, not JSON, Infinity/NaN, nested too deeply, too large) is `CorruptFile`: reported
+in one line, never overwritten unless `--force` (which backs it up first, under the lock).
 """
+import contextlib
 import datetime
+import fcntl
 import importlib
 import json
+import math
 import os
 import re
+import shutil
+import stat
+import time
 from collections import OrderedDict
 
 from . import files
@@ -30,7 +42,15 @@ DATA_FORMATS = ("channels_first", "channels_last")
 DIM_ORDERING_TO_FORMAT = {"tf": "channels_last", "th": "channels_first"}
 # What Keras requires of a custom backend module (docs: "placeholder, variable and function").
 CUSTOM_BACKEND_REQUIRED = ("placeholder", "variable", "function")
-_MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+MAX_BYTES = 1 << 20  # a keras.json is a few hundred bytes; anything this big is not one
+MAX_DEPTH = 100  # nesting levels; deeper files are refused the same way by show, set and validate
+LOCK_TIMEOUT = 30.0  # seconds `set` waits for another writer before giving up
+_FORCE_HINT = "; fix it, or pass --force to `kbtool config set` to replace it (a backup is kept)"
+# mkstemp's names for files.write_atomic's temporaries: "." + basename + "." + 8 random chars + ".tmp".
+_TEMP_NAME = r"^\.{}\.[a-z0-9_]{{8}}\.tmp$"
+# A JSON string (skipped) or a bare token that could be a number or constant (group 1).
+_STRING_OR_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN|-?[0-9][0-9.eE+-]*)')
 
 
 def config_path(environ=None):
@@ -38,6 +58,10 @@ def config_path(environ=None):
     if env.get("KERAS_HOME"):
         return os.path.join(env["KERAS_HOME"], "keras.json")
     return os.path.join(os.path.expanduser("~"), ".keras", "keras.json")
+
+
+class CorruptFile(KbtoolError):
+    """keras.json exists but its content is not a JSON object kbtool can use; `set --force` replaces it."""
 
 
 class Setting(object):
@@ -50,23 +74,95 @@ class Setting(object):
 
 def read_file(path):
     """Return the parsed JSON object of `path`, or None when the file does not exist."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+    try:  # O_NONBLOCK: opening a FIFO never waits for a writer; only a regular file is read (a device never ends)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise KbtoolError("cannot read {}: {}".format(path, exc.strerror))
+        raise KbtoolError("{}: cannot read: {}".format(path, exc.strerror))
     try:
-        data = json.loads(text, object_pairs_hook=OrderedDict)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise KbtoolError("{}: cannot read: not a regular file (a {})".format(path, _file_kind(mode)))
+        chunks, size = [], 0
+        while size <= MAX_BYTES:
+            chunk = os.read(fd, MAX_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise KbtoolError("{}: cannot read: {}".format(path, exc.strerror))
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    if len(raw) > MAX_BYTES:
+        raise CorruptFile("{}: larger than {} bytes, not a keras.json{}".format(path, MAX_BYTES, _FORCE_HINT))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptFile("{}: not valid UTF-8 (byte 0x{:02x} at offset {}){}".format(
+            path, raw[exc.start], exc.start, _FORCE_HINT))
+    not_json = []  # Python's json reads Infinity, NaN and 1e400 (inf); JSON has no such numbers
+
+    def constant(token):
+        not_json.append(token)
+        return float(token)
+
+    def number(token):
+        value = float(token)
+        if not math.isfinite(value):
+            not_json.append(token)
+        return value
+
+    try:
+        data = json.loads(text, object_pairs_hook=OrderedDict, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as exc:
-        raise KbtoolError(
-            "{}:{}:{}: not valid JSON ({}); fix it, or pass --force to `kbtool config set` "
-            "to replace it (a backup is kept)".format(path, exc.lineno, exc.colno, exc.msg)
-        )
+        raise CorruptFile("{}:{}:{}: not valid JSON ({}){}".format(path, exc.lineno, exc.colno, exc.msg, _FORCE_HINT))
+    except RecursionError:
+        raise CorruptFile("{}: nested too deeply for Python's JSON reader, not a keras.json{}".format(
+            path, _FORCE_HINT))
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise CorruptFile("{}: not valid JSON ({}){}".format(path, str(exc).split(";")[0], _FORCE_HINT))
+    if not_json:
+        raise CorruptFile("{}{}: not valid JSON ({} is not a finite JSON number){}".format(
+            path, _position(text, not_json[0]), not_json[0], _FORCE_HINT))
     if not isinstance(data, dict):
-        raise KbtoolError("{}:1: keras.json must hold a JSON object, found {}".format(path, type(data).__name__))
+        raise CorruptFile("{}:1: keras.json must hold a JSON object, found {}{}".format(
+            path, type(data).__name__, _FORCE_HINT))
+    if _depth(data) > MAX_DEPTH:
+        raise CorruptFile("{}: nested deeper than {} levels, not a keras.json{}".format(path, MAX_DEPTH, _FORCE_HINT))
     return data
+
+
+def _file_kind(mode):
+    for test, kind in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def _position(text, token):
+    """':line:col' of the first `token` outside a string, or '' when it cannot be found."""
+    for match in _STRING_OR_TOKEN.finditer(text):
+        if match.group(1) == token:
+            start = match.start(1)
+            return ":{}:{}".format(text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start))
+    return ""
+
+
+def _depth(data):
+    """Nesting depth of parsed JSON, without recursion (the parser's limit is not ours)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return deepest
 
 
 def effective(path=None, environ=None):
@@ -83,7 +179,7 @@ def effective(path=None, environ=None):
                 settings[key] = Setting(key, data[key], "file")
         if "image_data_format" not in data and "image_dim_ordering" in data:
             ordering = data["image_dim_ordering"]
-            mapped = DIM_ORDERING_TO_FORMAT.get(ordering, ordering)
+            mapped = DIM_ORDERING_TO_FORMAT.get(ordering, ordering) if isinstance(ordering, str) else ordering
             settings["image_data_format"] = Setting(
                 "image_data_format", mapped, "file (Keras 1.x image_dim_ordering={!r})".format(ordering)
             )
@@ -102,31 +198,59 @@ def check_value(key, value, import_custom=False):
             return "backend must be a string"
         if value in BUILTIN_BACKENDS:
             return None
-        if not _MODULE_PATH.match(value):
+        if not _MODULE_PATH.fullmatch(value):
             return "backend must be one of {} or a dotted module path like my_package.my_module, got {!r}".format(
                 ", ".join(BUILTIN_BACKENDS), value)
         return check_custom_backend(value) if import_custom else None
-    if key == "floatx":
-        return None if value in FLOATX else "floatx must be one of {}, got {!r}".format(", ".join(FLOATX), value)
+    if key == "floatx":  # isinstance first: a list or object from the file is unhashable
+        if isinstance(value, str) and value in FLOATX:
+            return None
+        return "floatx must be one of {}, got {!r}".format(", ".join(FLOATX), value)
     if key == "image_data_format":
-        return None if value in DATA_FORMATS else "image_data_format must be one of {}, got {!r}".format(
-            ", ".join(DATA_FORMATS), value)
+        if isinstance(value, str) and value in DATA_FORMATS:
+            return None
+        return "image_data_format must be one of {}, got {!r}".format(", ".join(DATA_FORMATS), value)
     if key == "epsilon":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            return "epsilon must be a positive float, got {!r}".format(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not _finite(value):
+            return "epsilon must be a positive float (and finite), got {!r}".format(value)
         return None
     if key == "image_dim_ordering":
-        return None if value in DIM_ORDERING_TO_FORMAT else "image_dim_ordering must be 'tf' or 'th', got {!r}".format(value)
+        if isinstance(value, str) and value in DIM_ORDERING_TO_FORMAT:
+            return None
+        return "image_dim_ordering must be 'tf' or 'th', got {!r}".format(value)
     return None
+
+
+def _finite(number):
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _one_line(exc):
+    """`Type: message` of an exception, on one line."""
+    message = " ".join(str(exc).split())
+    return "{}: {}".format(type(exc).__name__, message) if message else type(exc).__name__
 
 
 def check_custom_backend(module_path):
     """Import a custom backend module and name what it lacks of the documented minimum."""
     try:
         module = importlib.import_module(module_path)
-    except Exception as exc:  # any import failure is the user's module failing, report it in one line
-        return "backend module {!r} does not import: {}: {}".format(module_path, type(exc).__name__, exc)
-    missing = [name for name in CUSTOM_BACKEND_REQUIRED if not callable(getattr(module, name, None))]
+    except KeyboardInterrupt:  # the user's Ctrl-C (one the module raises itself looks the same): click aborts
+        raise
+    except BaseException as exc:  # SystemExit too: the user's module failing is a one-line problem, never an exit
+        return "backend module {!r} does not import: {}".format(module_path, _one_line(exc))
+    missing = []
+    for name in CUSTOM_BACKEND_REQUIRED:
+        try:
+            if not callable(getattr(module, name, None)):
+                missing.append(name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a module __getattr__ that raises
+            return "backend module {!r} raised {} when asked for {}".format(module_path, _one_line(exc), name)
     if missing:
         return "backend module {!r} lacks {} (a Keras backend must provide {})".format(
             module_path, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED))
@@ -137,8 +261,12 @@ def validate(path=None, environ=None):
     """Problems in the file and environment, as 'key: message' strings (empty when valid)."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
-    data = read_file(path) or {}
     problems = []
+    try:
+        data = read_file(path) or {}
+    except KbtoolError as exc:  # an unreadable file is the first problem; the environment is still checked
+        problems.append(str(exc))
+        data = {}
     for key, value in data.items():
         problem = check_value(key, value, import_custom=True)
         if problem:
@@ -155,7 +283,7 @@ def parse_value(key, text):
         try:
             return float(text)
         except ValueError:
-            raise KbtoolError("epsilon must be a positive float, got {!r}".format(text))
+            raise KbtoolError("epsilon must be a positive float (and finite), got {!r}".format(text))
     return text
 
 
@@ -170,24 +298,122 @@ def set_value(key, text, path=None, force=False, environ=None):
     if problem:
         raise KbtoolError(problem)
     notes = []
-    try:
-        data = read_file(path)
-    except KbtoolError:
-        if not force:
-            raise
-        backup = "{}.bak-{}".format(path, datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f"))
-        os.replace(path, backup)
-        notes.append("unreadable {} moved to {}; starting from the defaults".format(path, backup))
-        data = None
-    if data is None:
-        data = OrderedDict(DEFAULTS)
-        notes.append("created {} with the documented defaults".format(path))
-    if "image_dim_ordering" in data:
-        ordering = data.pop("image_dim_ordering")
-        if "image_data_format" not in data and ordering in DIM_ORDERING_TO_FORMAT:
-            data["image_data_format"] = DIM_ORDERING_TO_FORMAT[ordering]
-        notes.append("migrated Keras 1.x image_dim_ordering={!r} to image_data_format={!r}".format(
-            ordering, data.get("image_data_format")))
-    data[key] = value
-    files.write_atomic(path, json.dumps(data, indent=4) + "\n")
+    with _locked(path):
+        removed = _remove_stale_temps(path)
+        if removed:
+            notes.append("removed {} temporary file(s) left by an interrupted write beside {}".format(removed, path))
+        try:
+            data = read_file(path)
+        except CorruptFile:  # read under the lock: only a file that is unreadable now is backed up
+            if not force:
+                raise
+            backup = _backup(path)
+            notes.append("unreadable {} backed up to {}; starting from the defaults".format(path, backup))
+            data = None
+        if data is None:
+            data = OrderedDict(DEFAULTS)
+            notes.append("created {} with the documented defaults".format(path))
+        ordering = data.get("image_dim_ordering")
+        if isinstance(ordering, str) and ordering in DIM_ORDERING_TO_FORMAT:  # an invalid one stays for validate
+            del data["image_dim_ordering"]
+            if "image_data_format" not in data:
+                data["image_data_format"] = DIM_ORDERING_TO_FORMAT[ordering]
+            notes.append("migrated Keras 1.x image_dim_ordering={!r} to image_data_format={!r}".format(
+                ordering, data.get("image_data_format")))
+        data[key] = value
+        text = json.dumps(data, indent=4, allow_nan=False) + "\n"
+        try:
+            files.write_atomic(path, text)
+        except OSError as exc:
+            raise KbtoolError("{}: cannot write: {}".format(path, _os_reason(exc, path)))
     return notes
+
+
+def _os_reason(exc, path):
+    """An OSError in a few words, naming the file it concerns when that is not `path`."""
+    where = exc.filename if exc.filename and exc.filename != path else None
+    reason = exc.strerror or str(exc)
+    return "{}: {}".format(where, reason) if where else reason
+
+
+def _folder_problem(folder):
+    """Why keras.json's folder cannot be made, when an existing part of it is not a directory."""
+    probe = os.path.abspath(folder)
+    while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    return None if os.path.isdir(probe) else "{} is not a directory".format(probe)
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """Hold `keras.json.lock` (beside the real file) exclusively; flock dies with its process, never stale."""
+    real = os.path.realpath(path)
+    folder = os.path.dirname(real)
+    problem = _folder_problem(folder)
+    if problem:
+        raise KbtoolError("{}: cannot write: {}".format(path, problem))
+    lock_path = real + ".lock"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise KbtoolError("{}: cannot write: {}".format(path, _os_reason(exc, path)))
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise KbtoolError("{}: cannot write: another process has held {} for {:g} s".format(
+                        path, lock_path, LOCK_TIMEOUT))
+                time.sleep(0.005)
+            except OSError as exc:
+                raise KbtoolError("{}: cannot write: cannot lock {}: {}".format(path, lock_path, exc.strerror))
+        yield
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temps(path):
+    """Delete write_atomic temporaries of keras.json that a killed writer left (only writers holding the lock
+    make them, so under the lock none is in use). They never shadow keras.json: nothing reads them."""
+    real = os.path.realpath(path)
+    folder, pattern = os.path.dirname(real), re.compile(_TEMP_NAME.format(re.escape(os.path.basename(real))))
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if pattern.match(name):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _backup(path):
+    """Keep the unreadable file as `keras.json.bak-<time>` beside it (a hard link, else a copy), leaving the file
+    in place until the new one replaces it, so a reader never finds keras.json missing."""
+    real = os.path.realpath(path)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    for attempt in range(100):
+        backup = "{}.bak-{}{}".format(real, stamp, "-{}".format(attempt) if attempt else "")
+        try:
+            try:
+                os.link(real, backup)
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links on this file system
+                with open(real, "rb") as src, open(backup, "xb") as dst:
+                    shutil.copyfileobj(src, dst)
+            return backup
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise KbtoolError("{}: cannot back up: {}".format(path, _os_reason(exc, path)))
+    raise KbtoolError("{}: cannot back up: too many backups named {}.bak-{}*".format(path, real, stamp))
