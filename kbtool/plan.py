@@ -85,8 +85,9 @@ def select_work(spec, ops, case_patterns=(), modes=(), seed=0):
 def resolve_backends(names, launcher, builtin):
     """Named backends must be runnable (else a usage error); by default every built-in one, and those not
     installed are listed with the reason instead of running."""
-    from .runners.base import Unavailable
+    from .runners.base import Unavailable, kbtool_home
 
+    kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
     slots = []
     for name in dict.fromkeys(names or builtin):
         try:

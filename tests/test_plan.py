@@ -358,3 +358,12 @@ def test_shipped_unknown_op_says_did_you_mean(shipped):
         plan_of(shipped, ops=["batch_dott"])
     assert str(info.value) == "no op 'batch_dott' in {}; did you mean batch_dot, batch_flatten, ctc_batch_cost?".format(
         shipped.path)
+
+
+def test_a_kbtool_home_that_is_a_file_is_a_configuration_error_before_anything_runs(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    monkeypatch.setenv("KBTOOL_HOME", str(home))
+    with pytest.raises(KbtoolError) as info:
+        make_plan(loader.load(), ops=["dot"], backends=["numpy"])
+    assert str(info.value) == "KBTOOL_HOME={} is not a directory".format(home)
