@@ -9,7 +9,8 @@ from .errors import KbtoolError
 
 
 class Group(click.Group):
-    """Turns KbtoolError into one line on stderr and exit code 2 (never a traceback)."""
+    """Turns KbtoolError and a subcommand's usage error (a bad flag value) into one line on stderr and exit code 2
+    (never a traceback), and a Ctrl-C outside `check`'s own handling into exit 130."""
 
     def invoke(self, ctx):
         try:
@@ -17,6 +18,15 @@ class Group(click.Group):
         except KbtoolError as exc:
             click.echo("kbtool: error: {}".format(exc), err=True)
             sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else " ".join(
+                filter(None, [ctx.command_path, ctx.invoked_subcommand]))
+            click.echo("kbtool: error: {} (see `{} -h`)".format(
+                " ".join(exc.format_message().split()), where), err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("kbtool: interrupted", err=True)
+            sys.exit(130)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,7 +76,12 @@ def config_get(key):
     if key not in settings:
         raise KbtoolError("unknown key {!r}; keys are {}".format(key, ", ".join(settings)))
     value = settings[key].value
-    click.echo(value if isinstance(value, str) else json.dumps(value))
+    text = value if isinstance(value, str) else json.dumps(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from keras.json ("\ud800") cannot be printed; JSON escapes it
+        text = json.dumps(value)
+    click.echo(text)
 
 
 @config.command("set", context_settings={"ignore_unknown_options": True})  # so `set epsilon -1` reaches validation
@@ -204,10 +219,21 @@ def env_list(as_json):
     infos = [envs.describe(r) for r in RECIPES.values()]
     if as_json:
         click.echo(json.dumps(infos, indent=2))
-        return
-    for info in infos:
-        state = "installed {} ({} MB)".format(info["created"], info["size_mb"]) if info["installed"] else "not installed"
-        click.echo("{:<11} {:<40} {}".format(info["name"], state, info["path"]))
+    else:
+        for info in infos:
+            if info.get("problem"):
+                state = "broken (see the error below)"
+            elif info["installed"]:
+                state = "installed {} ({} MB)".format(info["created"], info["size_mb"])
+            else:
+                state = "not installed"
+            link = " -> {}".format(info["symlink_to"]) if info.get("symlink_to") else ""
+            click.echo("{:<11} {:<40} {}{}".format(info["name"], state, info["path"], link))
+    problems = [info["problem"] for info in infos if info.get("problem")]
+    for problem in problems:  # every environment is listed first; then one line per broken one
+        click.echo("kbtool: error: {}".format(problem), err=True)
+    if problems:
+        sys.exit(2)
 
 
 @env.command("system-packages")
@@ -222,11 +248,18 @@ def env_system_packages():
 @env.command("remove")
 @click.argument("names", nargs=-1, required=True)
 def env_remove(names):
-    """Delete backend environments."""
+    """Delete backend environments (a symlinked one loses the link only, never what it points to)."""
     from .runners import envs
 
+    failed = []
     for recipe in _recipes(names, False):
-        click.echo("removed {}".format(envs.remove(recipe)))
+        try:
+            click.echo(envs.remove(recipe))
+        except KbtoolError as exc:  # the others are still removed
+            click.echo("kbtool: error: {}".format(exc), err=True)
+            failed.append(recipe.name)
+    if failed:
+        sys.exit(2)
 
 
 @main.command()
@@ -259,31 +292,79 @@ def backends(as_json, names):
 @click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
-@click.option("--timeout", "case_timeout", type=float, help="Seconds one case may take before the worker is killed.")
+@click.option("--timeout", "case_timeout", metavar="SECONDS",
+              help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120).")
 def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout):
     """Run spec cases on each backend and compare with the NumPy reference.
 
     Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start),
-    2 usage/config error.
+    2 usage/config error or a report that could not be written, 130/143 interrupted by SIGINT/SIGTERM (the
+    partial report is written, marked incomplete).
     """
+    import math
+    import os
+    import signal
+    import threading
+
     from . import reports
     from .check import run_check
     from .plan import make_plan
     from .reports import progress
     from .reports.assemble import exit_code
+    from .run import Cancel
 
+    if case_timeout is not None:
+        try:
+            seconds = float(case_timeout)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and 0 < seconds <= 86400):
+            raise KbtoolError("--timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})".format(
+                case_timeout))
+        case_timeout = seconds
     plan = make_plan(_load_spec(spec_path), ops=ops, backends=backend_names, case_patterns=case_patterns,
                      modes=modes, examples=examples, seed=seed)
     reports.prepare_outputs(outputs)
-    report = run_check(plan, progress=progress.printer(), case_timeout=case_timeout)
-    for path in outputs:
-        reports.write(report, path)
-        click.echo("wrote {}".format(path), err=True)
-    if as_json:
-        click.echo(reports.render(report, "json"), nl=False)
-    else:
-        reports.render(report, "terminal")
-    sys.exit(exit_code(report))
+
+    # SIGINT/SIGTERM: the first stops the run (no new case, every worker's process group killed), and the partial
+    # report is written and shown; a second exits at once. Workers run in their own sessions, so kbtool kills them.
+    cancel, caught = Cancel(), []
+
+    def say(line):  # from a signal handler: no buffered stream (it may be mid-write), and never an exception
+        try:
+            os.write(2, line.encode())
+        except OSError:
+            pass
+
+    def on_signal(signum, frame):
+        name = signal.Signals(signum).name
+        if caught:
+            cancel.kill_all()
+            say("kbtool: {} again: exiting now\n".format(name))
+            os._exit(128 + caught[0])
+        caught.append(signum)
+        cancel.set(name)
+        say("kbtool: {}: stopping; the partial report follows ({} again to exit now)\n".format(name, name))
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, `cmd &`: keep what the caller chose
+                previous[signum] = signal.signal(signum, on_signal)
+    try:
+        report = run_check(plan, progress=progress.printer(), case_timeout=case_timeout, cancel=cancel)
+        failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
+        if as_json:
+            click.echo(reports.render(report, "json"), nl=False)
+        else:
+            reports.render(report, "terminal")
+        if failures:
+            click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+        sys.exit(128 + caught[0] if caught else 2 if failures else exit_code(report))
+    finally:
+        cancel.kill_all()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

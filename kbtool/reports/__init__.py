@@ -6,9 +6,11 @@
 """
 import importlib
 import os
+import tempfile
 
 from .. import files
 from ..errors import KbtoolError
+from .text import encodable
 
 FORMATS = ("json", "terminal", "markdown", "html", "junit")
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
@@ -40,12 +42,34 @@ def prepare_outputs(paths):
             raise KbtoolError("cannot create {} for {}: {}".format(folder, path, exc.strerror))
         if not os.access(folder, os.W_OK):
             raise KbtoolError("cannot write {}: {} is not writable".format(path, folder))
+        # os.access says yes to root for /proc and for a read-only mount: make (and remove) a file there
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".kbtool-probe-", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
+        os.close(fd)
+        os.unlink(probe)
 
 
 def write(report, path):
-    """Render `report` in the format of `path`'s extension and write it atomically."""
-    text = render(report, format_of(path))
+    """Render `report` in the format of `path`'s extension and write it atomically. The text is made encodable
+    first (a backend's message may hold a lone surrogate, which UTF-8 cannot encode)."""
+    text = encodable(render(report, format_of(path)))
     try:
         files.write_atomic(path, text)
     except OSError as exc:
         raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
+
+
+def write_all(report, paths, echo=None):
+    """Write `report` to every path, each failure costing only its own file. Returns the failures' messages."""
+    failures = []
+    for path in paths:
+        try:
+            write(report, path)
+        except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
+            failures.append(str(exc) if isinstance(exc, KbtoolError) else "cannot write {}: {}".format(path, exc))
+            continue
+        if echo:
+            echo("wrote {}".format(path))
+    return failures

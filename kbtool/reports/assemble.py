@@ -13,8 +13,10 @@ SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
 
 
-def assemble(plan, infos, results, applied, wall_seconds):
-    """The report of one check: what was planned, what each backend said, every result, the known differences."""
+def assemble(plan, infos, results, applied, wall_seconds, incomplete=None):
+    """The report of one check: what was planned, what each backend said, every result, the known differences.
+
+    `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok."""
     report = {
         "schema_version": SCHEMA_VERSION,
         "kbtool": __version__,
@@ -28,6 +30,8 @@ def assemble(plan, infos, results, applied, wall_seconds):
         "stale_known_differences": applied.stale,
         "wall_seconds": round(wall_seconds, 2),
     }
+    if incomplete:
+        report["incomplete"] = dict(incomplete)
     report["summary"] = summarize(report)
     return report
 
@@ -35,8 +39,8 @@ def assemble(plan, infos, results, applied, wall_seconds):
 def summarize(report):
     """Counts per backend (a result explained by a known difference counts as `known`), and the verdict.
 
-    A check is ok when it ran something, every result passed or is explained, no known difference is stale,
-    and every backend it set out to run started.
+    A check is ok when it ran to the end (not `incomplete`), ran something, every result passed or is explained,
+    no known difference is stale, and every backend it set out to run started.
     """
     per_backend = {b["name"]: dict.fromkeys([s.value for s in Status] + ["known"], 0) for b in report["backends"]}
     seconds = {}
@@ -47,7 +51,8 @@ def summarize(report):
     divergences = sum(1 for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known"))
     unavailable = [b["name"] for b in report["backends"] if b["status"] != BackendStatus.AVAILABLE.value]
     could_not_start = [b["name"] for b in report["backends"] if b["status"] == BackendStatus.BROKEN.value]
-    ok = bool(report["results"]) and divergences == 0 and not report["stale_known_differences"] and not could_not_start
+    ok = (bool(report["results"]) and divergences == 0 and not report["stale_known_differences"]
+          and not could_not_start and not report.get("incomplete"))
     return {"per_backend": per_backend, "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
             "results": len(report["results"]), "divergences": divergences,
             "stale": len(report["stale_known_differences"]), "unavailable_backends": unavailable,
@@ -56,7 +61,8 @@ def summarize(report):
 
 def exit_code(report):
     """0: every result passed or is explained; 1: a divergence, a stale known difference, a backend that
-    could not start, or nothing checked. (2, usage and configuration errors, never reaches a report.)"""
+    could not start, an interrupted check, or nothing checked. (2, usage and configuration errors, never reaches a
+    report; the check command exits 130/143 on SIGINT/SIGTERM.)"""
     return 0 if report["summary"]["ok"] else 1
 
 

@@ -1,7 +1,7 @@
 """JUnit XML: one testcase per op × case × backend × mode, for CI dashboards.
 
 Known differences and unsupported functions are skipped (with the reason); a backend that could not start is a
-suite with one erroring testcase, so a dashboard never shows it green.
+suite with one erroring testcase, so a dashboard never shows it green; so is an interrupted (incomplete) check.
 """
 import re
 import xml.etree.ElementTree as ET
@@ -51,4 +51,10 @@ def render(report):
                                   failures="0", errors="1", skipped="0")
             case = ET.SubElement(suite, "testcase", classname=_text("kbtool.{}".format(backend["name"])), name="start")
             ET.SubElement(case, "error", message=_text("could not start: {}".format(backend.get("reason", ""))))
+    incomplete = report.get("incomplete")
+    if incomplete:  # an interrupted check: a dashboard must not show the results that ran as the whole story
+        suite = ET.SubElement(suites, "testsuite", name="kbtool.incomplete", tests="1", failures="0", errors="1",
+                              skipped="0")
+        case = ET.SubElement(suite, "testcase", classname="kbtool.incomplete", name="interrupted")
+        ET.SubElement(case, "error", message=_text(incomplete["note"]))
     return ET.tostring(suites, encoding="unicode") + "\n"

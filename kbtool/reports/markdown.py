@@ -1,45 +1,53 @@
-"""Markdown: the parity matrix and the list of divergences, for PR comments and reports/."""
+"""Markdown: the parity matrix and the list of divergences, for PR comments and reports/.
+
+Every text that comes from a backend (and every other field, for good measure) goes through text.markdown:
+no raw HTML, no table pipes, no backticks, no control characters reach the page.
+"""
 from .matrix import SYMBOLS, build, doc_claims, problems
-
-
-def _escape(text):
-    return str(text).replace("|", "\\|").replace("\n", " ")
+from .text import markdown as _escape
 
 
 def render(report):
     backends, rows = build(report)
-    lines = ["# kbtool parity report", "",
-             "Created {} · seed {} · {} results · {:.1f} s wall".format(
-                 report["created"], report["seed"], len(report["results"]), report["wall_seconds"]), "",
-             "| backend | status | python | versions |", "|---|---|---|---|"]
+    lines = ["# kbtool parity report", ""]
+    incomplete = report.get("incomplete")
+    if incomplete:
+        lines += ["**Incomplete: {}**".format(_escape(incomplete["note"])), ""]
+    lines += ["Created {} · seed {} · {} results · {:.1f} s wall".format(
+                  _escape(report["created"]), report["seed"], len(report["results"]), report["wall_seconds"]), "",
+              "| backend | status | python | versions |", "|---|---|---|---|"]
     for b in report["backends"]:
         versions = ", ".join("{} {}".format(k, v) for k, v in b.get("versions", {}).items())
-        lines.append("| {} | {} | {} | {} |".format(b["name"], _escape(b["status"] + (": " + b["reason"] if b.get("reason") else "")),
-                                                   b.get("python") or "", versions))
-    lines += ["", "| op | " + " | ".join(backends) + " |", "|---" * (len(backends) + 1) + "|"]
+        lines.append("| {} | {} | {} | {} |".format(
+            _escape(b["name"]), _escape(b["status"] + (": " + b["reason"] if b.get("reason") else "")),
+            _escape(b.get("python") or ""), _escape(versions)))
+    lines += ["", "| op | " + " | ".join(_escape(b) for b in backends) + " |", "|---" * (len(backends) + 1) + "|"]
     for row in rows:
         cells = []
         for name in backends:
             cell = row["cells"][name]
             cells.append("" if cell["status"] is None else "{} {}/{}".format(SYMBOLS[cell["status"]], cell["passed"], cell["total"]))
-        lines.append("| {} | {} |".format(row["op"], " | ".join(cells)))
+        lines.append("| {} | {} |".format(_escape(row["op"]), " | ".join(cells)))
     lines += ["", "Legend: " + ", ".join("{} {}".format(v, k) for k, v in SYMBOLS.items()), ""]
     issues = problems(report)
     if issues:
         lines += ["## Divergences", "", "| op | case | backend | mode | status | message | known reason |", "|---|---|---|---|---|---|---|"]
         for r in issues:
             lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
-                r["op"], r["case"], r["backend"], r["mode"], r["status"], _escape(r["message"][:300]), _escape(r.get("known", ""))))
+                *(_escape(v) for v in (r["op"], r["case"], r["backend"], r["mode"], r["status"], r["message"][:300],
+                                       r.get("known", "")))))
     claims = doc_claims(report)
     if claims:
         lines += ["", "## Documentation examples", "", "| op | example | doc versions | shown | holds on | not on |",
                   "|---|---|---|---|---|---|"]
         for c in claims:
-            lines.append("| {} | {} | {} | {} | {} | {} |".format(c["op"], c["case"], ", ".join(c["docs"]),
-                                                             _escape(c["shown"]), ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
-                                                             ", ".join(c["fails"])))
+            lines.append("| {} | {} | {} | {} | {} | {} |".format(
+                *(_escape(v) for v in (c["op"], c["case"], ", ".join(c["docs"]), c["shown"],
+                                       ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
+                                       ", ".join(c["fails"])))))
     if report["stale_known_differences"]:
         lines += ["", "## Stale known differences", ""]
         for e in report["stale_known_differences"]:
-            lines.append("- {} {} on {}: {} ({})".format(e["op"], e.get("case", "*"), e["backend"], e["reason"], e["note"]))
+            lines.append("- {} {} on {}: {} ({})".format(*(_escape(v) for v in (
+                e["op"], e.get("case", "*"), e["backend"], e["reason"], e["note"]))))
     return "\n".join(lines) + "\n"

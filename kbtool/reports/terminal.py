@@ -1,11 +1,20 @@
-"""Terminal: a rich parity matrix, the problems with their numbers, and the verdict."""
+"""Terminal: a rich parity matrix, the problems with their numbers, and the verdict.
+
+Text from backends is shown as text: no ANSI escape or control character reaches the terminal (text.plain) and
+no rich markup is interpreted (escape).
+"""
 from rich import box
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from rich.table import Table
 
 from ..results import BackendStatus, Status
 from .matrix import SYMBOLS, build, doc_claims, problems
+from .text import plain
+
+
+def escape(text):
+    return _markup_escape(plain(text))
 
 STYLES = {str(k): v for k, v in {
     Status.PASS: "green", "known": "yellow", Status.FAIL: "red", Status.ERROR: "red", Status.CRASH: "bold red",
@@ -21,7 +30,8 @@ def render(report, console=None):
     for name in backends:
         versions = info[name].get("versions", {})
         label = name if info[name]["status"] == BackendStatus.AVAILABLE.value else "{} ({})".format(name, info[name]["status"])
-        table.add_column(label + "\n" + " ".join("{}".format(v) for v in list(versions.values())[:1]), justify="center")
+        table.add_column(escape(label + "\n" + " ".join("{}".format(v) for v in list(versions.values())[:1])),
+                         justify="center")
     for row in rows:
         cells = []
         for name in backends:
@@ -31,17 +41,19 @@ def render(report, console=None):
                 continue
             cells.append("[{}]{} {}/{}[/]".format(STYLES[cell["status"]], SYMBOLS[cell["status"]],
                                                   cell["passed"], cell["total"]))
-        table.add_row(row["op"], *cells)
+        table.add_row(escape(row["op"]), *cells)
     console.print(table)
     for b in report["backends"]:
         if b["status"] != BackendStatus.AVAILABLE.value:
-            console.print("[yellow]{}[/]: {} — {}".format(b["name"], b["status"], escape(b.get("reason", ""))), highlight=False)
+            console.print("[yellow]{}[/]: {} — {}".format(escape(b["name"]), b["status"], escape(b.get("reason", ""))),
+                          highlight=False)
     issues = [r for r in problems(report) if not r.get("known")]
     if issues:
         console.print("[bold]Divergences[/] ({} results):".format(len(issues)))
         for r in issues[:60]:
             console.print("  [{}]{}[/] {} {} on {} ({}): {}".format(
-                STYLES[r["status"]], r["status"], r["op"], r["case"], r["backend"], r["mode"], escape(r["message"][:400])),
+                STYLES[r["status"]], r["status"], escape(r["op"]), escape(r["case"]), escape(r["backend"]), r["mode"],
+                escape(r["message"][:400])),
                 highlight=False, soft_wrap=True)
             console.print("      reproduce: {}".format(escape(r["repro"])), highlight=False, soft_wrap=True)
         if len(issues) > 60:
@@ -54,7 +66,8 @@ def render(report, console=None):
         console.print("[bold]Known differences[/] ({} results, re-checked this run):".format(
             sum(len(v) for v in known.values())))
         for (op, backend, reason), records in known.items():
-            console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(op, backend, len(records), escape(reason)),
+            console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(escape(op), escape(backend), len(records),
+                                                                           escape(reason)),
                           highlight=False, soft_wrap=True)
     claims = doc_claims(report)
     if claims:
@@ -68,11 +81,13 @@ def render(report, console=None):
                 verdict = "[red]wrong on every backend run ({})[/]".format(", ".join(c["fails"]))
             else:
                 verdict = "[yellow]holds on {} only; not on {}[/]".format(", ".join(c["holds"]), ", ".join(c["fails"]))
-            console.print("  {} {} \\[{}] shows {}: {}".format(c["op"], c["case"], ", ".join(c["docs"]), escape(c["shown"]), verdict),
+            console.print("  {} {} \\[{}] shows {}: {}".format(escape(c["op"]), escape(c["case"]), escape(", ".join(c["docs"])),
+                                                             escape(c["shown"]), verdict),
                           highlight=False, soft_wrap=True)
     for entry in report["stale_known_differences"]:
         console.print("[red]stale known difference[/]: {} {} on {}: {} ({})".format(
-            entry["op"], escape(str(entry.get("case", "*"))), entry["backend"], escape(entry["reason"]), entry["note"]),
+            escape(entry["op"]), escape(str(entry.get("case", "*"))), escape(entry["backend"]), escape(entry["reason"]),
+            escape(entry["note"])),
             highlight=False)
     summary = report["summary"]
     n_known = sum(c["known"] for c in summary["per_backend"].values())
@@ -84,6 +99,8 @@ def render(report, console=None):
             reasons.append("could not start: {}".format(", ".join(summary["could_not_start"])))
         if not report["results"]:
             reasons.append("nothing was checked")
+        if report.get("incomplete"):
+            reasons.insert(0, "incomplete ({})".format(report["incomplete"]["note"]))
         verdict = "[red]{}[/]".format(escape(", ".join(reasons)))
     console.print("{} results in {:.1f} s: {}".format(len(report["results"]), report["wall_seconds"], verdict))
     return ""

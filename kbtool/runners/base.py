@@ -16,11 +16,30 @@ WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
 
 
 def kbtool_home():
-    return os.environ.get("KBTOOL_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "kbtool")
+    """$KBTOOL_HOME, else ~/.cache/kbtool; a KbtoolError (one line) when it, or the nearest part of it that
+    exists, is not a directory (a file, a dangling symlink), so no caller fails later with NotADirectoryError."""
+    from ..errors import KbtoolError
+
+    home = os.environ.get("KBTOOL_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "kbtool")
+    probe = os.path.abspath(home)
+    while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        what = "a dangling symlink" if os.path.islink(probe) and not os.path.exists(probe) else "not a directory"
+        name = "KBTOOL_HOME={}".format(home) if os.environ.get("KBTOOL_HOME") else "kbtool's home {}".format(home)
+        where = "" if probe == os.path.abspath(home) else ": {}".format(probe)
+        raise KbtoolError("{}{} is {}".format(name, where, what))
+    return home
 
 
 def envs_dir():
-    return os.path.join(kbtool_home(), "envs")
+    """kbtool_home()/envs; a KbtoolError when it exists and is not a directory."""
+    from ..errors import KbtoolError
+
+    path = os.path.join(kbtool_home(), "envs")
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise KbtoolError("{} is not a directory (kbtool keeps its backend environments there)".format(path))
+    return path
 
 
 class Unavailable(Exception):
@@ -53,6 +72,10 @@ class Launch:
 
     def environ(self):
         env = dict(os.environ)
+        # The caller's KERAS_BACKEND / KERAS_HOME never reach a worker: only a recipe's own keras_backend (in
+        # self.env) picks a Keras backend, and the worker's keras.json is the private one below.
+        env.pop("KERAS_BACKEND", None)
+        env.pop("KERAS_HOME", None)
         env.update(self.env)
         # Workers get their own keras.json so the user's file never changes what is checked.
         keras_home = os.path.join(kbtool_home(), "keras_home")

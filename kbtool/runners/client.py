@@ -2,18 +2,24 @@
 
 A crash (segfault, abort, exit) or a timeout costs only the request in flight: it comes back
 as a `crash`/`timeout` reply, the process is discarded, and the next request starts a new one.
+
+`kill()` may be called from any thread (the check command's signal handler calls it): it kills the worker's
+process group, the request in flight returns a `cancelled` reply at once, and the client starts no worker again.
 """
 import os
 import selectors
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 from .worker import protocol
 
 DEFAULT_START_TIMEOUT = 180.0  # TensorFlow imports in ~5 s; a cold Theano/CNTK start is slower
 DEFAULT_CASE_TIMEOUT = 120.0  # Theano compiles each new graph once; later runs hit its cache
+CANCELLED = "cancelled"  # the client was killed (the check was interrupted): the request has no outcome
+_POLL = 0.1  # how often a blocked read looks whether the client was killed
 
 
 class WorkerDied(Exception):
@@ -30,17 +36,25 @@ class WorkerClient:
         self.hello = None
         self.restarts = 0
         self._stderr = None
+        self._lock = threading.RLock()  # guards process creation against kill() from another thread
+        self._procs = []  # every worker started and not yet reaped: what kill() kills
+        self.killed = False
 
     # -- process lifecycle -------------------------------------------------------------
     def start(self):
         """Start the worker and return its hello message (status ready or broken)."""
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(self.launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, env=self.launch.environ(), start_new_session=True)
+        with self._lock:
+            if self.killed:
+                self.hello = {"status": protocol.BROKEN, "error": "cancelled"}
+                return self.hello
+            self._stderr = tempfile.TemporaryFile()
+            self.proc = subprocess.Popen(self.launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._stderr, env=self.launch.environ(), start_new_session=True)
+            self._procs.append(self.proc)
         try:
             self.hello, _ = self._read(self.start_timeout)
         except WorkerDied as died:
-            self.hello = {"status": protocol.BROKEN, "error": died.message}
+            self.hello = {"status": protocol.BROKEN, "error": "cancelled" if self.killed else died.message}
             self.stop()
         if self.hello.get("status") != protocol.READY:
             self.stop()
@@ -56,12 +70,16 @@ class WorkerClient:
     def stop(self):
         if self.proc is None:
             return
-        if self.proc.poll() is None:
+        if self.killed:
+            self._kill()
+        elif self.proc.poll() is None:
             try:
                 protocol.write_message(self.proc.stdin, {"cmd": "exit"})
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired, ValueError):
                 self._kill()
+        _killpg_after_exit(self.proc)
+        self._forget(self.proc)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()
@@ -70,25 +88,54 @@ class WorkerClient:
         self.proc = None
 
     def _kill(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _killpg(self.proc)
         self.proc.wait()
+        self._forget(self.proc)
+
+    def _forget(self, proc):
+        with self._lock:
+            if proc in self._procs:
+                self._procs.remove(proc)
+
+    def kill(self):
+        """Kill every worker process group of this client, from any thread (a signal handler included), and
+        start none again: a request blocked on the worker returns a `cancelled` reply within a moment."""
+        with self._lock:
+            self.killed = True
+            for proc in list(self._procs):
+                _killpg(proc)
 
     # -- requests ------------------------------------------------------------------------
     def request(self, header, arrays=(), timeout=None):
-        """Send one request. Returns (header, arrays); crash/timeout come back as statuses."""
+        """Send one request. Returns (header, arrays); crash/timeout come back as statuses, and a request
+        the client was killed during (or before) as `cancelled`."""
+        if self.killed:
+            return _cancelled()
         hello = self.ensure_started()
+        if self.killed:
+            return _cancelled()
         if hello.get("status") != protocol.READY:
             return {"status": protocol.UNAVAILABLE, "message": "worker could not start: {}".format(hello.get("error"))}, []
         try:
             protocol.write_message(self.proc.stdin, header, arrays)
-            return self._read(timeout or self.case_timeout)
-        except (BrokenPipeError, WorkerDied) as exc:
+            reply = self._read(timeout or self.case_timeout)
+        except (OSError, ValueError, WorkerDied) as exc:  # BrokenPipe, or a pipe closed under a killed worker
+            if self.killed:
+                self._reap()
+                return _cancelled()
+            if not isinstance(exc, (BrokenPipeError, WorkerDied)):
+                raise
             died = exc if isinstance(exc, WorkerDied) else self._death()
             self.proc = None  # dead or killed; the next request starts a fresh worker
             return {"status": died.status, "message": died.message}, []
+        if self.killed:  # the reply raced the kill: the check is over, drop it
+            self._reap()
+            return _cancelled()
+        return reply
+
+    def _reap(self):
+        if self.proc is not None:
+            self._kill()
 
     def _read(self, timeout):
         deadline = time.monotonic() + timeout
@@ -100,6 +147,8 @@ class WorkerClient:
             return protocol.read_message_with(read_exact)
         except (ValueError, UnicodeDecodeError) as exc:  # JSON, .npy or framing garbage on the protocol pipe
             self._kill()
+            if self.killed:
+                raise WorkerDied(CANCELLED, "cancelled")
             raise WorkerDied(protocol.CRASH, "worker sent an unreadable reply ({}: {}); worker killed".format(
                 type(exc).__name__, str(exc)[:200]))
 
@@ -109,12 +158,20 @@ class WorkerClient:
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             while n:
+                if self.killed:
+                    self._kill()
+                    raise WorkerDied(CANCELLED, "cancelled")
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not sel.select(remaining):
+                if remaining <= 0:
                     self._kill()
                     raise WorkerDied(protocol.TIMEOUT, "no answer within {:g} s; worker killed".format(timeout))
+                if not sel.select(min(remaining, _POLL)):
+                    continue
                 chunk = os.read(fd, min(n, 1 << 20))
                 if not chunk:
+                    if self.killed:
+                        self._kill()
+                        raise WorkerDied(CANCELLED, "cancelled")
                     raise self._death()
                 chunks.append(chunk)
                 n -= len(chunk)
@@ -122,6 +179,8 @@ class WorkerClient:
 
     def _death(self):
         code = self.proc.wait()
+        _killpg_after_exit(self.proc)
+        self._forget(self.proc)
         how = "killed by signal {}".format(signal.Signals(-code).name) if code < 0 else "exited with code {}".format(code)
         tail = self.stderr_tail()
         return WorkerDied(protocol.CRASH, "worker {}{}".format(how, ": " + tail if tail else ""))
@@ -134,3 +193,25 @@ class WorkerClient:
         self._stderr.seek(0, 2)
         keep = [line.strip() for line in text if line.strip()][-lines:]
         return " | ".join(keep)[:500]
+
+
+def _killpg(proc):
+    """SIGKILL the process group a worker leads (start_new_session: its pid is the group's id), unless reaped."""
+    if proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _killpg_after_exit(proc):
+    """Whatever a worker started in its process group goes with it (the group outlives its leader)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _cancelled():
+    return {"status": CANCELLED, "message": "cancelled: the check was interrupted"}, []

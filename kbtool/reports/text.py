@@ -1,0 +1,30 @@
+"""Text from backends made safe for each view.
+
+A backend's messages, reasons and versions are data, not markup: they may hold ANSI escapes, control characters,
+`<script>`, table pipes or a lone surrogate (a message decoded from JSON's "\\udcff"). Each view shows them as text:
+
+    encodable(text)  any text: lone surrogates (which UTF-8 cannot encode) become "?"
+    plain(text)      the terminal: no ANSI escape sequence and no control character
+    markdown(text)   a Markdown table cell: plain, on one line, with < > | and backticks escaped
+HTML is escaped by Jinja's autoescape, JUnit XML by junit._text.
+"""
+import re
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and the two-character escapes
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_MARKDOWN = {"<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`"}
+
+
+def encodable(text):
+    return str(text).encode("utf-8", "replace").decode("utf-8")
+
+
+def plain(text):
+    text = _ANSI.sub("", encodable(text)).replace("\t", " ")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def markdown(text):
+    text = plain(text).replace("\n", " ")
+    return "".join(_MARKDOWN.get(ch, ch) for ch in text)
