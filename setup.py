@@ -20,6 +20,7 @@ setup(
         "numpy>=1.23",
         "jsonschema>=4.17",
         "jinja2>=3.1",
+        "regex>=2023",
     ],
     extras_require={"test": ["pytest>=7", "wheel"]},
     entry_points={

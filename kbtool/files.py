@@ -1,6 +1,12 @@
-"""File chores shared by every stage: atomic writes, and where in a YAML file a parse error is."""
+"""File chores shared by every stage: atomic writes, where in a YAML file a parse error is, and reading spec and
+known-differences files that may be hostile (bounded size, bounded YAML, one-line problems)."""
+import errno
 import os
+import re
+import stat
 import tempfile
+
+import yaml
 
 from .errors import KbtoolError
 
@@ -45,3 +51,217 @@ def yaml_error(path, exc, what="not valid YAML"):
     mark = getattr(exc, "problem_mark", None)
     where = "{}:{}".format(path, mark.line + 1) if mark else path
     return KbtoolError("{}: {} ({})".format(where, what, getattr(exc, "problem", None) or exc))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reading spec and known-differences files that may be hostile: bounded bytes, bounded YAML, one-line problems.
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # a YAML file kbtool reads (the shipped spec is 0.2 MB)
+MAX_YAML_NODES = 150000  # values once aliases are expanded (the shipped spec: 28,500): ~3 s to validate at most
+MAX_YAML_DEPTH = 50  # nesting levels (the shipped spec: 12); bounds recursion in every later stage
+QUOTE_CHARS = 100  # how much of an offending text a message quotes
+LINE_CHARS = 400  # the most a one-line message keeps
+
+_LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
+class FileProblem(KbtoolError):
+    """The file was read but its content is refused (too large, not UTF-8, not YAML, past a YAML limit)."""
+
+
+def clip(text, limit=QUOTE_CHARS):
+    """`text` cut to `limit` characters, saying how long it was."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return "{}... ({} characters)".format(text[:limit], len(text))
+
+
+def quote(value, limit=QUOTE_CHARS):
+    """repr(value), cut to `limit` characters: how a message shows data from a file."""
+    return clip(repr(value), limit)
+
+
+def one_line(text, limit=LINE_CHARS):
+    """A message as one line (line breaks become spaces) of at most about `limit` characters."""
+    return clip(_LINE_BREAKS.sub(" ", str(text)), limit)
+
+
+def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
+    """The UTF-8 text of the regular file `path`, read in at most `max_bytes` bytes.
+
+    Returns None for a missing file when `missing_ok`. A file that cannot be opened or is not a regular file
+    (a directory, a device such as /dev/zero, a FIFO: opened without blocking) is a KbtoolError
+    `cannot read WHAT PATH: why`; one too large or not UTF-8 is a FileProblem naming the file (and line).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise KbtoolError("cannot read {}{}: {}".format(what, path, os.strerror(errno.ENOENT)))
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise KbtoolError("cannot read {}{}: {}".format(what, path, getattr(exc, "strerror", None) or exc))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise KbtoolError("cannot read {}{}: {}".format(what, path, os.strerror(errno.EISDIR)))
+        if not stat.S_ISREG(mode):
+            raise KbtoolError("cannot read {}{}: not a regular file ({})".format(what, path, _file_kind(mode)))
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise KbtoolError("cannot read {}{}: {}".format(what, path, exc.strerror or exc))
+    finally:
+        os.close(fd)
+    if size > max_bytes:
+        raise FileProblem("{}: larger than {} MB, the most kbtool reads from a YAML file".format(
+            path, max_bytes // (1024 * 1024)))
+    data = b"".join(chunks)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileProblem("{}:{}: not UTF-8 text ({})".format(path, data.count(b"\n", 0, exc.start) + 1, exc.reason))
+
+
+def _file_kind(mode):
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "mode {:o}".format(stat.S_IFMT(mode))
+
+
+class YamlLimitError(yaml.YAMLError):
+    """YAML data past one of kbtool's limits (size once aliases are expanded, depth, recursion)."""
+
+    def __init__(self, problem, mark):
+        super().__init__(problem)
+        self.problem, self.problem_mark = problem, mark
+
+
+class _BoundedComposer(yaml.composer.Composer):
+    """PyYAML's composer, counting what the document would be with every alias expanded.
+
+    Aliases share one node, so composing them is cheap; what costs is every later walk (schema validation,
+    duplicate keys, repr in a message), which sees each alias expanded: `a: &a [x, x]`, `b: &b [*a, *a]`, ...
+    doubles per level (the "billion laughs"). Each node's expanded size is known once it is composed; an alias
+    adds its target's. A document past MAX_YAML_NODES, nested past MAX_YAML_DEPTH, or with an alias inside the
+    collection it names (recursive data) is refused where it happens, before anything walks it.
+    This composer is Python over the C parser's events: it never recurses in C, which a deeply nested
+    document crashes (libyaml's composer is recursive).
+    """
+
+    def compose_document(self):
+        self._expanded, self._depth, self._sizes = 0, 0, {}
+        return super().compose_document()
+
+    def _grow(self, count, mark, why):
+        self._expanded += count
+        if self._expanded > MAX_YAML_NODES:
+            raise YamlLimitError("more than {} values once aliases are expanded ({}); kbtool refuses larger "
+                                 "YAML data".format(MAX_YAML_NODES, why), mark)
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.events.AliasEvent):
+            event = self.peek_event()
+            node = self.anchors.get(event.anchor)
+            if node is not None:
+                size = self._sizes.get(id(node))
+                if size is None:  # the anchor's collection is still open: the alias is inside it
+                    raise YamlLimitError("alias *{} is inside the collection it names (recursive data is not "
+                                         "allowed)".format(clip(event.anchor, 40)), event.start_mark)
+                self._grow(size, event.start_mark, "alias *{} here".format(clip(event.anchor, 40)))
+            return super().compose_node(parent, index)  # an undefined alias: PyYAML's own error
+        event = self.peek_event()
+        if self._depth >= MAX_YAML_DEPTH:
+            raise YamlLimitError("nested more than {} levels deep; kbtool refuses deeper YAML data".format(
+                MAX_YAML_DEPTH), event.start_mark)
+        self._depth += 1
+        before = self._expanded
+        self._grow(1, event.start_mark, "no alias needed")
+        node = super().compose_node(parent, index)
+        self._depth -= 1
+        self._sizes[id(node)] = self._expanded - before
+        return node
+
+
+class _JsonConstructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor for JSON-like data: timestamps stay strings (as written), and the types JSON cannot carry
+    to a worker (!!binary, !!set, !!omap, !!pairs) are refused; an integer too long for Python (more than 4300
+    digits) is a YAML error at its line, not a ValueError."""
+
+    def construct_yaml_int(self, node):
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # Python's limit on the digits of an int read from text
+            raise yaml.constructor.ConstructorError(None, None, "integer too long ({} characters)".format(
+                len(node.value)), node.start_mark)
+
+    def construct_timestamp_as_text(self, node):
+        return self.construct_scalar(node)
+
+    def construct_refused(self, node):
+        raise yaml.constructor.ConstructorError(None, None, "{} is not allowed: kbtool's YAML files hold plain "
+                                                "JSON-like data".format(clip(node.tag, 60)), node.start_mark)
+
+
+_JsonConstructor.add_constructor("tag:yaml.org,2002:int", _JsonConstructor.construct_yaml_int)
+_JsonConstructor.add_constructor("tag:yaml.org,2002:timestamp", _JsonConstructor.construct_timestamp_as_text)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _JsonConstructor.add_constructor("tag:yaml.org,2002:" + _tag, _JsonConstructor.construct_refused)
+
+try:  # the C parser is ~10x faster than PyYAML's; the composer above runs on its events
+    from yaml._yaml import CParser as _Parser
+
+    class BoundedLoader(_BoundedComposer, _Parser, _JsonConstructor, yaml.resolver.Resolver):
+        """A safe YAML loader that refuses data past kbtool's limits (see _BoundedComposer)."""
+
+        def __init__(self, stream):
+            _Parser.__init__(self, stream)
+            _BoundedComposer.__init__(self)
+            _JsonConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    class BoundedLoader(_BoundedComposer, yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
+                        _JsonConstructor, yaml.resolver.Resolver):
+        """A safe YAML loader that refuses data past kbtool's limits (see _BoundedComposer)."""
+
+        def __init__(self, stream):
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+            _BoundedComposer.__init__(self)
+            _JsonConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+
+def parse_yaml(path, text, what="not valid YAML"):
+    """(root node, data) of one YAML document within kbtool's limits; (None, None) when it is empty.
+
+    Any problem is a one-line FileProblem: `file:line: what (problem)`, or `file:line: problem` for a limit."""
+    loader = BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = None if root is None else loader.construct_document(root)
+    except YamlLimitError as exc:
+        raise FileProblem(one_line("{}:{}: {}".format(path, exc.problem_mark.line + 1, exc.problem)))
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow; its position, not a mark
+        before = text.encode("utf-8")[:exc.position] if exc.encoding == "?" else text[:exc.position]  # C: bytes
+        raise FileProblem(one_line("{}:{}: {} (character {} is not allowed: {})".format(
+            path, before.count(b"\n" if isinstance(before, bytes) else "\n") + 1, what,
+            "#x{:04x}".format(exc.character) if isinstance(exc.character, int) else repr(exc.character),
+            exc.reason)))
+    except yaml.YAMLError as exc:
+        raise FileProblem(one_line(yaml_error(path, exc, what)))
+    except RecursionError:  # pragma: no cover - the depth limit keeps far from it
+        raise FileProblem("{}: {} (nested too deep)".format(path, what))
+    finally:
+        loader.dispose()
+    return root, data

@@ -12,18 +12,34 @@ kbtool/runners/worker/invoke.py) is produced here and nowhere in the spec:
 - Array indices (which seed the random draws) follow the inputs' order of appearance, lists flattened.
 - A raw `args:` list (worker ARG specs) is the escape hatch for what a signature cannot express (nested
   lists, one tensor named twice, `{call: ...}`); the inputs are then a plain list of arrays, and kwargs
-  may only give parameters after those the raw args cover.
+  may only give parameters after those the raw args cover. Raw ARG specs are checked as the worker reads
+  them: one kind each with its own keys, array indices in range, lists nested, steps known, and calls to
+  ops of the spec (when the binder is given the spec's op names).
+- `then` calls are checked too (given the spec's op names): each calls an op of the spec, and `{result: k}`
+  names a call already made.
+- Inputs are bounded, so that a case can never ask for more memory than a check can give: at most
+  MAX_INPUT_ELEMENTS elements (and no dimension larger, at most MAX_DIMS dimensions) per input, at most
+  MAX_CASE_ELEMENTS for all the inputs of one case (kbtool/specs/loader.py bounds the whole spec).
 
 Every problem is a BindingError carrying its path within the case; `kbtool spec validate` reports them.
 """
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
 import numpy as np
 
+from .. import files
 from ..runners.worker import steps
 
 _INPUT_KINDS = ("tensor", "tensors", "array")
+MAX_INPUT_ELEMENTS = 10 ** 7  # one input (40 MB as float32); the shipped spec's largest: 60,000
+MAX_CASE_ELEMENTS = 2 * 10 ** 7  # all the inputs of one case
+MAX_DIMS = 32  # NumPy 1.x's limit (the shipped spec's most: 5)
+# raw ARG specs (kbtool/runners/worker/invoke.py): the key that names the kind, and the other keys it may have
+_RAW_KINDS = {"tensor": ("ph_shape", "weight"), "constant": (), "array": (), "value": (), "tuple": (), "list": (),
+              "step": (), "call": ("args", "kwargs")}
+_INDEX_KINDS = ("tensor", "constant", "array")
 
 
 class BindingError(ValueError):
@@ -51,17 +67,40 @@ def dotted(path):
     return out
 
 
-def bind(op, entry, raw):
-    """The case `raw` bound to `entry`'s signature; raises the first BindingError found."""
-    binding, found = _Binder(op, entry, raw).run()
+def bind(op, entry, raw, ops=None):
+    """The case `raw` bound to `entry`'s signature; raises the first BindingError found.
+    `ops`, the spec's op names, is what raw `{call: ...}` and `then` may call; without it (expanding a case
+    of a validated spec) neither call names nor then-calls are checked."""
+    binding, found = _Binder(op, entry, raw, ops).run()
     if found:
         raise found[0]
     return binding
 
 
-def problems(op, entry, raw):
-    """Every BindingError of the case (binding and input specs), without drawing any array."""
-    return _Binder(op, entry, raw).run()[1]
+def problems(op, entry, raw, ops=None):
+    """Every BindingError of the case (binding, input specs, raw args, then-calls), without drawing any array."""
+    return _Binder(op, entry, raw, ops).run()[1]
+
+
+def elements(inp):
+    """How many elements the array of one input spec has (0 for a literal NumPy cannot read)."""
+    if "value" in inp:
+        try:
+            return int(np.size(np.array(inp["value"], dtype=object)))
+        except (ValueError, TypeError):
+            return 0
+    shape = inp.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
+        return 0
+    return math.prod(shape)
+
+
+def case_inputs(raw):
+    """The input specs of a raw case, in order (lists in a mapping flattened)."""
+    inputs = raw.get("inputs") or []
+    if isinstance(inputs, dict):
+        return [inp for value in inputs.values() for inp in (value if isinstance(value, list) else [value])]
+    return list(inputs)
 
 
 def tensor_indices(args, kwargs):
@@ -69,24 +108,29 @@ def tensor_indices(args, kwargs):
     recursing into lists and {call: ...} arguments; an index named twice is one tensor (built once)."""
     found = []
 
-    def walk(spec):
+    def walk(spec):  # tolerant of malformed raw specs: the binder reports them
         if not isinstance(spec, dict):
             return
         if "tensor" in spec:
             if spec["tensor"] not in found:
                 found.append(spec["tensor"])
             return
-        for item in spec.get("list", []):
+        for item in _list(spec.get("list")):
             walk(item)
         if "call" in spec:
-            for item in spec.get("args", []):
+            for item in _list(spec.get("args")):
                 walk(item)
-            for item in spec.get("kwargs", {}).values():
+            kwargs = spec.get("kwargs")
+            for item in kwargs.values() if isinstance(kwargs, dict) else ():
                 walk(item)
 
     for spec in list(args) + list(kwargs.values()):
         walk(spec)
     return found
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
 
 
 def input_problems(inp, path):
@@ -96,12 +140,23 @@ def input_problems(inp, path):
     if "value" in inp:
         problem = _value_problem(inp["value"], dtype)
         if problem:
-            found.append(BindingError(path + ["value"], "value {!r} is not a {} array: {}".format(
-                inp["value"], dtype, problem)))
+            found.append(BindingError(path + ["value"], "value {} is not a {} array: {}".format(
+                files.quote(inp["value"]), dtype, problem)))
         return found
+    shape_problem = _shape_problem(inp.get("shape"))
+    if shape_problem:
+        return [BindingError(path + ["shape"], shape_problem)]
     if "fill" in inp:
+        problem = _value_problem(inp["fill"], dtype)
+        if problem:
+            found.append(BindingError(path + ["fill"], "fill {} is not a {} value: {}".format(
+                files.quote(inp["fill"]), dtype, problem)))
         return found
     dist = inp.get("dist", "randint" if np.dtype(dtype).kind in "iub" else "normal")
+    bounds = [key for key in ("low", "high") if key in inp and not _finite(inp[key])]
+    if bounds and dist in ("randint", "uniform", "positive"):
+        return [BindingError(path + [key], "{} {} is not a finite number".format(key, files.quote(inp[key])))
+                for key in bounds]
     if dist == "randint":
         low = int(inp["low"]) if "low" in inp else 0
         high = int(inp["high"]) if "high" in inp else 5
@@ -109,7 +164,44 @@ def input_problems(inp, path):
             where = "low" if "low" in inp else "high"
             found.append(BindingError(path + [where], "randint needs low < high, got low {} and high {}{}".format(
                 low, high, "" if "low" in inp and "high" in inp else " (defaults: low 0, high 5)")))
+        for key, bound in (("low", low), ("high", high)):
+            if not -2 ** 63 <= bound <= 2 ** 63:
+                found.append(BindingError(path + [key], "randint bound {} is outside int64".format(bound)))
+    elif dist in ("uniform", "positive"):
+        low = inp.get("low", -1.0 if dist == "uniform" else 0.1)
+        high = inp.get("high", 1.0 if dist == "uniform" else 2.0)
+        if float(low) > float(high):
+            found.append(BindingError(path + ["low" if "low" in inp else "high"],
+                                      "{} needs low <= high, got low {} and high {}{}".format(
+                                          dist, low, high, "" if "low" in inp and "high" in inp else
+                                          " (defaults: low {}, high {})".format(*(
+                                              (-1.0, 1.0) if dist == "uniform" else (0.1, 2.0))))))
+        elif not _finite(float(high) - float(low)):
+            found.append(BindingError(path + ["high"], "{} range {} to {} is too wide to draw from".format(
+                dist, low, high)))
     return found
+
+
+def _finite(number):
+    try:
+        return math.isfinite(number)
+    except (TypeError, OverflowError):  # a huge int: finite but not a float
+        return False
+
+
+def _shape_problem(shape):
+    if not isinstance(shape, list):
+        return None  # no shape: the schema says what is wrong
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        return "a shape is a list of non-negative integers, not {}".format(files.quote(shape))
+    if len(shape) > MAX_DIMS:
+        return "{} dimensions; kbtool allows at most {}".format(len(shape), MAX_DIMS)
+    size = math.prod(shape)
+    if size > MAX_INPUT_ELEMENTS or any(d > MAX_INPUT_ELEMENTS for d in shape):
+        return "shape {} has {} elements; one input may have at most {:,} (and no larger dimension)".format(
+            files.quote(shape), "{:,}".format(size) if size < 10 ** 30 else "about 10**{}".format(len(str(size)) - 1),
+            MAX_INPUT_ELEMENTS)
+    return None
 
 
 def _value_problem(value, dtype):
@@ -121,8 +213,8 @@ def _value_problem(value, dtype):
             if plain.min() < info.min or plain.max() > info.max:
                 return "out of range ({} to {})".format(info.min, info.max)
         np.array(value, dtype=dtype)
-    except (ValueError, TypeError, OverflowError) as exc:
-        return str(exc)
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        return files.clip(exc)
     return None
 
 
@@ -134,13 +226,19 @@ def _shape(inp, path):
 
 def _step_problem(name, path):
     if not isinstance(name, str) or name not in steps.STEPS:
-        return BindingError(path, "unknown step {!r} (known: {})".format(name, ", ".join(sorted(steps.STEPS))))
+        return BindingError(path, "unknown step {} (known: {})".format(
+            files.quote(name), ", ".join(sorted(steps.STEPS))))
     return None
 
 
+def _is_index(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class _Binder(object):
-    def __init__(self, op, entry, raw):
-        self.op, self.raw = op, raw
+    def __init__(self, op, entry, raw, ops=None):
+        self.op, self.raw, self.ops = op, raw, ops
+        self.shapes = []  # each input's shape (None when unknown), in index order
         signature = entry.get("signature", [])
         self.params = [p for p in signature if not p["name"].startswith("*")]
         self.by_name = dict((p["name"], p) for p in self.params)
@@ -152,8 +250,8 @@ class _Binder(object):
         self.found.append(BindingError(path, message))
 
     def not_a_param(self, name, path):
-        self.problem(path, "{!r} is not a parameter of {} ({})".format(
-            name, self.op, ", ".join(p["name"] for p in self.params) or "no parameters"))
+        self.problem(path, "{} is not a parameter of {} ({})".format(
+            files.quote(name), self.op, ", ".join(p["name"] for p in self.params) or "no parameters"))
 
     def add_input(self, inp, path):
         """Registers one input spec; returns (its array index, its shape or None if unknown)."""
@@ -161,9 +259,10 @@ class _Binder(object):
         self.inputs.append(inp)
         found = input_problems(inp, path)
         self.found.extend(found)
-        if found and "value" in inp:
-            return index, None  # a value numpy cannot convert has no shape either
-        return index, _shape(inp, path)
+        shape = None if found and ("value" in inp or any(p.path[-1:] == ["shape"] for p in found)) else \
+            _shape(inp, path)  # a value numpy cannot convert, or a refused shape, has no shape to use
+        self.shapes.append(shape)
+        return index, shape
 
     def input_arg(self, inp, path, kind, param=None):
         """(ARG spec, shape) of one input bound to a parameter of `kind`."""
@@ -208,7 +307,7 @@ class _Binder(object):
         if isinstance(inputs, dict):
             for name, value in inputs.items():
                 path = ["inputs", name]
-                if name not in self.by_name and not self.var_kw:
+                if name not in self.by_name and (not self.var_kw or not isinstance(name, str)):
                     self.not_a_param(name, path)
                 if name in kwargs:
                     self.problem(["kwargs", name], "{!r} is given twice: as inputs.{} and as kwargs.{}".format(
@@ -249,7 +348,7 @@ class _Binder(object):
             if name in given or name in extra:
                 continue  # given twice: reported above
             param = self.by_name.get(name)
-            if param is None and not self.var_kw:
+            if param is None and (not self.var_kw or not isinstance(name, str)):  # **kwargs take names only
                 self.not_a_param(name, ["kwargs", name])
                 continue
             spec = self.kwarg_arg(param, value, ["kwargs", name])
@@ -281,7 +380,7 @@ class _Binder(object):
         positions = dict((p["name"], i) for i, p in enumerate(self.params))
         kw = {}
         for name, value in kwargs.items():
-            if name not in positions and not self.var_kw:
+            if name not in positions and (not self.var_kw or not isinstance(name, str)):
                 self.not_a_param(name, ["kwargs", name])
             elif name in positions and positions[name] < len(args):
                 self.problem(["kwargs", name], "kwargs.{} is ignored: args already gives parameter {} ({})".format(
@@ -291,29 +390,103 @@ class _Binder(object):
         return list(args), kw
 
     def check_raw(self, specs, path):
-        """Step names and array indices inside raw ARG specs."""
+        """Raw ARG specs as the worker reads them (kbtool/runners/worker/invoke.py)."""
+        if not isinstance(specs, list):
+            self.problem(path, "a list of raw ARG specs, not {}".format(files.quote(specs)))
+            return
         for j, spec in enumerate(specs):
             self.check_raw_one(spec, path + [j])
 
     def check_raw_one(self, spec, where):
         if not isinstance(spec, dict):
-            self.problem(where, "a raw ARG spec is a mapping such as {tensor: 0}, not " + repr(spec))
+            self.problem(where, "a raw ARG spec is a mapping such as {tensor: 0}, not " + files.quote(spec))
             return
-        if "step" in spec:
-            problem = _step_problem(spec["step"], where + ["step"])
+        kinds = [key for key in _RAW_KINDS if key in spec]
+        if len(kinds) != 1:
+            self.problem(where, "a raw ARG spec has exactly one of {}; this one has {}".format(
+                ", ".join(_RAW_KINDS), ", ".join(kinds) if kinds else files.quote(sorted(map(str, spec)))))
+            return
+        kind, = kinds
+        unknown = sorted(str(key) for key in spec if key != kind and key not in _RAW_KINDS[kind])
+        if unknown:
+            self.problem(where + [unknown[0]], "unknown key {} in a {} ARG spec{}".format(
+                files.clip(", ".join(unknown)), kind, " (it may also have {})".format(
+                    ", ".join(_RAW_KINDS[kind])) if _RAW_KINDS[kind] else " (it has no other key)"))
+        value = spec[kind]
+        if kind in _INDEX_KINDS:
+            if not (_is_index(value) and 0 <= value < len(self.inputs)):
+                self.problem(where + [kind], "no input {}: the case has {} input(s)".format(
+                    files.quote(value), len(self.inputs)))
+            elif "ph_shape" in spec:
+                self.check_ph_shape(spec["ph_shape"], self.shapes[value], where + ["ph_shape"])
+            if "weight" in spec and not isinstance(spec["weight"], bool):
+                self.problem(where + ["weight"], "weight is true or false, not {}".format(files.quote(spec["weight"])))
+        elif kind == "step":
+            problem = _step_problem(value, where + ["step"])
             if problem:
                 self.found.append(problem)
-        for key in ("tensor", "array", "constant"):
-            if key in spec and not (isinstance(spec[key], int) and 0 <= spec[key] < len(self.inputs)):
-                self.problem(where + [key], "no input {!r}: the case has {} input(s)".format(
-                    spec[key], len(self.inputs)))
-        for key in ("list", "args"):
-            if isinstance(spec.get(key), list):
-                self.check_raw(spec[key], where + [key])
-        if isinstance(spec.get("kwargs"), dict):
-            for name, item in spec["kwargs"].items():
-                self.check_raw_one(item, where + ["kwargs", name])
+        elif kind in ("tuple", "list") and not isinstance(value, list):
+            self.problem(where + [kind], "{} takes a list, not {}".format(kind, files.quote(value)))
+        elif kind == "list":
+            self.check_raw(value, where + ["list"])
+        elif kind == "call":
+            self.check_call_name(value, where + ["call"])
+            if "args" in spec:
+                self.check_raw(spec["args"], where + ["args"])
+            if "kwargs" in spec:
+                if not isinstance(spec["kwargs"], dict):
+                    self.problem(where + ["kwargs"], "kwargs is a mapping of name to ARG spec, not {}".format(
+                        files.quote(spec["kwargs"])))
+                else:
+                    for name, item in spec["kwargs"].items():
+                        if not isinstance(name, str):
+                            self.problem(where + ["kwargs", name], "a keyword is a name, not {}".format(
+                                files.quote(name)))
+                        self.check_raw_one(item, where + ["kwargs", name])
+
+    def check_ph_shape(self, ph_shape, shape, where):
+        if not (isinstance(ph_shape, list) and all(d is None or (_is_index(d) and d >= 0) for d in ph_shape)):
+            self.problem(where, "ph_shape is a list of sizes or nulls, not {}".format(files.quote(ph_shape)))
+        elif shape is not None and len(ph_shape) != len(shape):
+            self.problem(where, "ph_shape has {} dimensions but the input has {} (shape {})".format(
+                len(ph_shape), len(shape), shape))
+
+    def check_call_name(self, name, where):
+        """A raw {call: NAME} or a then-call: an op of the spec (unchecked when the binder has no op names)."""
+        if not isinstance(name, str):
+            self.problem(where, "call names an op, not {}".format(files.quote(name)))
+        elif self.ops is not None and name not in self.ops:
+            import difflib
+
+            close = difflib.get_close_matches(name, sorted(self.ops), n=3)
+            self.problem(where, "{} is not an op of the spec{}".format(
+                files.quote(name), "; did you mean {}?".format(", ".join(close)) if close else ""))
+
+    def check_then(self, then):
+        """then-calls: ops of the spec; {result: k} names a call already made (0 is the op's own)."""
+        if not isinstance(then, list):
+            return  # the schema says what is wrong
+        for i, call in enumerate(then):
+            if not isinstance(call, dict):
+                continue
+            if "op" in call:
+                self.check_call_name(call["op"], ["then", i, "op"])
+            args = call.get("args", [])
+            for j, arg in enumerate(args if isinstance(args, list) else []):
+                if isinstance(arg, dict) and set(arg) == {"result"}:
+                    k = arg["result"]
+                    if not (_is_index(k) and 0 <= k <= i):
+                        self.problem(["then", i, "args", j, "result"],
+                                     "no result {} before then[{}]: results 0 to {} (0 is the op's own)".format(
+                                         files.quote(k), i, i))
 
     def binding(self, args, kw, shape_names):
+        sizes = [elements(inp) for inp in self.inputs if isinstance(inp, dict)]
+        total = sum(sizes)
+        if total > MAX_CASE_ELEMENTS and max(sizes) <= MAX_INPUT_ELEMENTS:  # else an input's own problem says so
+            self.problem(["inputs"], "the inputs have {:,} elements together; a case may have at most {:,}".format(
+                total, MAX_CASE_ELEMENTS))
+        if self.ops is not None:  # validating against a spec (expansion binds cases validated already)
+            self.check_then(self.raw.get("then", []))
         return Binding(inputs=self.inputs, args=args, kwargs=kw, tensor_indices=tensor_indices(args, kw),
                        shape_names=shape_names), self.found

@@ -95,6 +95,13 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=()):
                 tensor_indices=bound.tensor_indices)
 
 
+def case_ids(spec, op):
+    """The ids cases_for gives, without drawing any array."""
+    entry = spec.ops[op]
+    return ([raw["id"] for raw in entry.get("cases", [])]
+            + ["example:" + example["id"] for example in entry.get("examples", []) if "case" in example])
+
+
 def cases_for(spec, op, seed=0, include_examples=True):
     entry = spec.ops[op]
     out = [expand_case(op, entry, raw, seed) for raw in entry.get("cases", [])]

@@ -1,28 +1,33 @@
 """Load specs/ops.yaml once into a registry: parse, validate, and point errors at file:line.
 
 Validation has two layers: the JSON Schema (structure) and semantic checks the schema cannot
-express (doc ids exist, shape-rule expressions parse, case ids are unique, aliases resolve,
-examples name their doc versions, every case binds to its signature: binding.py). Every problem
-carries `file:line: ops.NAME...: message`.
+express (doc ids exist, shape-rule expressions parse and name only parameters and earlier `let`s,
+case ids are unique, aliases resolve, examples name their doc versions, `match` regexes compile,
+every case binds to its signature and its raw args and then-calls name ops of the spec: binding.py,
+and the inputs of the whole spec stay within MAX_SPEC_ELEMENTS). Every problem is one line,
+`file:line: ops.NAME...: message`, quoting at most ~100 characters of the file's text.
+
+The file itself is read within kbtool/files.py's limits: a regular file of at most 20 MB of UTF-8, YAML of at
+most 150,000 values once aliases are expanded and 50 levels deep, so that no spec can hang or exhaust kbtool.
 """
+import regex
 import yaml
 
 from .. import files, paths
 from ..errors import KbtoolError
 from . import binding, schema, shapes
 
-
-try:  # the C loader is ~10x faster on the full spec
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+MAX_SPEC_ELEMENTS = 10 ** 8  # the elements of every input of every case together (the shipped spec: 160,000)
+MAX_MATCH_CHARS = 1000  # a case's `match` regex
+MAX_PROBLEMS = 200  # problems listed; the rest are counted
 
 
 class SpecError(KbtoolError):
-    def __init__(self, problems):
-        self.problems = problems
-        super().__init__(problems[0] if len(problems) == 1 else "{} (and {} more problems; run `kbtool spec validate`)"
-                         .format(problems[0], len(problems) - 1))
+    def __init__(self, problems, total=None):
+        self.problems = problems  # the lines to list (past MAX_PROBLEMS, the last one counts the rest)
+        total = len(problems) if total is None else total
+        super().__init__(problems[0] if total == 1 else "{} (and {} more problems; run `kbtool spec validate`)"
+                         .format(problems[0], total - 1))
 
 
 class Spec:
@@ -47,17 +52,25 @@ class Spec:
         return self.ops[name].get("alias_of", name)
 
 
-def _node_line(root, path):
-    """Line (1-based) of the YAML node at a JSON path, or of the deepest node that exists."""
+def _node_line(root, path, keys=None):
+    """Line (1-based) of the YAML node at a JSON path, or of the deepest node that exists.
+
+    `keys` caches each mapping's keys (id of the node → {key: (key node, value node)}), so that many problems in
+    one large mapping cost one pass over it, not one each."""
+    keys = {} if keys is None else keys
     node, line = root, root.start_mark.line + 1
     for key in path:
         child = None
         if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if k.value == key:
-                    child = v
-                    line = k.start_mark.line + 1
-                    break
+            index = keys.get(id(node))
+            if index is None:
+                index = keys[id(node)] = {}
+                for k, v in node.value:
+                    if isinstance(k, yaml.ScalarNode):
+                        index.setdefault(k.value, (k, v))  # the first of duplicate keys, as a scan finds it
+            if isinstance(key, str) and key in index:
+                k, child = index[key]
+                line = k.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
             child = node.value[key]
             line = child.start_mark.line + 1
@@ -89,46 +102,109 @@ def _duplicate_keys(node, path, found):
 
 def load(path=None):
     path = path or paths.spec_file()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise KbtoolError("cannot read spec {}: {}".format(path, exc.strerror))
-    try:
-        root = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise SpecError([str(files.yaml_error(path, exc, "invalid YAML"))])
+    try:  # unreadable (missing, a directory, a device): a KbtoolError; read but refused: a SpecError
+        text = files.read_text(path, "spec ")
+        root, data = files.parse_yaml(path, text, "invalid YAML")
+    except files.FileProblem as exc:
+        raise SpecError([str(exc)])
     if root is None:
         raise SpecError(["{}:1: the spec is empty".format(path)])
     problems = [(line, p, msg) for line, p, msg in _find_problems(root, data)]
     if problems:
         problems.sort(key=lambda item: item[0])
-        raise SpecError(["{}:{}: {}: {}".format(path, line, _dotted(p), msg) for line, p, msg in problems])
+        listed = [files.one_line("{}:{}: {}: {}".format(path, line, files.clip(_dotted(p)), msg))
+                  for line, p, msg in problems[:MAX_PROBLEMS]]
+        if len(problems) > MAX_PROBLEMS:
+            listed.append("{}: {} more problems not listed (the first {} are)".format(
+                path, len(problems) - MAX_PROBLEMS, MAX_PROBLEMS))
+        raise SpecError(listed, total=len(problems))
     return Spec(path, data)
 
 
+def _validator():
+    """The schema's validator, with a linear uniqueItems: jsonschema's own compares every pair of items when
+    they are not all strings, which a long list in a hostile spec turns into minutes."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    slow = base.VALIDATORS["uniqueItems"]
+
+    def unique_items(validator, unique, instance, schema_):
+        if not (unique and validator.is_type(instance, "array")):
+            return
+        if all(isinstance(item, str) for item in instance):
+            if len(set(instance)) != len(instance):
+                yield jsonschema.ValidationError("{} has non-unique elements".format(files.quote(instance)))
+        elif len(instance) <= 100:
+            yield from slow(validator, unique, instance, schema_)
+        # a long list of non-strings: the items' own type errors say what is wrong
+
+    return jsonschema.validators.extend(base, {"uniqueItems": unique_items})(schema.SPEC)
+
+
+def _schema_message(error):
+    """jsonschema's message, quoting at most ~100 characters of the offending value."""
+    message = error.message
+    if len(message) > files.QUOTE_CHARS:
+        text = repr(error.instance)
+        if len(text) > files.QUOTE_CHARS and text in message:
+            message = message.replace(text, files.quote(error.instance))
+    return message
+
+
 def _find_problems(root, data):
-    found = []
+    found, keys = [], {}
     _duplicate_keys(root, [], found)
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema.SPEC)
-    for error in validator.iter_errors(data):
+    for error in _validator().iter_errors(data):
         # oneOf/anyOf errors are vague; their best sub-error names the real problem
         best = jsonschema.exceptions.best_match([error])
         p = list(best.absolute_path)
-        found.append((_node_line(root, p), p, best.message))
+        found.append((_node_line(root, p, keys), p, _schema_message(best)))
     if found:
         return found
     for p, msg in _semantic_problems(data):
-        found.append((_node_line(root, p), p, msg))
+        found.append((_node_line(root, p, keys), p, msg))
     return found
+
+
+def _rule_problems(base, rule, params):
+    """Each expression parses, and reads only the op's parameters and the `let`s before it."""
+    known = set(params)
+    exprs = [(["let", key], key, expr) for key, expr in (rule.get("let") or {}).items()]
+    exprs += [([key], None, rule[key]) for key in ("when", "shape") if key in rule]
+    for where, let, expr in exprs:
+        try:
+            node = shapes.parse(expr)
+        except shapes.ShapeExprError as exc:
+            yield base + where, str(exc)
+        else:
+            unknown = sorted(shapes.names(node) - known)
+            if unknown:
+                yield base + where, "unknown name {} in {} (known: {})".format(
+                    ", ".join(unknown), files.quote(expr), ", ".join(sorted(known)) or "none")
+        if let is not None:
+            known.add(let)
+
+
+def _regex_problem(pattern):
+    """Why a case's `match` cannot be searched (kbtool/verdicts/raises.py uses the `regex` engine)."""
+    if not isinstance(pattern, str):
+        return "match must be a regex (a string)"
+    if len(pattern) > MAX_MATCH_CHARS:
+        return "match is longer than {} characters".format(MAX_MATCH_CHARS)
+    try:
+        regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        return "match is not a valid regex: {}".format(files.clip(exc))
+    return None
 
 
 def _semantic_problems(data):
     doc_ids = set(data["docs"])
     ops = data["ops"]
+    elements = 0
     for name, entry in ops.items():
         base = ["ops", name]
         for key in ("documented_in",):
@@ -138,18 +214,9 @@ def _semantic_problems(data):
         alias = entry.get("alias_of")
         if alias and alias not in ops:
             yield base + ["alias_of"], "alias_of names {!r}, which has no entry".format(alias)
+        params = [p["name"] for p in entry.get("signature", []) if not p["name"].startswith("*")]
         for i, rule in enumerate(entry.get("shape_rules", [])):
-            for key in ("when", "shape"):
-                if key in rule:
-                    try:
-                        shapes.parse(rule[key])
-                    except shapes.ShapeExprError as exc:
-                        yield base + ["shape_rules", i, key], str(exc)
-            for key, expr in (rule.get("let") or {}).items():
-                try:
-                    shapes.parse(expr)
-                except shapes.ShapeExprError as exc:
-                    yield base + ["shape_rules", i, "let", key], str(exc)
+            yield from _rule_problems(base + ["shape_rules", i], rule, params)
         seen = set()
         for section in ("cases", "examples"):
             for i, item in enumerate(entry.get(section, [])):
@@ -161,15 +228,26 @@ def _semantic_problems(data):
                         yield base + [section, i, "docs"], "unknown doc id {!r}".format(doc)
                 if section == "examples" and "case" not in item and "not_executable" not in item:
                     yield base + [section, i], "an example needs a `case` to run, or `not_executable` saying why"
-        yield from _binding_problems(name, entry, base)
+        for where, raw in _raw_cases(entry, base):
+            found = binding.problems(name, entry, raw, ops)
+            for problem in found:
+                yield where + problem.path, problem.message
+            if "match" in raw:
+                problem = _regex_problem(raw["match"])
+                if problem:
+                    yield where + ["match"], problem
+            count = 0 if found else sum(binding.elements(inp) for inp in binding.case_inputs(raw))
+            if elements <= MAX_SPEC_ELEMENTS < elements + count:
+                yield where + ["inputs"], "the spec's inputs pass {:,} elements in all here; kbtool allows at " \
+                                          "most that many in one spec".format(MAX_SPEC_ELEMENTS)
+            elements += count
 
 
-def _binding_problems(name, entry, base):
-    """Each case (and example case) bound to the signature as cases.py will: unknown parameters and steps,
-    inputs no parameter takes, kwargs that raw args make ignored, inputs whose arrays cannot be drawn."""
+def _raw_cases(entry, base):
+    """Each case and example case of an entry, with its path: bound to the signature as cases.py will (unknown
+    parameters and steps, inputs no parameter takes, kwargs that raw args make ignored, inputs whose arrays
+    cannot be drawn or are too large, raw args and then-calls the worker would trip on)."""
     raws = [(base + ["cases", i], case) for i, case in enumerate(entry.get("cases", []))]
     raws += [(base + ["examples", i, "case"], example["case"])
              for i, example in enumerate(entry.get("examples", [])) if "case" in example]
-    for where, raw in raws:
-        for problem in binding.problems(name, entry, raw):
-            yield where + problem.path, problem.message
+    return raws

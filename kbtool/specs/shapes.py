@@ -7,9 +7,22 @@ lists/tuples, subscripts and slices, arithmetic (+ - * // %), comparisons, `and/
 
     x[:-1] + y[1:]               concatenated shapes
     [x[0], y[1]] if len(x) == 2 else x
+
+The language is bounded, so that a rule from a hostile spec cannot hang or exhaust memory: an expression has
+at most MAX_CHARS characters and MAX_DEPTH levels of syntax; during evaluation no list, tuple or string may have
+more than MAX_ITEMS items and no integer may pass MAX_INT in size (checked before `*` repeats a sequence and
+after every operation); `%` works on numbers only (no string formatting). Breaking a bound, or a RecursionError
+or MemoryError, is a ShapeExprError.
 """
 import ast
 import operator
+
+from .. import files
+
+MAX_CHARS = 1000  # the shipped spec's longest expression: 147
+MAX_DEPTH = 30  # levels of the syntax tree (the shipped spec's deepest: 9)
+MAX_ITEMS = 64  # items of a list, tuple or string made during evaluation (a shape has at most 32 dims)
+MAX_INT = 2 ** 31  # the magnitude of an integer made during evaluation
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
@@ -38,10 +51,14 @@ FUNCTIONS = {
 }
 
 
+_BUILDERS = ("list", "drop", "pick")
+
+
 def _prod(seq):
     total = 1
     for v in seq:
         total *= v
+        _bounded(total)  # checked as it grows: prod([7] * n) never builds a huge integer
     return total
 
 
@@ -49,40 +66,127 @@ class ShapeExprError(ValueError):
     pass
 
 
+# every node the interpreter below evaluates (and the operator/context nodes under them); nothing else parses
+_ALLOWED = ((ast.Expression, ast.Constant, ast.Name, ast.Load, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp,
+             ast.USub, ast.Not, ast.BoolOp, ast.And, ast.Or, ast.Compare, ast.IfExp, ast.Subscript, ast.Slice,
+             ast.Call) + tuple(_BINOPS) + tuple(_CMPOPS))
+
+
+def _quoted(text):
+    return files.quote(text)
+
+
 def parse(text):
     """Parse and check an expression; raises ShapeExprError naming the disallowed construct."""
+    if not isinstance(text, str):
+        raise ShapeExprError("a shape expression is a string, not {}".format(_quoted(text)))
+    if len(text) > MAX_CHARS:
+        raise ShapeExprError("expression {} is longer than {} characters".format(_quoted(text), MAX_CHARS))
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise ShapeExprError("syntax error in {!r}: {}".format(text, exc.msg))
-    for node in ast.walk(tree):
+        raise ShapeExprError("syntax error in {}: {}".format(_quoted(text), exc.msg))
+    except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; nesting the parser refuses
+        raise ShapeExprError("cannot parse {}: {}".format(_quoted(text), type(exc).__name__))
+    depths = [(tree, 1)]  # iterative: the tree may be deeper than Python's recursion limit
+    while depths:
+        node, depth = depths.pop()
+        if depth > MAX_DEPTH:
+            raise ShapeExprError("expression {} is nested more than {} levels deep".format(_quoted(text), MAX_DEPTH))
+        depths.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
-                raise ShapeExprError("only {} may be called in {!r}".format(", ".join(sorted(FUNCTIONS)), text))
+                raise ShapeExprError("only {} may be called in {}".format(", ".join(sorted(FUNCTIONS)), _quoted(text)))
         elif isinstance(node, ast.Attribute):
-            raise ShapeExprError("attribute access is not allowed in {!r}".format(text))
-        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp,
-                               ast.NamedExpr, ast.Starred, ast.Await)):
-            raise ShapeExprError("{} is not allowed in {!r}".format(type(node).__name__, text))
+            raise ShapeExprError("attribute access is not allowed in {}".format(_quoted(text)))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_text(node.left):
+            raise ShapeExprError("% works on numbers only (no string formatting) in {}".format(_quoted(text)))
+        elif not isinstance(node, _ALLOWED):
+            raise ShapeExprError("{} is not allowed in {}".format(type(node).__name__, _quoted(text)))
+    _check_constants(tree.body, text)
     return tree.body
+
+
+def _check_constants(node, text):
+    """Evaluates each largest part that reads no name (`prod([7] * 2000000)`), so that one breaking the bounds is
+    refused when the spec is validated; other errors are left to evaluation (the part may be in a branch never
+    taken)."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Constant):
+            continue
+        if isinstance(node, ast.expr) and not isinstance(node, ast.Slice) and not names(node):
+            try:
+                _eval(node, {})
+            except ShapeExprError as exc:
+                raise ShapeExprError("{} in {}".format(exc, _quoted(text)))
+            except (IndexError, TypeError, KeyError, ZeroDivisionError, ValueError, OverflowError):
+                pass
+            continue
+        pending.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+
+
+def _is_text(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def names(node):
+    """The names an expression reads (not the functions it calls)."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
 
 
 def evaluate(text_or_node, names):
     node = parse(text_or_node) if isinstance(text_or_node, str) else text_or_node
-    return _eval(node, names)
+    try:
+        return _eval(node, names)
+    except RecursionError:
+        raise ShapeExprError("expression nested too deep to evaluate")
+    except MemoryError:
+        raise ShapeExprError("expression needs too much memory")
+
+
+def _bounded(value):
+    """`value`, if within the language's bounds (see the module docstring)."""
+    if isinstance(value, (list, tuple, str, bytes)):
+        if len(value) > MAX_ITEMS:
+            raise ShapeExprError("a {} of {} items (the limit is {})".format(
+                type(value).__name__, len(value), MAX_ITEMS))
+    elif isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value <= MAX_INT:
+        raise ShapeExprError("integer {} is past the limit of 2**31".format(files.clip(value, 40)))
+    return value
+
+
+def _binop(op, left, right):
+    if op is ast.Mult:  # a sequence repeated: its size is known before it is built
+        for seq, times in ((left, right), (right, left)):
+            if isinstance(seq, (list, tuple, str, bytes)) and isinstance(times, int):
+                _bounded(seq)
+                if len(seq) * max(times, 0) > MAX_ITEMS:
+                    raise ShapeExprError("a {} of {} items repeated {} times (the limit is {} items)".format(
+                        type(seq).__name__, len(seq), files.clip(times, 40), MAX_ITEMS))
+    if op is ast.Mod and not (isinstance(left, (int, float)) and isinstance(right, (int, float))):
+        raise ShapeExprError("% works on numbers only, not {} and {}".format(
+            type(left).__name__, type(right).__name__))
+    return _BINOPS[op](left, right)
 
 
 def _eval(node, names):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
+    if isinstance(node, ast.Name):  # the spec's own values (shapes and kwargs) are as they are
         if node.id in names:
             return names[node.id]
         raise ShapeExprError("unknown name {!r} (known: {})".format(node.id, ", ".join(sorted(names))))
+    return _bounded(_eval_node(node, names))
+
+
+def _eval_node(node, names):
+    if isinstance(node, ast.Constant):
+        return node.value
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_eval(e, names) for e in node.elts]
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_eval(node.left, names), _eval(node.right, names))
+        return _binop(type(node.op), _eval(node.left, names), _eval(node.right, names))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_eval(node.operand, names)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -104,10 +208,16 @@ def _eval(node, names):
         value = _eval(node.value, names)
         if isinstance(node.slice, ast.Slice):
             parts = [None if p is None else _eval(p, names) for p in (node.slice.lower, node.slice.upper, node.slice.step)]
-            return list(value)[slice(*parts)]
+            if isinstance(value, (list, tuple, str, bytes)):  # sliced first: a long value is never copied whole
+                return list(value[slice(*parts)])
+            return list(_bounded(value))[slice(*parts)]
         return value[_eval(node.slice, names)]
     if isinstance(node, ast.Call):
-        return FUNCTIONS[node.func.id](*[_eval(a, names) for a in node.args])
+        args = [_eval(a, names) for a in node.args]
+        if node.func.id in _BUILDERS:  # functions that copy a sequence: bounded before they copy it
+            for arg in args:
+                _bounded(arg)
+        return FUNCTIONS[node.func.id](*args)
     raise ShapeExprError("{} is not allowed in shape rules".format(type(node).__name__))
 
 
@@ -124,9 +234,10 @@ def expected_shape(rules, names):
                 scope[key] = evaluate(expr, scope)
             if rule.get("when") and not evaluate(rule["when"], scope):
                 continue
-            return [int(v) for v in evaluate(rule["shape"], scope)], index
-        except (IndexError, TypeError, KeyError, ZeroDivisionError, ValueError) as exc:
+            return [_bounded(int(v)) for v in evaluate(rule["shape"], scope)], index
+        except (IndexError, TypeError, KeyError, ZeroDivisionError, ValueError, OverflowError, RecursionError,
+                MemoryError) as exc:
             if isinstance(exc, ShapeExprError):
                 raise
-            raise ShapeExprError("shape rule {} failed: {}: {}".format(index, type(exc).__name__, exc))
+            raise ShapeExprError("shape rule {} failed: {}: {}".format(index, type(exc).__name__, files.clip(exc)))
     return None, None
