@@ -5,9 +5,10 @@
     known.py           known differences: load, validate against the spec, apply, count, age
     reports/assemble   the versioned JSON report, its summary and the exit code; every view renders it
 """
+import os
 import time
 
-from . import known, run
+from . import known, paths, run
 from .plan import checkable_ops
 from .reports.assemble import assemble
 
@@ -18,7 +19,13 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
     `cancel` (a run.Cancel, set by a signal handler) ends the run early: the report then holds the results that
     ran and says so under `incomplete` (never ok; no known difference is judged stale on it)."""
     started = time.time()
-    entries = known.load(spec=plan.spec) if known_entries is None else known_entries
+    if known_entries is None:
+        # a spec and the known-differences file beside it are a pair: checked against each other; the shipped
+        # entries run beside another spec are read but not judged by it (an entry for an op it lacks explains nothing)
+        path = paths.known_differences_file()
+        paired = os.path.dirname(os.path.realpath(plan.spec.path)) == os.path.dirname(os.path.realpath(path))
+        known_entries = known.load(path, spec=plan.spec if paired else None)
+    entries = known_entries
     entries = known.alias_entries(plan.spec) + list(entries)
     cancel = cancel or run.Cancel()
     infos, results = run.run_plan(plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout,

@@ -115,3 +115,15 @@ def test_env_commands_on_an_empty_home(tmp_path):
     assert code == 2 and "unknown environment mxnet" in out
     code, out = run("env", "install", env=env)
     assert code == 2 and "--all" in out
+
+
+def test_check_with_another_spec_uses_the_shipped_known_differences_without_judging_them_by_that_spec(tmp_path):
+    spec = tmp_path / "ops.yaml"
+    spec.write_text("schema_version: 1\ndocs:\n  ko-2.2: {file: 004.txt, lang: ko}\nops:\n  sum:\n    category: reduce\n"
+                    "    summary: s\n    documented_in: [ko-2.2]\n    signature:\n      - {name: x, kind: tensor}\n"
+                    "      - {name: axis, kind: value, default: null}\n"
+                    "    cases:\n      - {id: basic, inputs: [{shape: [2, 3]}], kwargs: {axis: 1}}\n")
+    code, out = run("check", "--spec", str(spec), "--backend", "numpy", "--json", stdout_only=True)
+    assert code == 0, out
+    report = json.loads(out)
+    assert [(r["op"], r["case"], r["status"]) for r in report["results"]] == [("sum", "basic", "pass")] * 2

@@ -10,6 +10,9 @@ and the inputs of the whole spec stay within MAX_SPEC_ELEMENTS). Every problem i
 The file itself is read within kbtool/files.py's limits: a regular file of at most 20 MB of UTF-8, YAML of at
 most 150,000 values once aliases are expanded and 50 levels deep, so that no spec can hang or exhaust kbtool.
 """
+import hashlib
+import os
+
 import regex
 import yaml
 
@@ -35,6 +38,7 @@ class Spec:
 
     def __init__(self, path, data):
         self.path = path
+        self.data = data
         self.docs = data["docs"]
         self.ops = data["ops"]
 
@@ -100,10 +104,25 @@ def _duplicate_keys(node, path, found):
             _duplicate_keys(v, path + [i], found)
 
 
+_CACHE = {}  # (path, text) → validated data: a process that loads the same spec again (tests) parses it once
+
+
 def load(path=None):
+    """The validated spec at `path` (default: the shipped one); a SpecError lists its problems."""
     path = path or paths.spec_file()
     try:  # unreadable (missing, a directory, a device): a KbtoolError; read but refused: a SpecError
         text = files.read_text(path, "spec ")
+    except files.FileProblem as exc:
+        raise SpecError([str(exc)])
+    key = (os.path.realpath(path), hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    if key not in _CACHE:
+        _CACHE.clear()  # one spec at a time is what a process uses
+        _CACHE[key] = _load(path, text).data
+    return Spec(path, _CACHE[key])
+
+
+def _load(path, text):
+    try:
         root, data = files.parse_yaml(path, text, "invalid YAML")
     except files.FileProblem as exc:
         raise SpecError([str(exc)])
