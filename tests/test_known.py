@@ -550,3 +550,105 @@ def test_spec_problems_of_later_entries_are_reported_after_an_earlier_entry_has_
                                {"op": "nosuch", "backend": "x", "reason": "r"}], spec)
     assert problems == ["entry 1 (sum): reason must be a sentence",
                         "entry 2 (nosuch): op nosuch names no op of the spec"]
+
+
+# ---- bounds on the file: glob count, glob and regex lengths (exactly at and one past each limit) --------------------
+
+def _with_globs(extra):
+    """Three entries holding 9 + `extra` globs: every glob key counts, list items one by one, non-globs not at all."""
+    return [entry(case="int*", backend=["theano"] * (extra + 1), mode="eager", status="fail"),  # 5 + extra
+            entry(),  # op, backend
+            entry(mode=3)]  # op, backend (mode is no glob: not counted, reported on its own)
+
+
+def test_validate_counts_globs_up_to_the_limit():
+    assert known.validate(_with_globs(9991)) == ["entry 3 (sum): mode must be a glob or a list of globs"]
+    assert known.validate(_with_globs(9992)) == [
+        "10001 globs in 3 entries; kbtool checks at most 10000 in one file"]
+
+
+def test_validate_bounds_glob_lengths():
+    assert known.validate([entry(backend=["theano", "b" * 1000], case="c" * 1000)]) == []
+    assert known.validate([entry(case="c" * 1001)]) == ["entry 1 (sum): case has a glob longer than 1000 characters"]
+    assert known.validate([entry(mode=["eager", "m" * 1001], status=["fail", "s" * 1001])]) == [
+        "entry 1 (sum): mode has a glob longer than 1000 characters",
+        "entry 1 (sum): status has a glob longer than 1000 characters"]
+
+
+def test_entry_names_its_op_in_at_most_60_characters():
+    assert known.validate([entry(op="o" * 60, reason="")]) == ["entry 1 ({}): reason must be a sentence".format("o" * 60)]
+    assert known.validate([entry(op="o" * 61, reason="")]) == [
+        "entry 1 ({}... (61 characters)): reason must be a sentence".format("o" * 60)]
+    assert known.validate([entry(op="o" * 1001)]) == [
+        "entry 1 ({}... (1001 characters)): op has a glob longer than 1000 characters".format("o" * 60)]
+
+
+def test_regex_length_limit():
+    assert known.regex_problem("a" * 1000) is None
+    assert known.regex_problem("a" * 1001) == "match is longer than 1000 characters"
+    assert known.validate([entry(match="a" * 1000)]) == []
+    assert known.validate([entry(match="a" * 1001)]) == ["entry 1 (sum): match is longer than 1000 characters"]
+
+
+# ---- glob regexes: built once per glob (by value) and per list (by identity) ----------------------------------------
+
+def test_glob_regexes_are_built_once_per_glob_and_per_list(monkeypatch):
+    monkeypatch.setattr(known, "_GLOB_REGEXES", {})
+    calls, translate = [], known.fnmatch.translate
+    monkeypatch.setattr(known.fnmatch, "translate", lambda pattern: calls.append(pattern) or translate(pattern))
+    one, same = "".join(["cache-", "glob*"]), "".join(["cache-", "glob*"])
+    assert one == same and one is not same
+    first, second = ["cache-a*", "cache-b"], ["cache-c"]
+    for _ in range(3):
+        assert known.matches("cache-globx", one) and known.matches("cache-globx", same)
+        assert known.matches("cache-b", first) and not known.matches("cache-b", second)
+        assert known.matches("cache-c", second) and not known.matches("cache-c", first)
+    assert calls == ["cache-glob*", "cache-a*", "cache-b", "cache-c"]
+
+
+# ---- regex time limit --------------------------------------------------------------------------------------------------
+
+SLOW_PATTERN, SLOW_MESSAGE = "(a+)+b", "a" * 600  # ~0.5 s without a time limit (cubic in the regex engine)
+SHORT_TIMEOUT_NOTE = ("known-difference entry {}: its match regex timed out after 0.01 s on this message "
+                      "(taken as no match; later messages not searched)")
+
+
+@pytest.fixture
+def short_known_timeout(monkeypatch):
+    monkeypatch.setattr(known, "REGEX_TIMEOUT", 0.01)
+
+
+def test_search_times_out_as_none(short_known_timeout):
+    assert known.search(SLOW_PATTERN, SLOW_MESSAGE) is None
+    assert known.search(SLOW_PATTERN, "xyz") is False
+    assert known.search(SLOW_PATTERN, "aab") is True
+    assert known.explains(entry(match=SLOW_PATTERN), result(message=SLOW_MESSAGE)) is False
+
+
+def test_apply_regex_timeouts_are_exact(short_known_timeout):
+    alias = {"op": "sum", "case": "alias", "backend": "theano", "match": SLOW_PATTERN, "reason": "alias",
+             "source": "spec"}
+    first = entry(match=SLOW_PATTERN, reason="first")
+    second = entry(case="float", match=SLOW_PATTERN, reason="second")
+    records = [result(message="xyz"),
+               result(case="other", message=SLOW_MESSAGE, note="private module"),
+               result(case="third", message="aab"),  # would match: never searched after the timeout
+               result(case="float", message=SLOW_MESSAGE),
+               result(case="alias", message=SLOW_MESSAGE)]
+    applied = known.apply(records, [alias, first, second])
+    assert [r.known for r in records] == [None] * 5
+    assert [r.note for r in records] == [
+        None,
+        "private module; " + SHORT_TIMEOUT_NOTE.format(1),
+        None,
+        SHORT_TIMEOUT_NOTE.format(2),
+        SHORT_TIMEOUT_NOTE.format("spec alias")]
+    assert applied.counts == [_count("spec alias", alias, 1, 0, 0), _count(1, first, 5, 0, 0),
+                              _count(2, second, 1, 0, 0)]
+    assert applied.stale == [
+        dict(alias, note="did not reproduce in this run (1 results checked); its match regex timed out after "
+                         "0.01 s, so 1 were not searched"),
+        dict(first, note="did not reproduce in this run (5 results checked); its match regex timed out after "
+                         "0.01 s, so 4 were not searched"),
+        dict(second, note="did not reproduce in this run (1 results checked); its match regex timed out after "
+                          "0.01 s, so 1 were not searched")]

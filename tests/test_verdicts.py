@@ -869,3 +869,25 @@ def test_a_shape_claim_on_several_outputs_is_false_not_a_crash():
     from kbtool.verdicts.doc_claims import doc_check
     verdicts_ = doc_check([{"docs": ["d"], "shape": [2, 3]}], [np.zeros(2), np.zeros(3)])
     assert verdicts_ == [{"docs": ["d"], "shown": "shape [2, 3]", "matches": False}]
+
+
+# ---- expected exceptions: messages cut at 200 characters, the regex time limit ----------------------------------------
+
+def test_reference_raised_message_is_cut_at_200_characters():
+    long = "r" * 300
+    assert judge(case(), raised(message=long), OK_REPLY) == (
+        "error", "the reference raised ValueError: {} (a case that expects an error says `raises:`)".format("r" * 200))
+
+
+def test_expected_exception_match_is_cut_at_200_characters():
+    verdict = raises.judge_raises("ValueError", "q" * 300, raised(message="bad")[0])
+    assert verdict == Verdict(Status.FAIL, "raised ValueError but message 'bad' does not match {!r}".format("q" * 200))
+
+
+def test_expected_exception_match_timeout_is_exact(monkeypatch):
+    monkeypatch.setattr(raises, "MATCH_TIMEOUT", 0.01)
+    slow = "a" * 600  # "(a+)+b" takes ~0.5 s on it without a time limit
+    verdict = raises.judge_raises("ValueError", "(a+)+b", raised(message=slow)[0])
+    assert verdict == Verdict(Status.FAIL, "raised ValueError but message {!r} does not match '(a+)+b' (the regex "
+                                           "search timed out after 0.01 s: taken as no match)".format("a" * 200))
+    assert raises.judge_raises("ValueError", "(a+)+b", raised(message="aab")[0]) == Verdict(Status.PASS)
