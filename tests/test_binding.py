@@ -376,3 +376,289 @@ def test_input_without_problems(inp):
 ])
 def test_input_problems(inp, path, message):
     assert [(p.path, p.message) for p in binding.input_problems(inp, ["p"])] == [(path, message)]
+
+
+# ---- more rows pinned by mutation testing: raw ARG specs, ph_shape, call names, then-calls, input limits
+KINDS = "tensor, constant, array, value, tuple, list, step, call"
+INF, NAN = float("inf"), float("nan")
+
+
+def found_of(raw, signature=GRADIENTS, ops=None):
+    return [(p.path, p.message) for p in binding.problems("op", {"signature": signature}, raw, ops)]
+
+
+@pytest.mark.parametrize("inputs,args,found", [
+    # one kind per ARG spec
+    ([S23], [{"tensor": 0, "value": 1}], [(["args", 0], "a raw ARG spec has exactly one of {}; this one has tensor, "
+                                                        "value".format(KINDS))]),
+    ([S23], [{"zz": 1, "aa": 2}], [(["args", 0], "a raw ARG spec has exactly one of {}; this one has ['aa', 'zz']"
+                                                 .format(KINDS))]),
+    ([S23], [{}], [(["args", 0], "a raw ARG spec has exactly one of {}; this one has []".format(KINDS))]),
+    # each kind with its own keys (the first unknown key, sorted, is the path)
+    ([S23], [t(0, foo=1)], [(["args", 0, "foo"], "unknown key foo in a tensor ARG spec (it may also have ph_shape, "
+                                                  "weight)")]),
+    ([S23], [{"value": 1, "zz": 1, "aa": 2}], [(["args", 0, "aa"], "unknown key aa, zz in a value ARG spec (it has "
+                                                                    "no other key)")]),
+    ([S23], [{"call": "sum", "ph_shape": [1]}], [(["args", 0, "ph_shape"], "unknown key ph_shape in a call ARG spec "
+                                                                           "(it may also have args, kwargs)")]),
+    ([S23], [{"constant": 0, "weight": True}], [(["args", 0, "weight"], "unknown key weight in a constant ARG spec "
+                                                                         "(it has no other key)")]),
+    ([S23], [t(0, weight=True), t(0, weight=False), {"tuple": [1, "x"]}, {"value": [1]}], []),
+    # indices: in range, integers, not booleans
+    ([S23], [{"tensor": True}], [(["args", 0, "tensor"], "no input True: the case has 1 input(s)")]),
+    ([S23], [{"constant": "0"}], [(["args", 0, "constant"], "no input '0': the case has 1 input(s)")]),
+    ([S23], [t(1)], [(["args", 0, "tensor"], "no input 1: the case has 1 input(s)")]),
+    ([], [{"array": 0}], [(["args", 0, "array"], "no input 0: the case has 0 input(s)")]),
+    ([S23, S23], [t(1), {"constant": 0}, {"array": 1}], []),
+    # weight is a boolean
+    ([S23], [t(0, weight=1)], [(["args", 0, "weight"], "weight is true or false, not 1")]),
+    ([S23], [t(0, weight="yes")], [(["args", 0, "weight"], "weight is true or false, not 'yes'")]),
+    # ph_shape: sizes or nulls, as many as the input has dimensions
+    ([S23], [t(0, ph_shape=[None, 3]), t(0, ph_shape=[None, None]), t(0, ph_shape=[2, 3])], []),
+    ([{"shape": [0, 3]}], [t(0, ph_shape=[0, None])], []),
+    ([S23], [t(0, ph_shape=[None])], [(["args", 0, "ph_shape"], "ph_shape has 1 dimensions but the input has 2 "
+                                                                 "(shape [2, 3])")]),
+    ([S23], [t(0, ph_shape=[None, 3, None])], [(["args", 0, "ph_shape"], "ph_shape has 3 dimensions but the input "
+                                                                          "has 2 (shape [2, 3])")]),
+    ([{"value": 1.5}], [t(0, ph_shape=[None])], [(["args", 0, "ph_shape"], "ph_shape has 1 dimensions but the "
+                                                                            "input has 0 (shape [])")]),
+    ([S23], [t(0, ph_shape=[-1, 3])], [(["args", 0, "ph_shape"], "ph_shape is a list of sizes or nulls, not [-1, 3]")]),
+    ([S23], [t(0, ph_shape=[True, 3])], [(["args", 0, "ph_shape"], "ph_shape is a list of sizes or nulls, not "
+                                                                    "[True, 3]")]),
+    ([S23], [t(0, ph_shape=[2.5, 3])], [(["args", 0, "ph_shape"], "ph_shape is a list of sizes or nulls, not "
+                                                                   "[2.5, 3]")]),
+    ([S23], [t(0, ph_shape=["a", 3])], [(["args", 0, "ph_shape"], "ph_shape is a list of sizes or nulls, not "
+                                                                   "['a', 3]")]),
+    ([S23], [t(0, ph_shape="ab")], [(["args", 0, "ph_shape"], "ph_shape is a list of sizes or nulls, not 'ab'")]),
+    ([S23], [t(0, ph_shape=3)], [(["args", 0, "ph_shape"], "ph_shape is a list of sizes or nulls, not 3")]),
+    # an input index out of range is the only problem: its ph_shape is not checked
+    ([S23], [t(3, ph_shape=[None])], [(["args", 0, "tensor"], "no input 3: the case has 1 input(s)")]),
+    # an input whose shape is unknown (a value NumPy cannot read, a refused shape) has no rank to compare
+    ([{"value": "abc"}], [t(0, ph_shape=[None])],
+     [(["inputs", 0, "value"], "value 'abc' is not a float32 array: could not convert string to float: 'abc'")]),
+    ([{"shape": [-1]}], [t(0, ph_shape=[None, None])],
+     [(["inputs", 0, "shape"], "a shape is a list of non-negative integers, not [-1]")]),
+    # an input with another problem keeps its shape
+    ([{"shape": [2, 3], "dtype": "int32", "low": 9}], [t(0, ph_shape=[None])],
+     [(["inputs", 0, "low"], "randint needs low < high, got low 9 and high 5 (defaults: low 0, high 5)"),
+      (["args", 0, "ph_shape"], "ph_shape has 1 dimensions but the input has 2 (shape [2, 3])")]),
+    # tuples and lists take lists; lists nest
+    ([S23], [{"tuple": 3}], [(["args", 0, "tuple"], "tuple takes a list, not 3")]),
+    ([S23], [{"list": "ab"}], [(["args", 0, "list"], "list takes a list, not 'ab'")]),
+    ([S23], [{"list": [{"list": [t(0), 5]}]}], [(["args", 0, "list", 0, "list", 1], "a raw ARG spec is a mapping such "
+                                                                                    "as {tensor: 0}, not 5")]),
+    # steps
+    ([S23], [{"step": 3}], [(["args", 0, "step"], "unknown step 3 (known: {})".format(KNOWN))]),
+    # calls: a name, a list of args, a mapping of names to kwargs
+    ([S23], [{"call": 3}], [(["args", 0, "call"], "call names an op, not 3")]),
+    ([S23], [{"call": "sum", "args": 3}], [(["args", 0, "args"], "a list of raw ARG specs, not 3")]),
+    ([S23], [{"call": "sum", "args": [t(0)], "kwargs": {"axis": {"value": 0}}}], []),
+    ([S23], [{"call": "sum", "kwargs": [t(0)]}], [(["args", 0, "kwargs"], "kwargs is a mapping of name to ARG spec, "
+                                                                          "not [{'tensor': 0}]")]),
+    ([S23], [{"call": "sum", "kwargs": {1: t(0)}}], [(["args", 0, "kwargs", 1], "a keyword is a name, not 1")]),
+    ([S23], [{"call": "sum", "kwargs": {1: 5}}], [(["args", 0, "kwargs", 1], "a keyword is a name, not 1"),
+                                                  (["args", 0, "kwargs", 1], "a raw ARG spec is a mapping such as "
+                                                                             "{tensor: 0}, not 5")]),
+    # the args themselves are a list
+    ([S23], {"tensor": 0}, [(["args"], "a list of raw ARG specs, not {'tensor': 0}")]),
+    ([S23], "ab", [(["args"], "a list of raw ARG specs, not 'ab'")]),
+])
+def test_raw_arg_spec_problems(inputs, args, found):
+    assert found_of({"inputs": inputs, "args": args}) == found
+
+
+@pytest.mark.parametrize("ops,name,found", [
+    (["cumsum", "mean", "sum", "sum_all"], "sums", [(["args", 0, "call"], "'sums' is not an op of the spec; "
+                                                                           "did you mean sum, cumsum?")]),
+    (["sum1", "sum2", "sum3", "sum4"], "sum", [(["args", 0, "call"], "'sum' is not an op of the spec; "
+                                                                      "did you mean sum4, sum3, sum2?")]),
+    (["sum"], "zzz", [(["args", 0, "call"], "'zzz' is not an op of the spec")]),
+    (["sum"], "sum", []),
+    (None, "zzz", []),  # without the spec's op names, names are not checked
+    (None, 3, [(["args", 0, "call"], "call names an op, not 3")]),
+    (["sum"], None, [(["args", 0, "call"], "call names an op, not None")]),
+])
+def test_raw_call_names(ops, name, found):
+    assert found_of({"inputs": [S23], "args": [{"call": name, "args": [t(0)]}]}, ops=ops) == found
+
+
+OPS = ["op", "sum"]
+X1 = [{"name": "x", "kind": T}]
+
+
+@pytest.mark.parametrize("then,found", [
+    ([{"op": "sum"}], []),  # a then-call without args
+    ([{"op": "sum", "args": [{"result": 0}, 2, {"result": 0, "x": 1}]}, {"op": "op", "args": [{"result": 1}]}], []),
+    ([{"op": "zzz"}], [(["then", 0, "op"], "'zzz' is not an op of the spec")]),
+    ([{"op": "sums"}], [(["then", 0, "op"], "'sums' is not an op of the spec; did you mean sum?")]),
+    (["x", {"op": "zzz"}], [(["then", 1, "op"], "'zzz' is not an op of the spec")]),  # a non-mapping is skipped
+    ([{"op": 3}], [(["then", 0, "op"], "call names an op, not 3")]),
+    ([{"op": "sum", "args": [{"result": 1}]}],
+     [(["then", 0, "args", 0, "result"], "no result 1 before then[0]: results 0 to 0 (0 is the op's own)")]),
+    ([{"op": "sum"}, {"op": "sum", "args": [{"result": 2}, {"result": True}, {"result": -1}, {"result": 1}]}],
+     [(["then", 1, "args", 0, "result"], "no result 2 before then[1]: results 0 to 1 (0 is the op's own)"),
+      (["then", 1, "args", 1, "result"], "no result True before then[1]: results 0 to 1 (0 is the op's own)"),
+      (["then", 1, "args", 2, "result"], "no result -1 before then[1]: results 0 to 1 (0 is the op's own)")]),
+    ([{"op": "sum", "args": "ab"}, {"op": "sum", "args": {"result": 9}}], []),  # the schema says what is wrong
+    ([{"op": "sum", "args": 3}, {"op": "sum", "args": None}], []),
+    ("ab", []),
+])
+def test_then_problems(then, found):
+    raw = {"inputs": [S23], "then": then}
+    assert found_of(raw, signature=X1, ops=OPS) == found
+    assert found_of(raw, signature=X1) == []  # without op names, then-calls are not checked
+
+
+
+def test_bind_checks_then_calls_given_op_names():
+    raw = {"inputs": [S23], "then": [{"op": "zzz"}]}
+    assert bind("op", {"signature": X1}, raw).args == [t(0)]
+    with pytest.raises(BindingError) as info:
+        bind("op", {"signature": X1}, raw, ops=OPS)
+    assert (info.value.path, info.value.message) == (["then", 0, "op"], "'zzz' is not an op of the spec")
+
+
+def test_raw_args_with_var_keyword_signature():
+    raw = {"inputs": [S23], "args": [{"list": [t(0)]}, {"list": []}], "kwargs": {"feed": 1}}
+    bound = bind("op", {"signature": FUNCTION}, raw)
+    assert (bound.args, bound.kwargs) == ([{"list": [t(0)]}, {"list": []}], {"feed": {"value": 1}})
+    assert found_of(dict(raw, kwargs={1: 2}), signature=FUNCTION) == [
+        (["kwargs", 1], "1 is not a parameter of op (inputs, outputs, updates)")]
+
+
+SHAPE_WORDS = "a shape is a list of non-negative integers, not "
+TOO_MANY = "; one input may have at most 10,000,000 (and no larger dimension)"
+
+
+@pytest.mark.parametrize("inp,found", [
+    # shapes: non-negative integers, at most 32 dimensions, 10**7 elements, no larger dimension
+    ({"shape": [-1]}, [(["p", "shape"], SHAPE_WORDS + "[-1]")]),
+    ({"shape": [2, True]}, [(["p", "shape"], SHAPE_WORDS + "[2, True]")]),
+    ({"shape": [2.0]}, [(["p", "shape"], SHAPE_WORDS + "[2.0]")]),
+    ({"shape": [1] * 33}, [(["p", "shape"], "33 dimensions; kbtool allows at most 32")]),
+    ({"shape": [10 ** 7 + 1]}, [(["p", "shape"], "shape [10000001] has 10,000,001 elements" + TOO_MANY)]),
+    ({"shape": [4000, 2501]}, [(["p", "shape"], "shape [4000, 2501] has 10,004,000 elements" + TOO_MANY)]),
+    ({"shape": [0, 10 ** 7 + 1]}, [(["p", "shape"], "shape [0, 10000001] has 0 elements" + TOO_MANY)]),
+    ({"shape": [10 ** 15, 10 ** 15 - 1]}, [(["p", "shape"], "shape [1000000000000000, 999999999999999] has "
+                                            "999,999,999,999,999,000,000,000,000,000 elements" + TOO_MANY)]),
+    ({"shape": [10 ** 10] * 3}, [(["p", "shape"], "shape [10000000000, 10000000000, 10000000000] has about 10**30 "
+                                                  "elements" + TOO_MANY)]),
+    ({"shape": [10 ** 11] * 3}, [(["p", "shape"], "shape [100000000000, 100000000000, 100000000000] has about "
+                                                  "10**33 elements" + TOO_MANY)]),
+    # a refused shape is the only problem reported
+    ({"shape": [-1], "fill": "x", "low": INF}, [(["p", "shape"], SHAPE_WORDS + "[-1]")]),
+    # fills fit the dtype
+    ({"shape": [2], "fill": 300, "dtype": "uint8"}, [(["p", "fill"], "fill 300 is not a uint8 value: out of range "
+                                                                     "(0 to 255)")]),
+    ({"shape": [2], "fill": "x"}, [(["p", "fill"], "fill 'x' is not a float32 value: could not convert string to "
+                                                   "float: 'x'")]),
+    # bounds are finite numbers for randint, uniform and positive
+    ({"shape": [2], "dist": "uniform", "high": INF}, [(["p", "high"], "high inf is not a finite number")]),
+    ({"shape": [2], "dist": "uniform", "low": NAN}, [(["p", "low"], "low nan is not a finite number")]),
+    ({"shape": [2], "dist": "uniform", "low": "a"}, [(["p", "low"], "low 'a' is not a finite number")]),
+    ({"shape": [2], "dist": "positive", "low": NAN, "high": -INF},
+     [(["p", "low"], "low nan is not a finite number"), (["p", "high"], "high -inf is not a finite number")]),
+    ({"shape": [2], "dist": "positive", "high": INF}, [(["p", "high"], "high inf is not a finite number")]),
+    ({"shape": [2], "dtype": "int32", "high": INF}, [(["p", "high"], "high inf is not a finite number")]),
+    ({"shape": [2], "dist": "uniform", "high": 10 ** 400}, [(["p", "high"], "high " + "1" + "0" * 99 + "... (401 "
+                                                             "characters) is not a finite number")]),
+    # randint bounds within int64 (high is exclusive: 2**63 is the largest)
+    ({"shape": [2], "dtype": "int64", "low": -2 ** 63 - 1}, [(["p", "low"], "randint bound -9223372036854775809 is "
+                                                                            "outside int64")]),
+    ({"shape": [2], "dtype": "int64", "low": 0, "high": 2 ** 63 + 1},
+     [(["p", "high"], "randint bound 9223372036854775809 is outside int64")]),
+    # uniform and positive: low <= high, defaults -1.0 to 1.0 and 0.1 to 2.0
+    ({"shape": [2], "dist": "uniform", "high": -2}, [(["p", "high"], "uniform needs low <= high, got low -1.0 and "
+                                                                     "high -2 (defaults: low -1.0, high 1.0)")]),
+    ({"shape": [2], "dist": "uniform", "low": 2}, [(["p", "low"], "uniform needs low <= high, got low 2 and high 1.0 "
+                                                                  "(defaults: low -1.0, high 1.0)")]),
+    ({"shape": [2], "dist": "uniform", "low": 3, "high": 2}, [(["p", "low"], "uniform needs low <= high, got low 3 "
+                                                                             "and high 2")]),
+    ({"shape": [2], "dist": "positive", "high": 0.05}, [(["p", "high"], "positive needs low <= high, got low 0.1 and "
+                                                                        "high 0.05 (defaults: low 0.1, high 2.0)")]),
+    ({"shape": [2], "dist": "positive", "low": 2.5}, [(["p", "low"], "positive needs low <= high, got low 2.5 and "
+                                                                     "high 2.0 (defaults: low 0.1, high 2.0)")]),
+    ({"shape": [2], "dist": "positive", "low": 3, "high": 2}, [(["p", "low"], "positive needs low <= high, got low 3 "
+                                                                              "and high 2")]),
+    ({"shape": [2], "dist": "uniform", "low": -1e308, "high": 1e308},
+     [(["p", "high"], "uniform range -1e+308 to 1e+308 is too wide to draw from")]),
+])
+def test_input_problems_exact(inp, found):
+    assert [(p.path, p.message) for p in binding.input_problems(inp, ["p"])] == found
+
+
+@pytest.mark.parametrize("inp", [
+    {"shape": [1] * 32},
+    {"shape": [10 ** 7]},
+    {"shape": [2, 5 * 10 ** 6]},
+    {"shape": [0, 10 ** 7]},
+    {"shape": []},
+    {"shape": [3], "dtype": "int64", "low": -2 ** 63, "high": 0},
+    {"shape": [3], "dtype": "int64", "low": 0, "high": 2 ** 63},
+    {"shape": [3], "dist": "uniform", "low": 1, "high": 1},
+    {"shape": [3], "dist": "uniform", "high": -1.0},
+    {"shape": [3], "dist": "uniform", "low": 1.0},
+    {"shape": [3], "dist": "positive", "low": 2, "high": 2},
+    {"shape": [3], "dist": "positive", "low": 1.5},
+    {"shape": [3], "dist": "positive", "high": 0.1},
+    {"shape": [3], "dist": "normal", "low": NAN, "high": INF},  # normal, ties and arange ignore the bounds
+    {"shape": [3], "high": INF},
+    {"shape": [3], "dist": "ties", "low": INF},
+])
+def test_input_without_problems_at_the_limits(inp):
+    assert binding.input_problems(inp, ["p"]) == []
+
+
+class Unreadable(object):
+    def __array__(self, dtype=None, copy=None):
+        raise ValueError("unreadable")
+
+
+@pytest.mark.parametrize("inp,want", [
+    ({"value": [[1, 2], [3, 4]]}, 4),
+    ({"value": 2.5}, 1),
+    ({"value": []}, 0),
+    ({"value": [[1, 2], [3]]}, 2),  # ragged: two objects
+    ({"value": "abc"}, 1),
+    ({"value": [1, 2], "shape": [5]}, 2),  # a value wins over a shape
+    ({"value": Unreadable()}, 0),
+    ({"shape": [2, 3]}, 6),
+    ({"shape": []}, 1),
+    ({"shape": [0, 4]}, 0),
+    ({}, 0),
+    ({"shape": None}, 0),
+    ({"shape": [2, "x"]}, 0),
+    ({"shape": "23"}, 0),
+])
+def test_elements(inp, want):
+    assert binding.elements(inp) == want
+
+
+MAX_CASE = "the inputs have {:,} elements together; a case may have at most 20,000,000"
+
+
+@pytest.mark.parametrize("shapes,found", [
+    ([[10 ** 7], [10 ** 7]], []),
+    ([[10 ** 7], [10 ** 7], [1]], [(["inputs"], MAX_CASE.format(20000001))]),
+    ([[10 ** 7], [10 ** 7], [2, 3]], [(["inputs"], MAX_CASE.format(20000006))]),
+    # an input over its own limit says so; the case's total is not reported as well
+    ([[10 ** 7 + 1], [10 ** 7]], [(["inputs", "tensors", 0, "shape"], "shape [10000001] has 10,000,001 elements"
+                                   + TOO_MANY)]),
+])
+def test_case_element_limit(shapes, found):
+    assert found_of({"inputs": {"tensors": [{"shape": s} for s in shapes]}}, signature=CONCAT) == found
+
+
+def test_a_literal_value_has_the_same_dimension_limit_as_a_shape():
+    from kbtool.specs.binding import MAX_DIMS, input_problems
+
+    deep = 1
+    for _ in range(MAX_DIMS + 1):
+        deep = [deep]
+    (problem,) = input_problems({"value": deep}, ["inputs", 0])
+    assert problem.path == ["inputs", 0, "value"]
+    assert "33 dimensions; kbtool allows at most 32" in str(problem)
+    ok = 1
+    for _ in range(MAX_DIMS):
+        ok = [ok]
+    assert input_problems({"value": ok}, ["inputs", 0]) == []

@@ -429,3 +429,24 @@ def test_cases_from_a_loaded_spec(tmp_path):
     assert r.arrays[0].dtype == np.int32 and set(r.arrays[0].tolist()) <= {0, 1, 2, 3, 4}
     assert e.id == "example:e" and e.shown == [{"docs": ["ko-2.2"], "value": 2}]
     assert np.array_equal(e.arrays[0], np.array([1, 2], dtype="float32")) and e.arrays[0].dtype == np.float32
+
+
+# ---------------------------------------------------------------------------------------------------- case_ids
+@pytest.mark.parametrize("entry,ids", [
+    (ENTRY, ["a", "b", "example:e1", "example:e2"]),
+    ({}, []),
+    ({"cases": [{"id": "only"}]}, ["only"]),
+    ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "not_executable": "why"}]}, []),
+    ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "case": {"inputs": [S23]}}]}, ["example:e"]),
+])
+def test_case_ids(entry, ids):
+    from kbtool.specs.cases import case_ids
+
+    assert case_ids(spec_of(**entry), "op") == ids
+
+
+def test_case_ids_are_the_ids_cases_for_gives():
+    from kbtool.specs.cases import case_ids
+
+    spec = spec_of(**ENTRY)
+    assert case_ids(spec, "op") == [c.id for c in cases_for(spec, "op")]

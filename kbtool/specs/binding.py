@@ -207,6 +207,8 @@ def _shape_problem(shape):
 def _value_problem(value, dtype):
     try:
         plain = np.array(value)
+        if plain.ndim > MAX_DIMS:  # as for a shape: NumPy 1.x (in the backends' envs) stops at 32
+            return "{} dimensions; kbtool allows at most {}".format(plain.ndim, MAX_DIMS)
         if np.dtype(dtype).kind in "iu" and plain.dtype.kind in "iuf" and plain.size:
             # NumPy 1.x wraps out-of-range integers silently (2.x raises): the same answer on both
             info = np.iinfo(dtype)
