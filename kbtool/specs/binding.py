@@ -133,25 +133,25 @@ def _list(value):
     return value if isinstance(value, list) else []
 
 
+def _literal_problems(inp, key, dtype, what, path):
+    """A literal `value` or `fill` that NumPy cannot make into `dtype` (or only by wrapping it)."""
+    problem = _value_problem(inp[key], dtype)
+    if not problem:
+        return []
+    return [BindingError(path + [key], "{} {} is not a {} {}: {}".format(key, files.quote(inp[key]), dtype, what, problem))]
+
+
 def input_problems(inp, path):
     """Problems of one input spec that would otherwise only show when its array is drawn."""
-    found = []
     dtype = inp.get("dtype", "float32")
     if "value" in inp:
-        problem = _value_problem(inp["value"], dtype)
-        if problem:
-            found.append(BindingError(path + ["value"], "value {} is not a {} array: {}".format(
-                files.quote(inp["value"]), dtype, problem)))
-        return found
+        return _literal_problems(inp, "value", dtype, "array", path)
     shape_problem = _shape_problem(inp.get("shape"))
     if shape_problem:
         return [BindingError(path + ["shape"], shape_problem)]
     if "fill" in inp:
-        problem = _value_problem(inp["fill"], dtype)
-        if problem:
-            found.append(BindingError(path + ["fill"], "fill {} is not a {} value: {}".format(
-                files.quote(inp["fill"]), dtype, problem)))
-        return found
+        return _literal_problems(inp, "fill", dtype, "value", path)
+    found = []
     dist = inp.get("dist", "randint" if np.dtype(dtype).kind in "iub" else "normal")
     bounds = [key for key in ("low", "high") if key in inp and not _finite(inp[key])]
     if bounds and dist in ("randint", "uniform", "positive"):
