@@ -34,6 +34,13 @@ class Plan:
     modes: Tuple[str, ...] = ()
     examples_only: bool = False
     filters: List[str] = field(default_factory=list)  # what narrowed the run, in words
+    grid: str = "pairwise"  # how the grids of the spec's parameter domains are expanded (specs/domains.py)
+    keras_config: Optional[dict] = None  # --keras-config: settings every case runs under instead of its own
+
+    @property
+    def counts_comparable(self):
+        """A default run of the whole spec: known-difference counts can be compared with the recorded ones."""
+        return self.all_cases and self.whole_spec and self.grid == "pairwise" and not self.keras_config
 
     @property
     def runnable(self):
@@ -41,8 +48,10 @@ class Plan:
 
     @property
     def all_cases(self):
-        """Every case of the planned ops in every mode: no --case, --mode or --examples filter."""
-        return not self.case_patterns and not self.modes and not self.examples_only
+        """Every case of the planned ops in every mode, as a default run has them: no --case, --mode, --examples
+        or --keras-config."""
+        # under --keras-config every result differs from a default run's: no entry can be judged stale by it
+        return not self.case_patterns and not self.modes and not self.examples_only and not self.keras_config
 
     @property
     def whole_spec(self):
@@ -66,12 +75,18 @@ def select_ops(spec, ops=(), examples=False):
                   if entry.get("examples") or (entry.get("cases") and not examples))
 
 
-def select_work(spec, ops, case_patterns=(), modes=(), seed=0):
+def select_work(spec, ops, case_patterns=(), modes=(), seed=0, grid="pairwise", keras_config=None):
     """(entry, case) pairs of `ops` whose case id matches a pattern (all when none), in the chosen modes."""
+    from .specs.domains import DomainError
+
     work = []
     for op in ops:
         entry = spec.op(op)
-        for case in cases_mod.cases_for(spec, op, seed):
+        try:
+            op_cases = cases_mod.cases_for(spec, op, seed, grid=grid, keras_config=keras_config)
+        except DomainError as exc:
+            raise KbtoolError("{}: grid: {}".format(op, exc))
+        for case in op_cases:
             if case_patterns and not any(fnmatch.fnmatchcase(case.id, p) for p in case_patterns):
                 continue
             if modes:
@@ -100,8 +115,12 @@ def resolve_backends(names, launcher, builtin):
 
 
 def make_plan(spec, ops=(), backends=(), case_patterns=(), modes=(), examples=False, seed=0,
-              launcher=None, builtin=None):
+              launcher=None, builtin=None, grid="pairwise", keras_config=None):
     """Decide what a check runs. `launcher(name)` gives a Launch or raises Unavailable."""
+    from .specs.domains import GRID_MODES
+
+    if grid not in GRID_MODES:
+        raise KbtoolError("unknown grid {!r}; grids are {}".format(grid, ", ".join(GRID_MODES)))
     if launcher is None or builtin is None:
         from .runners import registry
 
@@ -111,7 +130,7 @@ def make_plan(spec, ops=(), backends=(), case_patterns=(), modes=(), examples=Fa
         raise KbtoolError("unknown mode {}; modes are {}".format(", ".join(bad_modes), ", ".join(MODES)))
     op_names = select_ops(spec, ops, examples)
     patterns = tuple(case_patterns) or ((EXAMPLES,) if examples else ())
-    work = select_work(spec, op_names, patterns, modes, seed)
+    work = select_work(spec, op_names, patterns, modes, seed, grid, keras_config)
     if examples:
         work = [(entry, case) for entry, case in work if case.id.startswith("example:")]
     if not work:
@@ -125,7 +144,8 @@ def make_plan(spec, ops=(), backends=(), case_patterns=(), modes=(), examples=Fa
     filters = (["--case " + p for p in case_patterns] + ["--mode " + m for m in modes]
                + (["--examples"] if examples else []))
     return Plan(spec=spec, ops=op_names, work=work, backends=slots, seed=seed, case_patterns=tuple(case_patterns),
-                modes=tuple(modes), examples_only=examples, filters=filters)
+                modes=tuple(modes), examples_only=examples, filters=filters, grid=grid,
+                keras_config=dict(keras_config) if keras_config else None)
 
 
 def _names(ops):

@@ -92,11 +92,12 @@ class Result:
     known: Optional[str] = None  # the reason of the known difference that explains it
     doc_check: Optional[List[Dict[str, Any]]] = None  # documented examples: what each doc version shows
     repro: Optional[str] = None  # the command that reproduces a non-passing result
+    keras_config: Optional[Dict[str, Any]] = None  # the keras.json settings it ran under
 
     def as_dict(self):
         out = {"op": self.op, "case": self.case, "backend": self.backend, "mode": self.mode,
                "status": Status(self.status).value, "message": self.message, "seconds": self.seconds}
-        for key in ("details", "note", "known", "doc_check", "repro"):
+        for key in ("details", "note", "known", "doc_check", "repro", "keras_config"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

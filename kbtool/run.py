@@ -70,6 +70,7 @@ class BackendRun:
     results: List[Result] = field(default_factory=list)
     error: Optional[str] = None  # an exception that ended the thread: the backend is reported broken
     done: bool = False
+    restarts: int = 0  # worker restarts over all its workers (one per set of keras.json settings)
 
 
 def planned_results(plan):
@@ -156,41 +157,103 @@ def _final_info(backend_run, cancel):
 def run_backend(name, launch, work, oracle, seed, progress=None, case_timeout=None, cancel=None, into=None):
     """Every (entry, case) of `work` on one backend, in each of the case's modes, until `cancel` is set.
 
+    Cases run on one worker per set of keras.json settings (the default settings' first); a worker whose backend
+    did not honour its keras.json answers nothing: each of its cases is an `error` saying so. A backend's variants
+    of a case (Launch.variants) run right after it, judged against the case's own reference.
     Results go into `into` (a BackendRun) as they come, so that a cancelled check keeps them; returns (info,
     results)."""
-    from .runners.client import WorkerClient
     from .runners.registry import backend_info
 
     into = into or BackendRun(name)
     cancel = cancel or Cancel()
-    client = WorkerClient(launch, **({"case_timeout": case_timeout} if case_timeout is not None else {}))
+    for keras_config, group in _by_settings(work):
+        if cancel.is_set():
+            break
+        hello = _run_group(name, launch, group, keras_config, oracle, seed, progress, case_timeout, cancel, into)
+        if hello is not None and hello.get("status") != protocol.READY:
+            into.info = backend_info(name, hello)  # its first worker, or one with other settings, did not start
+            break
+    return into.info, into.results
+
+
+def _by_settings(work):
+    """Work grouped by keras.json settings, the default settings first, then in order of first appearance."""
+    from .specs.domains import CONFIG_DEFAULTS
+
+    groups = {}
+    for entry, case in work:
+        key = tuple(sorted(case.keras_config.items()))
+        groups.setdefault(key, []).append((entry, case))
+    default = tuple(sorted(CONFIG_DEFAULTS.items()))
+    order = sorted(groups, key=lambda key: key != default)  # stable: the others keep their order
+    return [(dict(key), groups[key]) for key in order]
+
+
+def _run_group(name, launch, group, keras_config, oracle, seed, progress, case_timeout, cancel, into):
+    """One worker with these keras.json settings runs `group`; returns its hello (None if cancelled first)."""
+    from .runners.client import WorkerClient
+    from .runners.registry import backend_info
+
+    client = WorkerClient(launch, keras_config=keras_config,
+                          **({"case_timeout": case_timeout} if case_timeout is not None else {}))
     cancel.register(client)
     try:
         hello = client.start()
-        into.info = info = backend_info(name, hello)
-        if info["status"] != BackendStatus.AVAILABLE.value:
-            return info, into.results
-        for entry, case in work:
+        if into.info is None:
+            into.info = backend_info(name, hello)
+        if hello.get("status") != protocol.READY:
+            return hello
+        mismatch = settings_mismatch(keras_config, hello.get("keras_config"))
+        for entry, case in group:
             if cancel.is_set():
                 break
             expected = _expected(oracle, case, hello, name)
-            for mode in case.modes:
-                if cancel.is_set():
-                    break
-                result = run_case(client, name, entry, case, mode, expected, seed)
-                if result is None:  # cancelled while it ran: it has no outcome
-                    break
-                into.results.append(result)
-                if progress:
-                    try:
-                        progress(name, result)
-                    except Exception:  # a progress line that cannot be shown costs nothing
-                        pass
+            for variant in [case] + list(launch.variants(case) or []):
+                for mode in variant.modes:
+                    if cancel.is_set():
+                        break
+                    if mismatch:
+                        result = _not_applied(name, variant, mode, mismatch, seed)
+                    else:
+                        result = run_case(client, name, entry, variant, mode, expected, seed)
+                    if result is None:  # cancelled while it ran: it has no outcome
+                        break
+                    into.results.append(result)
+                    if progress:
+                        try:
+                            progress(name, result)
+                        except Exception:  # a progress line that cannot be shown costs nothing
+                            pass
+        return hello
     finally:
+        into.restarts += client.restarts
         if into.info is not None:
-            into.info["restarts"] = client.restarts
+            into.info["restarts"] = into.restarts
         client.stop()
-    return into.info, into.results
+
+
+def settings_mismatch(wanted, reported):
+    """Why a worker's backend did not honour its keras.json (None when it did, or cannot say)."""
+    if not isinstance(reported, dict):
+        return None
+    wrong = []
+    for key, value in sorted(wanted.items()):
+        got = reported.get(key)
+        if got is None:
+            continue  # the module has no getter for it: nothing to compare
+        same = (abs(float(got) - float(value)) <= 1e-12 * max(1.0, abs(float(value)))
+                if key == "epsilon" else str(got) == str(value))
+        if not same:
+            wrong.append("{} is {} where keras.json says {}".format(key, got, value))
+    return "; ".join(wrong) or None
+
+
+def _not_applied(name, case, mode, mismatch, seed):
+    result = Result(op=case.op, case=case.id, backend=name, mode=mode, status=Status.ERROR,
+                    message="the backend did not apply its keras.json: {}".format(mismatch),
+                    keras_config=dict(case.keras_config))
+    result.repro = repro_command(result, seed, case)
+    return result
 
 
 def _expected(oracle, case, hello, name):
@@ -225,7 +288,7 @@ def run_case(client, backend, entry, case, mode, expected, seed):
     result = Result(op=case.op, case=case.id, backend=backend, mode=mode, status=verdict.status,
                     message=str(verdict.message), seconds=round(seconds, 4),
                     details=verdict.details.as_dict() if verdict.details else None,
-                    note=None if note is None else str(note))
+                    note=None if note is None else str(note), keras_config=dict(case.keras_config))
     if case.shown and actual[0].get("status") == protocol.OK and verdict.status != Status.ERROR:
         try:
             result.doc_check = verdicts.doc_check(case.shown, verdicts.output_values(*actual))
@@ -238,7 +301,7 @@ def run_case(client, backend, entry, case, mode, expected, seed):
         result.details, result.doc_check = None, None
         result.message = "{} (details dropped: {})".format(result.message, _why(exc))
     if result.status != Status.PASS:
-        result.repro = repro_command(result, seed)
+        result.repro = repro_command(result, seed, case)
     return result
 
 
@@ -255,6 +318,14 @@ def _why(exc):
     return "{}: {}".format(type(exc).__name__, str(exc)[:300])
 
 
-def repro_command(result, seed):
-    return "kbtool check --op {} --case {} --backend {} --mode {} --seed {}".format(
-        shlex.quote(result.op), shlex.quote(result.case), shlex.quote(result.backend), result.mode, seed)
+def repro_command(result, seed, case=None):
+    """The command that runs this result again (a variant runs with its case; --keras-config when not default)."""
+    case_id = case.variant_of if case is not None and case.variant_of else result.case
+    command = "kbtool check --op {} --case {} --backend {} --mode {} --seed {}".format(
+        shlex.quote(result.op), shlex.quote(case_id), shlex.quote(result.backend), result.mode, seed)
+    override = case.keras_override if case is not None else {}
+    for key in sorted(override or {}):
+        command += " --keras-config {}={}".format(key, override[key])
+    if case is not None and case.id.startswith("grid.") and case.grid == "full":
+        command += " --grid full"
+    return command

@@ -527,7 +527,9 @@ def test_the_callers_keras_backend_and_keras_home_never_reach_a_worker(monkeypat
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "kbtool"))
     env = launch_for("numpy").environ()
     assert "KERAS_BACKEND" not in env
-    assert env["KERAS_HOME"] == os.path.join(kbtool_home(), "keras_home") != str(tmp_path / "mine")
+    assert os.path.dirname(env["KERAS_HOME"]) == os.path.join(kbtool_home(), "keras_home")
+    assert json.loads(open(os.path.join(env["KERAS_HOME"], "keras.json")).read()) == {
+        "epsilon": 1e-07, "floatx": "float32", "image_data_format": "channels_last"}  # the documented defaults
     own = Launch(backend="theano", python=sys.executable, module="keras.backend", env={"KERAS_BACKEND": "cntk"})
     assert own.environ()["KERAS_BACKEND"] == "cntk"  # only a recipe's own keras_backend sets it
 

@@ -1,5 +1,6 @@
 """What the reference expects of a case: its outcome, computed in-process through the same invoke path as the
 workers, once per case (cached; the run stage asks from one thread per backend)."""
+import contextlib
 import threading
 
 import numpy as np
@@ -22,10 +23,12 @@ class Oracle:
         """The reply a backend should give for `case` (header, arrays)."""
         if case.expect_backend_name:
             return own_name(backend_name, hello or {})
-        key = (case.op, case.id)
+        settings = getattr(case, "keras_config", None) or {}
+        key = (case.op, case.id, tuple(sorted(settings.items())))
         with self._lock:
             if key not in self._cache:
-                self._cache[key] = self._outcome(case)
+                with keras_settings(self.module, settings):
+                    self._cache[key] = self._outcome(case)
             return self._cache[key]
 
     def _outcome(self, case):
@@ -33,6 +36,20 @@ class Oracle:
             return numeric_gradients(self.module, case)
         # the reference answers in the case's first mode (a placeholder-only case has no eager form)
         return invoke.evaluate(self.module, case.request(case.modes[0]), case.arrays)
+
+
+@contextlib.contextmanager
+def keras_settings(module, settings):
+    """The reference follows the case's keras.json settings while it computes the case (then gets its own back)."""
+    keys = [k for k in ("floatx", "epsilon", "image_data_format") if k in settings]
+    saved = {k: getattr(module, k)() for k in keys}
+    try:
+        for key in keys:
+            getattr(module, "set_" + key)(settings[key])
+        yield
+    finally:
+        for key, value in saved.items():
+            getattr(module, "set_" + key)(value)
 
 
 class _NoValue(Exception):

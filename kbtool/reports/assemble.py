@@ -24,6 +24,9 @@ def assemble(plan, infos, results, applied, wall_seconds, incomplete=None):
         "seed": plan.seed,
         "spec": {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
         "filters": list(plan.filters),
+        "grid": plan.grid,
+        # the settings every case was forced to (--keras-config), and each set of settings that ran
+        "keras_config": {"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
         "backends": infos,
         "results": [r.as_dict() for r in results],
         "known_differences": applied.counts,
@@ -34,6 +37,14 @@ def assemble(plan, infos, results, applied, wall_seconds, incomplete=None):
         report["incomplete"] = dict(incomplete)
     report["summary"] = summarize(report)
     return report
+
+
+def _settings_that_ran(plan):
+    ran = []
+    for _, case in plan.work:
+        if case.keras_config not in ran:
+            ran.append(dict(case.keras_config))
+    return ran
 
 
 def summarize(report):

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+import json
 from typing import Callable, Dict, List, Optional
 
 WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
@@ -42,6 +43,27 @@ def envs_dir():
     return path
 
 
+def keras_home_for(keras_config=None):
+    """A private KERAS_HOME whose keras.json holds exactly these settings (one directory per set of settings)."""
+    from ..files import write_atomic
+    from ..specs.domains import settings
+
+    config = settings(keras_config)
+    name = "_".join("{}-{}".format(k, config[k]) for k in sorted(config))
+    home = os.path.join(kbtool_home(), "keras_home", name)
+    os.makedirs(home, exist_ok=True)
+    text = json.dumps(dict(config), indent=4, sort_keys=True) + "\n"
+    path = os.path.join(home, "keras.json")
+    try:
+        with open(path) as f:
+            current = f.read()
+    except OSError:
+        current = None
+    if current != text:
+        write_atomic(path, text)
+    return home
+
+
 class Unavailable(Exception):
     """A backend cannot run here; the message says exactly why."""
 
@@ -59,9 +81,16 @@ class Launch:
     graph: str = "none"
     env: Dict[str, str] = field(default_factory=dict)
     extra_pythonpath: List[str] = field(default_factory=list)  # only for workers on the controller's Python
+    # a module that does not read keras.json itself (the reference, a custom module): the worker applies the
+    # file through the module's set_floatx/set_epsilon/set_image_data_format, as Keras's loader would
+    apply_keras_json: bool = False
+    # a backend's variants of a case (the same call with a transformed input), judged against the case's reference
+    variants: Callable[[object], List[object]] = lambda case: []
 
     def argv(self):
         argv = [self.python, "-u", WORKER_MAIN, "--module", self.module, "--graph", self.graph]
+        if self.apply_keras_json:
+            argv.append("--apply-keras-json")
         for module in self.fallback_modules:
             argv += ["--fallback-module", module]
         for shim in self.shims:
@@ -70,7 +99,8 @@ class Launch:
             argv += ["--version-of", name]
         return argv
 
-    def environ(self):
+    def environ(self, keras_config=None):
+        """The worker's environment; its keras.json holds `keras_config` (the documented defaults when None)."""
         env = dict(os.environ)
         # The caller's KERAS_BACKEND / KERAS_HOME never reach a worker: only a recipe's own keras_backend (in
         # self.env) picks a Keras backend, and the worker's keras.json is the private one below.
@@ -78,9 +108,7 @@ class Launch:
         env.pop("KERAS_HOME", None)
         env.update(self.env)
         # Workers get their own keras.json so the user's file never changes what is checked.
-        keras_home = os.path.join(kbtool_home(), "keras_home")
-        os.makedirs(keras_home, exist_ok=True)
-        env["KERAS_HOME"] = keras_home
+        env["KERAS_HOME"] = keras_home_for(keras_config)
         paths = [p for p in self.extra_pythonpath + [os.environ.get("PYTHONPATH", "")] if p]
         if paths:
             env["PYTHONPATH"] = os.pathsep.join(paths)
@@ -105,6 +133,7 @@ class Recipe:
     env_vars: Callable[[str], Dict[str, str]] = lambda env_dir: {}
     system_check: Callable[[], List[str]] = lambda: []  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
+    variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
     notes: str = ""
 
     def env_dir(self):
@@ -123,7 +152,7 @@ class Recipe:
         env.update(self.env_vars(env_dir))
         return Launch(backend=self.name, python=self.env_python(), module=self.module,
                       fallback_modules=list(self.fallback_modules), shims=list(self.shims),
-                      version_of=list(self.version_of), graph=self.graph, env=env)
+                      version_of=list(self.version_of), graph=self.graph, env=env, variants=self.variants)
 
 
 def find_interpreter(version):

@@ -29,8 +29,10 @@ class WorkerDied(Exception):
 
 
 class WorkerClient:
-    def __init__(self, launch, start_timeout=DEFAULT_START_TIMEOUT, case_timeout=DEFAULT_CASE_TIMEOUT):
+    def __init__(self, launch, start_timeout=DEFAULT_START_TIMEOUT, case_timeout=DEFAULT_CASE_TIMEOUT,
+                 keras_config=None):
         self.launch = launch
+        self.keras_config = keras_config  # the settings of the worker's keras.json (None: the documented defaults)
         self.start_timeout, self.case_timeout = start_timeout, case_timeout
         self.proc = None
         self.hello = None
@@ -49,7 +51,8 @@ class WorkerClient:
                 return self.hello
             self._stderr = tempfile.TemporaryFile()
             self.proc = subprocess.Popen(self.launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._stderr, env=self.launch.environ(), start_new_session=True)
+                                         stderr=self._stderr, env=self.launch.environ(self.keras_config),
+                                         start_new_session=True)
             self._procs.append(self.proc)
         try:
             self.hello, _ = self._read(self.start_timeout)

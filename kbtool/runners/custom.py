@@ -17,10 +17,11 @@ def is_custom(name):
 def launch(name, recipes):
     module, _, env_name = name.partition("@")
     if not env_name:
-        return Launch(backend=name, python=sys.executable, module=module, version_of=["numpy"])
+        return Launch(backend=name, python=sys.executable, module=module, version_of=["numpy"], apply_keras_json=True)
     if env_name not in recipes:
         raise KbtoolError("unknown environment {!r} in {!r}; managed environments: {}".format(
             env_name, name, ", ".join(recipes)))
     base = recipes[env_name].launch()
     base.backend, base.module, base.fallback_modules = name, module, []
+    base.apply_keras_json, base.variants = True, (lambda case: [])  # a custom module is not keras.backend
     return base

@@ -7,4 +7,5 @@ from .base import Launch
 
 def launch():
     return Launch(backend="numpy", python=sys.executable, module="kbtool.reference",
-                  version_of=["numpy"], extra_pythonpath=[CHECKOUT_ROOT])
+                  version_of=["numpy"], extra_pythonpath=[CHECKOUT_ROOT],
+                  apply_keras_json=True)

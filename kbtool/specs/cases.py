@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from . import binding
+from . import binding, domains
 
 DEFAULT_MODES = ("eager", "symbolic")
 GRAD_TOLERANCE = {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}
@@ -33,6 +33,11 @@ class Case:
     about: str = ""
     # array indices the worker builds as tensors, in its order (the reference's gradients are w.r.t. these)
     tensor_indices: List[int] = field(default_factory=list)
+    # the keras.json settings the case runs under (complete: documented defaults, the case's own, an override)
+    keras_config: Dict[str, Any] = field(default_factory=lambda: dict(domains.CONFIG_DEFAULTS))
+    keras_override: Dict[str, Any] = field(default_factory=dict)  # the --keras-config part of keras_config
+    grid: str = "pairwise"  # how its op's grid was expanded (a repro of a full-grid case says --grid full)
+    variant_of: Optional[str] = None  # a backend's variant of a case (same call, transformed input): its case id
 
     def request(self, mode):
         request = {"cmd": "run", "op": self.op, "mode": mode, "args": self.args, "kwargs": self.kwargs,
@@ -46,8 +51,9 @@ def _rng(seed, op, case_id, index):
     return np.random.default_rng(zlib.crc32("{}:{}:{}:{}".format(seed, op, case_id, index).encode()))
 
 
-def make_array(spec, rng):
-    dtype = spec.get("dtype", "float32")
+def make_array(spec, rng, floatx="float32"):
+    """One input's array; an input with no dtype is floatx (as K.variable and K.placeholder make it)."""
+    dtype = spec.get("dtype", floatx)
     if "value" in spec:
         return np.array(spec["value"], dtype=dtype)
     shape = tuple(spec["shape"])
@@ -76,10 +82,14 @@ def _then_arg(value):
     return value if isinstance(value, dict) and set(value) == {"result"} else {"value": value}
 
 
-def expand_case(op, entry, raw, seed, case_id=None, shown=()):
+def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None):
+    """A raw spec case as a runnable Case; `keras_config` (a --keras-config override) wins over the case's own."""
     case_id = case_id or raw["id"]
+    config = domains.settings(raw.get("keras_config"), keras_config)
+    if keras_config:
+        raw = dict(raw, keras_config={k: v for k, v in config.items() if v != domains.CONFIG_DEFAULTS[k]})
     bound = binding.bind(op, entry, raw)  # raises BindingError; `kbtool spec validate` reports them all
-    arrays = [make_array(inp, _rng(seed, op, case_id, i)) for i, inp in enumerate(bound.inputs)]
+    arrays = [make_array(inp, _rng(seed, op, case_id, i), config["floatx"]) for i, inp in enumerate(bound.inputs)]
     grad = raw.get("grad", False)
     # gradients: compared with central differences, so float32 analytic gradients get a looser bound
     tolerance = dict(GRAD_TOLERANCE if grad else entry.get("tolerance", {}))
@@ -92,23 +102,30 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=()):
                 then=[{"op": c["op"], "args": [_then_arg(a) for a in c.get("args", [])]} for c in raw.get("then", [])],
                 then_only=raw.get("then_only", False), expect_backend_name=raw.get("expect_backend_name", False),
                 shape_names=bound.shape_names, shown=list(shown), about=raw.get("about", ""),
-                tensor_indices=bound.tensor_indices)
+                tensor_indices=bound.tensor_indices, keras_config=config, keras_override=dict(keras_config or {}))
 
 
-def case_ids(spec, op):
+def raw_cases(spec, op, grid="pairwise"):
+    """The op's spec cases, then the cases generated from its grid (kbtool/specs/domains.py)."""
+    return list(spec.ops[op].get("cases", [])) + domains.grid_cases(spec, op, grid)
+
+
+def case_ids(spec, op, grid="pairwise"):
     """The ids cases_for gives, without drawing any array."""
     entry = spec.ops[op]
-    return ([raw["id"] for raw in entry.get("cases", [])]
+    return ([raw["id"] for raw in raw_cases(spec, op, grid)]
             + ["example:" + example["id"] for example in entry.get("examples", []) if "case" in example])
 
 
-def cases_for(spec, op, seed=0, include_examples=True):
+def cases_for(spec, op, seed=0, include_examples=True, grid="pairwise", keras_config=None):
     entry = spec.ops[op]
-    out = [expand_case(op, entry, raw, seed) for raw in entry.get("cases", [])]
+    out = [expand_case(op, entry, raw, seed, keras_config=keras_config) for raw in raw_cases(spec, op, grid)]
+    for case in out:
+        case.grid = grid
     if include_examples:
         for example in entry.get("examples", []):
             if "case" in example:
                 raw = dict(example["case"], id=example["id"])
                 out.append(expand_case(op, entry, raw, seed, case_id="example:" + example["id"],
-                                       shown=example.get("shown", [])))
+                                       shown=example.get("shown", []), keras_config=keras_config))
     return out

@@ -23,7 +23,48 @@ def parse_args(argv):
     parser.add_argument("--shim", action="append", default=[])
     parser.add_argument("--version-of", action="append", default=[], help="distribution modules to report")
     parser.add_argument("--graph", choices=["none", "tensorflow"], default="none")
+    parser.add_argument("--apply-keras-json", action="store_true",
+                        help="set the module's floatx/epsilon/image_data_format from $KERAS_HOME/keras.json")
     return parser.parse_args(argv)
+
+
+CONFIG_KEYS = ("floatx", "epsilon", "image_data_format")
+
+
+def keras_json():
+    """The settings of $KERAS_HOME/keras.json (the controller writes one per set of settings), or {}."""
+    import json
+
+    path = os.path.join(os.environ.get("KERAS_HOME", ""), "keras.json")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return dict((k, data[k]) for k in CONFIG_KEYS if k in data) if isinstance(data, dict) else {}
+
+
+def apply_settings(K, wanted):
+    for key in CONFIG_KEYS:
+        setter = getattr(K, "set_" + key, None)
+        if key in wanted and callable(setter):
+            setter(wanted[key])
+
+
+def settings_in_effect(K):
+    """What the backend module says its settings are, after import: did it honour keras.json?"""
+    found = {}
+    for key in CONFIG_KEYS:
+        getter = getattr(K, key, None)
+        try:
+            found[key] = getter() if callable(getter) else None
+        except Exception:
+            found[key] = None
+    if found.get("epsilon") is not None:
+        found["epsilon"] = float(found["epsilon"])
+    if found.get("floatx") is not None:
+        found["floatx"] = str(found["floatx"])
+    return found
 
 
 def versions(names):
@@ -53,6 +94,8 @@ def main(argv=None):
         shims.apply(args.shim)
         K = importlib.import_module(args.module)
         fallbacks = [importlib.import_module(m) for m in args.fallback_module]
+        if args.apply_keras_json:
+            apply_settings(K, keras_json())
         symbolic_context = graph_context(args.graph)
         import invoke
     except BaseException as exc:
@@ -64,7 +107,8 @@ def main(argv=None):
     backend_name = K.backend() if callable(getattr(K, "backend", None)) else args.module
     hello = {"status": protocol.READY, "backend": backend_name, "module": args.module,
              "python": sys.version.split()[0], "numpy": numpy.__version__,
-             "versions": versions(args.version_of), "import_seconds": round(time.time() - started, 3)}
+             "versions": versions(args.version_of), "import_seconds": round(time.time() - started, 3),
+             "keras_json": keras_json(), "keras_config": settings_in_effect(K)}
     protocol.write_message(proto_out, hello)
     modules = [K] + fallbacks
     while True:

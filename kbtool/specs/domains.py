@@ -1,0 +1,267 @@
+"""Documented parameter domains, and the cases generated from them.
+
+A signature parameter may declare its documented domain (`domain: [valid, same]`, or the name of a list in the
+spec's top-level `domains:`); an op may declare the keras.json settings it reads (`reads_config:`), whose domains
+are the spec's `domains.<key>`. An op with a `grid:` gets cases generated from these domains:
+
+- `pairwise` (the default): the fewest rows, chosen greedily and deterministically from the full grid, such that
+  every value of every parameter and every pair of values of two parameters appears in some row;
+- `full`: every row of the grid (behind `kbtool check --grid full`).
+
+Rows a `grid.exclude` rule rejects are never generated (each rule says why); rows a `grid.raises` rule names expect
+that exception. A grid input written `layout: channels` is given channels_last and is transposed to channels_first
+when the row's effective data format (the `data_format` parameter, else keras.json's image_data_format) says so.
+"""
+import itertools
+
+from . import shapes
+
+CONFIG_KEYS = ("image_data_format", "floatx", "epsilon")
+CONFIG_DEFAULTS = {"image_data_format": "channels_last", "floatx": "float32", "epsilon": 1e-07}
+GRID_MODES = ("pairwise", "full")
+MAX_GRID_ROWS = 20000  # the largest full grid the pairwise search enumerates (the shipped spec's largest: 216)
+GRID_PREFIX = "grid."
+
+
+class DomainError(ValueError):
+    """A domain or grid the spec cannot mean (an unknown domain name, a rule that does not evaluate)."""
+
+
+def named_domains(spec):
+    return (spec.data.get("domains") or {}) if hasattr(spec, "data") else (spec.get("domains") or {})
+
+
+def resolve(domain, named):
+    """A param's `domain:` as a list of values (a name refers to the spec's `domains:`)."""
+    if isinstance(domain, str):
+        if domain not in named:
+            raise DomainError("unknown domain {!r} (the spec's domains: {})".format(domain, ", ".join(sorted(named))))
+        return list(named[domain])
+    return list(domain)
+
+
+def param_domains(spec, op):
+    """{param: [values]} for the op's parameters that declare a documented domain, in signature order."""
+    entry = spec.ops[op]
+    named = named_domains(spec)
+    return {p["name"]: resolve(p["domain"], named) for p in entry.get("signature", []) if "domain" in p}
+
+
+def config_domains(spec, op):
+    """{keras.json key: [values]} for the settings the op reads (`reads_config`)."""
+    named = named_domains(spec)
+    out = {}
+    for key in spec.ops[op].get("reads_config", []):
+        out[key] = resolve(key, named) if key in named else [CONFIG_DEFAULTS[key]]
+    return out
+
+
+def all_domains(spec, op):
+    """Parameters first, then keras.json settings: every dimension of the op's documented space."""
+    out = dict(param_domains(spec, op))
+    out.update(config_domains(spec, op))
+    return out
+
+
+def settings(keras_config=None, override=None):
+    """The complete keras.json settings a case runs under: documented defaults, the case's own, then an override."""
+    out = dict(CONFIG_DEFAULTS)
+    out.update(keras_config or {})
+    out.update(override or {})
+    return out
+
+
+CONFIG_CHOICES = {"image_data_format": ("channels_first", "channels_last"),
+                  "floatx": ("float16", "float32", "float64")}
+
+
+def parse_override(items):
+    """`--keras-config KEY=VALUE` (repeatable) as settings; a DomainError (one line) for anything else."""
+    import math
+
+    out = {}
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in CONFIG_KEYS:
+            raise DomainError("--keras-config takes KEY=VALUE with KEY one of {} (got {!r})".format(
+                ", ".join(CONFIG_KEYS), item))
+        if key == "epsilon":
+            try:
+                number = float(value)
+            except ValueError:
+                number = math.nan
+            if not (math.isfinite(number) and number > 0):
+                raise DomainError("--keras-config epsilon takes a positive number (got {!r})".format(value))
+            out[key] = number
+        elif value not in CONFIG_CHOICES[key]:
+            raise DomainError("--keras-config {} is one of {} (got {!r})".format(
+                key, ", ".join(CONFIG_CHOICES[key]), value))
+        else:
+            out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------- values: compare and name
+
+def normal(value, as_tuple_param=False):
+    """A hashable form of a domain value or a kwarg, so that a case's value and a domain value compare equal.
+    For a parameter documented as a tuple (`tuple: true`), a list and `{tuple: [...]}` are the same value."""
+    if isinstance(value, dict) and set(value) == {"tuple"}:
+        inner = normal(value["tuple"])
+        return inner if as_tuple_param else ("tuple", inner)
+    if isinstance(value, (list, tuple)):
+        return ("list",) + tuple(normal(v) for v in value)
+    if isinstance(value, bool):
+        return ("bool", value)  # True == 1 in Python; as documented values they differ
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value) if isinstance(value, float) else value
+    return repr(value)
+
+
+def label(value):
+    """A value as it appears in a generated case id: none, true, 2x1, (0x2) for a tuple, -1, 0.001."""
+    if isinstance(value, dict) and set(value) == {"tuple"}:
+        return "({})".format(label(value["tuple"]))
+    if value is None or isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return "x".join(label(v) for v in value) or "empty"
+    return str(value)
+
+
+def literal(value):
+    """A domain value as a kwarg literal (the tuple marker stays: binding.py passes it as a tuple)."""
+    return value
+
+
+# ---------------------------------------------------------------- rows: pairwise and full grids
+
+def _allowed(row, rules):
+    for rule in rules:
+        if _holds(rule["when"], row):
+            return False
+    return True
+
+
+def _holds(expr, row):
+    names = {k: _plain(v) for k, v in row.items()}
+    names["fmt"] = effective_data_format(row, {k: row[k] for k in CONFIG_KEYS if k in row})
+    try:
+        return bool(shapes.evaluate(expr, names))
+    except (shapes.ShapeExprError, TypeError, ValueError, IndexError, KeyError, ZeroDivisionError) as exc:
+        raise DomainError("grid rule {!r} does not evaluate on {}: {}".format(expr, row, exc))
+
+
+def _plain(value):
+    if isinstance(value, dict) and set(value) == {"tuple"}:
+        return list(value["tuple"])
+    return value
+
+
+def full_rows(domains, exclude=()):
+    """Every allowed row of the grid, in product order."""
+    names = list(domains)
+    total = 1
+    for values in domains.values():
+        total *= max(len(values), 1)
+    if total > MAX_GRID_ROWS:
+        raise DomainError("the grid has {:,} rows; kbtool enumerates at most {:,}".format(total, MAX_GRID_ROWS))
+    rows = [dict(zip(names, combo)) for combo in itertools.product(*[domains[n] for n in names])]
+    return [row for row in rows if _allowed(row, exclude)]
+
+
+def _pairs(row, names):
+    keyed = [(n, normal(row[n])) for n in names]
+    if len(keyed) == 1:
+        return {(keyed[0],)}
+    return {(a, b) for a, b in itertools.combinations(keyed, 2)}
+
+
+def pairwise_rows(domains, exclude=()):
+    """Greedy covering array of strength 2 over the allowed rows: every value, and every pair of values that some
+    allowed row holds, appears in at least one chosen row. Deterministic (ties go to the earlier row)."""
+    names = list(domains)
+    candidates = full_rows(domains, exclude)
+    covers = [_pairs(row, names) for row in candidates]
+    uncovered = set().union(*covers) if covers else set()
+    chosen = []
+    while uncovered:
+        best = max(range(len(candidates)), key=lambda i: (len(covers[i] & uncovered), -i))
+        chosen.append(candidates[best])
+        uncovered -= covers[best]
+    return chosen
+
+
+def required_pairs(domains, exclude=()):
+    """(required, impossible): the value pairs (single values for one dimension) the documented space holds, split
+    into those some allowed row holds and those every row holding them is excluded."""
+    names = list(domains)
+    everything = set()
+    for row in full_rows(domains):
+        everything |= _pairs(row, names)
+    possible = set()
+    for row in full_rows(domains, exclude):
+        possible |= _pairs(row, names)
+    return possible, everything - possible
+
+
+# ---------------------------------------------------------------- grid → raw cases
+
+def grid_rows(spec, op, mode="pairwise"):
+    entry = spec.ops[op]
+    grid = entry["grid"]
+    domains = all_domains(spec, op)
+    names = grid.get("params")
+    if names:
+        domains = {n: domains[n] for n in names if n in domains}
+    exclude = grid.get("exclude", [])
+    rows = full_rows(domains, exclude) if mode == "full" else pairwise_rows(domains, exclude)
+    return rows
+
+
+def case_id(row):
+    return GRID_PREFIX + ".".join("{}={}".format(k, label(v)) for k, v in row.items())
+
+
+def effective_data_format(row_or_kwargs, keras_config):
+    data_format = row_or_kwargs.get("data_format")
+    return data_format if data_format else settings(keras_config)["image_data_format"]
+
+
+def _channels_first(shape):
+    return [shape[0], shape[-1]] + list(shape[1:-1])
+
+
+def grid_cases(spec, op, mode="pairwise"):
+    """The raw cases (spec-case dicts, as if written in ops.yaml) of the op's grid."""
+    entry = spec.ops[op]
+    if "grid" not in entry:
+        return []
+    grid = entry["grid"]
+    config_keys = set(config_domains(spec, op))
+    out = []
+    for row in grid_rows(spec, op, mode):
+        kwargs = {k: literal(v) for k, v in row.items() if k not in config_keys}
+        keras_config = {k: v for k, v in row.items() if k in config_keys}
+        fmt = effective_data_format(row, keras_config)
+        inputs = {}
+        for name, inp in grid["inputs"].items():
+            inp = dict(inp)
+            if inp.pop("layout", None) == "channels" and fmt == "channels_first":
+                inp["shape"] = _channels_first(inp["shape"])
+            inputs[name] = inp
+        raw = {"id": case_id(row), "inputs": inputs, "kwargs": {**grid.get("kwargs", {}), **kwargs}}
+        if keras_config:
+            raw["keras_config"] = keras_config
+        for key in ("modes", "tolerance", "stats", "then", "then_only"):
+            if key in grid:
+                raw[key] = grid[key]
+        for rule in grid.get("raises", []):
+            if _holds(rule["when"], row):
+                raw["raises"] = rule["type"]
+                break
+        out.append(raw)
+    return out

@@ -1,0 +1,149 @@
+"""Parameter domains, generated grids and coverage (kbtool/specs/domains.py, coverage.py): no backend needed."""
+import itertools
+
+import pytest
+
+from kbtool.specs import coverage, domains
+from kbtool.specs.loader import Spec
+
+DOMS = {"a": [1, 2, 3], "b": ["x", "y"], "c": [None, True, False]}
+
+
+def pairs_of(rows, names):
+    out = set()
+    for row in rows:
+        for p, q in itertools.combinations(names, 2):
+            out.add(((p, domains.normal(row[p])), (q, domains.normal(row[q]))))
+    return out
+
+
+def test_pairwise_rows_hold_every_pair_and_fewer_rows_than_the_grid():
+    rows = domains.pairwise_rows(DOMS)
+    full = domains.full_rows(DOMS)
+    assert len(full) == 18 and 9 <= len(rows) < 18  # 3 x 3 pairs of a and c need at least 9 rows
+    assert pairs_of(rows, list(DOMS)) == pairs_of(full, list(DOMS))
+    assert rows == domains.pairwise_rows(DOMS)  # deterministic
+
+
+def test_one_dimension_gives_each_value_once():
+    assert domains.pairwise_rows({"padding": ["valid", "same"]}) == [{"padding": "valid"}, {"padding": "same"}]
+
+
+def test_excluded_rows_are_never_generated_and_their_pairs_not_required():
+    rule = [{"when": "a == 3 and b == 'y'", "why": "refused"}]
+    rows = domains.pairwise_rows(DOMS, rule)
+    assert not any(r["a"] == 3 and r["b"] == "y" for r in rows)
+    possible, impossible = domains.required_pairs(DOMS, rule)
+    assert impossible == {(("a", 3), ("b", "y"))}
+    assert pairs_of(rows, list(DOMS)) == possible
+
+
+def test_a_rule_that_cannot_evaluate_is_a_domain_error():
+    with pytest.raises(domains.DomainError, match="does not evaluate"):
+        domains.full_rows(DOMS, [{"when": "a + b", "why": "?"}])
+
+
+def test_a_grid_too_large_is_refused():
+    with pytest.raises(domains.DomainError, match="rows"):
+        domains.full_rows({str(i): list(range(10)) for i in range(6)})
+
+
+@pytest.mark.parametrize("value, text", [
+    (None, "none"), (True, "true"), ([2, 1], "2x1"), ({"tuple": [0, 2]}, "(0x2)"), (-1, "-1"), (0.001, "0.001"),
+    ([], "empty")])
+def test_labels_in_generated_ids(value, text):
+    assert domains.label(value) == text
+
+
+def test_a_tuple_param_treats_list_and_tuple_forms_alike_and_others_do_not():
+    assert domains.normal({"tuple": [1, 2]}, as_tuple_param=True) == domains.normal([1, 2])
+    assert domains.normal({"tuple": [1, 2]}) != domains.normal([1, 2])
+    assert domains.normal(1) != domains.normal(True)
+
+
+@pytest.mark.parametrize("items, want", [
+    ([], {}),
+    (["floatx=float64"], {"floatx": "float64"}),
+    (["image_data_format=channels_first", "epsilon=1e-3"], {"image_data_format": "channels_first", "epsilon": 1e-3}),
+])
+def test_keras_config_override(items, want):
+    assert domains.parse_override(items) == want
+
+
+@pytest.mark.parametrize("item, words", [
+    ("floatx", "KEY=VALUE"), ("backend=theano", "KEY one of"), ("floatx=float8", "one of float16"),
+    ("epsilon=-1", "positive"), ("epsilon=nan", "positive"), ("image_data_format=nhwc", "channels_first")])
+def test_bad_keras_config_override_is_one_line(item, words):
+    with pytest.raises(domains.DomainError) as exc:
+        domains.parse_override([item])
+    assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def spec_with(entry, named=None):
+    return Spec("x.yaml", {"docs": {}, "domains": named or {"padding": ["valid", "same"],
+                                                             "image_data_format": ["channels_last", "channels_first"]},
+                           "ops": {"op": entry}})
+
+
+CONV = {
+    "signature": [{"name": "x", "kind": "tensor"}, {"name": "padding", "default": "valid", "domain": "padding"},
+                  {"name": "data_format", "default": None, "domain": [None, "channels_last", "channels_first"]}],
+    "reads_config": ["image_data_format"],
+    "grid": {"inputs": {"x": {"shape": [2, 5, 4, 3], "layout": "channels"}},
+             "raises": [{"when": "padding == 'same' and fmt == 'channels_first' and data_format is None",
+                         "type": "ValueError"}]},
+}
+
+
+def test_grid_cases_transpose_channels_and_carry_their_keras_config():
+    raws = domains.grid_cases(spec_with(CONV), "op")
+    assert all(r["id"].startswith("grid.padding=") for r in raws)
+    by_fmt = {}
+    for raw in raws:
+        fmt = raw["kwargs"]["data_format"] or raw.get("keras_config", {}).get("image_data_format")
+        by_fmt.setdefault(fmt, []).append(raw["inputs"]["x"]["shape"])
+        assert raw.get("keras_config", {}).get("image_data_format") in ("channels_last", "channels_first")
+    assert set(map(tuple, by_fmt["channels_first"])) == {(2, 3, 5, 4)}
+    assert set(map(tuple, by_fmt["channels_last"])) == {(2, 5, 4, 3)}
+    raising = [r for r in raws if r.get("raises")]
+    assert raising and all(r["kwargs"]["padding"] == "same" and r["kwargs"]["data_format"] is None
+                           and r["keras_config"]["image_data_format"] == "channels_first" for r in raising)
+
+
+def test_config_domains_come_from_the_spec_and_unknown_domain_names_fail():
+    spec = spec_with(CONV)
+    assert domains.config_domains(spec, "op") == {"image_data_format": ["channels_last", "channels_first"]}
+    bad = spec_with(dict(CONV, signature=[{"name": "padding", "domain": "paddings"}]))
+    with pytest.raises(domains.DomainError, match="unknown domain 'paddings'"):
+        domains.param_domains(bad, "op")
+
+
+def test_coverage_lists_what_no_case_exercises_and_the_grid_fills_it():
+    entry = {k: v for k, v in CONV.items() if k != "grid"}
+    entry["cases"] = [{"id": "valid", "inputs": [{"shape": [1, 3, 3, 1]}]},
+                      {"id": "raises", "inputs": [{"shape": [1, 3, 3, 1]}], "kwargs": {"padding": "same"},
+                       "raises": "ValueError"}]
+    report = coverage.coverage(spec_with(entry))
+    missing = [item["values"] for item in report["unexercised"]]
+    assert {"padding": "same"} in missing  # a case that raises exercises an error path, not the value
+    assert {"data_format": "channels_first"} in missing
+    assert report["documented_values"] == 2 + 3 + 2
+    assert coverage.coverage(spec_with(CONV))["unexercised"] == []
+
+
+def test_coverage_counts_pairs_not_just_values():
+    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": [True, False]}],
+             "cases": [{"id": "c1", "kwargs": {"a": 1, "b": True}}, {"id": "c2", "kwargs": {"a": 2, "b": False}}]}
+    report = coverage.coverage(spec_with(entry))
+    assert report["exercised_values"] == report["documented_values"] == 4
+    assert sorted(map(repr, (i["values"] for i in report["unexercised"]))) == sorted(
+        [repr({"a": 1, "b": False}), repr({"a": 2, "b": True})])
+
+
+def test_the_shipped_spec_generates_grids_that_validate_and_cover():
+    from kbtool.specs import loader
+
+    spec = loader.load()
+    report = coverage.coverage(spec)
+    assert report["documented_values"] > 0
+    assert report["unexercised"] == [], coverage.render(report)[:20]

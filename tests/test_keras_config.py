@@ -1,0 +1,96 @@
+"""The keras.json matrix: each case runs under its settings (one worker per set), the reference follows them, every
+result records them, and a backend that ignores its keras.json is never green. Runs the numpy worker and custom
+modules on kbtool's own Python (no backend environment)."""
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from kbtool.cli import main
+from kbtool.run import _by_settings, settings_mismatch
+from kbtool.runners.base import keras_home_for
+from kbtool.specs.domains import CONFIG_DEFAULTS
+
+
+@pytest.fixture
+def no_known(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "home"))
+    path = tmp_path / "known.yaml"
+    path.write_text("[]\n")
+    return str(path)
+
+
+def check(*args):
+    result = CliRunner().invoke(main, ["check", "--json"] + list(args))
+    return result.exit_code, result.stdout
+
+
+def test_generated_cases_run_under_their_settings_and_record_them(no_known):
+    code, out = check("--op", "conv2d", "--backend", "numpy", "--case", "grid*", "--known", no_known)
+    report = json.loads(out)
+    assert code == 0, [r["message"] for r in report["results"] if r["status"] != "pass"][:3]
+    formats = {r["keras_config"]["image_data_format"] for r in report["results"]}
+    assert formats == {"channels_first", "channels_last"}
+    assert {"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07} in report["keras_config"]["ran"]
+    assert report["keras_config"]["override"] == {} and report["grid"] == "pairwise"
+
+
+def test_an_override_applies_to_every_case_and_its_repro(no_known, custom_backend):
+    # a module that computes abs in float32 whatever floatx says: under floatx=float64 its dtype differs
+    name = custom_backend("cfg", "f32abs", "from kbtool.reference import *\nimport numpy as _np\n"
+                          "def abs(x):\n    return _np.abs(x).astype('float32')\n")
+    code, out = check("--op", "abs", "--backend", "numpy", "--backend", name, "--keras-config", "floatx=float64",
+                      "--known", no_known)
+    report = json.loads(out)
+    assert report["keras_config"]["override"] == {"floatx": "float64"}
+    assert all(r["keras_config"]["floatx"] == "float64" for r in report["results"])
+    numpy_results = [r for r in report["results"] if r["backend"] == "numpy" and r["case"] != "grad"]
+    assert numpy_results and all(r["status"] == "pass" for r in numpy_results)
+    failing = [r for r in report["results"] if r["backend"] == name and r["status"] == "fail"]
+    assert code == 1 and failing and "float32" in failing[0]["message"]
+    assert "--keras-config floatx=float64" in failing[0]["repro"]
+
+
+def test_a_backend_that_ignores_its_keras_json_is_never_green(no_known, custom_backend):
+    name = custom_backend("cfg", "deaf", "from kbtool.reference import *\n"
+                          "def set_image_data_format(value):\n    pass  # ignores keras.json\n")
+    code, out = check("--op", "conv2d", "--backend", name, "--case", "grid*", "--known", no_known)
+    report = json.loads(out)
+    deaf = [r for r in report["results"] if r["keras_config"]["image_data_format"] == "channels_first"]
+    assert code == 1 and deaf
+    assert all(r["status"] == "error" and "did not apply its keras.json" in r["message"] for r in deaf)
+
+
+@pytest.mark.parametrize("flag", ["floatx=float8", "colour=red", "epsilon=0"])
+def test_bad_keras_config_flag_is_a_usage_error(flag, no_known):
+    result = CliRunner().invoke(main, ["check", "--op", "abs", "--backend", "numpy", "--keras-config", flag])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+
+
+def test_settings_mismatch_names_each_setting_that_differs():
+    wanted = dict(CONFIG_DEFAULTS, floatx="float64")
+    assert settings_mismatch(wanted, dict(wanted)) is None
+    assert settings_mismatch(wanted, dict(wanted, epsilon=1e-07 * (1 + 1e-15))) is None
+    assert settings_mismatch(wanted, dict(CONFIG_DEFAULTS)) == "floatx is float32 where keras.json says float64"
+    assert settings_mismatch(wanted, {"floatx": None}) is None  # a module with no getter cannot say
+    assert settings_mismatch(wanted, None) is None
+
+
+def test_work_is_grouped_by_settings_with_the_defaults_first():
+    class Case:
+        def __init__(self, **config):
+            self.keras_config = dict(CONFIG_DEFAULTS, **config)
+
+    work = [(None, Case(floatx="float64")), (None, Case()), (None, Case(floatx="float64")), (None, Case())]
+    groups = _by_settings(work)
+    assert [g[0]["floatx"] for g in groups] == ["float32", "float64"]
+    assert [len(g[1]) for g in groups] == [2, 2]
+
+
+def test_each_set_of_settings_has_its_own_keras_json(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    default, other = keras_home_for(None), keras_home_for({"floatx": "float16"})
+    assert default != other
+    assert json.load(open(os.path.join(other, "keras.json")))["floatx"] == "float16"
+    assert json.load(open(os.path.join(default, "keras.json"))) == CONFIG_DEFAULTS
