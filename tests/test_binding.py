@@ -179,7 +179,8 @@ def test_shipped_spec_keeps_raw_args_only_where_the_signature_cannot_express_it(
     raw = {(op, c["id"]): c["args"] for op, entry in spec.ops.items() for c in entry.get("cases", []) if "args" in c}
     assert sorted(raw) == [("batch_get_value", "same_variable_twice")] + [
         ("batch_set_value", c) for c in ("float64_value_into_float32", "mixed_dtypes", "one", "two")] + [
-        ("function", "identity"), ("gradients", "square"), ("gradients", "two_inputs")]
+        ("function", "identity"), ("function", "variable_and_placeholder"), ("gradients", "square"),
+        ("gradients", "two_inputs")]
     assert [key for key, args in raw.items() if not inexpressible(args)] == []
 
 
@@ -396,7 +397,7 @@ def found_of(raw, signature=GRADIENTS, ops=None):
     ([S23], [{}], [(["args", 0], "a raw ARG spec has exactly one of {}; this one has []".format(KINDS))]),
     # each kind with its own keys (the first unknown key, sorted, is the path)
     ([S23], [t(0, foo=1)], [(["args", 0, "foo"], "unknown key foo in a tensor ARG spec (it may also have ph_shape, "
-                                                  "weight)")]),
+                                                  "weight, sparse)")]),
     ([S23], [{"value": 1, "zz": 1, "aa": 2}], [(["args", 0, "aa"], "unknown key aa, zz in a value ARG spec (it has "
                                                                     "no other key)")]),
     ([S23], [{"call": "sum", "ph_shape": [1]}], [(["args", 0, "ph_shape"], "unknown key ph_shape in a call ARG spec "

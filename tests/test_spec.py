@@ -146,6 +146,11 @@ def test_documented_in_matches_the_docs():
     spec = loader.load()
     by_file = {d["file"]: doc_id for doc_id, d in spec.docs.items()}
     union = documented_union(SEEDS)
-    wrong = {name: sorted(by_file[f] for f in union[name]) for name, entry in spec.ops.items()
-             if name in union and sorted(entry["documented_in"]) != sorted(by_file[f] for f in union[name])}
+
+    def found(name, entry):  # plus the doc versions whose signature line misprints the name (a recorded doc error)
+        misprinted = {d for e in entry.get("doc_errors", []) if "signature line" in e["claim"] for d in e["docs"]}
+        return sorted({by_file[f] for f in union[name]} | misprinted)
+
+    wrong = {name: found(name, entry) for name, entry in spec.ops.items()
+             if name in union and sorted(entry["documented_in"]) != found(name, entry)}
     assert not wrong

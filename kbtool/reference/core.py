@@ -186,8 +186,13 @@ class Variable(Tensor):
     """A variable: a tensor that the update ops and set_value change in place."""
 
 
+def _dense(value):
+    """A sparse matrix (anything with toarray(), as scipy.sparse) as the dense array it stands for."""
+    return value.toarray() if hasattr(value, "toarray") else value
+
+
 def variable(value, dtype=None, name=None, constraint=None):
-    return np.array(value, dtype=dtype or floatx()).view(Variable)
+    return np.array(_dense(value), dtype=dtype or floatx()).view(Variable)
 
 
 def is_tensor(x):
@@ -199,10 +204,6 @@ def is_keras_tensor(x):
         raise ValueError("Unexpectedly found an instance of type `{}`. Expected a symbolic tensor instance."
                          .format(type(x).__name__))
     return False  # only layer outputs are Keras tensors; the reference has no layers
-
-
-def is_sparse(tensor):
-    return False
 
 
 @op
@@ -247,8 +248,8 @@ def batch_set_value(tuples):
 
 @op
 def print_tensor(x, message=""):
-    # stderr, like tf.print: stdout belongs to the caller (kbtool check --json)
-    print(message, np.asarray(x), file=sys.stderr)
+    # stdout, as Keras' backends print; invoke.evaluate captures it, so the caller's stdout stays clean
+    print(message, np.asarray(x), file=sys.stdout)
     return x
 
 
@@ -269,7 +270,9 @@ def constant(value, dtype=None, shape=None, name=None):
 def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
     if shape is None and ndim is not None:
         shape = (None,) * ndim
-    return Symbol(shape=tuple(shape) if shape is not None else None, dtype=dtype or floatx(), name=name)
+    symbol = Symbol(shape=tuple(shape) if shape is not None else None, dtype=dtype or floatx(), name=name)
+    symbol.sparse = bool(sparse)  # fed a dense array all the same (the reference computes densely)
+    return symbol
 
 
 def is_placeholder(x):
@@ -291,7 +294,7 @@ def function(inputs, outputs, updates=None, **kwargs):
     def run(values):
         if len(values) != len(inputs):
             raise ValueError("expected {} inputs, got {}".format(len(inputs), len(values)))
-        bindings = {ph: np.asarray(v) for ph, v in zip(inputs, values)}
+        bindings = {ph: np.asarray(_dense(v)) for ph, v in zip(inputs, values)}
         results = [_substitute(out, bindings) for out in outputs]
         for update in updates or []:
             _substitute(update, bindings)

@@ -55,4 +55,5 @@ def to_dense(tensor):
 
 
 def is_sparse(tensor):
-    return False
+    """True for a placeholder made with sparse=True (the reference holds every value densely)."""
+    return bool(getattr(tensor, "sparse", False))

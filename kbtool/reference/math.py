@@ -13,7 +13,7 @@ def _keep(x, fn):
 
 @op
 def clip(x, min_value, max_value):
-    # Documented Keras 2 rule: a max below min is raised to min; None means unbounded.
+    # Not in the docs, from every backend's source: a max below min is raised to min; None means unbounded.
     if max_value is not None and min_value is not None and max_value < min_value:
         max_value = min_value
     lo = -np.inf if min_value is None else min_value

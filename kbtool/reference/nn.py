@@ -23,11 +23,14 @@ def softmax(x, axis=-1):
 
 @op
 def relu(x, alpha=0.0, max_value=None, threshold=0.0):
-    # ko-2.2's formula: x for threshold <= x (clipped to [0, max_value]), alpha * (x - threshold) below
+    # Every backend's behaviour, not ko-2.2's formula (a doc error, see the spec's doc_errors): x is kept only
+    # where x > threshold (so x == threshold gives 0), or max(x, 0) when threshold is 0; max_value clips the kept
+    # part to [0, max_value]; alpha * (x - threshold) is added below the threshold.
     def f(v):
-        above = np.clip(np.where(v >= threshold, v, 0.0), 0.0, np.inf if max_value is None else max_value)
-        below = np.where(v < threshold, alpha * (v - threshold), 0.0)
-        return above + below
+        kept = np.where(v > threshold, v, 0.0) if threshold != 0 else np.maximum(v, 0.0)
+        if max_value is not None:
+            kept = np.clip(kept, 0.0, max_value)
+        return kept - alpha * np.maximum(threshold - v, 0.0)
     return _keep(x, f)
 
 

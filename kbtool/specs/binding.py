@@ -31,13 +31,14 @@ import numpy as np
 
 from .. import files
 from ..runners.worker import steps
+from .domains import CONFIG_DEFAULTS
 
 _INPUT_KINDS = ("tensor", "tensors", "array")
 MAX_INPUT_ELEMENTS = 10 ** 7  # one input (40 MB as float32); the shipped spec's largest: 60,000
 MAX_CASE_ELEMENTS = 2 * 10 ** 7  # all the inputs of one case
 MAX_DIMS = 32  # NumPy 1.x's limit (the shipped spec's most: 5)
 # raw ARG specs (kbtool/runners/worker/invoke.py): the key that names the kind, and the other keys it may have
-_RAW_KINDS = {"tensor": ("ph_shape", "weight"), "constant": (), "array": (), "value": (), "tuple": (), "list": (),
+_RAW_KINDS = {"tensor": ("ph_shape", "weight", "sparse"), "constant": (), "array": (), "value": (), "tuple": (), "list": (),
               "step": (), "call": ("args", "kwargs")}
 _INDEX_KINDS = ("tensor", "constant", "array")
 
@@ -240,6 +241,7 @@ def _is_index(value):
 class _Binder(object):
     def __init__(self, op, entry, raw, ops=None):
         self.op, self.raw, self.ops = op, raw, ops
+        self.reads_config = entry.get("reads_config", [])
         self.shapes = []  # each input's shape (None when unknown), in index order
         signature = entry.get("signature", [])
         self.params = [p for p in signature if not p["name"].startswith("*")]
@@ -277,6 +279,10 @@ class _Binder(object):
             spec["ph_shape"] = [None if d in inp["none_dims"] else s for d, s in enumerate(shape)]
         if param is not None and param.get("weight"):
             spec["weight"] = True
+        if inp.get("sparse"):
+            if shape is not None and len(shape) != 2:
+                self.problem(path + ["sparse"], "a sparse input is a 2-D matrix, not of shape {}".format(shape))
+            spec["sparse"] = True
         return spec, shape
 
     def kwarg_arg(self, param, value, path):
@@ -291,6 +297,10 @@ class _Binder(object):
             if problem:
                 self.found.append(problem)
             return {"step": value}
+        if isinstance(value, dict) and set(value) == {"tuple"}:  # a domain's tuple form: axis=(0, 2)
+            if not isinstance(value["tuple"], list):
+                self.problem(path + ["tuple"], "a tuple is written as a list, not {}".format(files.quote(value["tuple"])))
+            return {"tuple": value["tuple"]}
         if param and param.get("tuple") and isinstance(value, list):
             return {"tuple": value}
         return {"value": value}
@@ -356,7 +366,7 @@ class _Binder(object):
             spec = self.kwarg_arg(param, value, ["kwargs", name])
             (given if param else extra)[name] = spec
             if param and param.get("kind", "value") == "value":
-                shape_names[name] = value
+                shape_names[name] = value["tuple"] if isinstance(value, dict) and set(value) == {"tuple"} else value
         args, kw, positional = [], {}, True
         for param in self.params:
             name = param["name"]
@@ -421,8 +431,9 @@ class _Binder(object):
                     files.quote(value), len(self.inputs)))
             elif "ph_shape" in spec:
                 self.check_ph_shape(spec["ph_shape"], self.shapes[value], where + ["ph_shape"])
-            if "weight" in spec and not isinstance(spec["weight"], bool):
-                self.problem(where + ["weight"], "weight is true or false, not {}".format(files.quote(spec["weight"])))
+            for flag in ("weight", "sparse"):
+                if flag in spec and not isinstance(spec[flag], bool):
+                    self.problem(where + [flag], "{} is true or false, not {}".format(flag, files.quote(spec[flag])))
         elif kind == "step":
             problem = _step_problem(value, where + ["step"])
             if problem:
@@ -483,6 +494,13 @@ class _Binder(object):
                                          files.quote(k), i, i))
 
     def binding(self, args, kw, shape_names):
+        # shape rules see the keras.json settings too, and a data_format of None as the one that applies
+        config = dict(CONFIG_DEFAULTS, **(self.raw.get("keras_config") or {}))
+        for key in self.reads_config:
+            shape_names.setdefault(key, config[key])
+        if "data_format" in shape_names and shape_names["data_format"] is None \
+                and any(p["name"] == "data_format" for p in self.params):
+            shape_names["data_format"] = config["image_data_format"]
         sizes = [elements(inp) for inp in self.inputs if isinstance(inp, dict)]
         total = sum(sizes)
         if total > MAX_CASE_ELEMENTS and max(sizes) <= MAX_INPUT_ELEMENTS:  # else an input's own problem says so

@@ -230,6 +230,7 @@ def _semantic_problems(data):
             for doc in entry.get(key, []):
                 if doc not in doc_ids:
                     yield base + [key], "unknown doc id {!r} (known: {})".format(doc, ", ".join(sorted(doc_ids)))
+        yield from _doc_version_problems(base, name, entry, ops)
         alias = entry.get("alias_of")
         if alias and alias not in ops:
             yield base + ["alias_of"], "alias_of names {!r}, which has no entry".format(alias)
@@ -247,6 +248,7 @@ def _semantic_problems(data):
                         yield base + [section, i, "docs"], "unknown doc id {!r}".format(doc)
                 if section == "examples" and "case" not in item and "not_executable" not in item:
                     yield base + [section, i], "an example needs a `case` to run, or `not_executable` saying why"
+        yield from _grid_problems(data, name, entry, base)
         for where, raw in _raw_cases(entry, base):
             found = binding.problems(name, entry, raw, ops)
             for problem in found:
@@ -260,6 +262,71 @@ def _semantic_problems(data):
                 yield where + ["inputs"], "the spec's inputs pass {:,} elements in all here; kbtool allows at " \
                                           "most that many in one spec".format(MAX_SPEC_ELEMENTS)
             elements += count
+
+
+def _doc_version_problems(base, name, entry, ops):
+    """A doc error, a raise, a signature change or a parameter names only doc versions that document the op
+    (under its own name or a Keras 1.x alias's)."""
+    documented = set(entry.get("documented_in", []))
+    for other in ops.values():
+        if other.get("alias_of") == name:
+            documented.update(other.get("documented_in", []))
+    for section in ("doc_errors", "raises", "signature_changes", "signature"):
+        for i, item in enumerate(entry.get(section, [])):
+            for doc in item.get("docs", []):
+                if doc not in documented:
+                    yield base + [section, i, "docs"], "doc version {} does not document this op (documented_in: " \
+                        "{})".format(files.quote(doc), ", ".join(sorted(documented)))
+
+
+def _grid_problems(data, name, entry, base):
+    """Domains resolve, grid rules read only the op's dimensions, and every generated case binds."""
+    from . import domains
+
+    named = data.get("domains") or {}
+    for i, param in enumerate(entry.get("signature", [])):
+        if isinstance(param.get("domain"), str) and param["domain"] not in named:
+            yield base + ["signature", i, "domain"], "unknown domain {!r} (the spec's domains: {})".format(
+                param["domain"], ", ".join(sorted(named)) or "none")
+            return
+    if "grid" not in entry:
+        return
+    grid = entry["grid"]
+    shim = _SpecView(data)
+    dims = domains.all_domains(shim, name)
+    for j, param in enumerate(grid.get("params", [])):
+        if param not in dims:
+            yield base + ["grid", "params", j], "{!r} has no documented domain (the op's: {})".format(
+                param, ", ".join(dims) or "none")
+    known = set(dims) | {"fmt"}
+    for key in ("exclude", "raises"):
+        for j, rule in enumerate(grid.get(key, [])):
+            try:
+                unknown = sorted(shapes.names(shapes.parse(rule["when"])) - known)
+            except shapes.ShapeExprError as exc:
+                yield base + ["grid", key, j, "when"], str(exc)
+                continue
+            if unknown:
+                yield base + ["grid", key, j, "when"], "unknown name {} (a grid rule reads the op's dimensions: " \
+                                                        "{})".format(", ".join(unknown), ", ".join(sorted(known)))
+    try:
+        generated = domains.grid_cases(shim, name)
+    except domains.DomainError as exc:
+        yield base + ["grid"], str(exc)
+        return
+    if not generated:
+        yield base + ["grid"], "the grid generates no case (every row is excluded, or no parameter has a domain)"
+    for raw in generated:
+        for problem in binding.problems(name, entry, raw, data["ops"]):
+            yield base + ["grid", raw["id"]] + problem.path, problem.message
+            break
+
+
+class _SpecView:
+    """What specs/domains.py reads of a spec, over data not yet wrapped in a Spec."""
+
+    def __init__(self, data):
+        self.data, self.ops = data, data["ops"]
 
 
 def _raw_cases(entry, base):

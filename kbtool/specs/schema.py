@@ -15,6 +15,15 @@ _TOLERANCES = {
 }
 _DTYPE = {"enum": ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]}
 
+KERAS_CONFIG = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"image_data_format": {"enum": ["channels_first", "channels_last"]},
+                   "floatx": {"enum": ["float16", "float32", "float64"]},
+                   "epsilon": {"type": "number", "exclusiveMinimum": 0}},
+}
+_DOMAIN = {"anyOf": [_NAME, {"type": "array", "minItems": 1}]}  # a name in the spec's `domains:`, or the values
+
 INPUT = {
     "type": "object",
     "additionalProperties": False,
@@ -28,6 +37,7 @@ INPUT = {
         "high": {"type": "number"},
         "as": {"enum": ["tensor", "constant", "array"]},
         "none_dims": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "sparse": {"type": "boolean"},  # a 2-D input as a sparse matrix (K.variable / K.placeholder(sparse=True))
     },
     "oneOf": [{"required": ["shape"]}, {"required": ["value"]}],
 }
@@ -62,12 +72,15 @@ CASE = {
         "tolerance": _TOLERANCES,
         "stats": STATS,
         "grad": {"type": "boolean"},
-        "observe": {"type": "boolean"},  # compare the variables' values after the call (update ops)
+        # compare the variables' values after the call (update ops); "eval": in eager mode K.eval the call first
+        "observe": {"enum": [True, False, "eval"]},
         "then_only": {"type": "boolean"},  # compare only the then-calls' results (a placeholder has no value)
         "expect_backend_name": {"type": "boolean"},  # K.backend(): each backend answers its own name
         # raw worker ARG specs, only for what a signature cannot express (nested lists, a tensor named twice,
         # {call: ...}); the inputs are then a plain list of arrays
         "args": {"type": "array", "items": {"type": "object"}},
+        # keras.json settings this case runs under (its worker's keras.json; the reference follows them)
+        "keras_config": KERAS_CONFIG,
         "then": {"type": "array", "items": {  # further calls whose results are compared too
             "type": "object", "additionalProperties": False, "required": ["op"],
             "properties": {"op": _NAME, "args": {"type": "array"}}}},
@@ -87,6 +100,33 @@ PARAM = {
         # pass it; only data flows through placeholders (CNTK makes dim 0 of every placeholder the batch axis)
         "weight": {"type": "boolean"},
         "docs": _DOC_IDS,  # doc versions that list this parameter (all when absent)
+        "domain": _DOMAIN,  # the documented values (kbtool/specs/domains.py generates cases and coverage from them)
+        # no enumerable documented values (a shape, a name, a seed, any float): the docs' type, in words
+        "free": {"type": "string", "minLength": 1},
+    },
+}
+
+_GRID_INPUT = dict(INPUT, properties=dict(INPUT["properties"], layout={"enum": ["channels"]}))
+_RULE = {"type": "object", "additionalProperties": False, "required": ["when", "why"],
+         "properties": {"when": _EXPR, "why": {"type": "string"}}}
+GRID = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["inputs"],
+    "properties": {
+        "params": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True},
+        "inputs": {"type": "object", "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"},
+                   "additionalProperties": _GRID_INPUT},
+        "kwargs": {"type": "object"},
+        "exclude": {"type": "array", "items": _RULE},  # rows never generated, each with why
+        "raises": {"type": "array", "items": {  # rows that must raise
+            "type": "object", "additionalProperties": False, "required": ["when", "type"],
+            "properties": {"when": _EXPR, "type": {"type": "string"}}}},
+        "modes": {"type": "array", "items": {"enum": ["eager", "symbolic"]}, "minItems": 1, "uniqueItems": True},
+        "tolerance": _TOLERANCES,
+        "stats": STATS,  # random ops: every row is checked by its statistics
+        "then": CASE["properties"]["then"],  # further calls on each row's result (e.g. dtype of a placeholder)
+        "then_only": {"type": "boolean"},
     },
 }
 
@@ -128,7 +168,24 @@ RAISES = {
     "type": "object",
     "additionalProperties": False,
     "required": ["type", "when"],
-    "properties": {"type": {"type": "string"}, "when": {"type": "string"}, "docs": _DOC_IDS},
+    # exactly one of: `docs`, the doc versions whose Raises section documents it; `source`, where the library
+    # raises it when no doc version documents it (e.g. "keras 2.3.1 backend/*_backend.py: batch_dot")
+    "properties": {"type": {"type": "string"}, "when": {"type": "string"}, "docs": _DOC_IDS,
+                   "source": {"type": "string", "minLength": 1}},
+    "oneOf": [{"required": ["docs"]}, {"required": ["source"]}],
+}
+
+# a claim a doc version makes that no backend bears out; the reference follows the backends' common behaviour
+DOC_ERROR = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["docs", "claim", "actual", "evidence"],
+    "properties": {
+        "docs": _DOC_IDS,
+        "claim": {"type": "string", "minLength": 1},  # what the doc says, quoted or paraphrased
+        "actual": {"type": "string", "minLength": 1},  # what every backend does instead
+        "evidence": {"type": "string", "minLength": 1},  # the source lines, case or example that shows it
+    },
 }
 
 OP = {
@@ -144,14 +201,19 @@ OP = {
         "signature": {"type": "array", "items": PARAM},
         "signature_changes": {"type": "array", "items": {
             "type": "object", "additionalProperties": False, "required": ["docs", "note"],
-            "properties": {"docs": _DOC_IDS, "note": {"type": "string"}}}},
+            # signature: that doc version's signature line, verbatim (tests/test_spec_fidelity.py checks it)
+            "properties": {"docs": _DOC_IDS, "note": {"type": "string"}, "signature": {"type": "string"}}}},
         "returns": {"type": "string"},
         "shape_rules": {"type": "array", "items": SHAPE_RULE},
         "raises": {"type": "array", "items": RAISES},
+        "doc_errors": {"type": "array", "items": DOC_ERROR},
         "examples": {"type": "array", "items": EXAMPLE},
         "cases": {"type": "array", "items": CASE},
         "tolerance": _TOLERANCES,
         "not_checkable": {"type": "string"},  # why no case can run it (e.g. clear_session side effects)
+        "reads_config": {"type": "array", "items": {"enum": ["image_data_format", "floatx", "epsilon"]},
+                         "uniqueItems": True},  # the keras.json settings the op reads
+        "grid": GRID,  # cases generated from the parameters' domains
     },
 }
 
@@ -161,6 +223,8 @@ SPEC = {
     "required": ["schema_version", "docs", "ops"],
     "properties": {
         "schema_version": {"const": 1},
+        "domains": {"type": "object", "propertyNames": _NAME,
+                    "additionalProperties": {"type": "array", "minItems": 1}},
         "docs": {
             "type": "object",
             "additionalProperties": {

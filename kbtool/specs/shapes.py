@@ -48,10 +48,48 @@ FUNCTIONS = {
     "pick": lambda seq, indices: [seq[i] for i in indices],  # pick(x, pattern): x's items in that order
     "ceil_div": lambda a, b: -(-a // b),
     "prod": lambda seq: _prod(seq),
+    "axes": lambda shape, axis: _axes(shape, axis),  # axes(x, axis): the reduced axes, sorted (None: all)
+    "drop_axes": lambda seq, indices: [v for i, v in enumerate(seq) if i not in indices],
+    "ones_at": lambda seq, indices: [1 if i in indices else v for i, v in enumerate(seq)],  # keepdims
+    "broadcast": lambda a, b: _broadcast(a, b),  # NumPy broadcasting of two shapes
+    "infer_dim": lambda shape, total: _infer_dim(shape, total),  # reshape's target with its one -1 filled in
 }
 
 
-_BUILDERS = ("list", "drop", "pick")
+_BUILDERS = ("list", "drop", "pick", "axes", "drop_axes", "ones_at", "broadcast", "infer_dim")
+
+
+def _infer_dim(shape, total):
+    shape = list(shape)
+    if shape.count(-1) != 1:
+        return shape
+    known = _prod([v for v in shape if v != -1])
+    shape[shape.index(-1)] = total // known if known else 0
+    return shape
+
+
+def _axes(shape, axis):
+    """A reduction's axis argument (None, an int, a list or tuple of ints, negative ones counted from the end) as
+    the sorted, distinct axes of `shape` it names."""
+    if axis is None:
+        return list(range(len(shape)))
+    named = axis if isinstance(axis, (list, tuple)) else [axis]
+    for a in named:
+        if not (isinstance(a, int) and not isinstance(a, bool) and -len(shape) <= a < len(shape)):
+            raise ShapeExprError("axis {} is not an axis of a rank-{} shape".format(files.clip(a, 40), len(shape)))
+    return sorted({a % len(shape) for a in named})
+
+
+def _broadcast(a, b):
+    a, b = list(a), list(b)
+    rank = max(len(a), len(b))
+    a, b = [1] * (rank - len(a)) + a, [1] * (rank - len(b)) + b
+    out = []
+    for m, n in zip(a, b):
+        if m != n and 1 not in (m, n):
+            raise ShapeExprError("shapes {} and {} do not broadcast".format(a, b))
+        out.append(n if m == 1 else m)
+    return out
 
 
 def _prod(seq):
@@ -64,6 +102,11 @@ def _prod(seq):
 
 class ShapeExprError(ValueError):
     pass
+
+
+class UnboundName(ShapeExprError):
+    """A name the case gives no value (a parameter bound to a step function, not a shape): the spec's validation
+    already checked that every name is a parameter or a `let`."""
 
 
 # every node the interpreter below evaluates (and the operator/context nodes under them); nothing else parses
@@ -176,7 +219,7 @@ def _eval(node, names):
     if isinstance(node, ast.Name):  # the spec's own values (shapes and kwargs) are as they are
         if node.id in names:
             return names[node.id]
-        raise ShapeExprError("unknown name {!r} (known: {})".format(node.id, ", ".join(sorted(names))))
+        raise UnboundName("unknown name {!r} (known: {})".format(node.id, ", ".join(sorted(names))))
     return _bounded(_eval_node(node, names))
 
 
@@ -232,8 +275,13 @@ def expected_shape(rules, names):
         try:
             for key, expr in (rule.get("let") or {}).items():
                 scope[key] = evaluate(expr, scope)
-            if rule.get("when") and not evaluate(rule["when"], scope):
-                continue
+            if rule.get("when"):
+                try:
+                    applies = evaluate(rule["when"], scope)
+                except UnboundName:  # e.g. `islist(x)` where x is a callable: the rule is not about this case
+                    continue
+                if not applies:
+                    continue
             return [_bounded(int(v)) for v in evaluate(rule["shape"], scope)], index
         except (IndexError, TypeError, KeyError, ZeroDivisionError, ValueError, OverflowError, RecursionError,
                 MemoryError) as exc:
