@@ -13,7 +13,8 @@ from .plan import checkable_ops
 from .reports.assemble import assemble
 
 
-def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=None, oracle=None, cancel=None):
+def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=None, oracle=None, cancel=None,
+              known_path=None):
     """Run a plan and return the JSON report (a dict). `known_entries` defaults to the shipped file.
 
     `cancel` (a run.Cancel, set by a signal handler) ends the run early: the report then holds the results that
@@ -22,7 +23,7 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
     if known_entries is None:
         # a spec and the known-differences file beside it are a pair: checked against each other; the shipped
         # entries run beside another spec are read but not judged by it (an entry for an op it lacks explains nothing)
-        path = paths.known_differences_file()
+        path = known_path or paths.known_differences_file()
         paired = os.path.dirname(os.path.realpath(plan.spec.path)) == os.path.dirname(os.path.realpath(path))
         known_entries = known.load(path, spec=plan.spec if paired else None)
     entries = known_entries
@@ -37,5 +38,6 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
                       "note": "interrupted by {}: {} of the {} planned results ran; the others are absent".format(
                           cancel.reason, len(results), planned)}
     applied = known.apply(results, entries, whole_spec=plan.whole_spec, all_cases=plan.all_cases and not incomplete,
-                          planned_ops=plan.ops, spec_ops=checkable_ops(plan.spec))
+                          planned_ops=plan.ops, spec_ops=checkable_ops(plan.spec),
+                          counts_comparable=plan.counts_comparable and not incomplete)
     return assemble(plan, infos, results, applied, time.time() - started, incomplete=incomplete)

@@ -254,9 +254,9 @@ def test_what_validation_passes_check_runs(tmp_path, no_known_differences, conte
 # ---------------------------------------------------------------------------- known-differences files
 KNOWN_ROWS = [
     ("reason_42", "- {op: sum, backend: numpy, reason: 42}\n", "entry 1 (sum): reason must be a sentence"),
-    ("many_case_globs", "".join("- {{op: '*', backend: numpy, reason: r, case: [{}]}}\n".format(
+    ("many_case_globs", "".join("- {{op: sum, backend: numpy, reason: r, count: 0, case: [{}]}}\n".format(
         ", ".join("'z{}_{}*'".format(i, j) for j in range(100))) for i in range(97)),
-     "entry 1 (*): case 'z0_0*' names no case of sum (and 9699 more problems)"),
+     ":1: entry 1 (sum): case 'z0_0*' names no case of sum (and 9699 more problems)"),
     ("match_5", "- {op: sum, backend: numpy, match: 5, reason: r}\n", "match must be a regex (a string)"),
     ("match_unclosed", "- {op: sum, backend: numpy, match: '(unclosed', reason: r}\n", "match is not a valid regex"),
     ("match_only_re_rejects", "- {op: sum, backend: numpy, match: '\\p{L}', reason: r}\n", "bad escape"),
@@ -267,8 +267,10 @@ KNOWN_ROWS = [
     ("recursive_alias", "- &e {op: sum, backend: numpy, reason: r, case: [*e]}\n", "alias *e is inside"),
     ("non_string_keys", "- {op: sum, backend: numpy, reason: r, 1: a, null: b, zed: c}\n",
      "unknown key 1, None, zed"),
-    ("long_op_list", "- {op: [" + ", ".join("o" + str(i) for i in range(5000)) + "], backend: numpy, reason: r}\n",
-     "names no op of the spec"),
+    ("long_op_list", "- {op: [" + ", ".join("o" + str(i) for i in range(5000)) + "], backend: numpy, match: x, "
+                     "reason: r, count: 0}\n", ":1: entry 1 (['o0', 'o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7', 'o8', "
+                                             "'o9',... (43890 characters)): op o0 names no op of the spec (and 4999 "
+                                             "more problems)"),
     ("glob_flood", "".join("- {{op: '*', backend: numpy, reason: r, case: [{}]}}\n".format(
         ", ".join("'z{}_{}*'".format(i, j) for j in range(100))) for i in range(300)),
      "30600 globs in 300 entries; kbtool checks at most 10000"),
@@ -294,7 +296,7 @@ def test_hostile_known_differences_file(tmp_path, monkeypatch, content, needle):
 def test_catastrophic_known_difference_regex_is_a_result_not_a_hang(tmp_path, monkeypatch):
     # the case fails on numpy (nothing raised): the entry's regex is searched on that message
     spec_path = write(tmp_path, spec("{id: a, inputs: [{shape: [2, 3]}], raises: ValueError}"))
-    path = write(tmp_path, "- {op: sum, backend: numpy, match: '(.|.|.|.)*Z', reason: r}\n", "known.yaml")
+    path = write(tmp_path, "- {op: sum, backend: numpy, match: '(.|.|.|.)*Z', reason: r, count: 1}\n", "known.yaml")
     monkeypatch.setattr(paths, "known_differences_file", lambda: path)
     result, seconds = invoke("check", "--spec", spec_path, "--op", "sum", "--backend", "numpy")
     assert_no_traceback(result)

@@ -54,7 +54,7 @@ TINY_SPEC = """  sum:
   min: *reduce
 """
 STATUS_WORDS = "fail, error, unsupported, crash, timeout, could_not_start"
-KEY_WORDS = "op, case, backend, mode, status, match, reason"
+KEY_WORDS = "op, case, backend, mode, status, match, reason, count, verified_by"
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +65,14 @@ def spec(tmp_path_factory):
 
 
 def entry(**kw):
-    out = {"op": "sum", "backend": "theano", "reason": "upcast"}
+    out = {"op": "sum", "backend": "theano", "reason": "upcast", "count": 1}
     out.update(kw)
     return out
+
+
+def valid(**kw):
+    """An entry that passes every rule: it names its op, narrows it by case, and has a count."""
+    return entry(**dict({"case": "int32"}, **kw))
 
 
 def result(**kw):
@@ -79,61 +84,61 @@ def result(**kw):
 
 # ---- validate ------------------------------------------------------------------------------------------------------
 
-NOT_A_LIST = ["expected a list of entries (op, backend, reason, ...)"]
+NOT_A_LIST = ["expected a list of entries (op, backend, reason, count, ...)"]
 
 
 @pytest.mark.parametrize("entries, problems", [
     ([], []),
-    ([entry()], []),
-    ([entry(case="*", mode=["eager"], status="fail", match="int64")], []),
+    ([valid()], []),
+    ([valid(case="*", mode=["eager"], status="fail", match="int64")], []),
     # not a list of mappings
     ({"op": "sum"}, NOT_A_LIST),
     ("sum", NOT_A_LIST),
     (None, NOT_A_LIST),
-    ([entry(), "sum"], NOT_A_LIST),
-    ([[entry()]], NOT_A_LIST),
+    ([valid(), "sum"], NOT_A_LIST),
+    ([[valid()]], NOT_A_LIST),
     # required keys: the rest of such an entry is not checked
     ([{"op": "sum"}], ["entry 1 lacks backend, reason"]),
     ([{}], ["entry 1 lacks op, backend, reason"]),
     ([{"backend": "x", "reason": "r", "bogus": 1}], ["entry 1 lacks op"]),
-    ([entry(), {"op": "max", "backend": "x"}], ["entry 2 lacks reason"]),
+    ([valid(), {"op": "max", "backend": "x"}], ["entry 2 lacks reason"]),
     # unknown keys, sorted
-    ([entry(zed=1, alpha=2)], ["entry 1 (sum): unknown key alpha, zed (keys are {})".format(KEY_WORDS)]),
-    ([entry(source="spec")], ["entry 1 (sum): unknown key source (keys are {})".format(KEY_WORDS)]),
+    ([valid(zed=1, alpha=2)], ["entry 1 (sum): unknown key alpha, zed (keys are {})".format(KEY_WORDS)]),
+    ([valid(source="spec")], ["entry 1 (sum): unknown key source (keys are {})".format(KEY_WORDS)]),
     # each glob field: a string or a list of strings
-    ([entry(op=3)], ["entry 1 (3): op must be a glob or a list of globs"]),
-    ([entry(case=["a", 1])], ["entry 1 (sum): case must be a glob or a list of globs"]),
-    ([entry(backend=None)], ["entry 1 (sum): backend must be a glob or a list of globs"]),
-    ([entry(mode={"eager": 1})], ["entry 1 (sum): mode must be a glob or a list of globs"]),
-    ([entry(status=1)], ["entry 1 (sum): status must be a glob or a list of globs"]),
-    ([entry(backend=[])], []),
+    ([valid(op=3)], ["entry 1 (3): op must be a glob or a list of globs"]),
+    ([valid(case=["a", 1])], ["entry 1 (sum): case must be a glob or a list of globs"]),
+    ([valid(backend=None)], ["entry 1 (sum): backend must be a glob or a list of globs"]),
+    ([valid(mode={"eager": 1})], ["entry 1 (sum): mode must be a glob or a list of globs"]),
+    ([valid(status=1)], ["entry 1 (sum): status must be a glob or a list of globs"]),
+    ([valid(backend=[])], ["entry 1 (sum): backend is an empty list"]),
     # the reason is a sentence
-    ([entry(reason="")], ["entry 1 (sum): reason must be a sentence"]),
-    ([entry(reason="  \n ")], ["entry 1 (sum): reason must be a sentence"]),
-    ([entry(reason=["why"])], ["entry 1 (sum): reason must be a sentence"]),
-    ([entry(reason=None)], ["entry 1 (sum): reason must be a sentence"]),
+    ([valid(reason="")], ["entry 1 (sum): reason must be a sentence"]),
+    ([valid(reason="  \n ")], ["entry 1 (sum): reason must be a sentence"]),
+    ([valid(reason=["why"])], ["entry 1 (sum): reason must be a sentence"]),
+    ([valid(reason=None)], ["entry 1 (sum): reason must be a sentence"]),
     # match is a valid regex
-    ([entry(match=3)], ["entry 1 (sum): match must be a regex (a string)"]),
-    ([entry(match="(unclosed")],
+    ([valid(match=3)], ["entry 1 (sum): match must be a regex (a string)"]),
+    ([valid(match="(unclosed")],
      ["entry 1 (sum): match is not a valid regex: missing ), unterminated subpattern at position 0"]),
-    ([entry(match="a[")], ["entry 1 (sum): match is not a valid regex: unterminated character set at position 1"]),
-    ([entry(match="")], []),
+    ([valid(match="a[")], ["entry 1 (sum): match is not a valid regex: unterminated character set at position 1"]),
+    ([valid(match="")], []),
     # status names a result status other than pass
-    ([entry(status="passed")], ["entry 1 (sum): status passed names no result status ({})".format(STATUS_WORDS)]),
-    ([entry(status="pass")], ["entry 1 (sum): status pass names no result status ({})".format(STATUS_WORDS)]),
-    ([entry(status=["bogus", "p*"])],
+    ([valid(status="passed")], ["entry 1 (sum): status passed names no result status ({})".format(STATUS_WORDS)]),
+    ([valid(status="pass")], ["entry 1 (sum): status pass names no result status ({})".format(STATUS_WORDS)]),
+    ([valid(status=["bogus", "p*"])],
      ["entry 1 (sum): status ['bogus', 'p*'] names no result status ({})".format(STATUS_WORDS)]),
-    ([entry(status=["bogus", "fail"])], []),
-    ([entry(status="c*")], []),
-    ([entry(status="could_not_start")], []),
-    ([entry(status="*")], []),
-    ([entry(status=[])], ["entry 1 (sum): status [] names no result status ({})".format(STATUS_WORDS)]),
+    ([valid(status=["bogus", "fail"])], []),
+    ([valid(status="c*")], []),
+    ([valid(status="could_not_start")], []),
+    ([valid(status="*")], []),
+    ([valid(status=[])], ["entry 1 (sum): status [] names no result status ({})".format(STATUS_WORDS)]),
     # every problem of an entry, in order, and entries numbered from 1
-    ([entry(), entry(op="max", reason="", match="(", extra=1)], [
+    ([valid(), valid(op="max", reason="", match="(", extra=1)], [
         "entry 2 (max): unknown key extra (keys are {})".format(KEY_WORDS),
         "entry 2 (max): reason must be a sentence",
         "entry 2 (max): match is not a valid regex: missing ), unterminated subpattern at position 0"]),
-    ([entry(backend=1, status=2)], ["entry 1 (sum): backend must be a glob or a list of globs",
+    ([valid(backend=1, status=2)], ["entry 1 (sum): backend must be a glob or a list of globs",
                                     "entry 1 (sum): status must be a glob or a list of globs"]),
 ])
 def test_validate(entries, problems):
@@ -141,27 +146,31 @@ def test_validate(entries, problems):
 
 
 @pytest.mark.parametrize("entries, problems", [
-    ([entry()], []),
-    ([entry(op="*")], []),
-    ([entry(op="s?m")], []),
-    ([entry(op=["prod", "sum"])], []),
-    ([entry(op="lesser")], []),
-    ([entry(op="prod")], ["entry 1 (prod): op prod names no op of the spec"]),
-    ([entry(op=["prod", "cumsum"])], ["entry 1 (['prod', 'cumsum']): op ['prod', 'cumsum'] names no op of the spec"]),
-    ([entry(op="Sum")], ["entry 1 (Sum): op Sum names no op of the spec"]),  # globs are case-sensitive
+    ([valid()], []),
+    ([valid(op=["max", "sum"])], []),
+    ([valid(op="lesser", case="float")], []),
+    ([valid(op="prod")], ["entry 1 (prod): op prod names no op of the spec"]),
+    # each op of a list must be an op of the spec
+    ([valid(op=["prod", "sum", "cumsum"])], ["entry 1 (['prod', 'sum', 'cumsum']): op prod names no op of the spec",
+                                             "entry 1 (['prod', 'sum', 'cumsum']): op cumsum names no op of the spec"]),
+    ([valid(op="Sum")], ["entry 1 (Sum): op Sum names no op of the spec"]),  # names are case-sensitive
     # case globs must name a case (or a documented example) of the ops
-    ([entry(case="int*")], []),
-    ([entry(case="example:doc")], []),
-    ([entry(case=["float", "int32"])], []),
-    ([entry(op="*", case="float")], []),
-    ([entry(op="m*", case="int32")], ["entry 1 (m*): case 'int32' names no case of mean, max, min"]),
-    ([entry(case="zzz*")], ["entry 1 (sum): case 'zzz*' names no case of sum"]),
-    ([entry(case=["int32", "nope", "nada"])], ["entry 1 (sum): case 'nope' names no case of sum",
+    ([valid(case="int*")], []),
+    ([valid(case="example:doc")], []),
+    ([valid(case=["float", "int32"])], []),
+    ([valid(op=["mean", "max", "min"], case="int32")],
+     ["entry 1 (['mean', 'max', 'min']): case 'int32' names no case of mean, max, min"]),
+    ([valid(case="zzz*")], ["entry 1 (sum): case 'zzz*' names no case of sum"]),
+    ([valid(case=["int32", "nope", "nada"])], ["entry 1 (sum): case 'nope' names no case of sum",
                                                "entry 1 (sum): case 'nada' names no case of sum"]),
-    ([entry(op="l*", case="int32")], ["entry 1 (l*): case 'int32' names no case of less, lesser"]),
+    ([valid(op=["less", "lesser"], case="int32")], ["entry 1 (['less', 'lesser']): case 'int32' names no case of "
+                                                    "less, lesser"]),
+    ([valid(op=["less", "mean", "max", "min", "lesser", "sum"], case="int32")], []),  # one op with it is enough
     # at most five ops are named
-    ([entry(op="*", case="none")], ["entry 1 (*): case 'none' names no case of sum, less, lesser, mean, max"]),
-    ([entry(), entry(op="prod")], ["entry 2 (prod): op prod names no op of the spec"]),
+    ([valid(op=["less", "mean", "max", "min", "lesser", "sum"], case="none")],
+     ["entry 1 (['less', 'mean', 'max', 'min', 'lesser', 'sum']): case 'none' names no case of less, mean, max, "
+      "min, lesser"]),
+    ([valid(), valid(op="prod")], ["entry 2 (prod): op prod names no op of the spec"]),
 ])
 def test_validate_against_the_spec(spec, entries, problems):
     assert known.validate(entries, spec) == problems
@@ -169,8 +178,8 @@ def test_validate_against_the_spec(spec, entries, problems):
 
 def test_spec_checks_wait_for_the_entry_checks(spec):
     # an entry with problems of its own is not checked against the spec
-    assert known.validate([entry(op="prod", reason="")], spec) == ["entry 1 (prod): reason must be a sentence"]
-    assert known.validate([entry(op="prod", reason="")]) == ["entry 1 (prod): reason must be a sentence"]
+    assert known.validate([valid(op="prod", reason="")], spec) == ["entry 1 (prod): reason must be a sentence"]
+    assert known.validate([valid(op="prod", reason="")]) == ["entry 1 (prod): reason must be a sentence"]
 
 
 # ---- load ----------------------------------------------------------------------------------------------------------
@@ -185,9 +194,12 @@ def _load(tmp_path, text, spec=None):
     ("", []),
     ("# only a comment\n", []),
     ("[]\n", []),
-    ("- {op: sum, backend: theano, reason: upcast}\n", [{"op": "sum", "backend": "theano", "reason": "upcast"}]),
-    ("- op: sum\n  backend: [theano, cntk]\n  status: fail\n  reason: >-\n    two\n    lines\n",
-     [{"op": "sum", "backend": ["theano", "cntk"], "status": "fail", "reason": "two lines"}]),
+    ("- {op: sum, backend: theano, match: x, reason: upcast, count: 0}\n",
+     [{"op": "sum", "backend": "theano", "match": "x", "reason": "upcast", "count": 0}]),
+    ("- op: sum\n  case: int32\n  backend: [theano, cntk]\n  status: fail\n  reason: >-\n    two\n    lines\n"
+     "  count: 3\n",
+     [{"op": "sum", "case": "int32", "backend": ["theano", "cntk"], "status": "fail", "reason": "two lines",
+       "count": 3}]),
 ])
 def test_load(tmp_path, text, entries):
     assert _load(tmp_path, text) == entries
@@ -199,14 +211,20 @@ def test_load(tmp_path, text, entries):
     ("- [op\n", "{path}:2: not valid YAML (did not find expected ',' or ']')"),
     (b"- op: \xff\xfe\n", "{path}:1: not UTF-8 text (invalid start byte)"),
     (b"- {op: sum, backend: x, reason: r}\n- op: \xff\xfe\n", "{path}:2: not UTF-8 text (invalid start byte)"),
-    ("op: sum\n", "{path}: expected a list of entries (op, backend, reason, ...)"),
-    ("- {op: sum, backend: theano, match: '(unclosed', reason: r}\n",
-     "{path}: entry 1 (sum): match is not a valid regex: missing ), unterminated subpattern at position 0"),
-    ("- {op: sum, backend: 3, reason: r}\n", "{path}: entry 1 (sum): backend must be a glob or a list of globs"),
+    ("op: sum\n", "{path}: expected a list of entries (op, backend, reason, count, ...)"),
+    ("- {op: sum, backend: theano, match: '(unclosed', reason: r, count: 0}\n",
+     "{path}:1: entry 1 (sum): match is not a valid regex: missing ), unterminated subpattern at position 0"),
+    ("- {op: sum, backend: 3, match: x, reason: r, count: 0}\n",
+     "{path}:1: entry 1 (sum): backend must be a glob or a list of globs"),
     # the first problem, and how many more
-    ("- {op: sum, backend: 3, reason: ''}\n", "{path}: entry 1 (sum): backend must be a glob or a list of globs "
-                                              "(and 1 more problems)"),
-    ("- {op: sum}\n- {op: max}\n- {op: min}\n", "{path}: entry 1 lacks backend, reason (and 2 more problems)"),
+    ("- {op: sum, backend: 3, match: x, reason: '', count: 0}\n",
+     "{path}:1: entry 1 (sum): backend must be a glob or a list of globs (and 1 more problems)"),
+    ("- {op: sum}\n- {op: max}\n- {op: min}\n", "{path}:1: entry 1 lacks backend, reason (and 2 more problems)"),
+    # the line is the entry's first line, however the file is laid out
+    ("# a comment\n\n- op: sum\n  match: x\n  backend: theano\n  reason: r\n  count: 1\n"
+     "- op: max\n  case: float\n  backend: theano\n  reason: r\n",
+     "{path}:8: entry 2 (max): lacks count (how many results it explained in the last full run; "
+     "scripts/record-known-counts.py REPORT.json writes it)"),
 ])
 def test_load_errors_are_one_line(tmp_path, text, message):
     with pytest.raises(KbtoolError) as info:
@@ -215,14 +233,15 @@ def test_load_errors_are_one_line(tmp_path, text, message):
 
 
 def test_load_checks_against_the_spec(tmp_path, spec):
-    assert _load(tmp_path, "- {op: lesser, backend: numpy, reason: r}\n", spec) == [
-        {"op": "lesser", "backend": "numpy", "reason": "r"}]
+    assert _load(tmp_path, "- {op: lesser, case: float, backend: numpy, reason: r, count: 0}\n", spec) == [
+        {"op": "lesser", "case": "float", "backend": "numpy", "reason": "r", "count": 0}]
     with pytest.raises(KbtoolError) as info:
-        _load(tmp_path, "- {op: prod, backend: numpy, reason: r}\n", spec)
-    assert str(info.value) == "{}: entry 1 (prod): op prod names no op of the spec".format(tmp_path / "known.yaml")
+        _load(tmp_path, "- {op: sum, match: x, backend: numpy, reason: r, count: 0}\n"
+                        "- {op: prod, match: x, backend: numpy, reason: r, count: 0}\n", spec)
+    assert str(info.value) == "{}:2: entry 2 (prod): op prod names no op of the spec".format(tmp_path / "known.yaml")
     # without a spec only the file's own rules apply
-    assert _load(tmp_path, "- {op: prod, backend: numpy, reason: r}\n") == [
-        {"op": "prod", "backend": "numpy", "reason": "r"}]
+    assert _load(tmp_path, "- {op: prod, match: x, backend: numpy, reason: r, count: 0}\n") == [
+        {"op": "prod", "match": "x", "backend": "numpy", "reason": "r", "count": 0}]
 
 
 def test_load_reads_utf8_whatever_the_locale(tmp_path, monkeypatch):
@@ -230,8 +249,9 @@ def test_load_reads_utf8_whatever_the_locale(tmp_path, monkeypatch):
     monkeypatch.setattr(locale, "getpreferredencoding", lambda *a: "ascii")
     monkeypatch.setattr(locale, "getencoding", lambda: "ascii", raising=False)
     monkeypatch.setattr(builtins, "open", None)  # nothing opens it as text
-    assert _load(tmp_path, "- {op: sum, backend: theano, reason: \"kernel flipped \u2014 see \u00a7 3\"}\n") == [
-        {"op": "sum", "backend": "theano", "reason": "kernel flipped \u2014 see \u00a7 3"}]
+    assert _load(tmp_path, "- {op: sum, match: x, backend: theano, reason: \"kernel flipped \u2014 see \u00a7 3\", "
+                           "count: 0}\n") == [
+        {"op": "sum", "match": "x", "backend": "theano", "reason": "kernel flipped \u2014 see \u00a7 3", "count": 0}]
 
 
 def test_missing_file_is_no_entries_and_unreadable_path_is_an_error(tmp_path):
@@ -250,10 +270,10 @@ def test_broken_known_differences_file_is_one_clear_error(tmp_path):
     path.write_text("op: sum\n")
     with pytest.raises(KbtoolError, match="expected a list"):
         known.load(str(path))
-    path.write_text("- {op: sum, backend: theano, match: '(unclosed', reason: r}\n")
+    path.write_text("- {op: sum, backend: theano, match: '(unclosed', reason: r, count: 0}\n")
     with pytest.raises(KbtoolError, match=r"entry 1 \(sum\): match is not a valid regex"):
         known.load(str(path))
-    path.write_text("- {op: sum, backend: 3, reason: r}\n")
+    path.write_text("- {op: sum, backend: 3, match: x, reason: r, count: 0}\n")
     with pytest.raises(KbtoolError, match="backend must be a glob"):
         known.load(str(path))
 
@@ -267,10 +287,10 @@ def test_shipped_known_differences_load_with_the_shipped_spec(shipped_spec):
     entries = known.load(spec=shipped_spec)
     assert len(entries) >= 100
     names = set(shipped_spec.ops)
-    for item in entries:  # legacy: real ops and a reason each
+    for item in entries:  # real ops by name, a reason, a case glob or regex, and a count each
         ops = [item["op"]] if isinstance(item["op"], str) else item["op"]
-        assert all(op == "*" or op in names for op in ops), item
-        assert item["reason"].strip()
+        assert all(op in names for op in ops), item
+        assert item["reason"].strip() and known._narrows(item) and isinstance(item["count"], int)
     assert known.load() == entries
 
 
@@ -350,13 +370,16 @@ def test_explains(kw, result_kw, explained):
 # ---- apply -----------------------------------------------------------------------------------------------------------
 
 def _count(number, item, targeted, explained, named):
-    return {"entry": number, "op": item["op"], "backend": item["backend"], "reason": item["reason"],
-            "targeted": targeted, "explained": explained, "named": named}
+    row = {"entry": number, "op": item["op"], "backend": item["backend"], "reason": item["reason"],
+           "targeted": targeted, "explained": explained, "named": named}
+    if "count" in item:
+        row["count"] = item["count"]
+    return row
 
 
 def test_first_entry_names_the_result_and_later_ones_do_not_overwrite():
     first = entry(reason="first", match="int64")
-    second = entry(reason="second", status="fail")
+    second = entry(reason="second", status="fail", count=2)
     third = entry(reason="third", backend="cntk")
     records = [result(), result(case="float", message="other"), result(mode="symbolic", status="pass", message="")]
     applied = known.apply(records, [first, second, third])
@@ -377,7 +400,7 @@ def test_counts_are_exact_per_entry():
                result(case="float", mode="symbolic", status="pass", message=""),
                result(backend="cntk", status="crash", message="died"),
                result(op="less", case="float", backend="tensorflow", status="unsupported", message="")]
-    entries = [entry(op="*", backend="*", status=["fail", "error"], reason="a"),
+    entries = [entry(op="*", backend="*", status=["fail", "error"], reason="a", count=2),
                entry(backend="cntk", reason="b"),
                entry(op="less", backend="*", reason="c", match="no"),
                entry(op="max", reason="d")]
@@ -546,8 +569,7 @@ def test_entry_numbers_skip_alias_entries_whether_or_not_they_target(spec):
 
 
 def test_spec_problems_of_later_entries_are_reported_after_an_earlier_entry_has_one(spec):
-    problems = known.validate([{"op": "sum", "backend": "x", "reason": ""},
-                               {"op": "nosuch", "backend": "x", "reason": "r"}], spec)
+    problems = known.validate([valid(reason=""), valid(op="nosuch")], spec)
     assert problems == ["entry 1 (sum): reason must be a sentence",
                         "entry 2 (nosuch): op nosuch names no op of the spec"]
 
@@ -557,8 +579,8 @@ def test_spec_problems_of_later_entries_are_reported_after_an_earlier_entry_has_
 def _with_globs(extra):
     """Three entries holding 9 + `extra` globs: every glob key counts, list items one by one, non-globs not at all."""
     return [entry(case="int*", backend=["theano"] * (extra + 1), mode="eager", status="fail"),  # 5 + extra
-            entry(),  # op, backend
-            entry(mode=3)]  # op, backend (mode is no glob: not counted, reported on its own)
+            entry(match="x"),  # op, backend
+            entry(match="x", mode=3)]  # op, backend (mode is no glob: not counted, reported on its own)
 
 
 def test_validate_counts_globs_up_to_the_limit():
@@ -568,26 +590,26 @@ def test_validate_counts_globs_up_to_the_limit():
 
 
 def test_validate_bounds_glob_lengths():
-    assert known.validate([entry(backend=["theano", "b" * 1000], case="c" * 1000)]) == []
-    assert known.validate([entry(case="c" * 1001)]) == ["entry 1 (sum): case has a glob longer than 1000 characters"]
-    assert known.validate([entry(mode=["eager", "m" * 1001], status=["fail", "s" * 1001])]) == [
+    assert known.validate([valid(mode=["eager", "m" * 1000], case="c" * 1000)]) == []
+    assert known.validate([valid(case="c" * 1001)]) == ["entry 1 (sum): case has a glob longer than 1000 characters"]
+    assert known.validate([valid(mode=["eager", "m" * 1001], status=["fail", "s" * 1001])]) == [
         "entry 1 (sum): mode has a glob longer than 1000 characters",
         "entry 1 (sum): status has a glob longer than 1000 characters"]
 
 
 def test_entry_names_its_op_in_at_most_60_characters():
-    assert known.validate([entry(op="o" * 60, reason="")]) == ["entry 1 ({}): reason must be a sentence".format("o" * 60)]
-    assert known.validate([entry(op="o" * 61, reason="")]) == [
+    assert known.validate([valid(op="o" * 60, reason="")]) == ["entry 1 ({}): reason must be a sentence".format("o" * 60)]
+    assert known.validate([valid(op="o" * 61, reason="")]) == [
         "entry 1 ({}... (61 characters)): reason must be a sentence".format("o" * 60)]
-    assert known.validate([entry(op="o" * 1001)]) == [
+    assert known.validate([valid(op="o" * 1001)]) == [
         "entry 1 ({}... (1001 characters)): op has a glob longer than 1000 characters".format("o" * 60)]
 
 
 def test_regex_length_limit():
     assert known.regex_problem("a" * 1000) is None
     assert known.regex_problem("a" * 1001) == "match is longer than 1000 characters"
-    assert known.validate([entry(match="a" * 1000)]) == []
-    assert known.validate([entry(match="a" * 1001)]) == ["entry 1 (sum): match is longer than 1000 characters"]
+    assert known.validate([valid(match="a" * 1000)]) == []
+    assert known.validate([valid(match="a" * 1001)]) == ["entry 1 (sum): match is longer than 1000 characters"]
 
 
 # ---- glob regexes: built once per glob (by value) and per list (by identity) ----------------------------------------

@@ -7,6 +7,11 @@ from .matrix import SYMBOLS, build, doc_claims, problems
 from .text import markdown as _escape
 
 
+def _names(value):
+    """An entry's op or backend field: a glob or a list of them."""
+    return ", ".join(value) if isinstance(value, list) else str(value)
+
+
 def render(report):
     backends, rows = build(report)
     lines = ["# kbtool parity report", ""]
@@ -45,6 +50,17 @@ def render(report):
                 *(_escape(v) for v in (c["op"], c["case"], ", ".join(c["docs"]), c["shown"],
                                        ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
                                        ", ".join(c["fails"])))))
+    counts = report.get("known_differences", [])
+    if counts:
+        lines += ["", "## Known differences", "",
+                  "Results each entry explained in this run, and the count recorded in the file. An entry that "
+                  "explains more than recorded (**grew**) may hide a new failure under an old reason.", "",
+                  "| entry | op | backend | recorded | explained | grew | reason |", "|---|---|---|---|---|---|---|"]
+        for row in counts:
+            cells = [_escape(v) for v in (row["entry"], _names(row["op"]), _names(row["backend"]),
+                                          row.get("count", ""), row["explained"])]
+            cells.append("**+{}**".format(row["grown_by"]) if row.get("grown") else "")  # a number: nothing to escape
+            lines.append("| {} | {} |".format(" | ".join(cells), _escape(row["reason"])))
     if report["stale_known_differences"]:
         lines += ["", "## Stale known differences", ""]
         for e in report["stale_known_differences"]:

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape as _markup_escape
 from rich.table import Table
 
+from ..known import grown
 from ..results import BackendStatus, Status
 from .matrix import SYMBOLS, build, doc_claims, problems
 from .text import plain
@@ -15,6 +16,11 @@ from .text import plain
 
 def escape(text):
     return _markup_escape(plain(text))
+
+
+def _names(value):
+    """An entry's op or backend field: a glob or a list of them."""
+    return ", ".join(value) if isinstance(value, list) else str(value)
 
 STYLES = {str(k): v for k, v in {
     Status.PASS: "green", "known": "yellow", Status.FAIL: "red", Status.ERROR: "red", Status.CRASH: "bold red",
@@ -69,6 +75,11 @@ def render(report, console=None):
             console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(escape(op), escape(backend), len(records),
                                                                            escape(reason)),
                           highlight=False, soft_wrap=True)
+    for row in grown(report.get("known_differences", [])):
+        console.print("[yellow]known difference grew[/]: entry {} ({} on {}) explained {} results, {} recorded (+{}): "
+                      "{}".format(row["entry"], escape(_names(row["op"])), escape(_names(row["backend"])),
+                                  row["explained"], row["count"], row["grown_by"], escape(row["reason"])),
+                      highlight=False, soft_wrap=True)
     claims = doc_claims(report)
     if claims:
         console.print("[bold]Documentation examples[/] (what each doc version shows vs what ran):")
@@ -102,5 +113,8 @@ def render(report, console=None):
         if report.get("incomplete"):
             reasons.insert(0, "incomplete ({})".format(report["incomplete"]["note"]))
         verdict = "[red]{}[/]".format(escape(", ".join(reasons)))
+    n_grown = len(grown(report.get("known_differences", [])))
+    if n_grown:  # reported for review; it does not change the exit code
+        verdict += "; [yellow]{} known difference(s) grew[/]".format(n_grown)
     console.print("{} results in {:.1f} s: {}".format(len(report["results"]), report["wall_seconds"], verdict))
     return ""

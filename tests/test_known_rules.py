@@ -1,0 +1,474 @@
+"""The rules that make known differences precise enough to gate on (issue #8): entries name their ops, narrow them by
+case or message, name backends kbtool knows and carry a recorded count; growth past that count is reported;
+`verified_by` entries explain a result only where the variant of the same call passes; Theano's kernel-flipped
+variants; scripts/record-known-counts.py."""
+import importlib.util
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from kbtool import files, known
+from kbtool.errors import KbtoolError
+from kbtool.reports import html, markdown, terminal
+from kbtool.reports.assemble import validate as validate_report
+from kbtool.results import Result
+from kbtool.runners import theano
+from kbtool.specs import loader
+from kbtool.specs.cases import Case
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC = """schema_version: 1
+docs:
+  ko-2.2: {file: 004.txt, lang: ko}
+ops:
+  sum:
+    category: reduce
+    summary: x
+    documented_in: [ko-2.2]
+    signature: [{name: x, kind: tensor}]
+    cases:
+      - {id: int32, inputs: [{shape: [2], dtype: int32}]}
+      - {id: float, inputs: [{shape: [2]}]}
+  conv2d:
+    category: conv
+    summary: x
+    documented_in: [ko-2.2]
+    signature: [{name: x, kind: tensor}, {name: kernel, kind: tensor, weight: true}]
+    cases:
+      - {id: same, inputs: [{shape: [1, 4, 4, 1]}, {shape: [3, 3, 1, 1]}]}
+"""
+NAMES = "numpy, tensorflow, theano, cntk"
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    path = tmp_path_factory.mktemp("spec") / "ops.yaml"
+    path.write_text(SPEC)
+    return loader.load(str(path))
+
+
+def entry(**kw):
+    out = {"op": "sum", "case": "int32", "backend": "theano", "reason": "upcast", "count": 1}
+    out.update(kw)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def result(**kw):
+    record = {"op": "sum", "case": "int32", "backend": "theano", "mode": "eager", "status": "fail",
+              "message": "dtype int64 != reference int32 (values agree)"}
+    record.update(kw)
+    return Result(**record)
+
+
+# ---- every entry lists its ops, narrows them, names known backends, records a count ----------------------------------
+
+NOT_AN_OP = "op {} is not an op name (an entry lists the ops it is about; no glob such as '*')"
+UNKNOWN_BACKEND = ("backend {} names no backend kbtool knows (" + NAMES + ", or a custom module spelled out, such as "
+                   "my_package.my_module@theano)")
+NARROWS_NOTHING = "narrows nothing: give a case glob other than '*' or a match regex"
+NO_COUNT = "lacks count (how many results it explained in the last full run; scripts/record-known-counts.py " \
+           "REPORT.json writes it)"
+
+
+@pytest.mark.parametrize("kw, problems", [
+    ({}, []),
+    # ops by name only
+    ({"op": "*"}, [NOT_AN_OP.format("'*'")]),
+    ({"op": "s?m"}, [NOT_AN_OP.format("'s?m'")]),
+    ({"op": "conv*"}, [NOT_AN_OP.format("'conv*'")]),
+    ({"op": ["sum", "[sc]*"]}, [NOT_AN_OP.format("'[sc]*'")]),
+    ({"op": []}, ["op is an empty list"]),
+    # a case glob other than every case, or a non-empty regex
+    ({"case": None}, [NARROWS_NOTHING]),
+    ({"case": "*"}, [NARROWS_NOTHING]),
+    ({"case": ["int32", "**"]}, [NARROWS_NOTHING]),
+    ({"case": []}, [NARROWS_NOTHING]),
+    ({"case": None, "match": ""}, [NARROWS_NOTHING]),
+    ({"case": None, "match": "int64"}, []),
+    ({"case": "*", "match": "int64"}, []),
+    ({"case": "*_same"}, []),
+    ({"case": ["x", 1]}, ["case must be a glob or a list of globs"]),  # reported as mistyped, not as too wide
+    # backends kbtool knows: globs over the built-in names, custom modules spelled out
+    ({"backend": "*"}, []),
+    ({"backend": "th*"}, []),
+    ({"backend": ["numpy", "cntk"]}, []),
+    ({"backend": "tf"}, [UNKNOWN_BACKEND.format("'tf'")]),
+    ({"backend": ["theano", "mxnet"]}, [UNKNOWN_BACKEND.format("'mxnet'")]),
+    ({"backend": "*.*"}, [UNKNOWN_BACKEND.format("'*.*'")]),
+    ({"backend": "my_pkg.*"}, [UNKNOWN_BACKEND.format("'my_pkg.*'")]),
+    ({"backend": "my_pkg.my_mod"}, []),
+    ({"backend": "my_pkg.my_mod@theano"}, []),
+    ({"backend": "my_pkg.my_mod@mxnet"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@mxnet'")]),
+    ({"backend": "my_pkg.my_mod@"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@'")]),
+    ({"backend": "plainname"}, [UNKNOWN_BACKEND.format("'plainname'")]),
+    ({"backend": []}, ["backend is an empty list"]),
+    # a recorded count
+    ({"count": None}, [NO_COUNT]),
+    ({"count": 0}, []),
+    ({"count": -1}, ["count must be a whole number >= 0, not -1"]),
+    ({"count": 1.5}, ["count must be a whole number >= 0, not 1.5"]),
+    ({"count": True}, ["count must be a whole number >= 0, not True"]),
+    ({"count": "3"}, ["count must be a whole number >= 0, not '3'"]),
+    # verified_by: a variant's case-id suffix
+    ({"verified_by": ".kernel_flipped"}, []),
+    ({"verified_by": "kernel_flipped"}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, "
+                                         "not 'kernel_flipped'"]),
+    ({"verified_by": ".a.b"}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not '.a.b'"]),
+    ({"verified_by": 1}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not 1"]),
+    # every problem, in order
+    ({"op": "*", "case": "*", "backend": "jax", "count": None},
+     [NOT_AN_OP.format("'*'"), UNKNOWN_BACKEND.format("'jax'"), NARROWS_NOTHING, NO_COUNT]),
+])
+def test_precision_rules(kw, problems):
+    item = entry(**kw)
+    assert known.validate([item]) == ["entry 1 ({}): {}".format(files.clip(item["op"], 60), p) for p in problems]
+
+
+@pytest.mark.parametrize("kw, problems", [
+    ({}, []),
+    ({"op": "conv2d", "case": "same"}, []),
+    # case globs may name the variants a backend runs of the op's cases, and only those
+    ({"op": "conv2d", "case": "same.kernel_flipped"}, []),
+    ({"op": "conv2d", "case": "*.kernel_flipped"}, []),
+    ({"op": "sum", "case": "int32.kernel_flipped"}, ["case 'int32.kernel_flipped' names no case of sum"]),
+    ({"op": "conv2d", "case": "same.bogus"}, ["case 'same.bogus' names no case of conv2d"]),
+    # verified_by must be a variant some backend runs for every op it names
+    ({"op": "conv2d", "case": "same", "verified_by": ".kernel_flipped"}, []),
+    ({"op": ["conv2d", "sum"], "case": "same", "verified_by": ".kernel_flipped"},
+     ["verified_by '.kernel_flipped': no backend runs that variant of sum"]),
+    ({"op": "conv2d", "case": "same", "verified_by": ".other"},
+     ["verified_by '.other': no backend runs that variant of conv2d"]),
+])
+def test_rules_against_the_spec(spec, kw, problems):
+    item = entry(**kw)
+    assert known.validate([item], spec) == ["entry 1 ({}): {}".format(files.clip(item["op"], 60), p)
+                                            for p in problems]
+
+
+def test_load_names_the_file_and_line_of_the_first_problem(tmp_path, spec):
+    path = tmp_path / "known.yaml"
+    path.write_text("# header\n- {op: sum, case: int32, backend: theano, reason: r, count: 0}\n\n"
+                    "- op: '*'\n  match: x\n  backend: theano\n  reason: r\n  count: 0\n"
+                    "- {op: sum, backend: tf, reason: r, count: 0}\n")
+    with pytest.raises(KbtoolError) as info:
+        known.load(str(path), spec)
+    assert str(info.value) == "{}:4: entry 2 (*): {} (and 2 more problems)".format(path, NOT_AN_OP.format("'*'"))
+
+
+def test_the_shipped_file_obeys_every_rule():
+    shipped = loader.load()
+    entries = known.load(spec=shipped)
+    assert entries and known.validate(entries, shipped) == []
+    for item in entries:
+        ops = item["op"] if isinstance(item["op"], list) else [item["op"]]
+        assert all(op in shipped.ops for op in ops), item
+        assert known._narrows(item) and isinstance(item["count"], int), item
+
+
+# ---- growth past the recorded count ------------------------------------------------------------------------------------
+
+def test_growth_is_reported_with_the_difference():
+    item = entry(count=1, case=["int32", "float"])
+    records = [result(), result(case="float")]
+    (row,) = known.apply(records, [item]).counts
+    assert row == {"entry": 1, "op": "sum", "backend": "theano", "reason": "upcast", "targeted": 2, "explained": 2,
+                   "named": 2, "count": 1, "grown": True, "grown_by": 1}
+
+
+@pytest.mark.parametrize("count, grown", [(2, False), (3, False), (1, True), (0, True)])
+def test_growth_is_more_than_recorded(count, grown):
+    records = [result(), result(case="float")]
+    (row,) = known.apply(records, [entry(count=count, case=["int32", "float"])]).counts
+    assert row.get("grown", False) is grown and row["count"] == count
+    assert row.get("grown_by") == (2 - count if grown else None)
+
+
+@pytest.mark.parametrize("kw", [
+    {"whole_spec": False},
+    {"all_cases": False},
+    {"counts_comparable": False},  # e.g. a --keras-config run: plan.counts_comparable says so
+])
+def test_growth_is_judged_only_on_comparable_runs(kw):
+    records = [result(), result(case="float")]
+    (row,) = known.apply(records, [entry(count=0, case=["int32", "float"])], **kw).counts
+    assert "grown" not in row and row["count"] == 0 and row["explained"] == 2
+
+
+def test_growth_does_not_change_the_verdict():
+    from kbtool.reports.assemble import summarize
+
+    records = [result(), result(case="float")]
+    applied = known.apply(records, [entry(count=0, case=["int32", "float"])])
+    report = {"backends": [], "results": [r.as_dict() for r in records], "stale_known_differences": applied.stale,
+              "known_differences": applied.counts}
+    assert summarize(report)["ok"] is True
+    assert known.grown(applied.counts) == applied.counts
+
+
+# ---- verified_by ---------------------------------------------------------------------------------------------------------
+
+FLIPPED = ".kernel_flipped"
+TRUE_CONV = {"op": "conv2d", "case": ["same", "strided_same"], "backend": "theano", "status": "fail",
+             "verified_by": FLIPPED, "reason": "true convolution", "count": 1}
+OFFSET = {"op": "conv2d", "case": "strided_same" + FLIPPED, "backend": "theano", "status": "fail",
+          "reason": "window offset", "count": 1}
+
+
+def conv(case, status="fail", mode="eager", backend="theano"):
+    return Result(op="conv2d", case=case, backend=backend, mode=mode, status=status,
+                  message="values differ" if status != "pass" else "")
+
+
+@pytest.mark.parametrize("variant_status, explained", [("pass", True), ("fail", False), (None, False)])
+def test_verified_by_needs_the_variant_to_pass(variant_status, explained):
+    records = [conv("same")] + ([conv("same" + FLIPPED, variant_status)] if variant_status else [])
+    applied = known.apply(records, [TRUE_CONV])
+    assert records[0].known == ("true convolution" if explained else None)
+    assert applied.counts[0]["explained"] == int(explained)
+
+
+def test_verified_by_looks_at_the_same_backend_and_mode():
+    records = [conv("same"), conv("same" + FLIPPED, "pass", mode="symbolic"),
+               conv("same" + FLIPPED, "pass", backend="cntk")]
+    known.apply(records, [TRUE_CONV])
+    assert records[0].known is None
+
+
+@pytest.mark.parametrize("order", [(TRUE_CONV, OFFSET), (OFFSET, TRUE_CONV)])
+def test_verified_by_accepts_a_variant_explained_by_another_cause(order):
+    # strided 'same': flipping the kernel back leaves the window offset, recorded on the variant's results
+    records = [conv("strided_same"), conv("strided_same" + FLIPPED)]
+    applied = known.apply(records, list(order))
+    assert [r.known for r in records] == ["true convolution", "window offset"]
+    assert applied.stale == []
+    # entries are numbered and listed in file order, whichever is applied first
+    assert [c["reason"] for c in applied.counts] == [e["reason"] for e in order]
+
+
+def test_verified_by_does_not_accept_a_variant_explained_by_a_verified_by_entry():
+    other = dict(TRUE_CONV, case="*", reason="another verified entry")
+    records = [conv("same"), conv("same" + FLIPPED)]
+    known.apply(records, [TRUE_CONV, other])
+    assert records[0].known is None and records[1].known is None
+
+
+def test_a_verified_by_entry_that_explains_nothing_is_stale():
+    records = [conv("same"), conv("same" + FLIPPED, "fail")]
+    applied = known.apply(records, [TRUE_CONV])
+    assert [s["reason"] for s in applied.stale] == ["true convolution"]
+
+
+# ---- Theano's kernel-flipped variants ------------------------------------------------------------------------------------
+
+def make_case(op="conv2d", kernel_shape=(3, 2, 1, 4), **kw):
+    arrays = [np.arange(32, dtype="float32").reshape(1, 4, 4, 2),
+              np.arange(np.prod(kernel_shape), dtype="float32").reshape(kernel_shape)]
+    fields = dict(op=op, id="same", arrays=arrays, args=[{"tensor": 0}, {"tensor": 1, "weight": True}], kwargs={},
+                  modes=["eager", "symbolic"])
+    fields.update(kw)
+    return Case(**fields)
+
+
+@pytest.mark.parametrize("op, kernel_shape, axes", [
+    ("conv1d", (3, 2, 4), (0,)),
+    ("conv2d", (3, 2, 1, 4), (0, 1)),
+    ("conv3d", (2, 3, 2, 1, 4), (0, 1, 2)),
+    ("conv2d_transpose", (3, 2, 4, 1), (0, 1)),
+    ("conv3d_transpose", (2, 3, 2, 4, 1), (0, 1, 2)),
+])
+def test_kernel_flipped_variant_reverses_the_spatial_axes(op, kernel_shape, axes):
+    case = make_case(op, kernel_shape)
+    (variant,) = theano.kernel_flipped_variants(case)
+    assert variant.id == "same.kernel_flipped" and variant.op == op
+    assert np.array_equal(variant.arrays[1], np.flip(case.arrays[1], axis=axes))
+    assert not np.array_equal(variant.arrays[1], case.arrays[1])
+    assert variant.arrays[0] is case.arrays[0] and variant.args == case.args and variant.modes == case.modes
+    assert np.array_equal(case.arrays[1], np.arange(np.prod(kernel_shape)).reshape(kernel_shape))  # not in place
+
+
+def test_kernel_flipped_variant_by_keyword():
+    case = make_case(args=[{"tensor": 0}], kwargs={"kernel": {"tensor": 1}})
+    (variant,) = theano.kernel_flipped_variants(case)
+    assert np.array_equal(variant.arrays[1], case.arrays[1][::-1, ::-1])
+
+
+@pytest.mark.parametrize("kw", [
+    {"op": "depthwise_conv2d"},  # Theano flips the depthwise kernel itself: a cross-correlation like TensorFlow's
+    {"op": "separable_conv2d"},
+    {"op": "local_conv2d"},
+    {"grad": True},
+    {"raises": "ValueError"},
+    {"stats": {"mean": [0, 1]}},
+    {"shown": [{"docs": ["ko-2.2"], "value": 1}]},
+    {"args": [{"tensor": 0}]},  # no kernel
+    {"args": [{"tensor": 0}, {"value": [1, 2]}]},
+    {"args": [{"tensor": 1}, {"tensor": 1}]},  # the kernel array is also the data
+    {"args": [{"tensor": 0}, {"tensor": 7}]},
+    {"kernel_shape": (4, 8)},  # no spatial axis
+])
+def test_no_kernel_flipped_variant(kw):
+    assert theano.kernel_flipped_variants(make_case(**kw)) == []
+
+
+def test_the_theano_recipe_runs_the_variants():
+    assert theano.RECIPE.variants is theano.kernel_flipped_variants
+    assert theano.variant_suffixes("conv3d") == [FLIPPED] and theano.variant_suffixes("sum") == []
+
+
+def test_variants_of_the_shipped_convolutions():
+    from kbtool.specs.cases import cases_for
+
+    shipped = loader.load()
+    for op in theano.FLIPPED_KERNEL_OPS:
+        variants = [v for c in cases_for(shipped, op) for v in theano.kernel_flipped_variants(c)]
+        assert variants, op
+        assert all(v.id.endswith(FLIPPED) for v in variants)
+
+
+# ---- reports ---------------------------------------------------------------------------------------------------------
+
+def grown_report():
+    rows = [{"entry": 3, "op": ["conv2d", "conv3d"], "backend": "theano", "reason": "true <convolution>",
+             "targeted": 9, "explained": 7, "named": 7, "count": 4, "grown": True, "grown_by": 3},
+            {"entry": 4, "op": "sum", "backend": "cntk", "reason": "upcast", "targeted": 2, "explained": 2,
+             "named": 2, "count": 2}]
+    return {"schema_version": 1, "kbtool": "0", "created": "now", "seed": 0, "spec": {"path": "x", "ops": 2,
+            "cases": 2}, "filters": [], "backends": [], "results": [], "known_differences": rows,
+            "stale_known_differences": [], "wall_seconds": 1.0,
+            "summary": {"per_backend": {}, "case_seconds": {}, "results": 0, "divergences": 0, "stale": 0,
+                        "unavailable_backends": [], "could_not_start": [], "ok": True}}
+
+
+def test_report_schema_takes_count_and_growth():
+    report = grown_report()
+    assert validate_report(report) == []
+    report["known_differences"][1]["grown_by"] = 1
+    assert validate_report(report) != []  # grown_by without grown
+    del report["known_differences"][1]["grown_by"]
+    report["known_differences"][0]["grown"] = False
+    assert validate_report(report) != []
+
+
+def test_terminal_reports_growth_and_keeps_the_verdict():
+    console = Console(file=io.StringIO(), width=300)
+    terminal.render(grown_report(), console)
+    out = console.file.getvalue()
+    assert ("known difference grew: entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): "
+            "true <convolution>") in out
+    assert "entry 4" not in out
+    assert out.rstrip().splitlines()[-1] == "0 results in 1.0 s: all pass; 1 known difference(s) grew"
+
+
+def test_markdown_lists_counts_and_growth():
+    text = markdown.render(grown_report())
+    section = text.split("## Known differences\n", 1)[1]
+    assert "| 3 | conv2d, conv3d | theano | 4 | 7 | **+3** | true &lt;convolution&gt; |" in section
+    assert "| 4 | sum | cntk | 2 | 2 |  | upcast |" in section
+
+
+def test_html_lists_counts_and_growth():
+    page = html.render(grown_report())
+    assert ("<li>entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): "
+            "true &lt;convolution&gt;</li>") in page
+    assert "<strong>+3</strong>" in page and page.count("<strong>+") == 1
+
+
+# ---- scripts/record-known-counts.py ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def record():
+    spec = importlib.util.spec_from_file_location("record_known_counts",
+                                                  os.path.join(ROOT, "scripts", "record-known-counts.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+KNOWN_TEXT = """# comment kept
+- op: sum   # trailing comment kept
+  case: int32
+  backend: theano
+  reason: >-
+    two
+    lines
+  count: 7
+
+# ---- a section
+- {op: sum, case: float, backend: cntk, reason: r, count: 2}
+- op: sum
+  match: x
+  backend: numpy
+  reason: >-
+    no count yet
+- {op: sum, match: y, backend: tensorflow, reason: s}
+"""
+
+
+def _rows(*explained):
+    entries = files.parse_yaml("k", KNOWN_TEXT)[1]
+    return [{"entry": n, "op": entries[n - 1]["op"], "backend": entries[n - 1]["backend"],
+             "reason": entries[n - 1]["reason"], "targeted": e, "explained": e, "named": e}
+            for n, e in explained] + [{"entry": "spec alias", "op": "lesser", "backend": "theano", "reason": "r",
+                                       "targeted": 1, "explained": 1, "named": 1}]
+
+
+def test_record_rewrites_only_the_counts(record):
+    root, entries = files.parse_yaml("k", KNOWN_TEXT)
+    counts = record.new_counts({"known_differences": _rows((1, 3), (3, 5))}, entries)
+    assert counts == {1: 3, 2: 0, 3: 5, 4: 0}  # an entry the report does not list explained nothing
+    text = record.rewrite(KNOWN_TEXT, root, counts)
+    assert text == KNOWN_TEXT.replace("count: 7", "count: 3").replace("count: 2}", "count: 0}").replace(
+        "    no count yet\n", "    no count yet\n  count: 5\n").replace("reason: s}", "reason: s, count: 0}")
+    assert [e["count"] for e in files.parse_yaml("k", text)[1]] == [3, 0, 5, 0]
+
+
+def test_record_refuses_a_report_of_another_file(record):
+    entries = files.parse_yaml("k", KNOWN_TEXT)[1]
+    rows = _rows((1, 3))
+    rows[0]["backend"] = "cntk"
+    with pytest.raises(KbtoolError, match="entry 1 of the report .* is not entry 1 of the file"):
+        record.new_counts({"known_differences": rows}, entries)
+    with pytest.raises(KbtoolError, match="the report names entry 9, the file has 4 entries"):
+        record.new_counts({"known_differences": [dict(rows[0], entry=9)]}, entries)
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({}, None),
+    ({"incomplete": {"note": "SIGINT"}}, "the run was interrupted (SIGINT)"),
+    ({"filters": ["--case x"]}, "the run was filtered (--case x); record counts from a default full run"),
+    ({"backends": [{"name": "numpy", "status": "available"}]}, "backends not available in that run: tensorflow, "
+                                                               "theano, cntk"),
+    ({"spec": {"ops": 3}}, "the run checked 3 ops, the whole spec has 4"),
+    ({"keras_config": {"override": {}, "ran": [{"floatx": "float64"}]}}, None),  # the default run's settings cases
+    ({"keras_config": {"override": {"floatx": "float64"}}}, "the run overrode keras.json settings (floatx=float64); "
+                                                            "record counts from a default full run"),
+    ({"grid": "full"}, "the run expanded the grids as 'full', not the default 'pairwise'"),
+])
+def test_record_needs_a_comparable_run(record, change, problem):
+    report = {"filters": [], "spec": {"ops": 4},
+              "backends": [{"name": n, "status": "available"} for n in ("numpy", "tensorflow", "theano", "cntk")]}
+    report.update(change)
+    assert record.comparable_problem(report, 4) == problem
+
+
+def test_record_command_end_to_end(record, tmp_path, capsys):
+    path = tmp_path / "known.yaml"
+    path.write_text(KNOWN_TEXT)
+    report = {"filters": [], "spec": {"ops": 0}, "known_differences": _rows((2, 4)),
+              "backends": [{"name": n, "status": "available"} for n in ("numpy", "tensorflow", "theano", "cntk")]}
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    assert record.main([str(tmp_path / "r.json"), "--file", str(path)]) == 2  # not the whole spec
+    assert "the run checked 0 ops" in capsys.readouterr().err
+    assert path.read_text() == KNOWN_TEXT
+    from kbtool.plan import select_ops
+
+    report["spec"]["ops"] = len(select_ops(loader.load()))
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    assert record.main([str(tmp_path / "r.json"), "--file", str(path)]) == 0
+    assert [e["count"] for e in files.parse_yaml("k", path.read_text())[1]] == [0, 4, 0, 0]
+    assert record.main([str(tmp_path / "r.json"), "--file", str(path)]) == 0
+    assert "already current" in capsys.readouterr().out
