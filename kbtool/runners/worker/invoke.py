@@ -12,6 +12,8 @@ and an ARG is one of
                                           with "grad": true always a K.variable, and the reply is
                                           K.gradients(K.sum(result), those variables)
     {"tensor": i, "weight": true}         a layer's weight: a K.variable in both modes
+    {"tensor": i, "sparse": true}         a 2-D array as a sparse COO matrix: K.variable(matrix) (eager) or
+                                          K.placeholder(shape, sparse=True) fed the matrix (symbolic)
     {"constant": i}                       array i as K.constant
     {"array": i}                          array i passed as a NumPy array
     {"value": v}                          a JSON literal
@@ -26,9 +28,19 @@ With "then": [{"op": name, "args": [ARG, ...]}, ...] further calls follow the fi
 holds every call's result ("then_only": true leaves out the first, e.g. a placeholder that has no value).
 With "repeat": n the op is called n times with the same arguments (seeded random ops). With "observe": true the tensors are variables and the reply is their values after the call; in
 symbolic mode the call's result is run as an update (K.function([], [], updates=[result])), which
-is how Keras applies K.update & co. on graph backends.
+is how Keras applies K.update & co. on graph backends. With "observe": "eval" in eager mode the result is
+evaluated first (K.eval(K.update_add(v, inc)), as Keras 2's own backend tests did), then the variables read.
+
+print_tensor's reply has two more leaves, from the text it printed on stdout (captured): the printed words
+that are not numbers (the message; nothing else is documented) and whether the printed numbers are the
+tensor's values. The documented behaviour: "prints message and the tensor value".
 """
 import contextlib
+import io
+import os
+import re
+import sys
+import tempfile
 
 import numpy as np
 
@@ -71,14 +83,19 @@ class Builder(object):
             if spec["tensor"] in self._by_index:  # the same input named twice is the same tensor
                 return self._by_index[spec["tensor"]]
             array = self.arrays[spec["tensor"]]
+            sparse = bool(spec.get("sparse"))
+            value = sparse_matrix(array) if sparse else array
             if self.mode == "symbolic" and not self.variables_only and not spec.get("weight"):
                 shape = spec.get("ph_shape")
                 shape = tuple(shape) if shape is not None else array.shape
-                tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
+                if sparse:
+                    tensor = K.placeholder(shape=shape, dtype=str(array.dtype), sparse=True)
+                else:
+                    tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
                 self.placeholders.append(tensor)
-                self.feeds.append(array)
+                self.feeds.append(value)
             else:
-                tensor = K.variable(array, dtype=str(array.dtype))
+                tensor = K.variable(value, dtype=str(array.dtype))
             self.tensors.append(tensor)
             self._by_index[spec["tensor"]] = tensor
             return tensor
@@ -147,8 +164,9 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     if request.get("grad") and not callable(getattr(K, "gradients", None)):
         return {"status": protocol.UNSUPPORTED, "message": "{} has no gradients()".format(getattr(K, "__name__", "backend"))}, []
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
+    printed = CapturedStdout() if request["op"] == "print_tensor" else None
     try:
-        with context:
+        with context, (printed or contextlib.ExitStack()):
             observe = bool(request.get("observe"))
             builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
             args = [builder.build(a) for a in request.get("args", [])]
@@ -170,7 +188,9 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
                     builder.results.append(then_fn(*then_args))
                 result = tuple(builder.results[1:] if request.get("then_only") else builder.results)
             if observe:
-                if mode == "symbolic" and result is not None:
+                if mode == "eager" and request.get("observe") == "eval":
+                    K.eval(result)  # run the update op as an eager caller would (a Theano pair cannot be)
+                elif mode == "symbolic" and result is not None:
                     # a dummy output: some backends refuse a function with no outputs
                     K.function([], [K.sum(K.constant(0.0))], updates=[result])([])
                 result = [K.get_value(t) for t in builder.tensors]
@@ -178,6 +198,9 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
                 result = K.gradients(K.sum(result), builder.tensors)
             leaves, is_sequence = _flatten(result)
             values = _evaluate_leaves(K, leaves, builder, mode)
+        if printed is not None and len(values) == 1:
+            values = values + list(describe_printed(printed.text, values[0]))
+            is_sequence = True
     except Exception as exc:  # the backend's own error is the finding; report it whole
         return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
     outputs, out_arrays = [], []
@@ -213,7 +236,9 @@ def _evaluate_leaves(K, leaves, builder, mode):
     else:
         computed = [K.eval(t) for t in tensors]
     for position, value in zip(tensor_positions, computed):
-        values[position] = value
+        # a sparse result (Theano's K.function returns a scipy matrix for a sparse output) is read as the
+        # dense array it stands for, as K.eval does
+        values[position] = value.toarray() if hasattr(value, "toarray") else value
     return values
 
 
@@ -221,3 +246,89 @@ def describe_exception(exc):
     mro = [cls.__name__ for cls in type(exc).__mro__ if cls not in (object, BaseException)]
     message = str(exc).strip().splitlines()
     return {"type": type(exc).__name__, "mro": mro, "message": " ".join(message)[:1500]}
+
+
+class CooMatrix(object):
+    """A sparse matrix in COO form, as much of scipy.sparse.coo_matrix as the Keras backends read:
+    tf_keras and keras 2.3.1 look for `tocoo()` and read row, col, data and shape; Theano's sparse
+    variables need scipy itself (used when importable; the TensorFlow environment has no scipy)."""
+
+    def __init__(self, dense):
+        self.row, self.col = (index.astype("int64") for index in np.nonzero(dense))
+        self.data, self.shape, self.dtype = dense[self.row, self.col], dense.shape, dense.dtype
+        self.ndim = 2
+
+    def tocoo(self):
+        return self
+
+    def toarray(self):
+        dense = np.zeros(self.shape, self.dtype)
+        dense[self.row, self.col] = self.data
+        return dense
+
+
+def sparse_matrix(array):
+    if array.ndim != 2:
+        raise ValueError("a sparse input must be 2-D, not of shape {}".format(array.shape))
+    try:
+        from scipy import sparse
+    except ImportError:
+        return CooMatrix(array)
+    return sparse.csr_matrix(array)
+
+
+class CapturedStdout(object):
+    """What is printed on stdout meanwhile, at the Python level and on file descriptor 1 (TensorFlow's
+    print writes there from C++). The worker points fd 1 at stderr; in the controller the reference
+    prints to sys.stdout, which is captured before it reaches the caller's stdout."""
+
+    def __enter__(self):
+        sys.stdout.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved_fd = os.dup(1)
+        os.dup2(self._file.fileno(), 1)
+        self._saved_stdout = sys.stdout
+        sys.stdout = self._buffer = io.StringIO()
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc_info):
+        try:
+            sys.stdout.flush()
+        finally:
+            sys.stdout = self._saved_stdout
+            os.dup2(self._saved_fd, 1)
+            os.close(self._saved_fd)
+        self._file.seek(0)
+        self.text = self._buffer.getvalue() + self._file.read().decode("utf-8", "replace")
+        self._file.close()
+        return False
+
+
+_NUMBER_SEPARATORS = re.compile(r"[\[\],()]")
+_BOOL_WORDS = {"True": 1.0, "False": 0.0, "true": 1.0, "false": 0.0}
+
+
+def describe_printed(text, value):
+    """(the printed words that are not numbers, whether the printed numbers are `value`'s values).
+
+    Brackets, commas and the formatting of numbers are free (tf.print writes 1 for 1.0); the numbers
+    must be all of the tensor's values, in order, to printing precision (a few significant digits).
+    """
+    words, numbers = [], []
+    for token in _NUMBER_SEPARATORS.sub(" ", text).split():
+        if token in _BOOL_WORDS:
+            numbers.append(_BOOL_WORDS[token])
+            continue
+        try:
+            numbers.append(float(token))
+        except ValueError:
+            words.append(token)
+    expected = np.asarray(value, dtype="float64").ravel()
+    found = np.asarray(numbers, dtype="float64")
+    same = found.shape == expected.shape and bool(np.allclose(found, expected, rtol=1e-3, atol=1e-5, equal_nan=True))
+    if same:
+        verdict = "printed the {} value(s)".format(expected.size)
+    else:
+        verdict = "printed {} number(s), not the tensor's {} value(s)".format(found.size, expected.size)
+    return " ".join(words), verdict

@@ -68,6 +68,20 @@ def _rnn_double(K):
     return step
 
 
+def _rnn_pairs(K):
+    # a rank-3 output (samples, features, 2): each input twice along a new last axis; the states pass through
+    def step(inputs, states):
+        return K.tile(K.expand_dims(inputs), [1, 1, 2]), list(states)
+    return step
+
+
+def _rnn_count(K):
+    # the output is the input; every state, whatever its rank, counts the (unmasked) steps
+    def step(inputs, states):
+        return inputs, [state + 1.0 for state in states]
+    return step
+
+
 STEPS = {
     "square": _square,
     "add": _add,
@@ -80,6 +94,8 @@ STEPS = {
     "rnn_scaled_sum": _rnn_scaled_sum,
     "rnn_two_states": _rnn_two_states,
     "rnn_double": _rnn_double,
+    "rnn_pairs": _rnn_pairs,
+    "rnn_count": _rnn_count,
 }
 
 
