@@ -21,6 +21,7 @@ setup(
         "jsonschema>=4.17",
         "jinja2>=3.1",
         "regex>=2023",
+        "hypothesis>=6.100",
     ],
     extras_require={"test": ["pytest>=7", "wheel"]},
     entry_points={

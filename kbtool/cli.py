@@ -127,17 +127,21 @@ def _load_spec(path=None):
 @click.option("--json", "as_json", is_flag=True)
 def spec_list(spec_path, as_json):
     """List every op in the spec with its category and case counts."""
+    from .specs.domains import grid_cases
+
     s = _load_spec(spec_path)
     rows = [{"op": name, "category": e["category"], "alias_of": e.get("alias_of"),
              "documented_in": e["documented_in"], "cases": len(e.get("cases", [])),
-             "examples": len(e.get("examples", []))} for name, e in sorted(s.ops.items())]
+             "grid_cases": len(grid_cases(s, name)), "examples": len(e.get("examples", []))}
+            for name, e in sorted(s.ops.items())]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
         alias = " (alias of {})".format(row["alias_of"]) if row["alias_of"] else ""
-        click.echo("{:<32} {:<10} cases={:<3} examples={:<2} docs={}{}".format(
-            row["op"], row["category"], row["cases"], row["examples"], ",".join(row["documented_in"]), alias))
+        click.echo("{:<32} {:<10} cases={:<3} grid={:<3} examples={:<2} docs={}{}".format(
+            row["op"], row["category"], row["cases"], row["grid_cases"], row["examples"],
+            ",".join(row["documented_in"]), alias))
     click.echo("{} functions".format(len(rows)))
 
 
@@ -150,6 +154,28 @@ def spec_show(op, spec_path):
 
     s = _load_spec(spec_path)
     click.echo(yaml.safe_dump({op: s.op(op)}, sort_keys=False, allow_unicode=True))
+
+
+@spec.command("coverage")
+@click.option("--op", "ops", multiple=True, help="Only this op (repeatable).")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+def spec_coverage(ops, spec_path, as_json):
+    """What of the documented parameter space no case exercises (each value, each pair of values).
+
+    Exit code 1 when something is unexercised."""
+    from .specs import coverage
+
+    s = _load_spec(spec_path)
+    for op in ops:
+        s.op(op)
+    report = coverage.coverage(s, ops or None)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        for line in coverage.render(report):
+            click.echo(line)
+    sys.exit(1 if report["unexercised"] else 0)
 
 
 @spec.command("validate")
@@ -294,7 +320,14 @@ def backends(as_json, names):
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
 @click.option("--timeout", "case_timeout", metavar="SECONDS",
               help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120).")
-def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout):
+@click.option("--keras-config", "keras_config", multiple=True, metavar="KEY=VALUE",
+              help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).")
+@click.option("--known", "known_path", type=click.Path(dir_okay=False),
+              help="Known-differences file (default: the one beside the shipped spec).")
+@click.option("--grid", default="pairwise", show_default=True, type=click.Choice(["pairwise", "full"]),
+              help="Cases generated from the parameters' documented domains: every pair of values, or every row.")
+def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout,
+          keras_config, grid, known_path):
     """Run spec cases on each backend and compare with the NumPy reference.
 
     Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start),
@@ -322,8 +355,17 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             raise KbtoolError("--timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})".format(
                 case_timeout))
         case_timeout = seconds
+    from .specs.domains import DomainError, parse_override
+
+    if known_path and not os.path.isfile(known_path):
+        raise KbtoolError("--known {}: no such file".format(known_path))
+
+    try:
+        override = parse_override(keras_config)
+    except DomainError as exc:
+        raise KbtoolError(str(exc))
     plan = make_plan(_load_spec(spec_path), ops=ops, backends=backend_names, case_patterns=case_patterns,
-                     modes=modes, examples=examples, seed=seed)
+                     modes=modes, examples=examples, seed=seed, grid=grid, keras_config=override)
     reports.prepare_outputs(outputs)
 
     # SIGINT/SIGTERM: the first stops the run (no new case, every worker's process group killed), and the partial
@@ -352,7 +394,8 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, `cmd &`: keep what the caller chose
                 previous[signum] = signal.signal(signum, on_signal)
     try:
-        report = run_check(plan, progress=progress.printer(), case_timeout=case_timeout, cancel=cancel)
+        report = run_check(plan, progress=progress.printer(), case_timeout=case_timeout, cancel=cancel,
+                           known_path=known_path)
         failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
         if as_json:
             click.echo(reports.render(report, "json"), nl=False)
@@ -365,6 +408,67 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
         cancel.kill_all()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+# ---------------------------------------------------------------------------- explore
+@main.command()
+@click.option("--op", required=True, help="The op to explore.")
+@click.option("--backend", "backend_names", multiple=True,
+              help="Backend (repeatable): tensorflow, theano, cntk, numpy, or a module path [@ENV]. "
+                   "Default: every installed built-in backend but numpy (the reference itself).")
+@click.option("--max-examples", default=100, show_default=True, type=click.IntRange(1, 100000),
+              help="Drawn cases per backend (shrinking a failure runs a few more).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Hypothesis seed: the same seed, the same draws.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
+@click.option("--save", is_flag=True, help="Add each unexplained failure to the op's cases in the spec file.")
+@click.option("--replay", metavar="JSON|@FILE", help="Run one case, as a failure's replay command gives it.")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+@click.option("--known", "known_path", type=click.Path(dir_okay=False),
+              help="Known-differences file (default: the one beside the shipped spec).")
+def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path):
+    """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
+    judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
+
+    Exit code: 0 nothing unexplained, 1 an unexplained failure (or a backend that could not run), 2 usage errors.
+    """
+    import os
+
+    from .explore import engine, render
+    from .explore.save import save_case
+    from .plan import resolve_backends
+    from .runners import registry
+
+    if known_path and not os.path.isfile(known_path):
+        raise KbtoolError("--known {}: no such file".format(known_path))
+    raw = engine.parse_replay(replay) if replay else None
+    spec_obj = _load_spec(spec_path)
+    spec_obj.op(op)  # an unknown op: one line naming the closest ones
+    builtin = [name for name in registry.BUILTIN if name != "numpy"]
+    slots = resolve_backends(list(backend_names), registry.launch_for, builtin)
+    if not any(slot.launch for slot in slots):
+        raise KbtoolError("nothing to explore: no backend can run here ({})".format(
+            "; ".join("{}: {}".format(s.name, s.unavailable) for s in slots)))
+    session = engine.Session(spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path))
+    if raw is None and session.strategy is None:
+        raise KbtoolError("nothing to explore: {} has no case to start from (its cases are all raw-args, raises, "
+                          "random or gradient cases)".format(op))
+    if raw is not None:
+        outcomes = [engine.replay(session, slot.name, slot.launch, raw) for slot in slots if slot.launch]
+    else:
+        with render.Progress() as progress:
+            outcomes = engine.explore(session, slots, max_examples, progress=progress)
+    saved = []
+    if save:
+        unexplained = {json.dumps(f.case, sort_keys=True): f for o in outcomes for f in o.unexplained}
+        for failure in unexplained.values():
+            about = "found by kbtool explore (seed {}) on {}, {} mode: {}".format(
+                seed, failure.backend, failure.mode, failure.message)
+            saved.append("{} case {}".format(op, save_case(spec_obj.path, op, failure.case, about[:300])))
+    if as_json:
+        click.echo(json.dumps(render.as_json(op, seed, max_examples, outcomes, saved), indent=2))
+    else:
+        click.echo(render.text(op, outcomes, saved))
+    sys.exit(engine.exit_code(outcomes))
 
 
 if __name__ == "__main__":  # pragma: no cover

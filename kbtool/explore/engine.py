@@ -1,0 +1,307 @@
+"""Exploring one op on each backend: Hypothesis draws cases, `check`'s own code judges them, failures shrink.
+
+One backend at a time, so each failure shrinks for its own backend; one worker per backend, started once and
+reused across examples (as `kbtool check` does). A drawn case runs exactly like a spec case: expanded with
+`specs.cases.expand_case`, its expected outcome from the reference (`reference.oracle.Oracle`), each mode run and
+judged by `run.run_case`, known differences applied by `known.apply`. A draw the reference refuses (it raises, or
+the case does not bind) is rejected, never a failure. A failure a known difference explains is kept as `known`
+and the search goes on; the first unexplained one ends the search for that backend and is shrunk to a minimal
+example, with a command that replays it.
+"""
+import hashlib
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from .. import known, paths, run
+from ..errors import KbtoolError
+from ..reference.oracle import Oracle
+from ..results import Status
+from ..runners.worker import protocol
+from ..specs import binding, domains
+from ..specs.cases import expand_case, raw_cases
+from . import strategies
+
+MAX_INLINE_REPLAY = 1500  # characters of case JSON a repro command carries itself; a longer case goes to a file
+KNOWN_KEPT = 3  # known failures kept per known-difference reason and mode (the search goes on past them)
+
+
+@dataclass
+class Failure:
+    """One non-passing outcome of a drawn case on one backend in one mode."""
+
+    op: str
+    backend: str
+    mode: str
+    case: dict  # the drawn raw spec case (literal inputs), as `--replay` and `--save` take it
+    case_id: str  # its id, or a backend variant's (what known differences matched)
+    status: str
+    message: str
+    known: Optional[str] = None  # the reason of the known difference that explains it
+    details: Optional[dict] = None
+    repro: str = ""
+
+    def as_dict(self):
+        return {"op": self.op, "backend": self.backend, "mode": self.mode, "case": self.case_id,
+                "inputs": self.case.get("inputs"), "kwargs": self.case.get("kwargs", {}),
+                "keras_config": self.case.get("keras_config"), "status": self.status, "message": self.message,
+                "known": self.known is not None, "known_reason": self.known, "details": self.details,
+                "repro": self.repro}
+
+
+@dataclass
+class BackendOutcome:
+    """What exploring one backend found."""
+
+    backend: str
+    examples: int = 0  # drawn cases that ran (the reference accepted them), shrinking included
+    rejected: int = 0  # drawn cases the reference refused
+    failures: List[Failure] = field(default_factory=list)
+    could_not_run: Optional[str] = None  # why the backend did not run (not installed, its worker did not start)
+    note: Optional[str] = None  # e.g. the reference refused every drawn case
+
+    @property
+    def unexplained(self):
+        return [f for f in self.failures if f.known is None]
+
+    def as_dict(self):
+        return {"backend": self.backend, "examples": self.examples, "rejected": self.rejected,
+                "failures": len(self.failures), "unexplained": len(self.unexplained),
+                "could_not_run": self.could_not_run, "note": self.note}
+
+
+class _Divergence(Exception):
+    """Raised inside the Hypothesis test for an unexplained failure: what Hypothesis shrinks."""
+
+    def __init__(self, failure):
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+class Workers:
+    """One backend's workers: one per set of keras.json settings (a worker reads its keras.json once, at start),
+    each started when a case first needs it and reused after, as `kbtool check` groups its cases."""
+
+    def __init__(self, backend, launch):
+        self.backend, self.launch = backend, launch
+        self._started = {}  # settings key -> (client, hello, why its settings are not the ones asked, or None)
+
+    def get(self, keras_config):
+        from ..runners.client import WorkerClient
+
+        key = tuple(sorted(keras_config.items()))
+        if key not in self._started:
+            client = WorkerClient(self.launch, keras_config=dict(keras_config))
+            hello = client.start()
+            mismatch = run.settings_mismatch(keras_config, hello.get("keras_config")) \
+                if hello.get("status") == protocol.READY else None
+            self._started[key] = (client, hello, mismatch)
+        return self._started[key]
+
+    def stop(self):
+        for client, _, _ in self._started.values():
+            client.stop()
+
+
+class Session:
+    """What every example of one exploration shares: the spec, the known differences, the seed."""
+
+    def __init__(self, spec, op, seed=0, known_entries=None):
+        self.spec, self.op, self.seed = spec, op, seed
+        self.entry = spec.op(op)  # an unknown op: one line naming the closest ones
+        self.strategy = strategies.case_strategy(op, self.entry, raw_cases(spec, op), *domains_of(spec, op))
+        self.known_entries = known.alias_entries(spec) + list(
+            load_known_entries(spec) if known_entries is None else known_entries)
+
+    def evaluate(self, workers, raw):
+        """The failures of `raw` on one backend's workers, one per mode (and backend variant) that does not pass;
+        None when the reference refuses the case (it does not bind, or the reference raises where no exception is
+        due)."""
+        try:
+            case = expand_case(self.op, self.entry, raw, self.seed)
+        except (binding.BindingError, ValueError, TypeError, KeyError):
+            return None
+        backend = workers.backend
+        try:  # a fresh oracle: drawn cases share ids, and the oracle caches by id
+            expected = Oracle().expected(case, None, backend)
+        except Exception:
+            return None
+        if expected[0].get("status") != protocol.OK and not case.raises:
+            return None
+        client, hello, mismatch = workers.get(case.keras_config)
+        if hello.get("status") != protocol.READY or mismatch:
+            why = mismatch and "the backend did not apply its keras.json: {}".format(mismatch)
+            return [self._failure(raw, backend, mode, Status.COULD_NOT_START if not mismatch else Status.ERROR,
+                                  why or "no worker with these keras.json settings: {}".format(hello.get("error")))
+                    for mode in case.modes]
+        failures = []
+        for variant in [case] + list(workers.launch.variants(case) or []):
+            for mode in variant.modes:
+                result = run.run_case(client, backend, self.entry, variant, mode, expected, self.seed)
+                if result is None:
+                    raise KeyboardInterrupt  # the client was killed under us: the exploration is over
+                if result.status == Status.PASS:
+                    continue
+                known.apply([result], self.known_entries)
+                failures.append(self._failure(raw, backend, mode, result.status, result.message, result.known,
+                                              result.details, case_id=variant.id))
+        return failures
+
+    def _failure(self, raw, backend, mode, status, message, known_reason=None, details=None, case_id=None):
+        failure = Failure(op=self.op, backend=backend, mode=mode, case=raw, case_id=case_id or raw["id"],
+                          status=str(status), message=message, known=known_reason, details=details)
+        failure.repro = self.repro(failure)
+        return failure
+
+    def repro(self, failure):
+        """The command that replays `failure` exactly: this case, this backend, this mode."""
+        case = dict(failure.case, modes=[failure.mode])
+        text = json.dumps(case, sort_keys=True, separators=(",", ":"))
+        if len(text) > MAX_INLINE_REPLAY:
+            text = "@" + save_replay(text)
+        spec = "" if self.spec.path == paths.spec_file() else " --spec {}".format(shlex.quote(self.spec.path))
+        return "kbtool explore --op {} --backend {}{} --seed {} --replay {}".format(
+            shlex.quote(self.op), shlex.quote(failure.backend), spec, self.seed, shlex.quote(text))
+
+
+def load_known_entries(spec, path=None):
+    """A known-differences file (default: the shipped one), judged against `spec` when it lies beside it (as
+    `check` does)."""
+    path = path or paths.known_differences_file()
+    paired = os.path.dirname(os.path.realpath(spec.path)) == os.path.dirname(os.path.realpath(path))
+    return known.load(path, spec=spec if paired else None)
+
+
+def save_replay(text):
+    """Writes a long replay case under kbtool's home; returns its path (named by its content)."""
+    from ..files import write_atomic
+    from ..runners.base import kbtool_home
+
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = os.path.join(kbtool_home(), "explore", "replays", digest + ".json")
+    if not os.path.exists(path):
+        write_atomic(path, text + "\n")
+    return path
+
+
+def explore_backend(session, backend, launch, max_examples, database_dir=None, tick=None):
+    """Hypothesis on one backend; `tick(outcome)` after each example (progress)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    from hypothesis.errors import Flaky, Unsatisfiable
+
+    outcome = BackendOutcome(backend)
+    workers = Workers(backend, launch)
+    try:
+        _, hello, _ = workers.get(dict(domains.CONFIG_DEFAULTS))
+        if hello.get("status") != protocol.READY:
+            outcome.could_not_run = "its worker did not start: {}".format(hello.get("error") or "no reason given")
+            return outcome
+        known_seen, last = {}, []
+
+        def probe(raw):
+            failures = session.evaluate(workers, raw)
+            if failures is None:
+                outcome.rejected += 1
+                reject()
+            outcome.examples += 1
+            if tick:
+                tick(outcome)
+            for failure in failures:
+                if failure.known is not None:
+                    kept = known_seen.setdefault((failure.known, failure.mode), [])
+                    if len(kept) < KNOWN_KEPT:
+                        kept.append(failure)
+            unexplained = [f for f in failures if f.known is None]
+            if unexplained:
+                last[:] = [unexplained[0]]
+                raise _Divergence(unexplained[0])
+
+        database = DirectoryBasedExampleDatabase(database_dir) if database_dir else None
+        test = settings(max_examples=max_examples, database=database, deadline=None, derandomize=False,
+                        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+                        report_multiple_bugs=False, print_blob=False)(seed(session.seed)(given(session.strategy)(probe)))
+        try:
+            test()
+        except _Divergence as exc:
+            outcome.failures.append(exc.failure)
+        except Flaky:  # the minimal example did not fail again: keep the last one that did
+            outcome.failures.extend(last)
+        except Unsatisfiable:
+            outcome.note = "the reference refused every drawn case ({} rejected)".format(outcome.rejected)
+        outcome.failures.extend(f for kept in known_seen.values() for f in kept)
+        return outcome
+    finally:
+        workers.stop()
+
+
+def replay(session, backend, launch, raw):
+    """One case on one backend, judged as during exploration."""
+    outcome = BackendOutcome(backend)
+    workers = Workers(backend, launch)
+    try:
+        failures = session.evaluate(workers, raw)
+        if failures is None:
+            raise KbtoolError("the reference refuses this case (it does not bind to {}'s signature, or the reference "
+                              "raises on it): nothing to compare".format(session.op))
+        outcome.examples = 1
+        outcome.failures = failures
+        return outcome
+    finally:
+        workers.stop()
+
+
+def domains_of(spec, op):
+    """(param domains, keras.json domains) of `op` as the spec declares them."""
+    return domains.param_domains(spec, op), domains.config_domains(spec, op)
+
+
+def database_dir(op, backend):
+    """Where the Hypothesis example database of one op on one backend lives (failing examples replay first)."""
+    from ..runners.base import kbtool_home
+
+    safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in "{}__{}".format(op, backend))
+    return os.path.join(kbtool_home(), "hypothesis", safe)
+
+
+def parse_replay(text):
+    """The raw case a `--replay` names: JSON text, or @FILE holding it; a KbtoolError (one line) otherwise."""
+    from .. import files
+
+    if text.startswith("@"):
+        text = files.read_text(text[1:], "replay ")
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise KbtoolError("--replay takes a case as JSON (or @FILE): {}".format(files.clip(exc)))
+    if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
+        raise KbtoolError("--replay takes a JSON object with an `id` and the case's `inputs` (as `repro` prints it)")
+    return raw
+
+
+def explore(session, slots, max_examples, use_database=True, progress=None):
+    """Every runnable backend slot (plan.BackendSlot) in turn; a slot that cannot run is an outcome with its
+    problem. `progress` is a render.Progress (or None)."""
+    outcomes = []
+    for slot in slots:
+        if slot.launch is None:
+            # a built-in backend that is not installed is listed, as `check` lists it, and is no failure
+            outcomes.append(BackendOutcome(slot.name, note="not run: {}".format(slot.unavailable)))
+            continue
+        if progress:
+            progress.start(slot.name, max_examples)
+        outcome = explore_backend(session, slot.name, slot.launch, max_examples,
+                                  database_dir(session.op, slot.name) if use_database else None,
+                                  tick=progress.tick if progress else None)
+        if progress:
+            progress.done(outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def exit_code(outcomes):
+    """0: nothing unexplained; 1: an unexplained failure, or a backend that could not run."""
+    return 1 if any(o.unexplained or o.could_not_run for o in outcomes) else 0
