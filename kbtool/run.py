@@ -91,12 +91,19 @@ def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, can
     for slot in plan.backends:
         if slot.launch is None:
             infos[slot.name] = not_installed_info(slot.name, slot.unavailable)
-    runs = [BackendRun(slot.name) for slot in plan.runnable]
+    # a backend's cases may be shared by several workers (Launch.workers), each with its own thread: interleaved,
+    # so that each gets a like share of every op; their results are merged below, so nothing depends on the split
+    shards = [(slot, BackendRun(slot.name), plan.work[i::n])
+              for slot in plan.runnable
+              for n in [max(1, min(len(plan.work), int(getattr(slot.launch, "workers", 1) or 1)))]
+              for i in range(n)]
     gate = threading.BoundedSemaphore(jobs) if jobs else None
     threads = []
-    for slot, backend_run in zip(plan.runnable, runs):
+    for index, (slot, backend_run, work) in enumerate(shards):
+        share = index - next(i for i, shard in enumerate(shards) if shard[0] is slot)
+        launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
         thread = threading.Thread(target=_run_guarded, name="kbtool-{}".format(slot.name), daemon=True,
-                                  args=(backend_run, slot.launch, plan.work, oracle, plan.seed, progress,
+                                  args=(backend_run, launch, work, oracle, plan.seed, progress,
                                         case_timeout, cancel, gate))
         thread.start()
         threads.append(thread)
@@ -111,12 +118,39 @@ def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, can
                 cancel.kill_all()
                 break
         alive[0].join(0.05)
-    for backend_run in runs:
-        infos[backend_run.name] = _final_info(backend_run, cancel)
-        results.extend(list(backend_run.results))
+    for name, backend_runs in _by_backend(shards):
+        infos[name] = _final_info(_merged(backend_runs), cancel)
+        for backend_run in backend_runs:
+            results.extend(list(backend_run.results))
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
     results.sort(key=lambda r: (r.op, r.case, order[r.backend], r.mode))
     return [infos[slot.name] for slot in plan.backends], results
+
+
+def _by_backend(shards):
+    out = {}
+    for slot, backend_run, _ in shards:
+        out.setdefault(slot.name, []).append(backend_run)
+    return list(out.items())
+
+
+def _merged(backend_runs):
+    """One backend's shards as one BackendRun: the first worker's info unless another one failed, restarts summed."""
+    first = backend_runs[0]
+    if len(backend_runs) == 1:
+        return first
+    merged = BackendRun(first.name, info=first.info, done=all(r.done for r in backend_runs))
+    for backend_run in backend_runs:
+        merged.restarts += backend_run.restarts
+        merged.error = merged.error or backend_run.error
+        if backend_run.info and backend_run.info.get("status") != BackendStatus.AVAILABLE.value:
+            merged.info = backend_run.info
+        elif merged.info is None:
+            merged.info = backend_run.info
+        merged.results.extend(backend_run.results)
+    if merged.info is not None:
+        merged.info = dict(merged.info, restarts=merged.restarts, workers=len(backend_runs))
+    return merged
 
 
 def _run_guarded(backend_run, launch, work, oracle, seed, progress, case_timeout, cancel, gate):

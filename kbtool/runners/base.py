@@ -86,6 +86,18 @@ class Launch:
     apply_keras_json: bool = False
     # a backend's variants of a case (the same call with a transformed input), judged against the case's reference
     variants: Callable[[object], List[object]] = lambda case: []
+    # workers that share this backend's cases in a check (a backend that is the long pole keeps a core busy)
+    workers: int = 1
+    # environment variables of the worker that takes share i > 0 (e.g. a cache of its own, where a shared one locks)
+    per_worker_env: Callable[[int], Dict[str, str]] = lambda index: {}
+
+    def for_worker(self, index):
+        """This launch for the worker that takes share `index` of the backend's cases."""
+        if index == 0:
+            return self
+        import dataclasses
+
+        return dataclasses.replace(self, env=dict(self.env, **self.per_worker_env(index)))
 
     def argv(self):
         argv = [self.python, "-u", WORKER_MAIN, "--module", self.module, "--graph", self.graph]
@@ -134,6 +146,8 @@ class Recipe:
     system_check: Callable[[], List[str]] = lambda: []  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
     variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
+    workers: int = 1  # see Launch.workers
+    per_worker_env: Callable[[str, int], Dict[str, str]] = lambda env_dir, index: {}  # see Launch.per_worker_env
     notes: str = ""
 
     def env_dir(self):
@@ -152,7 +166,8 @@ class Recipe:
         env.update(self.env_vars(env_dir))
         return Launch(backend=self.name, python=self.env_python(), module=self.module,
                       fallback_modules=list(self.fallback_modules), shims=list(self.shims),
-                      version_of=list(self.version_of), graph=self.graph, env=env, variants=self.variants)
+                      version_of=list(self.version_of), graph=self.graph, env=env, variants=self.variants,
+                      workers=self.workers, per_worker_env=lambda index: self.per_worker_env(env_dir, index))
 
 
 def find_interpreter(version):

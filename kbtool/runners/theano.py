@@ -16,8 +16,11 @@ KERNEL_FLIPPED = ".kernel_flipped"
 FLIPPED_KERNEL_OPS = ("conv1d", "conv2d", "conv3d", "conv2d_transpose", "conv3d_transpose")
 
 
-def _theano_flags(env_dir):
-    compiledir = os.path.join(kbtool_home(), "cache", "theano")
+def _theano_flags(env_dir, worker=0):
+    # Each worker has a compile cache of its own: Theano locks a shared one even to load a cached module, and a
+    # worker that finds it locked sleeps for seconds (theano/gof/compilelock.py), so two workers on one cache run
+    # no faster than one. The cases are shared out the same way every run, so each cache stays warm.
+    compiledir = os.path.join(kbtool_home(), "cache", "theano" if worker == 0 else "theano-worker{}".format(worker))
     # Without a real BLAS, Theano's batched dot fails to link `dgemm_`.
     return {"THEANO_FLAGS": "blas.ldflags=-lopenblas,base_compiledir={}".format(compiledir)}
 
@@ -84,4 +87,8 @@ RECIPE = Recipe(
     env_vars=_theano_flags,
     system_check=_system_check,
     variants=kernel_flipped_variants,
+    # Theano builds and optimises a graph for every call (K.eval too), so its cases take most of a check's time:
+    # two workers share them, keeping both cores busy once the other backends are done
+    workers=2,
+    per_worker_env=_theano_flags,
 )
