@@ -350,3 +350,23 @@ def test_ops_that_agree_today_explore_clean_on_the_real_backends(backend):
         assert proc.returncode == 0, (op, proc.stdout[-3000:], proc.stderr[-2000:])
         doc = json.loads(proc.stdout)
         assert doc["unexplained"] == 0 and doc["examples"][backend] == 15, (op, doc)
+
+
+def test_a_draw_at_another_shape_is_explained_by_what_explains_its_case():
+    from kbtool.explore.engine import explain_at_template_shape
+    from kbtool.results import Result, Status
+
+    entries = [{"op": ["mean"], "case": ["int32_input"], "backend": ["tensorflow"], "status": ["fail"],
+                "match": "dtype int32", "reason": "int mean stays int", "count": 2}]
+    drawn = Result(op="mean", case="int32_input.shape=1x1", backend="tensorflow", mode="eager", status=Status.FAIL,
+                   message="dtype int32 != reference float32")
+    explain_at_template_shape(drawn, entries)
+    assert drawn.known == "int mean stays int (case int32_input at another shape)"
+    other = Result(op="mean", case="int32_input.axis=0", backend="tensorflow", mode="eager", status=Status.FAIL,
+                   message="dtype int32 != reference float32")
+    explain_at_template_shape(other, entries)  # another parameter is another case: not explained
+    assert other.known is None
+    wrong = Result(op="mean", case="int32_input.shape=1x1", backend="tensorflow", mode="eager", status=Status.FAIL,
+                   message="3 of 3 values differ")
+    explain_at_template_shape(wrong, entries)  # the entry's message regex still has to hold
+    assert wrong.known is None

@@ -8,9 +8,11 @@ the case does not bind) is rejected, never a failure. A failure a known differen
 and the search goes on; the first unexplained one ends the search for that backend and is shrunk to a minimal
 example, with a command that replays it.
 """
+import dataclasses
 import hashlib
 import json
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -145,6 +147,8 @@ class Session:
                 if result.status == Status.PASS:
                     continue
                 known.apply([result], self.known_entries)
+                if result.known is None:
+                    explain_at_template_shape(result, self.known_entries)
                 failures.append(self._failure(raw, backend, mode, result.status, result.message, result.known,
                                               result.details, case_id=variant.id))
         return failures
@@ -164,6 +168,21 @@ class Session:
         spec = "" if self.spec.path == paths.spec_file() else " --spec {}".format(shlex.quote(self.spec.path))
         return "kbtool explore --op {} --backend {}{} --seed {} --replay {}".format(
             shlex.quote(self.op), shlex.quote(failure.backend), spec, self.seed, shlex.quote(text))
+
+
+_SHAPE_PART = re.compile(r"\.shape=[^.]*$")
+
+
+def explain_at_template_shape(result, entries):
+    """A draw that differs from its case only in its input shapes is explained by what explains that case with
+    the same status and message (a known difference's `case` glob names cases, not shapes); the reason says so."""
+    base = _SHAPE_PART.sub("", result.case)
+    if base == result.case:
+        return
+    probe = dataclasses.replace(result, case=base, known=None)
+    known.apply([probe], entries)
+    if probe.known is not None:
+        result.known = "{} (case {} at another shape)".format(probe.known, base)
 
 
 def load_known_entries(spec, path=None):
