@@ -94,3 +94,26 @@ def test_each_set_of_settings_has_its_own_keras_json(tmp_path, monkeypatch):
     assert default != other
     assert json.load(open(os.path.join(other, "keras.json")))["floatx"] == "float16"
     assert json.load(open(os.path.join(default, "keras.json"))) == CONFIG_DEFAULTS
+
+
+def test_under_another_image_data_format_cases_ask_the_same_question_in_that_layout(no_known):
+    # cases written channels_last with data_format left to keras.json: their data input moves to channels_first
+    code, out = check("--op", "conv2d", "--op", "pool2d", "--op", "bias_add", "--backend", "numpy",
+                      "--keras-config", "image_data_format=channels_first", "--case", "[!g]*", "--known", no_known)
+    report = json.loads(out)
+    bad = [(r["op"], r["case"], r["message"]) for r in report["results"]
+           if r["status"] != "pass" and not r["case"].startswith("grad")]
+    assert not bad and len(report["results"]) > 30
+
+
+def test_moving_an_input_between_layouts_keeps_values_and_unknown_dims():
+    from kbtool.specs.domains import follow_image_data_format
+
+    entry = {"signature": [{"name": "x", "kind": "tensor"}, {"name": "data_format", "default": None}],
+             "reads_config": ["image_data_format"]}
+    raw = {"id": "c", "inputs": [{"value": [[[1, 2], [3, 4], [5, 6]]], "none_dims": [0, 1]}]}  # (1, 3, 2): C=2
+    moved = follow_image_data_format(entry, raw, "channels_first")["inputs"][0]
+    assert moved["value"] == [[[1, 3, 5], [2, 4, 6]]] and moved["none_dims"] == [0, 2]
+    explicit = dict(raw, kwargs={"data_format": "channels_last"})
+    assert follow_image_data_format(entry, explicit, "channels_first") is explicit  # the case chose its layout
+    assert follow_image_data_format({"signature": entry["signature"]}, raw, "channels_first") is raw

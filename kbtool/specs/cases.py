@@ -87,6 +87,9 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
     case_id = case_id or raw["id"]
     config = domains.settings(raw.get("keras_config"), keras_config)
     if keras_config:
+        own = domains.settings(raw.get("keras_config"))["image_data_format"]
+        if own != config["image_data_format"]:
+            raw = domains.follow_image_data_format(entry, raw, config["image_data_format"])
         raw = dict(raw, keras_config={k: v for k, v in config.items() if v != domains.CONFIG_DEFAULTS[k]})
     bound = binding.bind(op, entry, raw)  # raises BindingError; `kbtool spec validate` reports them all
     arrays = [make_array(inp, _rng(seed, op, case_id, i), config["floatx"]) for i, inp in enumerate(bound.inputs)]

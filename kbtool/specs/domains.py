@@ -235,6 +235,57 @@ def _channels_first(shape):
     return [shape[0], shape[-1]] + list(shape[1:-1])
 
 
+def _move_channels(shape, to_format):
+    """A shape moved between layouts: channels last → at axis 1, or back."""
+    shape = list(shape)
+    if to_format == "channels_first":
+        return _channels_first(shape)
+    return [shape[0]] + shape[2:] + [shape[1]]
+
+
+def _moved_input(inp, to_format):
+    import numpy as np
+
+    inp = dict(inp)
+    if "shape" in inp:
+        rank = len(inp["shape"])
+        inp["shape"] = _move_channels(inp["shape"], to_format)
+    else:
+        value = np.asarray(inp["value"])
+        rank = value.ndim
+        inp["value"] = (np.moveaxis(value, -1, 1) if to_format == "channels_first" else np.moveaxis(value, 1, -1)).tolist()
+    if "none_dims" in inp:  # the same dims stay unknown wherever they move to
+        where = _move_channels(list(range(rank)), to_format)
+        inp["none_dims"] = sorted(where.index(d) for d in inp["none_dims"])
+    return inp
+
+
+def follow_image_data_format(entry, raw, to_format):
+    """A case written for one image_data_format, run under the other (--keras-config): where the op's data_format
+    is left to keras.json (None), its data input (the first tensor parameter, rank 3 or more) moves to the layout
+    keras.json now says, so the case asks the same question in the other layout. Other cases are unchanged."""
+    params = entry.get("signature", [])
+    if "image_data_format" not in entry.get("reads_config", []) or not any(p["name"] == "data_format" for p in params):
+        return raw
+    if (raw.get("kwargs") or {}).get("data_format") is not None or "args" in raw:
+        return raw
+    data = next((p["name"] for p in params if p.get("kind") == "tensor"), None)
+    inputs = raw.get("inputs")
+    if isinstance(inputs, dict) and isinstance(inputs.get(data), dict):
+        key = data
+    elif isinstance(inputs, list) and inputs and isinstance(inputs[0], dict):
+        key = 0
+    else:
+        return raw
+    inp = inputs[key]
+    rank = len(inp["shape"]) if "shape" in inp else len(getattr(__import__("numpy").asarray(inp["value"]), "shape"))
+    if rank < 3:
+        return raw
+    moved = dict(inputs) if isinstance(inputs, dict) else list(inputs)
+    moved[key] = _moved_input(inp, to_format)
+    return dict(raw, inputs=moved)
+
+
 def grid_cases(spec, op, mode="pairwise"):
     """The raw cases (spec-case dicts, as if written in ops.yaml) of the op's grid."""
     entry = spec.ops[op]
