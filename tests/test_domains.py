@@ -147,3 +147,105 @@ def test_the_shipped_spec_generates_grids_that_validate_and_cover():
     report = coverage.coverage(spec)
     assert report["documented_values"] > 0
     assert report["unexercised"] == [], coverage.render(report)[:20]
+
+
+# ---------------------------------------------------------------- pinned details (mutation testing found them loose)
+
+PARAMS = {
+    "signature": [{"name": "x", "kind": "tensor"}, {"name": "a", "domain": [1, 2]},
+                  {"name": "b", "kind": "value", "free": "any float"}, {"name": "c", "kind": "value"},
+                  {"name": "*args"}],
+    "cases": [{"id": "one", "kwargs": {"a": 1}}, {"id": "two", "kwargs": {"a": 2}}],
+}
+
+
+def test_undeclared_and_free_parameters_are_told_apart():
+    spec = spec_with(PARAMS)
+    assert coverage.undeclared(spec, "op") == ["c"] and coverage.free(spec, "op") == ["b"]
+    report = coverage.coverage(spec)
+    assert report["undeclared"] == {"op": ["c"]} and report["free_parameters"] == 1
+    assert report["ops"]["op"]["values"] == [2, 2] and report["ops"]["op"]["pairs"] == [0, 0]
+
+
+def test_aliases_unchecked_ops_and_ops_without_parameters_are_left_out():
+    spec = Spec("x.yaml", {"docs": {}, "domains": {}, "ops": {
+        "op": PARAMS, "alias": dict(PARAMS, alias_of="op"), "side": dict(PARAMS, not_checkable="side effects"),
+        "bare": {"signature": [{"name": "x", "kind": "tensor"}]}}})
+    assert list(coverage.coverage(spec)["ops"]) == ["op"]
+    assert list(coverage.coverage(spec, ["bare"])["ops"]) == []
+
+
+def test_coverage_totals_and_the_excluded_pairs():
+    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": ["x", "y"]}],
+             "grid": {"inputs": {}, "exclude": [{"when": "a == 2 and b == 'y'", "why": "refused"}]}}
+    report = coverage.coverage(spec_with(entry))
+    assert (report["documented_values"], report["exercised_values"]) == (4, 4)
+    assert (report["documented_pairs"], report["exercised_pairs"]) == (3, 3)
+    assert report["excluded"] == [{"op": "op", "values": {"a": 2, "b": "y"}}] and report["unexercised"] == []
+
+
+def test_render_lists_each_gap_then_the_totals():
+    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": [True, False]}],
+             "cases": [{"id": "c1", "kwargs": {"a": 1, "b": True}}]}
+    lines = coverage.render(coverage.coverage(spec_with(entry)))
+    assert lines[:2] == ["op: a=2", "op: b=false"] and len(lines) == 4  # a pair with a missing value: listed once
+    assert lines[-2].startswith("documented values: 2 of 4 exercised; pairs of values: 1 of 4 (0 excluded")
+    assert lines[-2].endswith("{} unexercised".format(len(lines) - 2))
+    assert lines[-1] == ("dimensions with a documented domain (parameters and keras.json settings): 2; "
+                         "free parameters (any value of a type): 0")
+    undeclared_lines = coverage.render(coverage.coverage(spec_with(PARAMS)))
+    assert undeclared_lines[-1] == "value parameters with no documented domain: 1 in 1 ops"
+
+
+@pytest.mark.parametrize("items, want", [
+    ([" floatx = float64 "], {"floatx": "float64"}),
+    (["epsilon=1e-3", "epsilon=0.5"], {"epsilon": 0.5}),
+    (["image_data_format=channels_last"], {"image_data_format": "channels_last"}),
+])
+def test_keras_config_override_details(items, want):
+    got = domains.parse_override(items)
+    assert got == want and all(type(got[k]) is type(want[k]) for k in want)
+
+
+def test_bad_override_messages_name_what_was_given():
+    with pytest.raises(domains.DomainError, match=r"got 'colour=red'"):
+        domains.parse_override(["colour=red"])
+    with pytest.raises(domains.DomainError, match=r"epsilon takes a positive number \(got 'x'\)"):
+        domains.parse_override(["epsilon=x"])
+    with pytest.raises(domains.DomainError, match=r"floatx is one of float16, float32, float64 \(got 'int8'\)"):
+        domains.parse_override(["floatx=int8"])
+
+
+@pytest.mark.parametrize("value, want", [
+    ([1, [2, None]], ("list", 1, ("list", 2, None))),
+    ({"tuple": [1]}, ("tuple", ("list", 1))),
+    (1.5, 1.5), ("same", "same"), (None, None), (False, ("bool", False)),
+    ({"step": "add"}, repr({"step": "add"})),
+])
+def test_normal_forms(value, want):
+    assert domains.normal(value) == want
+
+
+def test_grid_cases_carry_fixed_kwargs_checks_and_the_first_raise_that_holds():
+    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "t", "domain": [{"tuple": [0, 1]}, None]}],
+             "grid": {"inputs": {"x": {"shape": [2]}}, "kwargs": {"k": 3}, "modes": ["eager"],
+                      "tolerance": {"float32": {"rtol": 0.1}}, "stats": {"mean": [0, 1]},
+                      "then": [{"op": "dtype", "args": [{"result": 0}]}], "then_only": True,
+                      "exclude": [{"when": "t == [0, 1] and a == 2", "why": "a tuple is a list to a rule"}],
+                      "raises": [{"when": "a == 1 and t is None", "type": "ValueError"},
+                                 {"when": "a == 1", "type": "TypeError"}]}}
+    raws = domains.grid_cases(spec_with(entry), "op")
+    assert [r["id"] for r in raws] == ["grid.a=1.t=(0x1)", "grid.a=1.t=none", "grid.a=2.t=none"]
+    first = raws[0]
+    assert first["kwargs"] == {"k": 3, "a": 1, "t": {"tuple": [0, 1]}} and "keras_config" not in first
+    assert (first["modes"], first["stats"], first["then_only"]) == (["eager"], {"mean": [0, 1]}, True)
+    assert first["tolerance"] == {"float32": {"rtol": 0.1}} and first["then"][0]["op"] == "dtype"
+    assert [r.get("raises") for r in raws] == ["TypeError", "ValueError", None]
+    assert domains.grid_cases(spec_with({"signature": []}), "op") == []
+
+
+def test_grid_params_choose_the_dimensions():
+    entry = dict(CONV, grid=dict(CONV["grid"], params=["padding"], raises=[]))
+    raws = domains.grid_cases(spec_with(entry), "op")
+    assert [r["id"] for r in raws] == ["grid.padding=valid", "grid.padding=same"]
+    assert all("keras_config" not in r and r["inputs"]["x"]["shape"] == [2, 5, 4, 3] for r in raws)
