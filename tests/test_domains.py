@@ -249,3 +249,16 @@ def test_grid_params_choose_the_dimensions():
     raws = domains.grid_cases(spec_with(entry), "op")
     assert [r["id"] for r in raws] == ["grid.padding=valid", "grid.padding=same"]
     assert all("keras_config" not in r and r["inputs"]["x"]["shape"] == [2, 5, 4, 3] for r in raws)
+
+
+def test_cases_exercise_defaults_tuple_forms_and_examples():
+    entry = {"signature": [{"name": "s", "tuple": True, "default": [1, 1], "domain": [[1, 1], {"tuple": [2, 2]}]},
+                           {"name": "k", "default": False, "domain": [False, True]}],
+             "cases": [{"id": "plain"}, {"id": "listed", "kwargs": {"s": [2, 2], "k": True}}],
+             "examples": [{"id": "doc", "case": {"kwargs": {"k": True}}}]}
+    report = coverage.coverage(spec_with(entry))
+    # plain: s=(1, 1) by default, k=False; listed: a list for a tuple parameter is its tuple form; doc: s=1x1, k=True
+    assert report["exercised_values"] == report["documented_values"] == 4
+    assert [i["values"] for i in report["unexercised"]] == [{"s": {"tuple": [2, 2]}, "k": False}]
+    without_example = dict(entry, examples=[])
+    assert {"s": [1, 1], "k": True} in [i["values"] for i in coverage.coverage(spec_with(without_example))["unexercised"]]

@@ -117,3 +117,25 @@ def test_moving_an_input_between_layouts_keeps_values_and_unknown_dims():
     explicit = dict(raw, kwargs={"data_format": "channels_last"})
     assert follow_image_data_format(entry, explicit, "channels_first") is explicit  # the case chose its layout
     assert follow_image_data_format({"signature": entry["signature"]}, raw, "channels_first") is raw
+
+
+def test_layout_moves_both_ways_and_only_the_data_input():
+    from kbtool.specs.domains import follow_image_data_format
+
+    entry = {"signature": [{"name": "n", "kind": "value"}, {"name": "x", "kind": "tensor"},
+                           {"name": "kernel", "kind": "tensor"}, {"name": "data_format", "default": None}],
+             "reads_config": ["image_data_format"]}
+    first = {"id": "c", "inputs": {"x": {"value": [[[1, 3, 5], [2, 4, 6]]]}, "kernel": {"shape": [2, 2, 1]}}}
+    back = follow_image_data_format(entry, first, "channels_last")["inputs"]
+    assert back["x"]["value"] == [[[1, 2], [3, 4], [5, 6]]] and back["kernel"] == {"shape": [2, 2, 1]}
+    shaped = {"id": "s", "inputs": [{"shape": [2, 3, 4, 5], "none_dims": [3]}, {"shape": [3, 3, 5, 1]}]}
+    moved = follow_image_data_format(entry, shaped, "channels_first")["inputs"]
+    assert moved[0] == {"shape": [2, 5, 3, 4], "none_dims": [1]} and moved[1] == {"shape": [3, 3, 5, 1]}
+    assert follow_image_data_format(entry, moved and dict(shaped, inputs=moved), "channels_last")["inputs"][0] == \
+        {"shape": [2, 3, 4, 5], "none_dims": [3]}  # and back again
+    for unchanged in ({"id": "r", "args": [{"tensor": 0}], "inputs": [{"shape": [1, 2, 3]}]},
+                      {"id": "2d", "inputs": [{"shape": [4, 3]}]},
+                      {"id": "none", "inputs": [[{"shape": [1, 2, 3]}]]}):
+        assert follow_image_data_format(entry, unchanged, "channels_first") is unchanged
+    no_param = dict(entry, signature=entry["signature"][:3])
+    assert follow_image_data_format(no_param, shaped, "channels_first") is shaped

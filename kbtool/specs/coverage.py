@@ -45,7 +45,7 @@ def op_coverage(spec, op):
     names = list(dims)
     pairs, impossible = set(), set()
     if len(names) > 1:
-        raw_possible, raw_impossible = domains.required_pairs(dims, rules)
+        raw_possible, raw_impossible = domains.required_pairs(dims, rules, tuple_params)
         pairs = raw_possible
         impossible = raw_impossible
     hit_pairs = set()

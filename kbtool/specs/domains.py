@@ -173,8 +173,8 @@ def full_rows(domains, exclude=()):
     return [row for row in rows if _allowed(row, exclude)]
 
 
-def _pairs(row, names):
-    keyed = [(n, normal(row[n])) for n in names]
+def _pairs(row, names, tuple_params=()):
+    keyed = [(n, normal(row[n], n in tuple_params)) for n in names]
     if len(keyed) == 1:
         return {(keyed[0],)}
     return {(a, b) for a, b in itertools.combinations(keyed, 2)}
@@ -195,16 +195,17 @@ def pairwise_rows(domains, exclude=()):
     return chosen
 
 
-def required_pairs(domains, exclude=()):
+def required_pairs(domains, exclude=(), tuple_params=()):
     """(required, impossible): the value pairs (single values for one dimension) the documented space holds, split
-    into those some allowed row holds and those every row holding them is excluded."""
+    into those some allowed row holds and those every row holding them is excluded. For a parameter documented as a
+    tuple (`tuple_params`), a list and its tuple form are one value."""
     names = list(domains)
     everything = set()
     for row in full_rows(domains):
-        everything |= _pairs(row, names)
+        everything |= _pairs(row, names, tuple_params)
     possible = set()
     for row in full_rows(domains, exclude):
-        possible |= _pairs(row, names)
+        possible |= _pairs(row, names, tuple_params)
     return possible, everything - possible
 
 
