@@ -319,7 +319,8 @@ def backends(as_json, names):
               help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
 @click.option("--timeout", "case_timeout", metavar="SECONDS",
-              help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120).")
+              help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
+                   "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).")
 @click.option("--keras-config", "keras_config", multiple=True, metavar="KEY=VALUE",
               help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).")
 @click.option("--known", "known_path", type=click.Path(dir_okay=False),

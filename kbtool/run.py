@@ -228,6 +228,8 @@ def _run_group(name, launch, group, keras_config, oracle, seed, progress, case_t
     from .runners.client import WorkerClient
     from .runners.registry import backend_info
 
+    if case_timeout is None:
+        case_timeout = getattr(launch, "case_timeout", None)  # the backend's own default, where it has one
     client = WorkerClient(launch, keras_config=keras_config,
                           **({"case_timeout": case_timeout} if case_timeout is not None else {}))
     cancel.register(client)

@@ -33,3 +33,27 @@ def test_no_more_workers_than_cases():
     (info,), results = run_plan(plan)
     assert "workers" not in info  # one case: one worker, not eight
     assert len(results) == 2 and all(r.status.value == "pass" for r in results)
+
+
+def test_a_backends_own_case_timeout_applies_unless_one_is_given(custom_backend):
+    from kbtool.runners.custom import launch as custom_launch
+
+    name = custom_backend("slow", "sleeper", "import time\nfrom kbtool.reference import *\n"
+                          "from kbtool.reference import abs as _abs\n"
+                          "def abs(x):\n    time.sleep(3)\n    return _abs(x)\n")
+
+    def launcher(backend):
+        return dataclasses.replace(custom_launch(backend, {}), case_timeout=0.5)
+
+    plan = make_plan(loader.load(), ops=["abs"], backends=[name], case_patterns=["basic"], modes=["eager"],
+                     launcher=launcher, builtin=[])
+    (_,), results = run_plan(plan)
+    assert [r.status.value for r in results] == ["timeout"]
+    (_,), results = run_plan(plan, case_timeout=10)  # --timeout wins
+    assert [r.status.value for r in results] == ["pass"]
+
+
+def test_theano_compiles_cold_within_its_own_timeout():
+    from kbtool.runners.theano import RECIPE
+
+    assert RECIPE.case_timeout >= 600 and RECIPE.workers == 2

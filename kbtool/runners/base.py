@@ -88,6 +88,7 @@ class Launch:
     variants: Callable[[object], List[object]] = lambda case: []
     # workers that share this backend's cases in a check (a backend that is the long pole keeps a core busy)
     workers: int = 1
+    case_timeout: Optional[float] = None  # this backend's own default for --timeout (None: the client's)
     # environment variables of the worker that takes share i > 0 (e.g. a cache of its own, where a shared one locks)
     per_worker_env: Callable[[int], Dict[str, str]] = lambda index: {}
 
@@ -147,6 +148,7 @@ class Recipe:
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
     variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
     workers: int = 1  # see Launch.workers
+    case_timeout: Optional[float] = None  # see Launch.case_timeout
     per_worker_env: Callable[[str, int], Dict[str, str]] = lambda env_dir, index: {}  # see Launch.per_worker_env
     notes: str = ""
 
@@ -167,7 +169,7 @@ class Recipe:
         return Launch(backend=self.name, python=self.env_python(), module=self.module,
                       fallback_modules=list(self.fallback_modules), shims=list(self.shims),
                       version_of=list(self.version_of), graph=self.graph, env=env, variants=self.variants,
-                      workers=self.workers, per_worker_env=lambda index: self.per_worker_env(env_dir, index))
+                      workers=self.workers, case_timeout=self.case_timeout, per_worker_env=lambda index: self.per_worker_env(env_dir, index))
 
 
 def find_interpreter(version):
