@@ -245,13 +245,13 @@ def test_a_known_difference_is_reported_as_known_and_the_search_goes_on(tmp_path
     known_file.write_text(
         "- op: softmax\n  backend: {}\n  case: '*shape=*x*x*x*'\n  match: 'values differ'\n"
         "  reason: planted - softmax on axis 0 of rank 4 doubles\n  count: 1\n".format(PLANTED))
-    proc = kbtool("explore", "--op", "softmax", "--backend", PLANTED, "--max-examples", "60", "--known",
+    proc = kbtool("explore", "--op", "softmax", "--backend", PLANTED, "--max-examples", "200", "--known",
                   str(known_file), "--json", home=tmp_path)
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0, doc  # explained: nothing unexplained is left
     assert doc["failures"] and all(f["known"] for f in doc["failures"])
     assert all(f["known_reason"].startswith("planted") for f in doc["failures"])
-    assert doc["examples"][PLANTED] == 60  # the search did not stop at the first known failure
+    assert doc["examples"][PLANTED] == 200  # the search did not stop at the first known failure
 
 
 def test_text_output_shows_the_minimal_case_and_the_replay_command(explored, tmp_path):
