@@ -262,3 +262,26 @@ def test_cases_exercise_defaults_tuple_forms_and_examples():
     assert [i["values"] for i in report["unexercised"]] == [{"s": {"tuple": [2, 2]}, "k": False}]
     without_example = dict(entry, examples=[])
     assert {"s": [1, 1], "k": True} in [i["values"] for i in coverage.coverage(spec_with(without_example))["unexercised"]]
+
+
+def test_greedy_pairwise_picks_the_row_covering_most_and_the_grid_limit_is_exact():
+    assert len(domains.pairwise_rows(DOMS)) == 9  # the least possible: a and c alone have 3 x 3 pairs
+    limit = domains.MAX_GRID_ROWS
+    assert len(domains.full_rows({"one": [1], "many": list(range(limit))})) == limit
+    with pytest.raises(domains.DomainError, match="{:,} rows".format(limit + 1)):
+        domains.full_rows({"one": [1], "many": list(range(limit + 1))})
+
+
+def test_full_grid_expands_every_allowed_row():
+    entry = {"signature": [{"name": "a", "domain": [1, 2, 3]}, {"name": "b", "domain": ["x", "y"]},
+                           {"name": "c", "domain": [True, False]}],
+             "grid": {"inputs": {}, "exclude": [{"when": "a == 3 and b == 'y'", "why": "refused"}]}}
+    spec = spec_with(entry)
+    full = domains.grid_cases(spec, "op", "full")
+    assert len(full) == 12 - 2 and len(domains.grid_cases(spec, "op")) < len(full)
+    assert domains.grid_cases(spec, "op") == domains.grid_cases(spec, "op", "pairwise")
+
+
+def test_a_parameter_without_a_kind_is_a_value_parameter():
+    spec = spec_with({"signature": [{"name": "x", "kind": "tensor"}, {"name": "plain"}]})
+    assert coverage.undeclared(spec, "op") == ["plain"]

@@ -139,3 +139,17 @@ def test_layout_moves_both_ways_and_only_the_data_input():
         assert follow_image_data_format(entry, unchanged, "channels_first") is unchanged
     no_param = dict(entry, signature=entry["signature"][:3])
     assert follow_image_data_format(no_param, shaped, "channels_first") is shaped
+
+
+def test_a_rank4_value_moves_its_channels_and_back():
+    import numpy as np
+
+    from kbtool.specs.domains import follow_image_data_format
+
+    entry = {"signature": [{"name": "x", "kind": "tensor"}, {"name": "data_format", "default": None}],
+             "reads_config": ["image_data_format"]}
+    value = np.arange(24).reshape(1, 2, 3, 4)  # channels_last: 4 channels
+    first = follow_image_data_format(entry, {"id": "v", "inputs": [{"value": value.tolist()}]}, "channels_first")
+    assert np.array_equal(first["inputs"][0]["value"], np.moveaxis(value, -1, 1))
+    back = follow_image_data_format(entry, first, "channels_last")
+    assert np.array_equal(back["inputs"][0]["value"], value)
