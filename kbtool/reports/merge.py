@@ -1,0 +1,257 @@
+"""`kbtool report merge`: one report from the reports of shards (`check --shard K/N`) or of backends run on
+different machines, judged as one run.
+
+The parts must come from the same spec (its SHA-256), seed, grid, keras.json override and known-difference entries,
+and hold no result twice; each difference is refused in one line naming the two files. The merged report is the
+union of their results, sorted as a check sorts them, re-judged by the known differences the parts recorded (so no
+file is needed): staleness and growth are judged only when the parts together are the whole plan, i.e. for every
+backend that ran, either one unsharded report or shards 1..N of one N, all with the same selection. Its
+`wall_seconds` is the longest part's (the parts ran side by side); `merged_from` lists each part's own.
+"""
+import datetime
+import re
+from dataclasses import fields
+
+from .. import __version__
+from ..errors import KbtoolError
+from ..results import BackendStatus, Result, Status
+from .assemble import SCHEMA_VERSION, summarize
+
+REQUIRED = ("plan", "known_entries")  # what a report needs for merge (kbtool check writes them)
+SELECTION = ("ops", "case_patterns", "modes", "examples_only", "last_failed")  # what a part's plan selected
+# the note known.apply appends when a regex timed out: dropped before re-judging, which appends it again
+TIMEOUT_NOTE = re.compile(r"(?:^|; )known-difference entry [^;]*?: its match regex timed out after .*?"
+                          r"later messages not searched\)")
+
+
+def merge(parts, allow_incomplete=False, strict=False):
+    """The merged report of `parts`, a list of (name, report) (names as the user gave the files)."""
+    from .. import known
+
+    if not parts:
+        raise KbtoolError("nothing to merge: name the reports")
+    for name, report in parts:
+        _mergeable(name, report, allow_incomplete)
+    first_name, first = parts[0]
+    for name, report in parts[1:]:
+        _same_run(first_name, first, name, report)
+    results = _union(parts)
+    infos = _backends(parts)
+    plan = _plan(parts, infos)
+    order = {info["name"]: i for i, info in enumerate(infos)}
+    results.sort(key=lambda r: (r.op, r.case, order.get(r.backend, len(order)), r.mode))
+    applied = known.apply(results, first["known_entries"], whole_spec=plan["whole_spec"],
+                          all_cases=plan["all_cases"], planned_ops=plan["ops"],
+                          spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
+                          counts_comparable=plan["counts_comparable"])
+    computed = {
+        "kbtool": __version__,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "spec": dict(first["spec"], ops=len(plan["ops"]), cases=_cases(parts)),
+        "filters": _filters(parts),
+        "keras_config": dict(first["keras_config"], ran=_union_of(p["keras_config"]["ran"] for _, p in parts))
+        if "keras_config" in first else None,
+        "backends": infos,
+        "results": [r.as_dict() for r in results],
+        "known_differences": applied.counts,
+        "stale_known_differences": applied.stale,
+        "wall_seconds": max(p["wall_seconds"] for _, p in parts),
+        "plan": plan,
+    }
+    merged = {}
+    for key in first:  # the parts' order of keys; fields this module does not know are the first part's
+        if key in ("summary", "incomplete", "merged_from"):
+            continue
+        merged[key] = computed[key] if key in computed else first[key]
+    merged["schema_version"] = SCHEMA_VERSION
+    merged["merged_from"] = [_part(name, report) for name, report in parts]
+    interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
+    if interrupted:
+        merged["incomplete"] = {
+            "signal": interrupted[0][1]["incomplete"]["signal"],
+            "planned": sum(p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete")
+                           else len(p["results"]) for _, p in parts),
+            "ran": len(results),
+            "note": "merged from {} reports, {} of them interrupted: {}".format(
+                len(parts), len(interrupted), "; ".join("{} ({})".format(name, r["incomplete"]["note"])
+                                                         for name, r in interrupted))}
+    merged["summary"] = summarize(merged, strict=strict)
+    return merged
+
+
+def _mergeable(name, report, allow_incomplete):
+    missing = [key for key in REQUIRED if key not in report] + ([] if report["spec"].get("sha256") else ["spec.sha256"])
+    if missing:
+        raise KbtoolError("{}: cannot be merged: it lacks {} (written by an older kbtool); run its check again".format(
+            name, ", ".join(missing)))
+    if report.get("incomplete") and not allow_incomplete:
+        raise KbtoolError("{}: the check was interrupted ({}); merge it anyway with --allow-incomplete".format(
+            name, report["incomplete"].get("note", report["incomplete"].get("signal"))))
+
+
+def _same_run(name_a, a, name_b, b):
+    """Refuse two parts that are not parts of one run, naming both files and what differs."""
+    checks = [
+        ("different specs", a["spec"]["sha256"], b["spec"]["sha256"], lambda v: "sha256 " + v[:12]),
+        ("different seeds", a["seed"], b["seed"], str),
+        ("different grids", a.get("grid", "pairwise"), b.get("grid", "pairwise"), str),
+        ("different --keras-config", _override(a), _override(b),
+         lambda v: ", ".join("{}={}".format(k, v[k]) for k in sorted(v)) or "none"),
+    ]
+    for what, x, y, show in checks:
+        if x != y:
+            raise KbtoolError("{} and {} come from {} ({} vs {}); only parts of one run merge".format(
+                name_a, name_b, what, show(x), show(y)))
+    if a["known_entries"] != b["known_entries"]:
+        entries_a, entries_b = a["known_entries"], b["known_entries"]
+        where = next((i for i, (x, y) in enumerate(zip(entries_a, entries_b)) if x != y), min(len(entries_a),
+                                                                                               len(entries_b)))
+        raise KbtoolError("{} and {} applied different known differences ({} vs {} entries, the first difference at "
+                          "entry {}); run both with the same file".format(
+                              name_a, name_b, len(entries_a), len(entries_b), where + 1))
+
+
+def _override(report):
+    return dict((report.get("keras_config") or {}).get("override") or {})
+
+
+def _union(parts):
+    """Every part's results as Result objects (not yet judged by the known differences); a result held by two
+    parts is refused."""
+    names = {f.name for f in fields(Result)}
+    held, results = {}, []
+    for name, report in parts:
+        for record in report["results"]:
+            key = (record["op"], record["case"], record["backend"], record["mode"])
+            if key in held:
+                raise KbtoolError("{} and {} both hold {} {} on {} ({}): the reports overlap; merge the shards of "
+                                  "one run, or runs of different backends".format(held[key], name, *key))
+            held[key] = name
+            result = Result(**{k: v for k, v in record.items() if k in names})
+            result.status, result.known = Status(result.status), None
+            if result.note:
+                result.note = TIMEOUT_NOTE.sub("", result.note) or None
+            results.append(result)
+    return results
+
+
+def _backends(parts):
+    """One info per backend, in the order the parts name them: a backend that ran in any part is described by
+    those parts (one that could not start in one of them is broken), and the same backend at different versions
+    is refused."""
+    ran, idle, seen = {}, {}, []
+    for name, report in parts:
+        for info in report["backends"]:
+            if info["name"] not in seen:
+                seen.append(info["name"])
+            if info["status"] == BackendStatus.NOT_INSTALLED.value:
+                idle.setdefault(info["name"], info)
+            else:
+                ran.setdefault(info["name"], []).append((name, info))
+    merged = []
+    for backend in seen:
+        if backend not in ran:
+            merged.append(idle[backend])
+            continue
+        runs = ran[backend]
+        versions = [(name, info) for name, info in runs if info.get("versions")]
+        for name, info in versions[1:]:
+            if info["versions"] != versions[0][1]["versions"]:
+                raise KbtoolError("{} and {} ran {} at different versions ({} vs {}); merge runs of one "
+                                  "installation".format(versions[0][0], name, backend,
+                                                        _versions(versions[0][1]), _versions(info)))
+        broken = [info for _, info in runs if info["status"] == BackendStatus.BROKEN.value]
+        info = dict(broken[0] if broken else runs[0][1])
+        restarts = [i["restarts"] for _, i in runs if isinstance(i.get("restarts"), int)]
+        if restarts:
+            info["restarts"] = sum(restarts)
+        merged.append(info)
+    return merged
+
+
+def _versions(info):
+    return ", ".join("{} {}".format(k, v) for k, v in info["versions"].items())
+
+
+def _plan(parts, infos):
+    """The merged plan, and whether the parts together are the whole of it (then staleness and growth are
+    judged as on one run)."""
+    from ..plan import unfiltered
+
+    plans = [report["plan"] for _, report in parts]
+    first = plans[0]
+    same_selection = all(all(p.get(k) == first.get(k) for k in SELECTION) for p in plans)
+    ops = _union_of(p["ops"] for p in plans)
+    checkable = first.get("checkable_ops")
+    covered = same_selection and not any(r.get("incomplete") for _, r in parts) and all(
+        _covered(backend, parts) for backend in (i["name"] for i in infos
+                                                 if i["status"] != BackendStatus.NOT_INSTALLED.value))
+    override = _override(parts[0][1])
+    all_cases = covered and not first.get("last_failed") and unfiltered(
+        first["case_patterns"], first["modes"], first["examples_only"], override)
+    whole_spec = set(ops) >= set(checkable) if checkable is not None else all(p["whole_spec"] for p in plans)
+    grid = parts[0][1].get("grid", "pairwise")
+    plan = {"ops": ops,
+            "case_patterns": first["case_patterns"] if same_selection else _union_of(p["case_patterns"] for p in plans),
+            "modes": first["modes"] if same_selection else _union_of(p["modes"] for p in plans),
+            "examples_only": all(p["examples_only"] for p in plans),
+            "whole_spec": whole_spec, "all_cases": all_cases,
+            "counts_comparable": all_cases and whole_spec and grid == "pairwise" and not override,
+            "last_failed": any(p.get("last_failed") for p in plans),
+            "shard": None}
+    if checkable is not None:
+        plan["checkable_ops"] = checkable
+    return plan
+
+
+def _covered(backend, parts):
+    """Whether the parts that ran `backend` are the whole plan for it: one unsharded part, or shards 1..N."""
+    shards = [report["plan"].get("shard") for _, report in parts
+              if any(i["name"] == backend and i["status"] != BackendStatus.NOT_INSTALLED.value
+                     for i in report["backends"])]
+    if shards == [None]:
+        return True
+    if not shards or None in shards:
+        return False
+    count = shards[0]["count"]
+    return all(s["count"] == count for s in shards) and sorted(s["index"] for s in shards) == list(
+        range(1, count + 1))
+
+
+def _cases(parts):
+    """Planned cases of the merged run: an unsharded part's, or the sum over the distinct shards of one N."""
+    per_shard = {}
+    for _, report in parts:
+        shard = report["plan"].get("shard")
+        key = None if shard is None else (shard["count"], shard["index"])
+        per_shard[key] = max(per_shard.get(key, 0), report["spec"]["cases"])
+    totals = [per_shard.get(None, 0)]
+    for count in {key[0] for key in per_shard if key is not None}:
+        totals.append(sum(n for key, n in per_shard.items() if key is not None and key[0] == count))
+    return max(totals)
+
+
+def _filters(parts):
+    """The parts' filters; where the shards of every backend are complete, without each shard's '--shard K/N'."""
+    words = _union_of(report.get("filters", []) for _, report in parts)
+    backends = {i["name"] for _, r in parts for i in r["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value}
+    if all(_covered(b, parts) for b in backends):
+        words = [w for w in words if not w.startswith("--shard ")]
+    return words
+
+
+def _union_of(lists):
+    """Items of several lists, each once, in order of first appearance (items may be dicts)."""
+    out = []
+    for items in lists:
+        for item in items:
+            if item not in out:
+                out.append(item)
+    return out
+
+
+def _part(name, report):
+    return {"file": name, "created": report["created"], "kbtool": report["kbtool"],
+            "shard": report["plan"].get("shard"),
+            "backends": [i["name"] for i in report["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value],
+            "wall_seconds": report["wall_seconds"]}
