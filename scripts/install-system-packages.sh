@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System libraries the backends need (OpenBLAS for Theano's BLAS calls, OpenMPI for CNTK). The names come from the
-# backend recipes (`apt_packages`), via `kbtool env system-packages`, unless given as arguments.
+# backend recipes (`apt_packages`), via `kbtool env system-packages`, unless given as arguments; chromium too, for
+# the HTML report's browser tests (tests/test_html_scoreboard.py) and scripts/screenshot-report.sh.
 # Skips apt entirely when they are already installed.
 set -euo pipefail
 if [ $# -gt 0 ]; then
@@ -8,6 +9,7 @@ if [ $# -gt 0 ]; then
 else
   listed=$("${PYTHON:-python3}" -m kbtool env system-packages)
   mapfile -t packages <<<"$listed"
+  packages+=(chromium)
 fi
 missing=()
 for p in "${packages[@]}"; do

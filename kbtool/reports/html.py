@@ -1,26 +1,228 @@
-"""HTML: one self-contained page rendered with a Jinja2 template (autoescaped; every text shown loses its ANSI
-escapes and control characters first, as in the terminal)."""
+"""HTML: the scoreboard page, one self-contained file that works offline.
+
+The server side (this module and templates/report.html.j2, autoescaped) renders what is small and worth having
+without JavaScript: the run's metadata and verdict, a card per backend, the unexplained divergences, the known
+differences and the documentation examples. The op × backend matrix and every result behind its cells are embedded
+once as JSON (`<script type="application/json">`) and drawn by templates/report.js.j2 (filters, sorting, the
+cells' details, the URL hash), so the page never holds 10,000 rows of DOM up front.
+
+Every text shown, embedded or not, goes through text.plain first (no ANSI escape, no control character, no lone
+surrogate); the embedded JSON escapes < > & so no text can close its <script> element, and the script sets text
+with textContent only.
+"""
+import json
+import math
+
 import jinja2
 import markupsafe
 
 from ..known import grown
-from .matrix import SYMBOLS, build, problems
+from ..results import SEVERITY, SYMBOLS, Status
+from ..specs.domains import CONFIG_DEFAULTS
+from .assemble import strict_reasons, summarize
+from .matrix import build, doc_claims
 from .text import plain
+
+MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
+MAX_LISTED = 200  # unexplained divergences listed as HTML; the matrix reaches the rest
+RESULT_STATUSES = [s.value for s in Status]  # a result's status, by its code in the embedded data
+CELL_STATUSES = [str(s) for s in SEVERITY]  # a cell's worst status, mildest first
+MODES = ["eager", "symbolic"]
+_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                                  "\u2029": "\\u2029"})
 
 
 def _finalize(value):
     return plain(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
 
 
+def _environment():
+    return jinja2.Environment(loader=jinja2.PackageLoader("kbtool.reports", "templates"),
+                              autoescape=jinja2.select_autoescape(["html", "j2"]), finalize=_finalize)
+
+
 def render(report):
-    env = jinja2.Environment(loader=jinja2.PackageLoader("kbtool.reports", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]), finalize=_finalize)
-    backends, rows = build(report)
-    return env.get_template("report.html.j2").render(report=report, backends=backends, rows=rows,
-                                                     symbols=SYMBOLS, issues=problems(report),
-                                                     grown=grown(report.get("known_differences", [])), names=_names)
+    env = _environment()
+    summary = report.get("summary") or summarize(report)
+    order = backend_order(report)
+    data = page_data(report, order, op_info(report))
+    info = {b["name"]: b for b in report["backends"]}
+    unexplained = [r for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known")]
+    unexplained.sort(key=lambda r: (r["op"], order.index(r["backend"]) if r["backend"] in order else len(order),
+                                    -CELL_STATUSES.index(r["status"]), r["case"], r["mode"]))
+    return env.get_template("report.html.j2").render(
+        report=report, summary=summary, reasons=verdict_reasons(report, summary),
+        cards=[card(info[name], summary, report.get("active_backend")) for name in order],
+        unexplained=unexplained[:MAX_LISTED], unexplained_total=len(unexplained),
+        known_groups=known_groups(report.get("known_differences", [])),
+        grown=grown(report.get("known_differences", [])), claims=doc_claims(report), symbols=SYMBOLS,
+        cell_statuses=CELL_STATUSES, categories=sorted({op["category"] for op in data["ops"]}),
+        settings=_settings, names=_names, clip=_clip, percent=_percent,
+        data=markupsafe.Markup(script_json(data)), css=_asset(env, "report.css.j2"), script=_asset(env, "report.js.j2"))
+
+
+def _asset(env, name):
+    """A static file of the page, inlined as is (not a Jinja template: JavaScript and CSS braces stay literal)."""
+    return markupsafe.Markup(env.loader.get_source(env, name)[0])
+
+
+# --- what the page shows -----------------------------------------------------------------------------------------
+
+def backend_order(report):
+    """The report's backends, the active one (the user's configured Keras backend) first."""
+    names = [b["name"] for b in report["backends"]]
+    active = report.get("active_backend")
+    return ([active] if active in names else []) + [n for n in names if n != active]
+
+
+def op_info(report):
+    """op → (category, summary) from the spec the check ran, or {} when that spec cannot be loaded now (a report
+    from another machine, a spec since edited into an invalid one): the page then says 'unknown'."""
+    path = (report.get("spec") or {}).get("path")
+    if not path:
+        return {}
+    try:
+        from ..specs import loader
+
+        ops = loader.load(path).ops
+    except Exception:  # noqa: BLE001  (any failure of the spec costs only the categories, never the page)
+        return {}
+    return {name: (str(entry.get("category", "unknown")), str(entry.get("summary", ""))) for name, entry in ops.items()}
+
+
+def verdict_reasons(report, summary):
+    """Why the check is not ok, one phrase each (empty when it is)."""
+    reasons = []
+    incomplete = report.get("incomplete")
+    if incomplete:  # its note is the banner above the reasons
+        reasons.append("incomplete ({})".format(incomplete.get("signal", "interrupted")) + (
+            ": {} of the {} planned results ran".format(incomplete["ran"], incomplete["planned"])
+            if "ran" in incomplete and "planned" in incomplete else ""))
+    if not report["results"]:
+        reasons.append("no result: nothing was checked")
+    if summary.get("divergences"):
+        reasons.append("{} unexplained divergence(s)".format(summary["divergences"]))
+    if summary.get("stale"):
+        reasons.append("{} stale known difference(s)".format(summary["stale"]))
+    for name in summary.get("could_not_start", []):
+        reasons.append("{} could not start".format(name))
+    if report.get("summary") is summary:
+        reasons.extend(strict_reasons(report))  # --strict: unsupported results, grown known differences
+    return reasons
+
+
+def card(backend, summary, active):
+    counts = (summary.get("per_backend") or {}).get(backend["name"]) or {}
+    total = sum(counts.values())
+    explained = counts.get("pass", 0) + counts.get("known", 0)
+    return {"info": backend, "active": backend["name"] == active, "total": total,
+            "conformance": explained / total if total else None, "unexplained": total - explained,
+            "passed": counts.get("pass", 0) / total if total else None,
+            "counts": [(status, counts.get(status, 0)) for status in CELL_STATUSES],
+            "seconds": (summary.get("case_seconds") or {}).get(backend["name"])}
+
+
+def known_groups(rows):
+    """Known-difference entries grouped by reason, the group that explained most first."""
+    groups = {}
+    for row in rows:
+        groups.setdefault(row["reason"], []).append(row)
+    out = [{"reason": reason, "entries": entries, "explained": sum(e["explained"] for e in entries),
+            "grown": any(e.get("grown") for e in entries)} for reason, entries in groups.items()]
+    out.sort(key=lambda g: (not g["grown"], -g["explained"]))
+    return out
 
 
 def _names(value):
     """An entry's op or backend field: a glob or a list of them."""
     return ", ".join(value) if isinstance(value, list) else value
+
+
+def _settings(config):
+    return " · ".join("{}={}".format(k, v) for k, v in (config or {}).items()) or "(defaults)"
+
+
+def _clip(text, limit=300):
+    text = plain(text)
+    return text if len(text) <= limit else text[:limit] + "… ({} more characters)".format(len(text) - limit)
+
+
+def _percent(fraction):
+    if fraction is None:
+        return "–"
+    text = "{:.1f}%".format(fraction * 100)
+    return "99.9%" if text == "100.0%" and fraction < 1 else text  # never round a miss up to 100%
+
+
+# --- the embedded data -------------------------------------------------------------------------------------------
+
+def page_data(report, order, ops_info):
+    """What the script draws, compact: the published run's 10,704 results are about 1.4 MB of it.
+
+    ops[i].cells[b] is the matrix cell of backend order[b] ({s: worst status, p: passed, t: results} or null), and
+    ops[i].r[b] its results, each [case, mode code, status code, seconds] and, when it did not pass,
+    a fifth item {m: message, k: known-reason code, r: repro, d: details, n: note, c: settings code}."""
+    _, rows = build(report)
+    reasons, settings = [], []
+    grouped = {}
+    for record in report["results"]:
+        grouped.setdefault((record["op"], record["backend"]), []).append(_result(record, reasons, settings))
+    ops = []
+    for row in rows:
+        category, summary = ops_info.get(row["op"], ("unknown", ""))
+        cells = [row["cells"][name] if row["cells"][name]["status"] else None for name in order]
+        ops.append({"op": row["op"], "category": category, "summary": summary,
+                    "cells": [{"s": c["status"], "p": c["passed"], "t": c["total"]} if c else None for c in cells],
+                    "r": [grouped.get((row["op"], name), []) for name in order]})
+    return _clean({"backends": order, "active": report.get("active_backend"), "ops": ops,
+                   "resultStatuses": RESULT_STATUSES, "cellStatuses": CELL_STATUSES, "modes": MODES,
+                   "symbols": SYMBOLS, "reasons": reasons, "settings": settings})
+
+
+def _result(record, reasons, settings):
+    item = [record["case"], MODES.index(record["mode"]) if record["mode"] in MODES else 0,
+            RESULT_STATUSES.index(record["status"]), record.get("seconds", 0)]
+    if record["status"] == Status.PASS.value:
+        return item
+    extra = {"m": _clip(record.get("message", ""), MAX_MESSAGE)}
+    for key, short in (("repro", "r"), ("details", "d"), ("note", "n")):
+        if record.get(key) is not None:
+            extra[short] = record[key]
+    if record.get("known"):
+        extra["k"] = _code(reasons, record["known"])
+    if record.get("keras_config") not in (None, CONFIG_DEFAULTS):  # the documented defaults go without saying
+        extra["c"] = _code(settings, _settings(record["keras_config"]))
+    item.append(extra)
+    return item
+
+
+def _code(table, value):
+    """The index of `value` in `table`, appended when new (a reason shared by 500 results is embedded once)."""
+    try:
+        return table.index(value)
+    except ValueError:
+        table.append(value)
+        return len(table) - 1
+
+
+def _clean(value, texts=None):
+    """JSON-safe and display-safe: text made plain, non-finite numbers (which JSON cannot carry) spelt out.
+    (`texts` remembers each text made plain: a case id recurs on every backend and mode.)"""
+    texts = {} if texts is None else texts
+    if isinstance(value, str):
+        if value not in texts:
+            texts[value] = plain(value)
+        return texts[value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {_clean(str(k), texts): _clean(v, texts) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v, texts) for v in value]
+    return value
+
+
+def script_json(data):
+    """JSON that can sit inside <script type="application/json">: no '<' can end the element early."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.translate(_SCRIPT_ESCAPES)
