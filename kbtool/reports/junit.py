@@ -1,11 +1,26 @@
-"""JUnit XML: one testcase per op × case × backend × mode, for CI dashboards.
+"""JUnit XML for CI dashboards: one testsuite per backend, one testcase per op × case × mode.
 
-Known differences and unsupported functions are skipped (with the reason); a backend that could not start is a
-suite with one erroring testcase, so a dashboard never shows it green; so is an interrupted (incomplete) check.
+Counted as the CLI counts (summary.ok, the exit code):
+
+    pass                                  a passing testcase
+    explained by a known difference       <skipped> with the reason (under --strict an unsupported one fails)
+    unsupported, not explained            <failure> (a divergence, as the CLI says)
+    fail                                  <failure>
+    error, crash, timeout, could_not_start <error>
+
+A backend that could not start is an erroring testcase of its suite (beside the results it has, if any); one that
+is not installed is a skipped testcase, so a dashboard shows it was not run. A stale known difference is a failing
+testcase of the suite `kbtool.known_differences` (so are grown ones under --strict); an interrupted check is an
+erroring suite of its own. Each suite carries its time (the sum of its cases' seconds), the report's timestamp and
+<properties>: the backend's versions, python and module, the keras.json settings that ran, the seed, kbtool's
+version. What a backend or the reference printed while a case ran goes to that testcase's <system-out>.
 """
+import datetime
+import json
 import re
 import xml.etree.ElementTree as ET
 
+from ..known import grown
 from ..results import BackendStatus, Status
 
 # XML 1.0 cannot carry most control characters (a backend's message may hold ANSI colours or a NUL)
@@ -16,45 +31,166 @@ def _text(value):
     return _NOT_XML.sub("\ufffd", str(value))
 
 
+def _timestamp(created):
+    """JUnit's timestamp: ISO 8601 without a zone (the schema's xs:dateTime pattern), in UTC."""
+    try:
+        moment = datetime.datetime.fromisoformat(str(created))
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment.isoformat(timespec="seconds")
+
+
+def _seconds(value):
+    return "{:.3f}".format(value)
+
+
+class _Suite(object):
+    """One <testsuite> being filled: its counts follow the testcases added."""
+
+    def __init__(self, parent, name, timestamp):
+        self.element = ET.SubElement(parent, "testsuite", name=_text(name))
+        if timestamp:
+            self.element.set("timestamp", timestamp)
+        self.properties = ET.SubElement(self.element, "properties")
+        self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        self.time = 0.0
+
+    def property(self, name, value):
+        if value is None or value == "":
+            return
+        if not isinstance(value, str):
+            value = json.dumps(value, sort_keys=True)
+        ET.SubElement(self.properties, "property", name=_text(name), value=_text(value))
+
+    def case(self, classname, name, seconds=0.0, outcome=None, message="", text="", output=""):
+        """A testcase; `outcome` is None (passed), "failure", "error" or "skipped"."""
+        case = ET.SubElement(self.element, "testcase", classname=_text(classname), name=_text(name),
+                             time=_seconds(seconds))
+        self.counts["tests"] += 1
+        self.time += seconds
+        if outcome is not None:
+            self.counts["skipped" if outcome == "skipped" else outcome + "s"] += 1
+            child = ET.SubElement(case, outcome, message=_text(message))
+            if text:
+                child.text = _text(text)
+        if output:
+            ET.SubElement(case, "system-out").text = _text(output)
+        return case
+
+    def close(self):
+        if not len(self.properties):
+            self.element.remove(self.properties)
+        for key, value in self.counts.items():
+            self.element.set(key, str(value))
+        self.element.set("time", _seconds(self.time))
+
+
+def _outcome(record, strict):
+    """(outcome, message) of one result, as the CLI counts it."""
+    status = record["status"]
+    if status == Status.PASS.value:
+        return None, ""
+    if record.get("known"):
+        if strict and status == Status.UNSUPPORTED.value:
+            return "failure", "unsupported (--strict fails it, known difference or not): {}".format(record["message"])
+        return "skipped", "known difference: {}".format(record["known"])
+    if status in (Status.FAIL.value, Status.UNSUPPORTED.value):
+        return "failure", record["message"] if status == Status.FAIL.value else "unsupported: {}".format(
+            record["message"])
+    return "error", "{}: {}".format(status, record["message"])
+
+
+def _output(record):
+    captured = record.get("captured") or {}
+    return "\n".join("{} printed:\n{}".format(side, captured[side]) for side in ("reference", "backend")
+                     if captured.get(side))
+
+
+def _common_properties(suite, report):
+    suite.property("kbtool", report.get("kbtool"))
+    suite.property("seed", report.get("seed"))
+    suite.property("grid", report.get("grid"))
+    if report.get("filters"):
+        suite.property("filters", " ".join(report["filters"]))
+    config = report.get("keras_config") or {}
+    if config.get("override"):
+        suite.property("keras_config.override", config["override"])
+    for key, value in sorted((config.get("values") or {}).items()):
+        suite.property("keras.json.{}".format(key), value)
+    for key, source in sorted((config.get("source") or {}).items()):
+        suite.property("keras.json.{}.source".format(key), source)
+    if config.get("ran"):
+        suite.property("keras_config.ran", config["ran"])
+    if report.get("active_backend"):
+        suite.property("active_backend", report["active_backend"])
+
+
 def render(report):
+    strict = bool((report.get("summary") or {}).get("strict"))
+    timestamp = _timestamp(report.get("created"))
     suites = ET.Element("testsuites", name="kbtool")
     by_backend = {}
     for record in report["results"]:
         by_backend.setdefault(record["backend"], []).append(record)
-    for backend, records in by_backend.items():
-        suite = ET.SubElement(suites, "testsuite", name="kbtool.{}".format(backend), tests=str(len(records)))
-        failures = errors = skipped = 0
+    infos = {b["name"]: b for b in report["backends"]}
+    names = [b["name"] for b in report["backends"]] + [n for n in by_backend if n not in infos]
+    closed = []
+    for backend in names:
+        info = infos.get(backend, {"name": backend, "status": BackendStatus.AVAILABLE.value})
+        records = by_backend.get(backend, [])
+        suite = _Suite(suites, "kbtool.{}".format(backend), timestamp)
+        suite.property("backend.status", info.get("status"))
+        suite.property("python", info.get("python"))
+        suite.property("module", info.get("module"))
+        for package, version in sorted((info.get("versions") or {}).items()):
+            suite.property("version.{}".format(package), version)
+        for key in ("import_seconds", "restarts", "workers"):
+            suite.property(key, info.get(key))
+        _common_properties(suite, report)
+        if info.get("status") == BackendStatus.BROKEN.value:  # could not start: never green, results or not
+            suite.case("kbtool.{}".format(backend), "start", outcome="error",
+                       message="could not start: {}".format(info.get("reason", "")), output=info.get("start_output", ""))
+        elif info.get("status") == BackendStatus.NOT_INSTALLED.value and not records:
+            suite.case("kbtool.{}".format(backend), "start", outcome="skipped",
+                       message="not run: {}".format(info.get("reason", "")))
         for r in records:
-            case = ET.SubElement(suite, "testcase", classname=_text("kbtool.{}.{}".format(backend, r["op"])),
-                                 name=_text("{}[{}]".format(r["case"], r["mode"])), time="{:.4f}".format(r["seconds"]))
-            if r["status"] == Status.PASS.value:
-                continue
-            if r.get("known"):
-                skipped += 1
-                ET.SubElement(case, "skipped", message=_text("known difference: {}".format(r["known"])))
-            elif r["status"] == Status.UNSUPPORTED.value:
-                skipped += 1
-                ET.SubElement(case, "skipped", message=_text(r["message"]))
-            elif r["status"] == Status.FAIL.value:
-                failures += 1
-                ET.SubElement(case, "failure", message=_text(r["message"])).text = _text(r.get("repro", ""))
-            else:
-                errors += 1
-                ET.SubElement(case, "error", message=_text("{}: {}".format(r["status"], r["message"]))).text = _text(
-                    r.get("repro", ""))
-        suite.set("failures", str(failures))
-        suite.set("errors", str(errors))
-        suite.set("skipped", str(skipped))
-    for backend in report["backends"]:
-        if backend["status"] == BackendStatus.BROKEN.value and backend["name"] not in by_backend:
-            suite = ET.SubElement(suites, "testsuite", name=_text("kbtool.{}".format(backend["name"])), tests="1",
-                                  failures="0", errors="1", skipped="0")
-            case = ET.SubElement(suite, "testcase", classname=_text("kbtool.{}".format(backend["name"])), name="start")
-            ET.SubElement(case, "error", message=_text("could not start: {}".format(backend.get("reason", ""))))
+            outcome, message = _outcome(r, strict)
+            suite.case("kbtool.{}.{}".format(backend, r["op"]), "{}[{}]".format(r["case"], r["mode"]), r["seconds"],
+                       outcome, message, text=r.get("repro", "") if outcome in ("failure", "error") else "",
+                       output=_output(r))
+        closed.append(suite)
+    stale = report.get("stale_known_differences") or []
+    grew = grown(report.get("known_differences", [])) if strict else []
+    if stale or grew:
+        suite = _Suite(suites, "kbtool.known_differences", timestamp)
+        for entry in stale:
+            suite.case("kbtool.known_differences", "stale known difference: {} {} on {}".format(
+                _names(entry.get("op")), entry.get("case", "*"), _names(entry.get("backend"))), outcome="failure",
+                message="{} ({})".format(entry.get("reason", ""), entry.get("note", "")))
+        for row in grew:
+            suite.case("kbtool.known_differences", "grown known difference: entry {}".format(row["entry"]),
+                       outcome="failure", message="explained {} results, {} recorded (--strict): {}".format(
+                           row["explained"], row["count"], row["reason"]))
+        closed.append(suite)
     incomplete = report.get("incomplete")
     if incomplete:  # an interrupted check: a dashboard must not show the results that ran as the whole story
-        suite = ET.SubElement(suites, "testsuite", name="kbtool.incomplete", tests="1", failures="0", errors="1",
-                              skipped="0")
-        case = ET.SubElement(suite, "testcase", classname="kbtool.incomplete", name="interrupted")
-        ET.SubElement(case, "error", message=_text(incomplete["note"]))
+        suite = _Suite(suites, "kbtool.incomplete", timestamp)
+        suite.case("kbtool.incomplete", "interrupted", outcome="error", message=incomplete["note"])
+        closed.append(suite)
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    time = 0.0
+    for suite in closed:
+        suite.close()
+        for key in totals:
+            totals[key] += suite.counts[key]
+        time += suite.time
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    suites.set("time", _seconds(time))
     return ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _names(value):
+    return ", ".join(value) if isinstance(value, list) else str(value)

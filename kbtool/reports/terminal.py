@@ -1,17 +1,37 @@
-"""Terminal: a rich parity matrix, the problems with their numbers, and the verdict.
+"""Terminal: a summary of the report that fits a screen, whatever the results.
 
-Text from backends is shown as text: no ANSI escape or control character reaches the terminal (text.plain) and
-no rich markup is interpreted (escape).
+    verbosity 1 (default)  a header; one line per backend (counts, conformance); the unexplained failures, grouped
+                           by backend × op × status (or × message, when one message spans ops), as many groups as
+                           fit about 30 rows (5 to 15), each with its first message and repro; known differences grouped by reason (the 10 most frequent, grown
+                           and stale entries always); one line of documentation-example counts; the verdict.
+                           The op × backend matrix only for a run of at most MATRIX_OPS ops.
+    verbosity 2 (-v)       everything: the matrix, every failure with its details, every reason, every example.
+    verbosity 0 (-q)       the verdict line alone.
+
+The verdict line is always the last line. Text from backends is shown as text: no ANSI escape or control character
+reaches the terminal (text.plain) and no rich markup is interpreted (escape, or rich Text objects).
 """
+import math
+
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape as _markup_escape
 from rich.table import Table
+from rich.text import Text
 
 from ..known import grown
-from ..results import BackendStatus, Status
-from .matrix import SYMBOLS, build, doc_claims, problems
+from ..results import SEVERITY, BackendStatus, Status
+from .assemble import verdict_reasons
+from .matrix import SYMBOLS, build, doc_claims
 from .text import plain
+
+MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
+FAILURE_ROWS = 30  # screen rows the unexplained failures may take by default ...
+FAILURE_GROUPS = (5, 15)  # ... showing at least 5 groups and at most 15
+KNOWN_REASONS = 10  # known-difference reasons shown by default
+MESSAGE_CHARS = 200  # a failure's message is cut here by default (-v shows it whole)
+_RANK = [str(s) for s in SEVERITY]
 
 
 def escape(text):
@@ -22,20 +42,87 @@ def _names(value):
     """An entry's op or backend field: a glob or a list of them."""
     return ", ".join(value) if isinstance(value, list) else str(value)
 
+
 STYLES = {str(k): v for k, v in {
     Status.PASS: "green", "known": "yellow", Status.FAIL: "red", Status.ERROR: "red", Status.CRASH: "bold red",
     Status.TIMEOUT: "magenta", Status.UNSUPPORTED: "dim", Status.COULD_NOT_START: "bold red"}.items()}
 
 
-def render(report, console=None):
+def render(report, console=None, verbosity=1):
+    """Print the summary of `report` on `console` (stdout by default); returns "" (the text is printed)."""
     console = console or Console()
+    if verbosity > 0:
+        _header(report, console, verbosity)
+        if verbosity >= 2 or len({r["op"] for r in report["results"]}) <= MATRIX_OPS:
+            _matrix(report, console)
+        _backends(report, console, verbosity)
+        _failures(report, console, verbosity)
+        _known(report, console, verbosity)
+        _doc_examples(report, console, verbosity)
+    console.print(verdict_line(report), highlight=False, soft_wrap=True)
+    return ""
+
+
+def _count(n, word):
+    return "{} {}{}".format(n, word, "" if n == 1 else "s")
+
+
+def _say(console, text, **options):
+    console.print(text, highlight=False, soft_wrap=True, **options)
+
+
+# ------------------------------------------------------------------------------------------------ header
+def _header(report, console, verbosity):
+    spec = report.get("spec") or {}
+    parts = ["seed {}".format(report.get("seed")),
+             "{}, {}".format(_count(spec.get("ops", "?"), "op"), _count(spec.get("cases", "?"), "case")),
+             "grid {}".format(report.get("grid", "pairwise"))]
+    if report.get("filters"):
+        parts.append(", ".join(report["filters"]))
+    parts.append("kbtool {}".format(report.get("kbtool", "")))
+    if verbosity >= 2:
+        parts.append("created {}".format(report.get("created", "?")))
+    _say(console, "[bold]kbtool check[/] · " + escape(" · ".join(parts)))
+    settings = settings_line(report)
+    if settings:
+        _say(console, escape(settings))
+
+
+def settings_line(report):
+    """One line with the keras.json settings that ran and where each came from, when the report says so."""
+    config = report.get("keras_config") or {}
+    sources = config.get("source")
+    if not isinstance(sources, dict) or not sources:
+        return None
+    values = config.get("values") or {}
+    parts = []
+    active = report.get("active_backend")
+    if active and "backend" in sources:
+        parts.append("backend {} (active; {})".format(active, sources["backend"]))
+    by_source = {}  # settings that come from the same place share it: one short line
+    for key, source in sources.items():
+        if key != "backend":
+            by_source.setdefault(source, []).append("{} {}".format(key, values.get(key, "?")))
+    parts.extend("{} ({})".format(", ".join(keys), source) for source, keys in by_source.items())
+    ran = config.get("ran") or []
+    if len(ran) > 1:
+        parts.append("{} sets of settings ran (cases that read them)".format(len(ran)))
+    return "keras.json settings: " + ", ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------------ matrix
+def _matrix(report, console):
     backends, rows = build(report)
+    if not rows:
+        return
+    info = {b["name"]: b for b in report["backends"]}
+    backends = _ordered(report, backends)
     table = Table(title="kbtool parity (seed {})".format(report["seed"]), box=box.SIMPLE_HEAVY)
     table.add_column("op", style="bold")
-    info = {b["name"]: b for b in report["backends"]}
     for name in backends:
         versions = info[name].get("versions", {})
-        label = name if info[name]["status"] == BackendStatus.AVAILABLE.value else "{} ({})".format(name, info[name]["status"])
+        label = name if info[name]["status"] == BackendStatus.AVAILABLE.value else "{} ({})".format(
+            name, info[name]["status"])
         table.add_column(escape(label + "\n" + " ".join("{}".format(v) for v in list(versions.values())[:1])),
                          justify="center")
     for row in rows:
@@ -49,72 +136,379 @@ def render(report, console=None):
                                                   cell["passed"], cell["total"]))
         table.add_row(escape(row["op"]), *cells)
     console.print(table)
+
+
+# ------------------------------------------------------------------------------------------------ backends
+def _ordered(report, names):
+    """Backends in report order, the user's active backend first."""
+    active = report.get("active_backend")
+    return sorted(names, key=lambda name: name != active)
+
+
+def _short_versions(info, verbosity):
+    versions = info.get("versions") or {}
+    if verbosity >= 2:
+        text = ", ".join("{} {}".format(k, v) for k, v in versions.items())
+        return "{} · py{}".format(text, info["python"]) if info.get("python") else text
+    # the backend's own version (-v gives every version): a custom module's first one
+    own = versions.get(info["name"])
+    return str(own if own is not None else next(iter(versions.values()), ""))
+
+
+def backend_counts(report):
+    """Per backend: counts by status ('known' for explained results), results, conformance and unexplained."""
+    per_backend = (report.get("summary") or {}).get("per_backend")
+    if per_backend is None:
+        per_backend = {}
+        for r in report["results"]:
+            counts = per_backend.setdefault(r["backend"], {})
+            word = "known" if r.get("known") else r["status"]
+            counts[word] = counts.get(word, 0) + 1
+    out = {}
+    for name, counts in per_backend.items():
+        results = sum(counts.values())
+        good = counts.get("pass", 0) + counts.get("known", 0)
+        out[name] = dict(counts, results=results, unexplained=results - good,
+                         conformance=None if not results else 100.0 * good / results)
+    return out
+
+
+def _percent(value):
+    if value is None:
+        return "–"
+    return "{:.1f}%".format(math.floor(value * 10) / 10)  # never round an imperfect backend up to 100%
+
+
+# the per-backend table's count columns: (count key, header); "known" is explained results of any status
+COUNT_COLUMNS = [("pass", "pass"), ("known", "known"), ("unsupported", "unsup."), ("fail", "fail"),
+                 ("error", "error"), ("crash", "crash"), ("timeout", "timeout"), ("could_not_start", "not run")]
+# dropped in this order, while all zero, when the table is wider than the console (CI logs are 80 wide)
+_DROPPABLE = ["could_not_start", "timeout", "crash", "unsupported", "error", "fail", "known"]
+_KEYS = ["backend", "version", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
+
+
+def backend_rows(report, verbosity=1):
+    """The per-backend table as header and rows of plain strings (active backend first)."""
+    counts = backend_counts(report)
+    infos = {b["name"]: b for b in report["backends"]}
+    names = _ordered(report, [b["name"] for b in report["backends"]] + [n for n in counts if n not in infos])
+    shown = [n for n in names if n in counts and (counts[n]["results"] or infos.get(n, {}).get("status") ==
+                                                   BackendStatus.AVAILABLE.value)]
+    header = ["backend", "versions" if verbosity >= 2 else "version", "results"] + [h for _, h in COUNT_COLUMNS] + [
+        "conform.", "unexpl."]
+    rows = []
+    for name in shown:
+        c = counts[name]
+        rows.append([name + (" (active)" if name == report.get("active_backend") else ""),
+                     plain(_short_versions(infos.get(name, {"name": name}), verbosity)), str(c["results"])]
+                    + [str(c.get(key, 0)) for key, _ in COUNT_COLUMNS]
+                    + [_percent(c["conformance"]), str(c["unexplained"])])
+    return header, rows
+
+
+def _fit(header, rows, width, verbosity):
+    """Column indices to show: every one that fits; where the table is too wide, the versions go first (-v keeps
+    them), then count columns that are zero on every backend."""
+    keep = [i for i, key in enumerate(_KEYS) if key != "could_not_start" or any(row[i] != "0" for row in rows)]
+
+    def wide():
+        # rich's padding (0, 1) without edges: two spaces between columns
+        return sum(max(cell_len(t[i]) for t in [header] + rows) for i in keep) + 2 * (len(keep) - 1) > width
+
+    if wide() and verbosity < 2:
+        keep.remove(1)
+    for key in _DROPPABLE:
+        if not wide():
+            break
+        i = _KEYS.index(key)
+        if i in keep and all(row[i] == "0" for row in rows):
+            keep.remove(i)
+    return keep
+
+
+def _backends(report, console, verbosity):
+    header, rows = backend_rows(report, verbosity)
+    if rows:
+        keep = _fit(header, rows, console.width, verbosity)
+        table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
+        for i in keep:
+            table.add_column(header[i], justify="left" if i < 2 else "right",
+                             no_wrap=not (verbosity >= 2 and i == 1))
+        for row in rows:
+            bad = row[-1] != "0"
+            styles = dict({key: "dim" if row[i] == "0" else STYLES.get(key, "") for i, key in enumerate(_KEYS)},
+                          backend="bold", version="", results="", conformance="red" if bad else "green",
+                          unexplained="bold red" if bad else "dim")
+            table.add_row(*[Text(row[i], style=styles[_KEYS[i]]) for i in keep])
+        console.print(table)
     for b in report["backends"]:
         if b["status"] != BackendStatus.AVAILABLE.value:
-            console.print("[yellow]{}[/]: {} — {}".format(escape(b["name"]), b["status"], escape(b.get("reason", ""))),
-                          highlight=False)
-    issues = [r for r in problems(report) if not r.get("known")]
-    if issues:
-        console.print("[bold]Divergences[/] ({} results):".format(len(issues)))
-        for r in issues[:60]:
-            console.print("  [{}]{}[/] {} {} on {} ({}): {}".format(
-                STYLES[r["status"]], r["status"], escape(r["op"]), escape(r["case"]), escape(r["backend"]), r["mode"],
-                escape(r["message"][:400])),
-                highlight=False, soft_wrap=True)
-            console.print("      reproduce: {}".format(escape(r["repro"])), highlight=False, soft_wrap=True)
-        if len(issues) > 60:
-            console.print("  ... {} more in the JSON report".format(len(issues) - 60))
-    known = {}
-    for r in problems(report):
-        if r.get("known"):
-            known.setdefault((r["op"], r["backend"], r["known"]), []).append(r)
-    if known:
-        console.print("[bold]Known differences[/] ({} results, re-checked this run):".format(
-            sum(len(v) for v in known.values())))
-        for (op, backend, reason), records in known.items():
-            console.print("  [yellow]≈[/] {} on {} ({} results): {}".format(escape(op), escape(backend), len(records),
-                                                                           escape(reason)),
-                          highlight=False, soft_wrap=True)
-    for row in grown(report.get("known_differences", [])):
-        console.print("[yellow]known difference grew[/]: entry {} ({} on {}) explained {} results, {} recorded (+{}): "
-                      "{}".format(row["entry"], escape(_names(row["op"])), escape(_names(row["backend"])),
-                                  row["explained"], row["count"], row["grown_by"], escape(row["reason"])),
-                      highlight=False, soft_wrap=True)
-    claims = doc_claims(report)
-    if claims:
-        console.print("[bold]Documentation examples[/] (what each doc version shows vs what ran):")
-        for c in claims:
-            if not c["fails"] and not c["holds"]:
-                verdict = "[dim]text (a repr or random draw): shown, not judged[/]"
-            elif not c["fails"]:
-                verdict = "[green]holds on {}[/]".format(", ".join(c["holds"]))
-            elif not c["holds"]:
-                verdict = "[red]wrong on every backend run ({})[/]".format(", ".join(c["fails"]))
-            else:
-                verdict = "[yellow]holds on {} only; not on {}[/]".format(", ".join(c["holds"]), ", ".join(c["fails"]))
-            console.print("  {} {} \\[{}] shows {}: {}".format(escape(c["op"]), escape(c["case"]), escape(", ".join(c["docs"])),
-                                                             escape(c["shown"]), verdict),
-                          highlight=False, soft_wrap=True)
-    for entry in report["stale_known_differences"]:
-        console.print("[red]stale known difference[/]: {} {} on {}: {} ({})".format(
-            escape(entry["op"]), escape(str(entry.get("case", "*"))), escape(entry["backend"]), escape(entry["reason"]),
-            escape(entry["note"])),
-            highlight=False)
-    summary = report["summary"]
-    n_known = sum(c["known"] for c in summary["per_backend"].values())
-    if summary["ok"]:
-        verdict = "[green]all pass[/]" if not n_known else "[green]no unexplained divergence[/] ({} known)".format(n_known)
+            _say(console, "[yellow]{}[/]: {} — {}".format(escape(b["name"]), escape(b["status"]),
+                                                          escape(b.get("reason", ""))))
+    if verbosity >= 2:
+        for b in report["backends"]:
+            if b.get("start_output"):
+                _say(console, "[dim]{} printed while starting: {}[/]".format(escape(b["name"]),
+                                                                             escape(b["start_output"])))
+
+
+# ------------------------------------------------------------------------------------------------ failures
+def unexplained(report):
+    return [r for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known")]
+
+
+def failure_groups(report):
+    """Unexplained results grouped: [((backend, status, ops), [records])].
+
+    Results on one backend with one status and the very same message in several ops are one group (a backend
+    that lacks a feature says so the same way everywhere); the others are grouped by backend × op × status.
+    Backends in report order (the active one first), then the larger groups first."""
+    order = {name: i for i, name in enumerate(_ordered(report, [b["name"] for b in report["backends"]]))}
+    records = unexplained(report)
+    ops_of = {}
+    for r in records:
+        ops_of.setdefault((r["backend"], r["status"], r.get("message", "")), set()).add(r["op"])
+    groups = {}
+    for r in records:
+        same = (r["backend"], r["status"], r.get("message", ""))
+        key = ("message",) + same if len(ops_of[same]) > 1 else ("op", r["backend"], r["status"], r["op"])
+        groups.setdefault(key, []).append(r)
+    items = []
+    for key, members in groups.items():
+        ops = list(dict.fromkeys(r["op"] for r in members))
+        items.append(((key[1], key[2], tuple(ops)), members))
+    return sorted(items, key=lambda item: (order.get(item[0][0], len(order)), -len(item[1]), item[0][2]))
+
+
+def _pick(groups, budget_rows, width):
+    """The groups the default view shows: taken round-robin over the backends (so every backend's failures are
+    seen), while they fit `budget_rows` screen rows (at least FAILURE_GROUPS[0], at most FAILURE_GROUPS[1])."""
+    queues = {}
+    for item in groups:
+        queues.setdefault(item[0][0], []).append(item)
+    picked, rows = [], 0
+    while any(queues.values()) and len(picked) < FAILURE_GROUPS[1]:
+        for backend in list(queues):
+            if not queues[backend] or len(picked) >= FAILURE_GROUPS[1]:
+                continue
+            item = queues[backend][0]
+            need = _group_rows(item, width)
+            if rows + need > budget_rows and len(picked) >= FAILURE_GROUPS[0]:
+                queues = {}
+                break
+            queues[backend].pop(0)
+            picked.append(item)
+            rows += need
+    keep = {id(item) for item in picked}
+    return [item for item in groups if id(item) in keep]
+
+
+def _rows(line, width):
+    return max(1, math.ceil(cell_len(line) / max(width, 1)))
+
+
+def _cut(text, limit):
+    text = plain(text).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def details_text(details):
+    """A failure's numbers in one line: shapes, dtypes, how many values differ, by how much, where."""
+    if not details:
+        return ""
+    d = details
+    parts = []
+    if "expected_shape" in d or "actual_shape" in d:
+        parts.append("shape {} vs {}".format(_shape(d.get("expected_shape")), _shape(d.get("actual_shape"))))
+    if "expected_dtype" in d or "actual_dtype" in d:
+        parts.append("dtype {} vs {}".format(d.get("expected_dtype", "?"), d.get("actual_dtype", "?")))
+    if "mismatched" in d:
+        parts.append("{} of {} values differ".format(d["mismatched"], d.get("size", "?")))
+    if "max_abs_diff" in d:
+        parts.append("max abs diff {:.4g}".format(d["max_abs_diff"]))
+    if "max_rel_diff" in d:
+        parts.append("max rel diff {:.4g}".format(d["max_rel_diff"]))
+    if "first_index" in d:
+        parts.append("first at {}: {} vs {}".format(_shape(d["first_index"]), _value(d.get("expected_value")),
+                                                    _value(d.get("actual_value"))))
+    elif "expected_value" in d or "actual_value" in d:
+        parts.append("{} vs {}".format(_value(d.get("expected_value")), _value(d.get("actual_value"))))
+    if "rtol" in d or "atol" in d:
+        parts.append("rtol {} atol {}".format(d.get("rtol", "?"), d.get("atol", "?")))
+    return "expected vs actual: " + ", ".join(parts) if parts else ""
+
+
+def _shape(shape):
+    if shape is None:
+        return "?"
+    return "({})".format(", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else ""))
+
+
+def _value(value):
+    return "{:.6g}".format(value) if isinstance(value, float) else str(value)
+
+
+def _group_lines(item, verbosity=1):
+    """One group as (marker, what failed with the first result's message, repro), plain text."""
+    (backend, status, ops), records = item
+    first = records[0]
+    if len(ops) == 1:
+        what = "{} on {}".format(ops[0], backend)
     else:
-        reasons = ["{} divergence(s)".format(summary["divergences"]), "{} stale known difference(s)".format(summary["stale"])]
-        if summary.get("could_not_start"):
-            reasons.append("could not start: {}".format(", ".join(summary["could_not_start"])))
-        if not report["results"]:
-            reasons.append("nothing was checked")
-        if report.get("incomplete"):
-            reasons.insert(0, "incomplete ({})".format(report["incomplete"]["note"]))
-        verdict = "[red]{}[/]".format(escape(", ".join(reasons)))
+        what = "{} ops on {} ({})".format(len(ops), backend, _cut(", ".join(ops), 60))
+    if len(records) > 1:
+        what += " · {} results, the first".format(len(records))
+    message = first.get("message") or ""
+    what = " {}: {}".format(what, _cut(message, MESSAGE_CHARS) if verbosity < 2 else plain(message))
+    return "  {} {}".format(SYMBOLS.get(status, "?"), status), plain(what), "      " + plain(first.get("repro") or "")
+
+
+def _group_rows(item, width):
+    marker, what, repro = _group_lines(item)
+    return _rows(marker + what, width) + _rows(repro, width)
+
+
+def _failures(report, console, verbosity):
+    records = unexplained(report)
+    if not records:
+        return
+    groups = failure_groups(report)
+    _say(console, "[bold red]Unexplained failures[/] ({} results in {}):".format(len(records),
+                                                                               _count(len(groups), "group")))
+    if verbosity >= 2:
+        for r in records:
+            _say(console, Text.assemble(("  {} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]),
+                                         STYLES.get(r["status"], "")),
+                                        plain(" {} {} on {} ({}): {}".format(r["op"], r["case"], r["backend"],
+                                                                             r["mode"], r.get("message", "")))))
+            numbers = details_text(r.get("details"))
+            if numbers:
+                _say(console, "      " + escape(numbers))
+            for side, text in sorted((r.get("captured") or {}).items()):
+                _say(console, "      [dim]{} printed: {}[/]".format(side, escape(_cut(text, 1000))))
+            _say(console, "      reproduce: {}".format(escape(r.get("repro", ""))))
+        return
+    picked = _pick(groups, FAILURE_ROWS, console.width)
+    for item in picked:
+        marker, what, repro = _group_lines(item)
+        _say(console, Text.assemble((marker, STYLES.get(item[0][1], "")), what))
+        _say(console, Text(repro))
+    shown = {id(item) for item in picked}
+    rest = [item for item in groups if id(item) not in shown]
+    if rest:
+        _say(console, "  … {} more group(s) ({} results): -v lists every one (with --status unexplained, only "
+                      "those); the JSON report (-o FILE.json) has them all".format(
+                          len(rest), sum(len(item[1]) for item in rest)))
+
+
+# ------------------------------------------------------------------------------------------------ known
+def known_groups(report):
+    """Explained results grouped by reason, most results first: [{reason, results, ops, backends}]."""
+    order = {name: i for i, name in enumerate(_ordered(report, [b["name"] for b in report["backends"]]))}
+    groups = {}
+    for r in report["results"]:
+        if r.get("known"):
+            group = groups.setdefault(r["known"], {"reason": r["known"], "results": 0, "ops": [], "backends": []})
+            group["results"] += 1
+            if r["op"] not in group["ops"]:
+                group["ops"].append(r["op"])
+            if r["backend"] not in group["backends"]:
+                group["backends"].append(r["backend"])
+    for group in groups.values():
+        group["backends"].sort(key=lambda name: order.get(name, len(order)))
+    return sorted(groups.values(), key=lambda g: -g["results"])
+
+
+def _known(report, console, verbosity):
+    groups = known_groups(report)
+    if groups:
+        _say(console, "[bold]Known differences[/] ({} results, {}; re-checked this run):".format(
+            sum(g["results"] for g in groups), _count(len(groups), "reason")))
+        shown = groups if verbosity >= 2 else groups[:KNOWN_REASONS]
+        if verbosity >= 2:
+            for g in shown:
+                _say(console, "  [yellow]≈[/] {} result(s) on {}, {} op(s) ({}): {}".format(
+                    g["results"], escape(", ".join(g["backends"])), len(g["ops"]), escape(", ".join(g["ops"])),
+                    escape(g["reason"])))
+        else:
+            rows = [(str(g["results"]), ", ".join(g["backends"]),
+                     g["ops"][0] if len(g["ops"]) == 1 else "{} ops".format(len(g["ops"])), g["reason"])
+                    for g in shown]
+            widths = [max(cell_len(plain(row[i])) for row in rows) for i in range(3)]
+            for count, backends, ops, reason in rows:
+                line = Text("  ")
+                line.append("≈ " + count.rjust(widths[0]), style="yellow")
+                line.append("  {}  {}  {}".format(plain(backends).ljust(widths[1]), plain(ops).ljust(widths[2]),
+                                                  plain(reason).replace("\n", " ")))
+                console.print(line, no_wrap=True, overflow="ellipsis", highlight=False)
+            if len(groups) > len(shown):
+                _say(console, "  … {} more reasons ({} results): -v lists every one".format(
+                    len(groups) - len(shown), sum(g["results"] for g in groups[len(shown):])))
+    for row in grown(report.get("known_differences", [])):
+        _say(console, "[yellow]known difference grew[/]: entry {} ({} on {}) explained {} results, {} recorded "
+                      "(+{}): {}".format(row["entry"], escape(_names(row["op"])), escape(_names(row["backend"])),
+                                        row["explained"], row["count"], row["grown_by"], escape(row["reason"])))
+    for entry in report.get("stale_known_differences", []):
+        _say(console, "[red]stale known difference[/]: {} {} on {}: {} ({})".format(
+            escape(_names(entry["op"])), escape(str(entry.get("case", "*"))), escape(_names(entry["backend"])),
+            escape(entry["reason"]), escape(entry["note"])))
+
+
+# ------------------------------------------------------------------------------------------------ doc examples
+def claim_kind(claim):
+    if not claim["fails"] and not claim["holds"]:
+        return "text"
+    if not claim["fails"]:
+        return "holds"
+    if not claim["holds"]:
+        return "wrong"
+    return "some"
+
+
+def _doc_examples(report, console, verbosity):
+    claims = doc_claims(report)
+    if not claims:
+        return
+    if verbosity < 2:
+        kinds = [claim_kind(c) for c in claims]
+        _say(console, "[bold]Documentation examples[/]: {} shown by the docs: [green]{} hold on every backend[/], "
+                      "[yellow]{} on some[/], [red]{} on none[/], {} text (not judged) (-v lists them)".format(
+                          len(claims), kinds.count("holds"), kinds.count("some"), kinds.count("wrong"),
+                          kinds.count("text")))
+        return
+    _say(console, "[bold]Documentation examples[/] (what each doc version shows vs what ran):")
+    for c in claims:
+        kind = claim_kind(c)
+        if kind == "text":
+            verdict = "[dim]text (a repr or random draw): shown, not judged[/]"
+        elif kind == "holds":
+            verdict = "[green]holds on {}[/]".format(escape(", ".join(c["holds"])))
+        elif kind == "wrong":
+            verdict = "[red]wrong on every backend run ({})[/]".format(escape(", ".join(c["fails"])))
+        else:
+            verdict = "[yellow]holds on {} only; not on {}[/]".format(escape(", ".join(c["holds"])),
+                                                                     escape(", ".join(c["fails"])))
+        _say(console, "  {} {} \\[{}] shows {}: {}".format(escape(c["op"]), escape(c["case"]),
+                                                         escape(", ".join(c["docs"])), escape(c["shown"]), verdict))
+
+
+# ------------------------------------------------------------------------------------------------ verdict
+def verdict_line_text(report):
+    """The verdict line as plain text."""
+    return Text.from_markup(verdict_line(report)).plain
+
+
+def verdict_line(report):
+    """The last line (rich markup): how many results, how long, and the verdict with its reasons."""
+    summary = report["summary"]
+    n_known = sum(c.get("known", 0) for c in summary["per_backend"].values())
+    if summary["ok"]:
+        verdict = "[green]all pass[/]" if not n_known else "[green]no unexplained divergence[/] ({} known)".format(
+            n_known)
+    else:
+        verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
     n_grown = len(grown(report.get("known_differences", [])))
-    if n_grown:  # reported for review; it does not change the exit code
+    if n_grown and not summary.get("strict"):  # reported for review; it does not change the exit code
         verdict += "; [yellow]{} known difference(s) grew[/]".format(n_grown)
-    console.print("{} results in {:.1f} s: {}".format(len(report["results"]), report["wall_seconds"], verdict))
-    return ""
+    results = summary.get("results", len(report["results"]))
+    return "{} results in {:.1f} s: {}".format(results, report["wall_seconds"], verdict)

@@ -1,0 +1,447 @@
+"""The terminal view (kbtool/reports/terminal.py) fits a screen whatever the results; -q is the verdict line alone and
+-v lists everything; and the check's progress (kbtool/reports/progress.py) is bars on a terminal and a few plain
+lines in a log, never a line per result.
+
+Hand-built reports and the published full run (reports/parity.json, 10704 results on 4 backends), also with every
+known difference taken off (1908 unexplained failures) and with many long failures made up: the worst cases.
+"""
+import copy
+import io
+import json
+import math
+import os
+import threading
+
+import pytest
+from click.testing import CliRunner
+from rich.cells import cell_len
+from rich.console import Console
+
+from kbtool.cli import main
+from kbtool.reports import matrix, progress, render, terminal
+from kbtool.reports.assemble import summarize
+from kbtool.results import Result, Status
+from tests.test_reports import PASSES, STALE, available, broken, make_report, not_installed, record
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARITY = os.path.join(ROOT, "reports", "parity.json")
+SCREEN = 60  # rows a default summary may take
+
+
+def printed(report, verbosity=1, width=120):
+    console = Console(file=io.StringIO(), width=width, record=True)
+    assert terminal.render(report, console, verbosity=verbosity) == ""
+    text = console.export_text()
+    return text.rstrip("\n").split("\n")
+
+
+def screen_rows(lines, width):
+    """Rows the lines take on a terminal `width` wide (a long line wraps)."""
+    return sum(max(1, math.ceil(cell_len(line) / width)) for line in lines)
+
+
+@pytest.fixture(scope="module")
+def parity():
+    with open(PARITY, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def unexplained_everywhere(report):
+    """The report as if no known difference existed: every explained result becomes an unexplained failure."""
+    report = copy.deepcopy(report)
+    for r in report["results"]:
+        r.pop("known", None)
+    report["summary"] = summarize(report)
+    return report
+
+
+def many_failures(n_ops=80, backends=("alpha", "beta", "gamma", "delta")):
+    """Long messages, long case ids, every status, on several backends: what a badly broken backend gives."""
+    statuses = ["fail", "error", "crash", "timeout", "unsupported", "could_not_start"]
+    results = []
+    for b, backend in enumerate(backends):
+        for i in range(n_ops):
+            for j in range(3):
+                results.append(record("op{:03d}".format(i), "grid.strides=2x1.padding=same.data_format=channels_first"
+                                      ".dilation_rate=1x1.case{}".format(j), backend, statuses[(i + b) % 6],
+                                      message="ValueError: " + "a long backend message {} ".format(i) * 30))
+    return make_report([available(b) for b in backends], results)
+
+
+# ---------------------------------------------------------------------------------------------------- fits a screen
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_full_run_fits_a_screen(parity, width):
+    lines = printed(parity, width=width)
+    assert screen_rows(lines, width) < SCREEN
+    assert lines[-1] == terminal.verdict_line_text(parity)
+    # every backend has its line with its counts and conformance
+    for b in parity["backends"]:
+        assert any(line.startswith(b["name"]) and "%" in line for line in lines), b["name"]
+    reasons = terminal.known_groups(parity)
+    assert len(reasons) > terminal.KNOWN_REASONS  # the fixture has more reasons than the default shows
+    assert sum(1 for line in lines if line.startswith("  ≈ ")) == terminal.KNOWN_REASONS
+    hidden = reasons[terminal.KNOWN_REASONS:]
+    assert "  … {} more reasons ({} results): -v lists every one".format(
+        len(hidden), sum(g["results"] for g in hidden)) in lines
+    assert not any(line.startswith("  print_tensor") for line in lines)  # 154 ops: no matrix by default
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_thousands_of_unexplained_failures_still_fit_a_screen(parity, width):
+    report = unexplained_everywhere(parity)
+    lines = printed(report, width=width)
+    assert screen_rows(lines, width) < SCREEN
+    groups = terminal.failure_groups(report)
+    shown = [line for line in lines if line.startswith("      kbtool check --op")]
+    assert terminal.FAILURE_GROUPS[0] <= len(shown) <= terminal.FAILURE_GROUPS[1]
+    assert any(line.startswith("  … {} more group(s)".format(len(groups) - len(shown))) for line in lines)
+    # every backend with failures has some of them shown (round-robin), not only the first one's
+    shown_backends = {line.split("--backend ")[1].split()[0] for line in shown}
+    assert shown_backends == {r["backend"] for r in terminal.unexplained(report)}
+
+
+@pytest.mark.parametrize("width", [60, 80, 200])
+def test_long_messages_and_case_ids_still_fit_a_screen(width):
+    report = many_failures()
+    lines = printed(report, width=width)
+    assert screen_rows(lines, width) < SCREEN
+    assert all(len(line) < width + 400 for line in lines)  # messages are cut by default
+
+
+def test_quiet_is_the_verdict_line_alone(parity):
+    for report in (parity, unexplained_everywhere(parity), many_failures()):
+        lines = printed(report, verbosity=0)
+        assert lines == [terminal.verdict_line_text(report)]
+
+
+def test_verbose_lists_everything(parity):
+    lines = printed(parity, verbosity=2, width=200)
+    ops = {r["op"] for r in parity["results"]}
+    assert sum(1 for line in lines if line.startswith("  ≈ ")) == len(terminal.known_groups(parity))
+    assert all(any(line.split() and line.split()[0] == op for line in lines) for op in ops)  # the matrix rows
+    claims = [line for line in lines if line.startswith("  ") and " shows " in line]
+    assert len(claims) == len(matrix.doc_claims(parity))
+    stripped = unexplained_everywhere(parity)
+    lines = printed(stripped, verbosity=2, width=200)
+    assert sum(1 for line in lines if line.startswith("      reproduce: ")) == len(terminal.unexplained(stripped))
+
+
+# ---------------------------------------------------------------------------------------------------- sections
+
+def test_backend_lines_count_every_status_and_the_conformance():
+    results = PASSES + [record("dot", "k", "alpha", "fail", known="r"), record("dot", "u", "alpha", "unsupported"),
+                        record("dot", "c", "alpha", "crash")]
+    report = make_report([available("alpha")], results)
+    header, rows = terminal.backend_rows(report)
+    assert header[:3] == ["backend", "version", "results"]
+    row = dict(zip(header, rows[0]))
+    assert (row["results"], row["pass"], row["known"], row["unsup."], row["crash"], row["unexpl."]) == (
+        "5", "2", "1", "1", "1", "2")
+    assert row["conform."] == "60.0%"  # (pass + known) / results
+
+
+def test_conformance_is_never_rounded_up_to_100():
+    results = [record("dot", str(i), "alpha", "pass") for i in range(9999)] + [record("dot", "x", "alpha", "fail")]
+    report = make_report([available("alpha")], results)
+    assert dict(zip(*[terminal.backend_rows(report)[0], terminal.backend_rows(report)[1][0]]))["conform."] == "99.9%"
+
+
+def test_the_active_backend_comes_first_and_the_settings_line_says_where_they_came_from():
+    results = PASSES + [record("dot", "basic", "beta", "pass"), record("dot", "x", "beta", "fail")]
+    report = make_report([available("alpha"), available("beta")], results)
+    report["active_backend"] = "beta"
+    report["keras_config"] = {"override": {}, "ran": [{"floatx": "float32"}],
+                              "values": {"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07},
+                              "source": {"backend": "KERAS_BACKEND", "image_data_format": "keras.json",
+                                         "floatx": "documented default", "epsilon": "documented default"}}
+    lines = printed(report, width=200)
+    table = [line for line in lines if line.startswith(("alpha", "beta"))]
+    assert table[0].startswith("beta (active)") and table[1].startswith("alpha ")
+    assert ("keras.json settings: backend beta (active; KERAS_BACKEND), image_data_format channels_first "
+            "(keras.json), floatx float32, epsilon 1e-07 (documented default)") in lines
+    failures = [line for line in lines if line.startswith("      kbtool check")]
+    assert failures == ["      kbtool check --op dot --case x --backend beta --mode eager --seed 0"]
+
+
+def test_reports_without_the_new_fields_render():
+    report = make_report([available("alpha")], PASSES)
+    for key in ("keras_config", "grid", "active_backend"):
+        report.pop(key, None)
+    lines = printed(report)
+    assert lines[-1] == "2 results in 1.0 s: all pass"
+    assert not any(line.startswith("keras.json settings") for line in lines)
+
+
+def test_failures_are_grouped_with_their_message_numbers_and_repro():
+    details = {"expected_shape": [2, 3], "actual_shape": [2, 3], "max_abs_diff": 0.5, "mismatched": 2, "size": 6}
+    results = [record("dot", "c{}".format(i), "alpha", "fail", details=details,
+                      message="2 of 6 values differ (max abs diff 0.5, rtol 1e-05, atol 1e-06); first at (0, 1)")
+               for i in range(4)]
+    # one message in three ops: one group, as a backend that lacks a feature says so everywhere
+    results += [record(op, "grad", "alpha", "unsupported", message="NotImplementedError: no autodiff")
+                for op in ("abs", "exp", "sum")]
+    report = make_report([available("alpha")], results)
+    lines = printed(report, width=300)
+    assert "Unexplained failures (7 results in 2 groups):" in lines
+    assert ("  ✗ fail dot on alpha · 4 results, the first: 2 of 6 values differ (max abs diff 0.5, rtol 1e-05, "
+            "atol 1e-06); first at (0, 1)") in lines
+    assert "      kbtool check --op dot --case c0 --backend alpha --mode eager --seed 0" in lines
+    assert ("  – unsupported 3 ops on alpha (abs, exp, sum) · 3 results, the first: NotImplementedError: no "
+            "autodiff") in lines
+    verbose = printed(report, verbosity=2, width=300)
+    assert verbose.count("      expected vs actual: shape (2, 3) vs (2, 3), 2 of 6 values differ, "
+                         "max abs diff 0.5") == 4
+
+
+def test_details_text():
+    assert terminal.details_text(None) == ""
+    assert terminal.details_text({"expected_shape": [3], "actual_shape": [], "expected_dtype": "bool",
+                                  "actual_dtype": "float32", "first_index": [0], "expected_value": 1.0,
+                                  "actual_value": "inf", "rtol": 1e-05, "atol": 1e-06}) == (
+        "expected vs actual: shape (3,) vs (), dtype bool vs float32, first at (0,): 1 vs inf, rtol 1e-05 atol 1e-06")
+
+
+def test_known_differences_are_grouped_by_reason():
+    results = [record(op, "c", backend, "fail", known="same cause") for op in ("a", "b") for backend in
+               ("alpha", "beta")] + [record("a", "d", "beta", "error", known="another cause")] + PASSES
+    report = make_report([available("alpha"), available("beta")], results)
+    groups = terminal.known_groups(report)
+    assert [(g["reason"], g["results"], g["ops"], g["backends"]) for g in groups] == [
+        ("same cause", 4, ["a", "b"], ["alpha", "beta"]), ("another cause", 1, ["a"], ["beta"])]
+    lines = printed(report, width=200)
+    assert "Known differences (5 results, 2 reasons; re-checked this run):" in lines
+    assert "  ≈ 4  alpha, beta  2 ops  same cause" in lines
+    assert "  ≈ 1  beta         a      another cause" in lines
+
+
+def test_grown_and_stale_known_differences_are_always_shown():
+    rows = [{"entry": 3, "op": ["conv2d"], "backend": "theano", "reason": "flip", "targeted": 9, "explained": 7,
+             "named": 7, "count": 4, "grown": True, "grown_by": 3}]
+    report = make_report([available("alpha")], PASSES, stale=[STALE], known_counts=rows)
+    lines = printed(report, width=200)
+    assert "known difference grew: entry 3 (conv2d on theano) explained 7 results, 4 recorded (+3): flip" in lines
+    assert ("stale known difference: dot basic on beta: beta rounds (did not reproduce in this run (2 results "
+            "checked))") in lines
+    assert lines[-1] == "2 results in 1.0 s: 1 stale known difference(s); 1 known difference(s) grew"
+
+
+def test_documentation_examples_are_one_line_unless_verbose():
+    def example(backend, matches):
+        return record("arange", "example:1", backend, "pass", doc_check=[{"docs": ["keras-2"], "shown": "[0, 1]",
+                                                                           "matches": matches}])
+    report = make_report([available("alpha"), available("beta")], [example("alpha", True), example("beta", False)])
+    lines = printed(report, width=200)
+    assert ("Documentation examples: 1 shown by the docs: 0 hold on every backend, 1 on some, 0 on none, 0 text "
+            "(not judged) (-v lists them)") in lines
+    verbose = printed(report, verbosity=2, width=200)
+    assert "  arange example:1 [keras-2] shows [0, 1]: holds on alpha only; not on beta" in verbose
+
+
+def test_unavailable_backends_say_why():
+    report = make_report([available("alpha"), not_installed("cntk"), broken("my.kb")], PASSES)
+    lines = printed(report, width=200)
+    assert "cntk: not installed — not installed: run `kbtool env install cntk`" in lines
+    assert "my.kb: broken — ImportError: no engine here" in lines
+    assert lines[-1] == "2 results in 1.0 s: could not start: my.kb"
+
+
+def test_backend_text_is_shown_as_text():
+    nasty = "ValueError: bad \x1b[31mred\x1b[0m \x07bell [bold]not markup[/bold] <script>"
+    report = make_report([available("alpha")], [record("dot", "x", "alpha", "error", message=nasty)])
+    for verbosity in (1, 2):
+        console = Console(file=io.StringIO(), width=200, force_terminal=False)
+        terminal.render(report, console, verbosity=verbosity)
+        out = console.file.getvalue()
+        assert "\x1b" not in out and "\x07" not in out
+        assert "ValueError: bad red bell [bold]not markup[/bold] <script>" in out
+
+
+def test_a_narrow_console_drops_versions_then_zero_columns_but_keeps_the_verdict_columns():
+    report = make_report([available("tensorflow")], PASSES + [record("dot", "x", "tensorflow", "fail")])
+    report["active_backend"] = "tensorflow"
+    wide = printed(report, width=200)
+    narrow = printed(report, width=70)
+    wide_header = [line for line in wide if line.startswith("backend")][0]
+    assert "version" in wide_header and "timeout" in wide_header
+    header = [line for line in narrow if line.startswith("backend")][0]
+    assert "version" not in header and "timeout" not in header
+    assert header.split()[-2:] == ["conform.", "unexpl."] and " fail " in header
+    assert all(cell_len(line) <= 70 for line in narrow if line.startswith(("backend", "tensorflow")))
+
+
+def test_render_passes_options_to_the_terminal_only():
+    report = make_report([available("alpha")], PASSES)
+    console = Console(file=io.StringIO(), width=120)
+    assert render(report, "terminal", console=console, verbosity=0) == ""
+    assert console.file.getvalue() == "2 results in 1.0 s: all pass\n"
+    assert render(report, "markdown").startswith("# kbtool parity report")
+
+
+# ---------------------------------------------------------------------------------------------------- the CLI
+
+def test_check_quiet_prints_the_verdict_line_alone():
+    result = CliRunner().invoke(main, ["check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["2 results in {} s: all pass".format(
+        result.stdout.split(" s:")[0].split(" in ")[1])]
+    assert result.stderr == ""
+
+
+def test_check_verbose_and_quiet_together_is_a_usage_error():
+    result = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", "numpy", "-q", "-v"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == ["kbtool: error: give -q (the verdict line only) or -v (everything), "
+                                          "not both"]
+
+
+def test_check_verbose_lists_every_failure(custom_backend):
+    module = custom_backend("failingkb", "kb", "from kbtool.reference import *\n\ndef transpose(x):\n"
+                                               "    raise ValueError('no transpose here')\n")
+    default = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", module])
+    verbose = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", module, "-v"])
+    assert default.exit_code == verbose.exit_code == 1
+    n = int(default.stdout.rstrip().splitlines()[-1].split(": ")[1].split()[0])  # "N divergence(s)"
+    assert n > 1
+    assert verbose.stdout.count("reproduce: kbtool check") == n
+    assert default.stdout.count("      kbtool check --op transpose") == 1  # one group: one op, one message
+
+
+# ---------------------------------------------------------------------------------------------------- progress
+
+def result(status="pass", backend="numpy"):
+    return Result(op="clip", case="c", backend=backend, mode="eager", status=Status(status))
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_plain_progress_is_at_most_a_line_per_tenth_and_ten_seconds():
+    out, clock = io.StringIO(), Clock()
+    with progress.CheckProgress({"numpy": 1000, "theano": 1000}, stream=out, live=False, clock=clock) as show:
+        for i in range(1000):
+            clock.now = (i + 1) * 0.1  # 100 s in all: a tenth of the plan every 10 s
+            show("numpy", result("pass" if i % 10 else "fail"))
+            if i < 500:
+                show("theano", result(backend="theano"))
+    lines = out.getvalue().splitlines()
+    numpy_lines = [line for line in lines if line.startswith("  numpy")]
+    assert 5 <= len(numpy_lines) <= 11  # never a line per result
+    assert numpy_lines[0] == "  numpy        100/1000 results (10%) · 90 pass, 10 not pass · 0:10"
+    assert numpy_lines[-1] == "  numpy        done: 1000 results in 1:40 · 900 pass, 100 not pass"
+    theano_lines = [line for line in lines if line.startswith("  theano")]
+    assert theano_lines[-1] == "  theano       stopped: 500 of 1000 planned results in 1:40 · 500 pass, 0 not pass"
+    totals = [line for line in lines if line.startswith("  total")]
+    assert 1 <= len(totals) <= 11 and "left" in totals[0]
+    assert lines[-1] == ("  total        1500 results in 1:40 (not pass = not yet matched against known "
+                         "differences)")
+
+
+def test_plain_progress_waits_at_least_ten_seconds_between_lines():
+    out, clock = io.StringIO(), Clock()
+    show = progress.CheckProgress({"numpy": 100}, stream=out, live=False, clock=clock)
+    for i in range(99):  # 99% in 5 s: no line (too soon)
+        clock.now = i * 0.05
+        show("numpy", result())
+    assert out.getvalue() == ""
+    clock.now = 70.0  # the heartbeat: a result after a minute of silence says where it is
+    show2 = progress.CheckProgress({"numpy": 1000}, stream=out, live=False, clock=clock)
+    clock.now = 140.0
+    show2("numpy", result())
+    assert out.getvalue() == "  numpy        1/1000 results (0%) · 1 pass, 0 not pass · 1:10\n"
+
+
+def test_progress_copes_with_more_results_than_planned():
+    out = io.StringIO()
+    with progress.CheckProgress({"theano": 2}, stream=out, live=False, clock=lambda: 0.0) as show:
+        for _ in range(3):  # a variant the plan did not count
+            show("theano", result(backend="theano"))
+    assert out.getvalue().splitlines() == [
+        "  theano       done: 2 results in 0:00 · 2 pass, 0 not pass",
+        "  theano       done: 3 results in 0:00 · 3 pass, 0 not pass",
+        "  total        3 results in 0:00 (not pass = not yet matched against known differences)"]
+
+
+def test_live_progress_counts_from_many_threads_and_leaves_no_bar():
+    out = io.StringIO()
+    with progress.CheckProgress({"numpy": 400, "theano": 400}, stream=out, live=True) as show:
+        threads = [threading.Thread(target=lambda b=b: [show(b, result("pass" if i % 4 else "fail", b))
+                                                        for i in range(200)])
+                   for b in ("numpy", "numpy", "theano", "theano")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        tasks = {t.description: t for t in show._bars.tasks}
+        assert tasks["numpy"].completed == tasks["theano"].completed == 400
+        assert tasks["numpy"].fields["counts"] == "300 pass · 100 not pass"
+        assert tasks["total"].completed == 800 and tasks["total"].total == 800
+    assert show._bars is None  # stopped: the summary prints on a clean screen
+
+
+def test_live_progress_is_closed_when_the_check_is_interrupted():
+    out = io.StringIO()
+    show = progress.CheckProgress({"numpy": 10}, stream=out, live=True)
+    with pytest.raises(KeyboardInterrupt):
+        with show:
+            show("numpy", result())
+            raise KeyboardInterrupt
+    assert show._bars is None
+
+
+def test_the_stream_is_bound_when_progress_starts(monkeypatch):
+    # the reference redirects sys.stderr while it computes a case: progress must not write into that record
+    real = io.StringIO()
+    monkeypatch.setattr("sys.stderr", real)
+    show = progress.CheckProgress({"numpy": 1}, live=False, clock=lambda: 0.0)
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    show("numpy", result())
+    assert real.getvalue().startswith("  numpy        done: 1 results")
+
+
+def test_planned_per_backend_counts_modes_and_variants():
+    class Case:
+        def __init__(self, op, modes):
+            self.op, self.modes = op, modes
+
+    class Launch:
+        def __init__(self, variants):
+            self.variants = variants
+
+    class Slot:
+        def __init__(self, name, launch):
+            self.name, self.launch = name, launch
+
+    class Plan:
+        work = [({}, Case("conv2d", ["eager", "symbolic"])), ({}, Case("sum", ["eager"]))]
+        runnable = [Slot("numpy", Launch(lambda case: [])),
+                    Slot("theano", Launch(lambda case: [Case(case.op, case.modes)] if case.op == "conv2d" else [])),
+                    Slot("broken", Launch(lambda case: 1 / 0))]
+
+    assert progress.planned_per_backend(Plan()) == {"numpy": 3, "theano": 5, "broken": 3}
+
+
+def test_the_time_left_is_the_slowest_backends():
+    clock = Clock()
+    show = progress.CheckProgress({"numpy": 10, "theano": 10}, stream=io.StringIO(), live=False, clock=clock)
+    assert show.time_left() is None
+    clock.now = 10.0
+    for _ in range(10):
+        show("numpy", result())
+    assert show.time_left() is None  # theano has not answered yet: no guess
+    for _ in range(2):
+        show("theano", result(backend="theano"))
+    assert show.time_left() == pytest.approx(40.0)  # 2 of its 10 in 10 s: 8 more take 40 s; numpy is done
+
+
+def test_plain_progress_says_nothing_when_nothing_ran():
+    out = io.StringIO()
+    with pytest.raises(ValueError):
+        with progress.CheckProgress({"numpy": 2}, stream=out, live=False):
+            raise ValueError("a known-differences file kbtool cannot read: refused before the run")
+    assert out.getvalue() == ""
