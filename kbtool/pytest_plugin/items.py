@@ -1,0 +1,157 @@
+"""The collection of `pytest --kbtool`: the plan's results as items, with ids people can read and select.
+
+    kbtool::<op>::<case>[<backend>-<mode>]      e.g. kbtool::batch_dot::axes_1[cntk-eager]
+    kbtool::<backend>                           one skipped item per default backend that is not installed
+
+`-k "batch_dot and cntk"` selects by any part. A case id keeps the characters pytest reads safely; any other one
+(and a ':' that would make '::') is written %XX, so ids stay unique. Each backend worker (a backend, and its share of
+the cases where it runs several workers, as `kbtool check` shares them) is one xdist group.
+"""
+import re
+from dataclasses import dataclass, field
+from typing import Tuple
+
+import pytest
+
+from . import verdict
+from .verdict import KbtoolFailure, WorkerUnavailable
+
+_SAFE = re.compile(r"[A-Za-z0-9_.=,+@()-]")
+
+
+@dataclass(eq=False)
+class Target:
+    """One result of the plan: a case (or a backend's variant of it) in one mode on one backend worker."""
+
+    backend: str
+    share: int  # which of the backend's workers runs it (Launch.workers; theano has 2)
+    launch: object  # runners.base.Launch of that worker
+    entry: dict  # the op's spec entry
+    case: object  # specs.cases.Case that runs: the case itself, or a variant of it
+    base: object  # the case whose reference judges it (the case itself for a variant)
+    mode: str
+    variants: Tuple["Target", ...] = field(default=())  # the variants of the same case and mode (for verified_by)
+
+    @property
+    def key(self):
+        """(op, case id, backend, mode): what known differences match, as for a check's result."""
+        return (self.case.op, self.case.id, self.backend, self.mode)
+
+    @property
+    def group(self):
+        """Its xdist group: the backend worker it runs on (no '@': xdist reads the group after the last '@')."""
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", self.backend) + ("" if self.share == 0 else "-{}".format(self.share))
+
+
+def plan_targets(plan):
+    """Every result the plan sets out to produce, in the order of a check's report (op, case, backend, mode)."""
+    targets = []
+    order = {slot.name: i for i, slot in enumerate(plan.backends)}
+    for slot in plan.runnable:
+        work = plan.work_for(slot.name) if hasattr(plan, "work_for") else plan.work
+        workers = max(1, min(len(work), int(getattr(slot.launch, "workers", 1) or 1)))
+        for index, (entry, case) in enumerate(work):
+            share = index % workers  # as run.run_plan shares a backend's work: each worker keeps its warm cache
+            launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
+            variants = list(slot.launch.variants(case) or [])
+            for mode in case.modes:
+                own = tuple(Target(slot.name, share, launch, entry, variant, case, mode)
+                            for variant in variants if mode in variant.modes)
+                targets.append(Target(slot.name, share, launch, entry, case, case, mode, variants=own))
+                targets.extend(own)
+    targets.sort(key=lambda t: (t.case.op, t.case.id, order[t.backend], t.mode))
+    return targets
+
+
+def safe(text):
+    """`text` with what pytest reads specially (/, [, ], ::, spaces, ...) written %XX: readable, and unique."""
+    out = []
+    for char in str(text):
+        if _SAFE.match(char) or (char == ":" and out and not out[-1].endswith(":")):
+            out.append(char)
+        else:
+            out.append("".join("%{:02X}".format(byte) for byte in char.encode("utf-8")))
+    return "".join(out)
+
+
+def item_name(target):
+    return "{}[{}-{}]".format(safe(target.case.id), safe(target.backend), target.mode)
+
+
+class KbtoolRoot(pytest.Collector):
+    """`kbtool`: the plan's items, one collector per op (added to the session's collection by session.py)."""
+
+    def __init__(self, *, run, **kwargs):
+        super().__init__(**kwargs)
+        self.run = run
+
+    def collect(self):
+        nodes = [UnavailableBackend.from_parent(self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable)
+                 for slot in self.run.plan.backends if slot.launch is None]
+        by_op = {}
+        for target in self.run.targets:
+            by_op.setdefault(target.case.op, []).append(target)
+        nodes += [OpCollector.from_parent(self, name=safe(op), targets=targets) for op, targets in by_op.items()]
+        return nodes
+
+
+class OpCollector(pytest.Collector):
+    def __init__(self, *, targets, **kwargs):
+        super().__init__(**kwargs)
+        self.targets = targets
+
+    def collect(self):
+        names = set()
+        return [KbtoolItem.from_parent(self, name=unique(item_name(target), names), target=target, run=self.parent.run)
+                for target in self.targets]
+
+
+class KbtoolItem(pytest.Item):
+    """One result: run on this process's worker for its backend, judged, known differences applied."""
+
+    def __init__(self, *, target, run, **kwargs):
+        super().__init__(**kwargs)
+        self.target, self.run = target, run
+        op, case, backend, mode = target.key
+        self.user_properties.extend([("backend", backend), ("op", op), ("case", case), ("mode", mode)])
+        if run.xdist:
+            self.add_marker(pytest.mark.xdist_group(target.group))
+
+    def setup(self):
+        self.run.pool.worker(self.target)  # a worker that cannot start: every item of it errors, saying why
+
+    def runtest(self):
+        self.run.judge(self)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (KbtoolFailure, WorkerUnavailable)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, verdict.headline(self.target)
+
+
+class UnavailableBackend(pytest.Item):
+    """A default backend that is not installed here: one skipped item saying why (not one per result)."""
+
+    def __init__(self, *, backend, reason, **kwargs):
+        super().__init__(**kwargs)
+        self.user_properties.extend([("backend", backend), ("status", "not installed")])
+        self.add_marker(pytest.mark.skip(reason="{}: {}".format(backend, reason)))  # reported at the item's id
+
+    def runtest(self):
+        pass  # skipped at setup
+
+    def reportinfo(self):
+        return self.path / "kbtool", 0, ""  # where the skip is reported: `kbtool:1`
+
+
+def unique(name, taken):
+    """`name`, or with ~2, ~3 ... when the op already has an item of that name (a spec with a repeated case id)."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = "{}~{}".format(name, n)
+    taken.add(candidate)
+    return candidate

@@ -1,0 +1,157 @@
+"""The hooks of a `pytest --kbtool` session (registered only under --kbtool).
+
+Collection adds the plan's items (items.py) to whatever pytest collected: without path arguments, nothing else
+(`pytest --kbtool` is the conformance run, from any directory); with them, the tests there too.
+
+Each item records its result in user_properties (backend, op, case, mode, status, seconds; known, message, repro),
+so --junitxml carries them and, under pytest-xdist, every result reaches the controller in its report. There, once
+every planned result has come back (no -k/-m deselection, no -x stop), the known differences are applied to all of
+them as `kbtool check` applies them: an entry that targets results but explains none is stale, listed in the summary,
+and the session fails (exit 1), as check exits 1.
+"""
+import time
+
+import pytest
+
+from . import items as items_mod
+from . import verdict
+from .verdict import KbtoolFailure, WorkerUnavailable
+
+
+class KbtoolSession:
+    def __init__(self, config):
+        from . import options
+        from .pool import Pool
+
+        started = time.monotonic()
+        self.config = config
+        self.selection = options.read(config)
+        self.plan, self.entries = self.selection.plan, self.selection.entries
+        self.targets = items_mod.plan_targets(self.plan)
+        self.sole = verdict.sole_targets(self.plan, [t.key for t in self.targets], self.entries)
+        self.xdist = config.pluginmanager.hasplugin("xdist")
+        self.is_xdist_worker = hasattr(config, "workerinput")
+        self.pool = Pool(self.plan.seed, self.selection.case_timeout)
+        self.results = {}  # key -> Result rebuilt from each item's report (controller / single process)
+        self.reported = set()  # keys whose item reported (a result, or an error saying why it has none)
+        self.stale, self.grown, self.unjudged = [], [], None
+        self.plan_seconds = time.monotonic() - started
+        if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):
+            config.option.loadgroup = True  # a worker reads --dist from its own arguments, not the controller's choice
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            config.args = []  # no path given: the conformance items alone, not testpaths or the current directory
+
+    # ---------------------------------------------------------------- collection
+    def pytest_report_header(self, config):
+        runnable = ", ".join(slot.name for slot in self.plan.runnable)
+        return ["kbtool: {} results of {} ops on {} (seed {}, grid {}; planned in {:.1f} s)".format(
+            len(self.targets), len(self.plan.ops), runnable, self.plan.seed, self.plan.grid, self.plan_seconds),
+            "kbtool: {}".format(self.selection.settings_line)]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector):
+        """The session's own collection gets one more node, `kbtool`, collected as any other (so -k, -m, --lf and
+        xdist see its items as they see tests)."""
+        report = yield
+        if isinstance(collector, pytest.Session) and report.passed:
+            report.result.append(items_mod.KbtoolRoot.from_parent(collector, name="kbtool", nodeid="kbtool", run=self))
+        return report
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        """pytest-xdist, on the controller: tell each worker whether items go by group (the default under --kbtool)."""
+        node.workerinput["kbtool_loadgroup"] = self.config.getoption("dist", "no") == "loadgroup"
+
+    # ---------------------------------------------------------------- one item
+    def judge(self, item):
+        """Run an item's target and turn its result into pass / xfail (known) / failure."""
+        target = item.target
+        result = self.pool.result(target)
+        variant_results = []
+        if target.variants and result.status != "pass" and verdict.needs_variants(result, self.entries):
+            variant_results = [self.pool.result(v) for v in target.variants]
+        reason = verdict.known_reason(result, variant_results, self.entries)
+        stale = self.sole.get(target.key) if result.status == "pass" else None
+        item.user_properties.extend([("status", str(result.status)), ("seconds", result.seconds)])
+        if result.status != "pass":
+            item.user_properties.append(("message", result.message))
+        if reason is not None:
+            item.user_properties.extend([("known", reason), ("verdict", "known")])
+            pytest.xfail("known difference ({}): {}".format(result.status, reason))
+        if stale is not None:
+            item.user_properties.extend([("stale_entry", str(stale[0])), ("verdict", "stale")])
+            raise KbtoolFailure(verdict.stale_text(*stale))
+        if result.status != "pass":
+            item.user_properties.extend([("repro", result.repro or ""), ("verdict", "divergence")])
+            raise KbtoolFailure(verdict.failure_text(result))
+        item.user_properties.append(("verdict", "pass"))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        if call.excinfo is not None and isinstance(call.excinfo.value, WorkerUnavailable) and call.when == "setup":
+            report.longrepr = str(call.excinfo.value)  # the reason, not a traceback through kbtool
+        return report
+
+    # ---------------------------------------------------------------- every result (controller)
+    def pytest_runtest_logreport(self, report):
+        if self.is_xdist_worker:
+            return  # the controller gathers the results of every worker from their reports
+        props = dict(report.user_properties)
+        if "mode" not in props:
+            return
+        key = (props["op"], props["case"], props["backend"], props["mode"])
+        if report.when == "call" and "status" in props:
+            from ..results import Result
+
+            self.results[key] = Result(op=key[0], case=key[1], backend=key[2], mode=key[3], status=props["status"],
+                                       message=props.get("message", ""))
+        if report.when == "call" or report.failed:
+            self.reported.add(key)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.pool.stop(kill=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if self.is_xdist_worker or not self.plan.all_cases:
+            return
+        from .. import known
+        from ..plan import checkable_ops
+
+        planned = {t.key for t in self.targets}
+        missing = planned - self.reported
+        if missing:
+            self.unjudged = "{} of the {} planned results did not run".format(len(missing), len(planned))
+            return
+        applied = known.apply(list(self.results.values()), self.entries, whole_spec=self.plan.whole_spec,
+                              all_cases=self.plan.all_cases, planned_ops=self.plan.ops,
+                              spec_ops=checkable_ops(self.plan.spec), counts_comparable=self.plan.counts_comparable)
+        self.stale, self.grown = applied.stale, known.grown(applied.counts)
+        if self.stale and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.is_xdist_worker or self.config.option.collectonly:
+            return
+        write = terminalreporter.write_line
+        counts = {}
+        for result in self.results.values():
+            counts[str(result.status)] = counts.get(str(result.status), 0) + 1
+        terminalreporter.section("kbtool")
+        write("{} result{}: {}".format(len(self.results), "" if len(self.results) == 1 else "s", ", ".join(
+            "{} {}".format(n, status) for status, n in sorted(counts.items())) or "none"))
+        numbers = verdict.entry_numbers(self.entries)
+        for entry in self.stale:
+            number = next((n for n, e in zip(numbers, self.entries)
+                           if all(entry.get(k) == v for k, v in e.items())), "?")
+            write("stale known difference (entry {}): {} {} on {}: {} ({})".format(
+                number, entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]),
+                red=True)
+        for row in self.grown:
+            write("known difference grew: entry {} ({} on {}) explained {} results, {} recorded (+{}): {}".format(
+                row["entry"], row["op"], row["backend"], row["explained"], row["count"], row["grown_by"],
+                row["reason"]), yellow=True)
+        if self.unjudged:
+            write("known differences not judged for staleness: {}".format(self.unjudged))
+
+    def pytest_unconfigure(self, config):
+        self.pool.close()

@@ -1,0 +1,101 @@
+"""One item's verdict: its known difference (as known.apply marks a check's result), the unexpected pass, the text.
+
+known.apply marks a result with the first entry that explains it; an entry with `verified_by` looks at the result of
+the variant of the same call. Applied to a result together with its variants' results, it names the same entry as
+in a check of the whole plan, since nothing else of the run enters a result's mark.
+
+A stale entry is one that targets results but explains none of them: it is judged over every result of the session
+(session.py). An entry that targets this item's result alone (in the whole plan) is certainly stale when the item
+passes: that item fails at once, as an unexpected pass.
+"""
+import dataclasses
+import json
+from collections import namedtuple
+
+
+class KbtoolFailure(Exception):
+    """An item that does not pass and is not explained: the text says what, with the numbers and the repro."""
+
+
+class WorkerUnavailable(Exception):
+    """The backend's worker for this item could not start (or was killed): the item errors, saying why."""
+
+
+Key = namedtuple("Key", "op case backend mode")  # what known.targets reads of a result
+
+
+def known_reason(result, variant_results, entries):
+    """The reason of the entry that explains `result` (None: none does), given its variants' results."""
+    from .. import known
+
+    probe = dataclasses.replace(result, known=None)
+    others = [dataclasses.replace(r, known=None) for r in variant_results]
+    known.apply([probe] + others, entries, whole_spec=False, all_cases=False)
+    return probe.known
+
+
+def needs_variants(result, entries):
+    """Whether an entry with `verified_by` would explain `result` if its variant's result says so."""
+    from .. import known
+
+    return any(e.get("verified_by") and known.targets(e, result) and known.explains(e, result) for e in entries)
+
+
+def entry_numbers(entries):
+    """Each entry's number in its file, as known.apply counts them ('spec alias' for the spec's own entries)."""
+    numbers, number = [], 0
+    for entry in entries:
+        from_spec = entry.get("source") == "spec"
+        number += 0 if from_spec else 1
+        numbers.append("spec alias" if from_spec else number)
+    return numbers
+
+
+def sole_targets(plan, keys, entries):
+    """{key: (entry number, entry)} for each entry that the plan's results `keys` give one target, and whose staleness
+    a check of this plan judges (no --case, --mode, --examples or --keras-config; every op it names planned)."""
+    from .. import known
+    from ..plan import checkable_ops
+
+    if not plan.all_cases:
+        return {}
+    by_op = {}
+    for key in keys:
+        by_op.setdefault(key[0], []).append(Key(*key))
+    spec_ops = checkable_ops(plan.spec)
+    out = {}
+    for number, entry in zip(entry_numbers(entries), entries):
+        if not (plan.whole_spec or (entry["op"] != "*" and known._covers(entry, plan.ops, spec_ops))):
+            continue
+        targeted = [k for op, op_keys in by_op.items() if known.matches(op, entry["op"])
+                    for k in op_keys if known.targets(entry, k)]
+        if len(targeted) == 1:
+            out.setdefault(tuple(targeted[0]), (number, entry))
+    return out
+
+
+def failure_text(result):
+    """What a failing item shows: the verdict, the structured details, the backend's note, the repro command."""
+    message = (result.message or "").splitlines() or [""]
+    lines = ["{}: {}".format(result.status, message[0])] + ["  " + line for line in message[1:]]
+    for key, value in (result.details or {}).items():
+        lines.append("  {}: {}".format(key, json.dumps(value) if not isinstance(value, str) else value))
+    if result.note:
+        lines.append("note: {}".format(result.note))
+    for side, text in sorted((getattr(result, "captured", None) or {}).items()):  # what it printed or warned
+        lines.append("{} printed: {}".format(side, " | ".join(str(text).split("\n"))[:500]))
+    if result.repro:
+        lines.append("repro: {}".format(result.repro))
+    return "\n".join(lines)
+
+
+def stale_text(number, entry):
+    return ("passed, but known-difference entry {} targets this result alone: it no longer reproduces (stale). "
+            "Its reason: {}").format(number, entry["reason"])
+
+
+def headline(target):
+    """The title of an item's report: op, case, backend and mode in words (not a suffix of its id, which pytest
+    would rewrite)."""
+    op, case, backend, mode = target.key
+    return "{} {} on {} ({})".format(op, case, backend, mode)
