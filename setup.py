@@ -9,7 +9,7 @@ setup(
     packages=find_packages(include=["kbtool", "kbtool.*"]) + ["kbtool._specs"],
     package_dir={"kbtool._specs": "specs"},
     package_data={
-        "kbtool._specs": ["*.yaml"],
+        "kbtool._specs": ["*.yaml", "*.json"],  # the spec, known differences, timings.json (for --shard)
         "kbtool.reports": ["templates/*.j2", "*.json"],
     },
     python_requires=">=3.9",
@@ -23,8 +23,9 @@ setup(
         "regex>=2023",
         "hypothesis>=6.100",
     ],
-    extras_require={"test": ["pytest>=7", "wheel"]},
+    extras_require={"test": ["pytest>=7", "pytest-xdist>=3", "wheel"]},
     entry_points={
         "console_scripts": ["kbtool=kbtool.cli:main"],
+        "pytest11": ["kbtool = kbtool.pytest_plugin"],  # `pytest --kbtool` (inert without the flag)
     },
 )

@@ -13,19 +13,26 @@ from .plan import checkable_ops
 from .reports.assemble import assemble
 
 
+def known_entries_for(spec, known_path=None):
+    """(entries, path) of a known-differences file (default: the shipped one) for a check of `spec`.
+
+    A spec and the known-differences file beside it are a pair: checked against each other; the shipped entries
+    run beside another spec are read but not judged by it (an entry for an op it lacks explains nothing)."""
+    path = known_path or paths.known_differences_file()
+    paired = os.path.dirname(os.path.realpath(spec.path)) == os.path.dirname(os.path.realpath(path))
+    return known.load(path, spec=spec if paired else None), path
+
+
 def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=None, oracle=None, cancel=None,
-              known_path=None):
+              known_path=None, strict=False):
     """Run a plan and return the JSON report (a dict). `known_entries` defaults to the shipped file.
 
     `cancel` (a run.Cancel, set by a signal handler) ends the run early: the report then holds the results that
     ran and says so under `incomplete` (never ok; no known difference is judged stale on it)."""
     started = time.time()
+    read_from = None  # the known-differences file the entries came from (the report records it)
     if known_entries is None:
-        # a spec and the known-differences file beside it are a pair: checked against each other; the shipped
-        # entries run beside another spec are read but not judged by it (an entry for an op it lacks explains nothing)
-        path = known_path or paths.known_differences_file()
-        paired = os.path.dirname(os.path.realpath(plan.spec.path)) == os.path.dirname(os.path.realpath(path))
-        known_entries = known.load(path, spec=plan.spec if paired else None)
+        known_entries, read_from = known_entries_for(plan.spec, known_path)
     entries = known_entries
     entries = known.alias_entries(plan.spec) + list(entries)
     cancel = cancel or run.Cancel()
@@ -40,4 +47,5 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
     applied = known.apply(results, entries, whole_spec=plan.whole_spec, all_cases=plan.all_cases and not incomplete,
                           planned_ops=plan.ops, spec_ops=checkable_ops(plan.spec),
                           counts_comparable=plan.counts_comparable and not incomplete)
-    return assemble(plan, infos, results, applied, time.time() - started, incomplete=incomplete)
+    return assemble(plan, infos, results, applied, time.time() - started, incomplete=incomplete,
+                    known_entries=entries, known_path=read_from, strict=strict)

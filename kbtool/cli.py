@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from .completion import complete_backend, complete_environment, complete_op
 from .errors import KbtoolError
 
 
@@ -42,11 +43,15 @@ def config():
 
 
 @config.command("path")
-def config_path():
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def config_path(as_json):
     """Print where keras.json lives ($KERAS_HOME/keras.json or ~/.keras/keras.json)."""
+    import os
+
     from . import config as cfg
 
-    click.echo(cfg.config_path())
+    path = cfg.config_path()
+    click.echo(json.dumps({"path": path, "exists": os.path.isfile(path)}) if as_json else path)
 
 
 @config.command("show")
@@ -68,13 +73,17 @@ def config_show(as_json):
 
 @config.command("get")
 @click.argument("key")
-def config_get(key):
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output: the value and where it comes from.")
+def config_get(key, as_json):
     """Print one effective setting."""
     from . import config as cfg
 
     settings = cfg.effective()
     if key not in settings:
         raise KbtoolError("unknown key {!r}; keys are {}".format(key, ", ".join(settings)))
+    if as_json:
+        click.echo(json.dumps(dict(settings[key].as_dict(), key=key)))
+        return
     value = settings[key].value
     text = value if isinstance(value, str) else json.dumps(value)
     try:
@@ -98,11 +107,15 @@ def config_set(key, value, force):
 
 
 @config.command("validate")
-def config_validate():
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def config_validate(as_json):
     """Check keras.json and KERAS_BACKEND; exit 1 when something is invalid."""
     from . import config as cfg
 
     problems = cfg.validate()
+    if as_json:
+        click.echo(json.dumps({"path": cfg.config_path(), "valid": not problems, "problems": problems}, indent=2))
+        sys.exit(1 if problems else 0)
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
@@ -146,18 +159,22 @@ def spec_list(spec_path, as_json):
 
 
 @spec.command("show")
-@click.argument("op")
+@click.argument("op", shell_complete=complete_op)
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False))
-def spec_show(op, spec_path):
+@click.option("--json", "as_json", is_flag=True, help="The entry as JSON instead of YAML.")
+def spec_show(op, spec_path, as_json):
     """Show one op's spec entry as YAML."""
     import yaml
 
     s = _load_spec(spec_path)
+    if as_json:
+        click.echo(json.dumps({op: s.op(op)}, indent=2, default=repr))
+        return
     click.echo(yaml.safe_dump({op: s.op(op)}, sort_keys=False, allow_unicode=True))
 
 
 @spec.command("coverage")
-@click.option("--op", "ops", multiple=True, help="Only this op (repeatable).")
+@click.option("--op", "ops", multiple=True, help="Only this op (repeatable).", shell_complete=complete_op)
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True)
 def spec_coverage(ops, spec_path, as_json):
@@ -180,16 +197,25 @@ def spec_coverage(ops, spec_path, as_json):
 
 @spec.command("validate")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-def spec_validate(file):
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def spec_validate(file, as_json):
     """Validate a spec file; every problem is printed as file:line: path: message."""
+    from . import paths
     from .specs import loader
 
     try:
         s = loader.load(file)
     except loader.SpecError as exc:
-        for problem in exc.problems:
-            click.echo(problem, err=True)
+        if as_json:
+            click.echo(json.dumps({"path": file or paths.spec_file(), "valid": False, "problems": list(exc.problems)},
+                                  indent=2))
+        else:
+            for problem in exc.problems:
+                click.echo(problem, err=True)
         sys.exit(1)
+    if as_json:
+        click.echo(json.dumps({"path": s.path, "valid": True, "ops": len(s.ops), "problems": []}, indent=2))
+        return
     click.echo("{}: valid ({} ops)".format(s.path, len(s.ops)))
 
 
@@ -214,7 +240,7 @@ def _recipes(names, all_):
 
 
 @env.command("install")
-@click.argument("names", nargs=-1)
+@click.argument("names", nargs=-1, shell_complete=complete_environment)
 @click.option("--all", "all_", is_flag=True, help="Install every managed backend.")
 @click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
 def env_install(names, all_, force):
@@ -263,16 +289,20 @@ def env_list(as_json):
 
 
 @env.command("system-packages")
-def env_system_packages():
+@click.option("--json", "as_json", is_flag=True, help="A JSON list.")
+def env_system_packages(as_json):
     """Print the Debian packages the backends need (from their recipes), one per line."""
     from .runners.registry import system_packages
 
+    if as_json:
+        click.echo(json.dumps(system_packages()))
+        return
     for package in system_packages():
         click.echo(package)
 
 
 @env.command("remove")
-@click.argument("names", nargs=-1, required=True)
+@click.argument("names", nargs=-1, required=True, shell_complete=complete_environment)
 def env_remove(names):
     """Delete backend environments (a symlinked one loses the link only, never what it points to)."""
     from .runners import envs
@@ -290,7 +320,8 @@ def env_remove(names):
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--backend", "names", multiple=True, help="Also probe a custom backend module (repeatable).")
+@click.option("--backend", "names", multiple=True, help="Also probe a custom backend module (repeatable).",
+              shell_complete=complete_backend)
 def backends(as_json, names):
     """Start each backend's worker and report status, versions and why one is unavailable."""
     from .runners.registry import probe_all
@@ -304,10 +335,27 @@ def backends(as_json, names):
         click.echo("{:<11} {:<14} py{:<7} {}".format(info["name"], info["status"], info.get("python") or "-", detail))
 
 
+@main.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell):
+    """Print the shell completion script (op, backend and environment names complete too).
+
+    \b
+    bash:  eval "$(kbtool completion bash)"    (or add that line to ~/.bashrc)
+    zsh:   eval "$(kbtool completion zsh)"     (in ~/.zshrc)
+    fish:  kbtool completion fish > ~/.config/fish/completions/kbtool.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    click.echo(cls(main, {}, "kbtool", "_KBTOOL_COMPLETE").source())
+
+
 # ---------------------------------------------------------------------------- check
 @main.command()
-@click.option("--op", "ops", multiple=True, help="Op to check (repeatable; default: every op in the spec).")
-@click.option("--backend", "backend_names", multiple=True,
+@click.option("--op", "ops", multiple=True, help="Op to check (repeatable; default: every op in the spec).",
+              shell_complete=complete_op)
+@click.option("--backend", "backend_names", multiple=True, shell_complete=complete_backend,
               help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. "
                    "Default: every installed built-in backend.")
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
@@ -325,20 +373,42 @@ def backends(as_json, names):
               help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).")
 @click.option("--known", "known_path", type=click.Path(dir_okay=False),
               help="Known-differences file (default: the one beside the shipped spec).")
+@click.option("--active", is_flag=True,
+              help="Check only the active backend (KERAS_BACKEND, else keras.json's backend) against the reference.")
 @click.option("--grid", default="pairwise", show_default=True, type=click.Choice(["pairwise", "full"]),
               help="Cases generated from the parameters' documented domains: every pair of values, or every row.")
+@click.option("--shard", "shard", metavar="K/N",
+              help="Run part K of N of the planned cases (the same parts on every machine, balanced by "
+                   "specs/timings.json); `kbtool report merge` joins the parts' JSON reports.")
+@click.option("--status", "statuses", multiple=True, metavar="STATUS",
+              help="Show only these results in the terminal (repeatable): pass, known, unsupported, fail, error, "
+                   "crash, timeout, could_not_start, unexplained. Files, --json, summary and exit code keep all.")
+@click.option("--last-failed", "last_failed", is_flag=True,
+              help="Rerun only what did not pass (and is not a known difference) in the last check.")
+@click.option("--strict", is_flag=True,
+              help="Also exit 1 on unsupported results (even explained ones) and on known differences that grew.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line (and errors): no progress, no summary.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List everything: the op × backend matrix, every failure with its details, every known "
+                   "difference, every documentation example.")
 def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout,
-          keras_config, grid, known_path):
+          keras_config, grid, known_path, active, shard, statuses, last_failed, strict, quiet, verbose):
     """Run spec cases on each backend and compare with the NumPy reference.
 
-    Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start),
-    2 usage/config error or a report that could not be written, 130/143 interrupted by SIGINT/SIGTERM (the
-    partial report is written, marked incomplete).
+    Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
+    with --strict also an unsupported result or a grown known difference), 2 usage/config error or a report that
+    could not be written, 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
+    Every check's JSON report is kept as last-report.json in kbtool's home, for --last-failed.
     """
+    import contextlib
     import math
     import os
     import signal
     import threading
+
+    from . import shard as shard_mod
+    from .reports import load as report_load
+    from .reports import view
 
     from . import reports
     from .check import run_check
@@ -356,17 +426,32 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             raise KbtoolError("--timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})".format(
                 case_timeout))
         case_timeout = seconds
-    from .specs.domains import DomainError, parse_override
+    from . import keras_settings
 
     if known_path and not os.path.isfile(known_path):
         raise KbtoolError("--known {}: no such file".format(known_path))
 
-    try:
-        override = parse_override(keras_config)
-    except DomainError as exc:
-        raise KbtoolError(str(exc))
-    plan = make_plan(_load_spec(spec_path), ops=ops, backends=backend_names, case_patterns=case_patterns,
-                     modes=modes, examples=examples, seed=seed, grid=grid, keras_config=override)
+    statuses = view.check_statuses(statuses)
+    if quiet and verbose:
+        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
+    verbosity = 0 if quiet else 2 if verbose else 1  # the terminal's: -q, default, -v
+    if statuses and as_json:
+        raise KbtoolError("--status filters the terminal view; --json prints the whole report (filter it with jq)")
+    shard = shard_mod.parse(shard) if shard is not None else None
+    failed_last = _last_failures(seed, grid) if last_failed else None
+    settings = keras_settings.resolve(keras_config)
+    if active and backend_names:
+        raise KbtoolError("--active checks the configured backend ({}); give --active or --backend, not both".format(
+            settings.active_backend))
+    plan = make_plan(_load_spec(spec_path), ops=ops,
+                     backends=(settings.active_backend,) if active else backend_names, case_patterns=case_patterns,
+                     modes=modes, examples=examples, seed=seed, grid=grid, keras_config=settings.override,
+                     shard=shard, last_failed=failed_last)
+    for note in plan.notes:
+        click.echo("kbtool: {}".format(note), err=True)
+    if plan.shard_share is not None:
+        click.echo("kbtool: {}".format(plan.shard_share.describe()), err=True)
+    keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     reports.prepare_outputs(outputs)
 
     # SIGINT/SIGTERM: the first stops the run (no new case, every worker's process group killed), and the partial
@@ -383,7 +468,7 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
         name = signal.Signals(signum).name
         if caught:
             cancel.kill_all()
-            say("kbtool: {} again: exiting now\n".format(name))
+            say("kbtool: {} again: exiting now\n{}".format(name, "\x1b[?25h" if os.isatty(2) else ""))  # cursor back
             os._exit(128 + caught[0])
         caught.append(signum)
         cancel.set(name)
@@ -395,13 +480,22 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, `cmd &`: keep what the caller chose
                 previous[signum] = signal.signal(signum, on_signal)
     try:
-        report = run_check(plan, progress=progress.printer(), case_timeout=case_timeout, cancel=cancel,
-                           known_path=known_path)
-        failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
+        # bars on a terminal, a few plain lines in a log; closed before the summary prints (also on Ctrl-C)
+        with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
+            report = run_check(plan, progress=show, case_timeout=case_timeout, cancel=cancel,
+                               known_path=known_path, strict=strict)
+        if caught and show is not None and show.live:  # the bars' last redraw erased what the handler wrote
+            click.echo("kbtool: {}: stopped; the partial report follows".format(signal.Signals(caught[0]).name),
+                       err=True)
+        report_load.save_last(report, warn=lambda line: click.echo(line, err=True))
+        failures = reports.write_all(report, outputs,
+                                     echo=(lambda line: click.echo(line, err=True)) if verbosity else None)
         if as_json:
             click.echo(reports.render(report, "json"), nl=False)
         else:
-            reports.render(report, "terminal")
+            reports.render(view.filtered(report, statuses), "terminal", verbosity=verbosity)
+            if statuses:
+                click.echo(view.shown_line(report, view.filtered(report, statuses), statuses), err=True)
         if failures:
             click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
         sys.exit(128 + caught[0] if caught else 2 if failures else exit_code(report))
@@ -411,10 +505,137 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             signal.signal(signum, handler)
 
 
+def _last_failures(seed, grid):
+    """--last-failed: {backend: keys} of what failed in the last check, or None (run everything, as said)."""
+    from .plan import failures_of
+    from .reports.load import last_report_path, load_last
+
+    try:
+        last = load_last()
+    except KbtoolError as exc:
+        raise KbtoolError("{} (delete {} to start afresh)".format(exc, last_report_path()))
+    if last is None:
+        click.echo("kbtool: no last run recorded; running everything", err=True)
+        return None
+    selection = failures_of(last)
+    if not selection:
+        click.echo("kbtool: last run had no failures; running everything", err=True)
+        return None
+    if (last["seed"], last.get("grid", "pairwise")) != (seed, grid):
+        click.echo("kbtool: note: the last run used --seed {} --grid {}; this one uses --seed {} --grid {}".format(
+            last["seed"], last.get("grid", "pairwise"), seed, grid), err=True)
+    return selection
+
+
+# ---------------------------------------------------------------------------- report
+@main.group("report")
+def report_group():
+    """Render, merge and compare JSON reports (`kbtool check -o FILE.json`)."""
+
+
+_REPORT_OUTPUT = click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
+                              help="Write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
+
+
+@report_group.command("render")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_REPORT_OUTPUT
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown", "html", "junit"]),
+              help="Print this format on stdout (default: the terminal view, when no -o is given).")
+@click.option("--status", "statuses", multiple=True, metavar="STATUS",
+              help="The terminal view shows only these results (as `check --status`).")
+def report_render(file, outputs, fmt, statuses):
+    """Render a JSON report again: the same files `kbtool check -o` wrote from it."""
+    from . import reports
+    from .reports import view
+    from .reports.load import read_report
+    from .reports.text import encodable
+
+    statuses = view.check_statuses(statuses)
+    fmt = fmt or (None if outputs else "terminal")
+    if statuses and fmt != "terminal":
+        raise KbtoolError("--status filters the terminal view only; files and --format {} hold the whole "
+                          "report".format(fmt or "json"))
+    report = read_report(file)
+    reports.prepare_outputs(outputs)
+    failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
+    if fmt == "terminal":
+        shown = view.filtered(report, statuses)
+        reports.render(shown, "terminal")
+        if statuses:
+            click.echo(view.shown_line(report, shown, statuses), err=True)
+    elif fmt:
+        click.echo(encodable(reports.render(report, fmt)), nl=False)
+    if failures:
+        click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+    sys.exit(2 if failures else 0)
+
+
+@report_group.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_REPORT_OUTPUT
+@click.option("--allow-incomplete", is_flag=True, help="Merge interrupted reports too (the merge is incomplete).")
+@click.option("--strict", is_flag=True, help="Judge the merged report as `check --strict` does.")
+def report_merge(files, outputs, allow_incomplete, strict):
+    """Merge the JSON reports of shards (`check --shard K/N`) or of backends run apart into one report.
+
+    They must come from the same spec, seed, grid, --keras-config and known differences and hold no result twice.
+    With no -o the merged JSON goes to stdout. Exit code: 0 the merged run is ok, 1 it is not (as `check`),
+    2 reports that cannot be merged or a file that could not be written."""
+    import os
+
+    from . import reports
+    from .reports import merge as merge_mod
+    from .reports.assemble import exit_code, verdict_reasons
+    from .reports.load import read_report
+
+    seen = {}
+    for name in files:
+        real = os.path.realpath(name)
+        if real in seen:
+            raise KbtoolError("{} is given twice{}".format(name, "" if seen[real] == name else " (as {})".format(
+                seen[real])))
+        seen[real] = name
+    parts = [(name, read_report(name)) for name in files]
+    merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
+    reports.prepare_outputs(outputs)
+    failures = reports.write_all(merged, outputs, echo=lambda line: click.echo(line, err=True))
+    if not outputs:
+        click.echo(reports.render(merged, "json"), nl=False)
+    reasons = verdict_reasons(merged)
+    click.echo("kbtool: merged {} reports: {} results; {}".format(
+        len(parts), len(merged["results"]), "ok" if merged["summary"]["ok"] else "not ok: " + ", ".join(reasons)),
+        err=True)
+    if failures:
+        click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+    sys.exit(2 if failures else exit_code(merged))
+
+
+@report_group.command("diff")
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def report_diff(old, new, as_json):
+    """What changed from OLD to NEW per op × backend: new failures, fixed, other status changes, results no longer
+    run or new, backend versions, known-difference counts, newly stale or grown entries.
+
+    Exit code: 1 when something got worse (a new unexplained failure, a result no longer run, a backend that no
+    longer starts, a newly stale or grown known difference), 0 otherwise, 2 on unreadable reports."""
+    from .reports import diff as diff_mod
+    from .reports.load import read_report
+
+    found = diff_mod.diff(read_report(old), read_report(new))
+    if as_json:
+        click.echo(json.dumps(found, indent=2))
+    else:
+        click.echo(diff_mod.render_text(found, old, new), nl=False)
+    sys.exit(1 if found["worse"] else 0)
+
+
 # ---------------------------------------------------------------------------- explore
 @main.command()
-@click.option("--op", required=True, help="The op to explore.")
-@click.option("--backend", "backend_names", multiple=True,
+@click.option("--op", required=True, help="The op to explore.", shell_complete=complete_op)
+@click.option("--backend", "backend_names", multiple=True, shell_complete=complete_backend,
               help="Backend (repeatable): tensorflow, theano, cntk, numpy, or a module path [@ENV]. "
                    "Default: every installed built-in backend but numpy (the reference itself).")
 @click.option("--max-examples", default=100, show_default=True, type=click.IntRange(1, 100000),

@@ -42,7 +42,8 @@ DATA_FORMATS = ("channels_first", "channels_last")
 DIM_ORDERING_TO_FORMAT = {"tf": "channels_last", "th": "channels_first"}
 # What Keras requires of a custom backend module (docs: "placeholder, variable and function").
 CUSTOM_BACKEND_REQUIRED = ("placeholder", "variable", "function")
-_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+")
+# Keras 2's load_backend imports any other name as a module: a plain `my_backend` or a dotted `pkg.my_backend`
+_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 MAX_BYTES = 1 << 20  # a keras.json is a few hundred bytes; anything this big is not one
 MAX_DEPTH = 100  # nesting levels; deeper files are refused the same way by show, set and validate
 LOCK_TIMEOUT = 30.0  # seconds `set` waits for another writer before giving up
@@ -199,7 +200,8 @@ def check_value(key, value, import_custom=False):
         if value in BUILTIN_BACKENDS:
             return None
         if not _MODULE_PATH.fullmatch(value):
-            return "backend must be one of {} or a dotted module path like my_package.my_module, got {!r}".format(
+            return ("backend must be one of {} or a module name (my_backend, or a dotted module path like "
+                    "my_package.my_module), got {!r}").format(
                 ", ".join(BUILTIN_BACKENDS), value)
         return check_custom_backend(value) if import_custom else None
     if key == "floatx":  # isinstance first: a list or object from the file is unhashable
@@ -237,7 +239,8 @@ def _one_line(exc):
 def check_custom_backend(module_path):
     """Import a custom backend module and name what it lacks of the documented minimum."""
     try:
-        module = importlib.import_module(module_path)
+        with _cwd_on_path():  # as a script run from here would find it (Keras imports it from the script's path)
+            module = importlib.import_module(module_path)
     except KeyboardInterrupt:  # the user's Ctrl-C (one the module raises itself looks the same): click aborts
         raise
     except BaseException as exc:  # SystemExit too: the user's module failing is a one-line problem, never an exit
@@ -255,6 +258,20 @@ def check_custom_backend(module_path):
         return "backend module {!r} lacks {} (a Keras backend must provide {})".format(
             module_path, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED))
     return None
+
+
+@contextlib.contextmanager
+def _cwd_on_path():
+    import sys
+
+    added = os.getcwd() not in sys.path
+    if added:
+        sys.path.append(os.getcwd())
+    try:
+        yield
+    finally:
+        if added and os.getcwd() in sys.path:
+            sys.path.remove(os.getcwd())
 
 
 def validate(path=None, environ=None):

@@ -179,6 +179,8 @@ def known_backend(pattern):
     if GLOB_CHARS.search(pattern) or not custom.is_custom(pattern):
         return False
     module, at, env = pattern.partition("@")
+    if not at and "." not in module:  # a plain module name (as keras.json may give) only where it imports: a
+        return custom.importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
     return "." in module and (not at or env in RECIPES)
 
 

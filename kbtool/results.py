@@ -93,11 +93,14 @@ class Result:
     doc_check: Optional[List[Dict[str, Any]]] = None  # documented examples: what each doc version shows
     repro: Optional[str] = None  # the command that reproduces a non-passing result
     keras_config: Optional[Dict[str, Any]] = None  # the keras.json settings it ran under
+    # what the reference and the backend printed or warned while it ran ({"reference": ..., "backend": ...}):
+    # kept in the record, never let through to the terminal
+    captured: Optional[Dict[str, str]] = None
 
     def as_dict(self):
         out = {"op": self.op, "case": self.case, "backend": self.backend, "mode": self.mode,
                "status": Status(self.status).value, "message": self.message, "seconds": self.seconds}
-        for key in ("details", "note", "known", "doc_check", "repro", "keras_config"):
+        for key in ("details", "note", "known", "doc_check", "repro", "keras_config", "captured"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

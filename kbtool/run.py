@@ -75,7 +75,7 @@ class BackendRun:
 
 def planned_results(plan):
     """How many results a plan sets out to produce: every case in each of its modes on every runnable backend."""
-    return sum(len(case.modes) for _, case in plan.work) * len(plan.runnable)
+    return sum(len(case.modes) for slot in plan.runnable for _, case in _work_for(plan, slot.name))
 
 
 def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, cancel=None, grace=CANCEL_GRACE):
@@ -93,9 +93,10 @@ def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, can
             infos[slot.name] = not_installed_info(slot.name, slot.unavailable)
     # a backend's cases may be shared by several workers (Launch.workers), each with its own thread: interleaved,
     # so that each gets a like share of every op; their results are merged below, so nothing depends on the split
-    shards = [(slot, BackendRun(slot.name), plan.work[i::n])
+    shards = [(slot, BackendRun(slot.name), work[i::n])
               for slot in plan.runnable
-              for n in [max(1, min(len(plan.work), int(getattr(slot.launch, "workers", 1) or 1)))]
+              for work in [_work_for(plan, slot.name)]
+              for n in [max(1, min(len(work), int(getattr(slot.launch, "workers", 1) or 1)))]
               for i in range(n)]
     gate = threading.BoundedSemaphore(jobs) if jobs else None
     threads = []
@@ -125,6 +126,11 @@ def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, can
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
     results.sort(key=lambda r: (r.op, r.case, order[r.backend], r.mode))
     return [infos[slot.name] for slot in plan.backends], results
+
+
+def _work_for(plan, backend):
+    """The work one backend runs (plan.work_for: all of it, or what failed on it last time under --last-failed)."""
+    return plan.work_for(backend) if hasattr(plan, "work_for") else plan.work
 
 
 def _by_backend(shards):
@@ -237,6 +243,8 @@ def _run_group(name, launch, group, keras_config, oracle, seed, progress, case_t
         hello = client.start()
         if into.info is None:
             into.info = backend_info(name, hello)
+            if client.start_output:  # import chatter, or why the import failed: in the record, not the terminal
+                into.info["start_output"] = client.start_output
         if hello.get("status") != protocol.READY:
             return hello
         mismatch = settings_mismatch(keras_config, hello.get("keras_config"))
@@ -324,7 +332,8 @@ def run_case(client, backend, entry, case, mode, expected, seed):
     result = Result(op=case.op, case=case.id, backend=backend, mode=mode, status=verdict.status,
                     message=str(verdict.message), seconds=round(seconds, 4),
                     details=verdict.details.as_dict() if verdict.details else None,
-                    note=None if note is None else str(note), keras_config=dict(case.keras_config))
+                    note=None if note is None else str(note), keras_config=dict(case.keras_config),
+                    captured=_captured(expected, actual))
     if case.shown and actual[0].get("status") == protocol.OK and verdict.status != Status.ERROR:
         try:
             result.doc_check = verdicts.doc_check(case.shown, verdicts.output_values(*actual))
@@ -339,6 +348,17 @@ def run_case(client, backend, entry, case, mode, expected, seed):
     if result.status != Status.PASS:
         result.repro = repro_command(result, seed, case)
     return result
+
+
+def _captured(expected, actual):
+    """What the reference and the worker printed or warned for this case (the oracle and the client collect it,
+    so that it reaches the report instead of the terminal), or None."""
+    out = {}
+    for side, reply in (("reference", expected), ("backend", actual)):
+        text = reply[0].get("captured") if isinstance(reply, tuple) and isinstance(reply[0], dict) else None
+        if text:
+            out[side] = str(text)
+    return out or None
 
 
 def _judge(case, expected, actual, shape_rules):

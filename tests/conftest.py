@@ -1,7 +1,13 @@
 import os
 import sys
+import tempfile
 
 import pytest
+
+# A check applies the user's keras.json (kbtool/keras_settings.py): the suite runs with an empty KERAS_HOME and no
+# KERAS_BACKEND unless a test sets its own, so the machine's ~/.keras/keras.json never changes a result.
+os.environ["KERAS_HOME"] = tempfile.mkdtemp(prefix="kbtool-tests-keras-home-")
+os.environ.pop("KERAS_BACKEND", None)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDS = os.environ.get("KBTOOL_SEEDS") or os.path.join(os.path.dirname(ROOT), "shared", "seeds")

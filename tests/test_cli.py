@@ -91,7 +91,8 @@ def test_check_exit_code_1_on_divergence(tmp_path, custom_backend):
                                              "    return np.maximum(x, min_value)\n")
     code, out = run("check", "--op", "clip", "--backend", module, "--case", "basic", "--mode", "eager")
     assert code == 1
-    assert "clip basic on {} (eager)".format(module) in out and "values differ" in out
+    assert "✗ fail clip on {}: ".format(module) in out and "values differ" in out
+    assert "kbtool check --op clip --case basic --backend {} --mode eager".format(module) in out  # its repro
 
 
 def test_doc_examples_are_checked_against_what_each_doc_shows():

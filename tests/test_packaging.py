@@ -79,8 +79,10 @@ def test_wheel_contents(tmp_path):
     assert len(wheels) == 1, wheels
     with zipfile.ZipFile(os.path.join(str(tmp_path), wheels[0])) as zf:
         names = set(zf.namelist())
-    for expected in ("kbtool/_specs/ops.yaml", "kbtool/_specs/known_differences.yaml", "kbtool/runners/worker/main.py",
+    for expected in ("kbtool/_specs/ops.yaml", "kbtool/_specs/known_differences.yaml", "kbtool/_specs/timings.json",
+                     "kbtool/runners/worker/main.py",
                      "kbtool/specs/__init__.py", "kbtool/reports/templates/report.html.j2", "kbtool/__main__.py",
+                     "kbtool/reports/templates/report.js.j2", "kbtool/reports/templates/report.css.j2",
                      "kbtool/cli.py"):
         assert expected in names, "{} missing from the wheel".format(expected)
     assert not any(n.startswith("specs/") for n in names), "specs/ must ship as kbtool/_specs/ only"

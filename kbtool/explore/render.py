@@ -60,7 +60,10 @@ class Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as RichProgress
 
-        self.console = Console(stderr=True)
+        import sys
+
+        # the stream bound now: the reference redirects sys.stderr while it computes a case (kbtool/capture.py)
+        self.console = Console(file=sys.stderr)
         self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("{task.fields[found]}"), TimeElapsedColumn(), console=self.console,
                                 transient=True, disable=not self.console.is_terminal)

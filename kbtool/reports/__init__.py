@@ -1,6 +1,6 @@
 """Views of the JSON report: one renderer module per format, each rendering the report dict.
 
-    json_report.py  the report itself          terminal.py  a rich matrix and the problems
+    json_report.py  the report itself          terminal.py  a summary that fits a screen
     markdown.py     for PR comments, reports/  html.py      one self-contained page
     junit.py        for CI dashboards          matrix.py    the op × backend matrix they share
 """
@@ -16,10 +16,13 @@ FORMATS = ("json", "terminal", "markdown", "html", "junit")
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
 
 
-def render(report, fmt):
+def render(report, fmt, **options):
+    """Render `report` in `fmt`. Options go to the renderer: the terminal's `verbosity` (0 -q, 1, 2 -v) and
+    `console`; the file formats take none."""
     if fmt not in FORMATS:
         raise ValueError(fmt)
-    return importlib.import_module("kbtool.reports." + ("json_report" if fmt == "json" else fmt)).render(report)
+    return importlib.import_module("kbtool.reports." + ("json_report" if fmt == "json" else fmt)).render(
+        report, **options)
 
 
 def format_of(path):

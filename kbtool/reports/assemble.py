@@ -13,30 +13,66 @@ SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
 
 
-def assemble(plan, infos, results, applied, wall_seconds, incomplete=None):
+def assemble(plan, infos, results, applied, wall_seconds, incomplete=None, known_entries=None, known_path=None,
+             strict=False):
     """The report of one check: what was planned, what each backend said, every result, the known differences.
 
-    `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok."""
+    `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
+    `known_entries` (those applied, as loaded) and the plan are recorded so that `kbtool report merge` can judge
+    shards together with no file at hand; `strict` (--strict) also fails on unsupported and grown."""
     report = {
         "schema_version": SCHEMA_VERSION,
         "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "seed": plan.seed,
-        "spec": {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
+        "spec": dict({"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
+                     **_sha256_of(getattr(plan.spec, "path", None))),
         "filters": list(plan.filters),
         "grid": plan.grid,
         # the settings every case was forced to (--keras-config), and each set of settings that ran
-        "keras_config": {"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
+        "keras_config": dict({"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
+                             **(getattr(plan, "settings", None).as_report() if getattr(plan, "settings", None) else {})),
+        # the user's configured Keras backend (KERAS_BACKEND or keras.json): first in every view
+        "active_backend": getattr(plan, "active_backend", None),
         "backends": infos,
         "results": [r.as_dict() for r in results],
         "known_differences": applied.counts,
         "stale_known_differences": applied.stale,
         "wall_seconds": round(wall_seconds, 2),
     }
+    if known_path:
+        report["known_file"] = dict({"path": known_path}, **_sha256_of(known_path))
+    if known_entries is not None:
+        report["known_entries"] = [dict(entry) for entry in known_entries]
+    report["plan"] = plan_record(plan)
     if incomplete:
         report["incomplete"] = dict(incomplete)
-    report["summary"] = summarize(report)
+    report["summary"] = summarize(report, strict=strict)
     return report
+
+
+def plan_record(plan):
+    """What the report needs to say of its plan for `report merge` to re-judge shards as one run."""
+    from ..plan import checkable_ops
+
+    shard = getattr(plan, "shard", None)
+    return {"ops": list(plan.ops), "case_patterns": list(plan.case_patterns), "modes": list(plan.modes),
+            "examples_only": bool(plan.examples_only), "whole_spec": bool(plan.whole_spec),
+            "all_cases": bool(plan.all_cases), "counts_comparable": bool(plan.counts_comparable),
+            "last_failed": bool(getattr(plan, "last_failed", False)),
+            "shard": {"index": shard[0], "count": shard[1]} if shard else None,
+            "checkable_ops": sorted(checkable_ops(plan.spec))}
+
+
+def _sha256_of(path):
+    """{"sha256": hex digest of the file's bytes}, or {} when it cannot be read."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return {"sha256": hashlib.sha256(fh.read()).hexdigest()}
+    except (OSError, TypeError, ValueError):
+        return {}
 
 
 def _settings_that_ran(plan):
@@ -47,12 +83,15 @@ def _settings_that_ran(plan):
     return ran
 
 
-def summarize(report):
+def summarize(report, strict=None):
     """Counts per backend (a result explained by a known difference counts as `known`), and the verdict.
 
     A check is ok when it ran to the end (not `incomplete`), ran something, every result passed or is explained,
-    no known difference is stale, and every backend it set out to run started.
+    no known difference is stale, and every backend it set out to run started; under `strict` (--strict; None:
+    as the report's summary says) also no result is `unsupported`, explained or not, and no known difference grew.
     """
+    if strict is None:
+        strict = bool((report.get("summary") or {}).get("strict"))
     per_backend = {b["name"]: dict.fromkeys([s.value for s in Status] + ["known"], 0) for b in report["backends"]}
     seconds = {}
     for record in report["results"]:
@@ -64,10 +103,48 @@ def summarize(report):
     could_not_start = [b["name"] for b in report["backends"] if b["status"] == BackendStatus.BROKEN.value]
     ok = (bool(report["results"]) and divergences == 0 and not report["stale_known_differences"]
           and not could_not_start and not report.get("incomplete"))
-    return {"per_backend": per_backend, "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
-            "results": len(report["results"]), "divergences": divergences,
-            "stale": len(report["stale_known_differences"]), "unavailable_backends": unavailable,
-            "could_not_start": could_not_start, "ok": ok}
+    summary = {"per_backend": per_backend, "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
+               "results": len(report["results"]), "divergences": divergences,
+               "stale": len(report["stale_known_differences"]), "unavailable_backends": unavailable,
+               "could_not_start": could_not_start, "ok": ok}
+    if strict:
+        failures = strict_failures(report)
+        summary.update(strict=True, strict_failures=failures, ok=ok and not any(failures.values()))
+    return summary
+
+
+def strict_failures(report):
+    """What --strict also fails on: results that are `unsupported` (explained or not), known differences that
+    explained more results than their recorded count."""
+    from ..known import grown
+
+    return {"unsupported": sum(1 for r in report["results"] if r["status"] == Status.UNSUPPORTED.value),
+            "grown": len(grown(report.get("known_differences", [])))}
+
+
+def verdict_reasons(report):
+    """Why a report is not ok, in words (empty when it is ok): for every view's verdict line."""
+    summary = report["summary"]
+    reasons = []
+    if report.get("incomplete"):
+        reasons.append("incomplete ({})".format(report["incomplete"]["note"]))
+    if summary["divergences"]:
+        reasons.append("{} divergence(s)".format(summary["divergences"]))
+    if summary["stale"]:
+        reasons.append("{} stale known difference(s)".format(summary["stale"]))
+    if summary.get("could_not_start"):
+        reasons.append("could not start: {}".format(", ".join(summary["could_not_start"])))
+    if not report["results"]:
+        reasons.append("nothing was checked")
+    reasons.extend(strict_reasons(report))
+    return reasons
+
+
+def strict_reasons(report):
+    """The --strict part of verdict_reasons: e.g. ['--strict: 3 unsupported result(s)']."""
+    failures = (report["summary"].get("strict_failures") or {}) if report["summary"].get("strict") else {}
+    words = {"unsupported": "{} unsupported result(s)", "grown": "{} known difference(s) grew"}
+    return ["--strict: " + words[key].format(n) for key, n in failures.items() if n and key in words]
 
 
 def exit_code(report):

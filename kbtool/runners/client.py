@@ -20,6 +20,7 @@ DEFAULT_START_TIMEOUT = 180.0  # TensorFlow imports in ~5 s; a cold Theano/CNTK 
 DEFAULT_CASE_TIMEOUT = 120.0  # Theano compiles each new graph once; later runs hit its cache
 CANCELLED = "cancelled"  # the client was killed (the check was interrupted): the request has no outcome
 _POLL = 0.1  # how often a blocked read looks whether the client was killed
+LIMIT_BYTES = 4000  # read at most 4 × this of what a worker printed during one request (then cut to characters)
 
 
 class WorkerDied(Exception):
@@ -38,6 +39,7 @@ class WorkerClient:
         self.hello = None
         self.restarts = 0
         self._stderr = None
+        self.start_output = ""  # what the worker printed while it started
         self._lock = threading.RLock()  # guards process creation against kill() from another thread
         self._procs = []  # every worker started and not yet reaped: what kill() kills
         self.killed = False
@@ -49,6 +51,7 @@ class WorkerClient:
             if self.killed:
                 self.hello = {"status": protocol.BROKEN, "error": "cancelled"}
                 return self.hello
+            self._close_stderr()  # a restarted worker's predecessor wrote to its own file
             self._stderr = tempfile.TemporaryFile()
             self.proc = subprocess.Popen(self.launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self._stderr, env=self.launch.environ(self.keras_config),
@@ -58,7 +61,7 @@ class WorkerClient:
             self.hello, _ = self._read(self.start_timeout)
         except WorkerDied as died:
             self.hello = {"status": protocol.BROKEN, "error": "cancelled" if self.killed else died.message}
-            self.stop()
+        self.start_output = self._output_since(0)  # TensorFlow's and Theano's import chatter, a failed import's
         if self.hello.get("status") != protocol.READY:
             self.stop()
         return self.hello
@@ -72,6 +75,7 @@ class WorkerClient:
 
     def stop(self):
         if self.proc is None:
+            self._close_stderr()
             return
         if self.killed:
             self._kill()
@@ -89,6 +93,7 @@ class WorkerClient:
             except OSError:
                 pass
         self.proc = None
+        self._close_stderr()
 
     def _kill(self):
         _killpg(self.proc)
@@ -119,6 +124,7 @@ class WorkerClient:
             return _cancelled()
         if hello.get("status") != protocol.READY:
             return {"status": protocol.UNAVAILABLE, "message": "worker could not start: {}".format(hello.get("error"))}, []
+        mark = self._output_mark()
         try:
             protocol.write_message(self.proc.stdin, header, arrays)
             reply = self._read(timeout or self.case_timeout)
@@ -130,10 +136,17 @@ class WorkerClient:
                 raise
             died = exc if isinstance(exc, WorkerDied) else self._death()
             self.proc = None  # dead or killed; the next request starts a fresh worker
-            return {"status": died.status, "message": died.message}, []
+            answer = {"status": died.status, "message": died.message}
+            printed = self._output_since(mark)  # what it said before it died (an abort's message, a C++ check)
+            if printed:
+                answer["captured"] = printed
+            return answer, []
         if self.killed:  # the reply raced the kill: the check is over, drop it
             self._reap()
             return _cancelled()
+        printed = self._output_since(mark)
+        if printed:  # what the backend printed or warned while it ran this request: the result keeps it
+            reply = (dict(reply[0], captured=printed), reply[1])
         return reply
 
     def _reap(self):
@@ -187,6 +200,40 @@ class WorkerClient:
         how = "killed by signal {}".format(signal.Signals(-code).name) if code < 0 else "exited with code {}".format(code)
         tail = self.stderr_tail()
         return WorkerDied(protocol.CRASH, "worker {}{}".format(how, ": " + tail if tail else ""))
+
+    # The worker's stdout (fd 1, pointed at its stderr: worker/main.py) and stderr go to one temporary file, never
+    # to kbtool's terminal; what one request added to it is that request's output.
+    def _output_mark(self):
+        if self._stderr is None:
+            return 0
+        try:
+            return self._stderr.seek(0, 2)
+        except (OSError, ValueError):
+            return 0
+
+    def _output_since(self, mark):
+        """What the worker wrote from offset `mark` on (cut to capture.LIMIT characters), or ""."""
+        from ..capture import cut
+
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(mark)
+            data = self._stderr.read(4 * LIMIT_BYTES)
+            end = self._stderr.seek(0, 2)
+        except (OSError, ValueError):
+            return ""
+        text = data.decode("utf-8", "replace").strip()
+        more = end - mark - len(data)
+        return cut(text) + (" (and {} more bytes)".format(more) if more > 0 else "") if text else ""
+
+    def _close_stderr(self):
+        if self._stderr is not None:
+            try:
+                self._stderr.close()
+            except OSError:
+                pass
+            self._stderr = None
 
     def stderr_tail(self, lines=3):
         if self._stderr is None:

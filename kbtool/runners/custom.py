@@ -1,8 +1,12 @@
-"""Custom backends: any importable module with the Keras backend API.
+"""Custom backends: any importable module with the Keras backend API, named as Keras 2 names it in keras.json.
 
-`my_package.my_module` runs on kbtool's own interpreter with the user's PYTHONPATH;
-`my_package.my_module@tensorflow` runs inside the managed environment of that backend.
+`my_backend` or `my_package.my_module` runs on kbtool's own interpreter with the user's PYTHONPATH and the current
+directory (where a script that sets KERAS_BACKEND=my_backend would find it); `my_package.my_module@tensorflow` runs
+inside the managed environment of that backend.
 """
+import difflib
+import importlib.util
+import os
 import sys
 
 from ..config import _MODULE_PATH
@@ -11,17 +15,39 @@ from .base import Launch
 
 
 def is_custom(name):
-    return bool(_MODULE_PATH.match(name.split("@", 1)[0]))
+    return bool(_MODULE_PATH.fullmatch(name.split("@", 1)[0]))
 
 
-def launch(name, recipes):
+def launch(name, recipes, builtin=()):
     module, _, env_name = name.partition("@")
-    if not env_name:
-        return Launch(backend=name, python=sys.executable, module=module, version_of=["numpy"], apply_keras_json=True)
-    if env_name not in recipes:
+    if env_name and env_name not in recipes:
         raise KbtoolError("unknown environment {!r} in {!r}; managed environments: {}".format(
             env_name, name, ", ".join(recipes)))
+    if "." not in module and not env_name and not importable(module):
+        # a plain name is a built-in's misspelling more often than a module: say both
+        close = difflib.get_close_matches(module, list(builtin), n=1)
+        raise KbtoolError("unknown backend {!r}: not a built-in backend ({}) and no module {!r} is importable from "
+                          "here or PYTHONPATH{}".format(name, ", ".join(builtin), module,
+                                                         "; did you mean {}?".format(close[0]) if close else ""))
+    if not env_name:
+        return Launch(backend=name, python=sys.executable, module=module, version_of=["numpy"], apply_keras_json=True,
+                      extra_pythonpath=[os.getcwd()])
     base = recipes[env_name].launch()
     base.backend, base.module, base.fallback_modules = name, module, []
+    base.extra_pythonpath = list(base.extra_pythonpath) + [os.getcwd()]
     base.apply_keras_json, base.variants = True, (lambda case: [])  # a custom module is not keras.backend
     return base
+
+
+def importable(module):
+    """Whether `module` can be found on kbtool's path, PYTHONPATH or the current directory (without importing it)."""
+    paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    added = [p for p in paths if p not in sys.path]
+    sys.path[:0] = added
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+    finally:
+        for p in added:
+            sys.path.remove(p)

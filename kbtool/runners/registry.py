@@ -21,8 +21,8 @@ def launch_for(name):
     if name in RECIPES:
         return RECIPES[name].launch()
     if custom.is_custom(name):
-        return custom.launch(name, RECIPES)
-    raise KbtoolError("unknown backend {!r}; built-in backends are {}, or give a module path like "
+        return custom.launch(name, RECIPES, BUILTIN)
+    raise KbtoolError("unknown backend {!r}; built-in backends are {}, or give a module name like my_backend or "
                       "my_package.my_module[@ENV]".format(name, ", ".join(BUILTIN)))
 
 
