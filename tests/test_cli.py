@@ -78,7 +78,7 @@ def test_check_json_report_and_every_renderer(tmp_path):
     assert json.loads(open(outputs[0]).read())["results"] == report["results"]
     markdown = open(outputs[1]).read()
     assert "| batch_dot | ≈ " in markdown and "| clip | ≈ " in markdown  # grad cases: known, numpy has no autodiff
-    assert "## Documentation examples" in markdown
+    assert "<details><summary>Documentation examples: " in markdown
     assert "<td class=\"op\">batch_dot</td>" in open(outputs[2]).read()
     assert 'name="kbtool.numpy"' in open(outputs[3]).read()
 

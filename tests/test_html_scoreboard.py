@@ -5,6 +5,7 @@ run (reports/parity.json) for size and time; and headless Chromium (Debian packa
 script draws: which matrix rows each URL-hash view shows, the cells' details, hostile text staying text.
 """
 import concurrent.futures
+import hashlib
 import html as html_lib
 import json
 import os
@@ -256,22 +257,27 @@ def test_the_active_backend_comes_first_and_is_marked():
 
 
 def test_categories_come_from_the_spec_and_never_break_the_page(tmp_path):
-    assert {op["op"]: op["category"] for op in embedded(html.render(known_content()))["ops"]} == {
-        "mean": "reduce", "batch_dot": "linalg", "batch_flatten": "shape", "dot": "linalg", "sum": "reduce",
-        "abs": "math", "exp": "math"}
+    want = {"mean": "reduce", "batch_dot": "linalg", "batch_flatten": "shape", "dot": "linalg", "sum": "reduce",
+            "abs": "math", "exp": "math"}
+    assert {op["op"]: op["category"] for op in embedded(html.render(known_content()))["ops"]} == want
     page = html.render(known_content())
     assert '<option>linalg</option><option>math</option><option>reduce</option><option>shape</option>' in page
-    for path in (str(tmp_path / "missing.yaml"), str(tmp_path), "", None):
-        report = known_content()
-        report["spec"]["path"] = path
-        assert {op["category"] for op in embedded(html.render(report))["ops"]} == {"unknown"}
+    # a report from another checkout or machine: its recorded spec is not here, the shipped one is used
     bad = tmp_path / "bad.yaml"
     bad.write_text("ops: [unclosed\n")
+    for path in (str(tmp_path / "missing.yaml"), str(tmp_path), "", None, str(bad)):
+        report = known_content()
+        report["spec"]["path"] = path
+        assert {op["op"]: op["category"] for op in embedded(html.render(report))["ops"]} == want
+    # the spec whose bytes the report recorded wins over the recorded path, so a render is the same everywhere
+    edited = tmp_path / "ops.yaml"
+    edited.write_text(open(paths.spec_file(), encoding="utf-8").read().replace("category: linalg", "category: math"))
     report = known_content()
-    report["spec"]["path"] = str(bad)
-    assert {op["category"] for op in embedded(html.render(report))["ops"]} == {"unknown"}
-    del report["spec"]
-    assert {op["category"] for op in embedded(html.render(report))["ops"]} == {"unknown"}
+    report["spec"].update(path=str(edited), sha256=hashlib.sha256(open(paths.spec_file(), "rb").read()).hexdigest())
+    assert {op["op"]: op["category"] for op in embedded(html.render(report))["ops"]} == want
+    del report["spec"]["sha256"]  # no digest recorded: the recorded file, as it is now
+    assert {op["op"]: op["category"] for op in embedded(html.render(report))["ops"]} == dict(
+        want, batch_dot="math", dot="math")
 
 
 def test_unexplained_divergences_are_listed_by_op_and_capped():

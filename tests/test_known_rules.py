@@ -362,7 +362,8 @@ def test_terminal_reports_growth_and_keeps_the_verdict():
 
 def test_markdown_lists_counts_and_growth():
     text = markdown.render(grown_report())
-    section = text.split("## Known differences\n", 1)[1]
+    section = text.split("Known-difference entries", 1)[1]
+    assert "**1 known difference(s) grew**" in text
     assert "| 3 | conv2d, conv3d | theano | 4 | 7 | **+3** | true &lt;convolution&gt; |" in section
     assert "| 4 | sum | cntk | 2 | 2 |  | upcast |" in section
 

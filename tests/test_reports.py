@@ -302,12 +302,16 @@ def test_markdown_matrix_and_divergences():
     assert "| op | alpha | beta |" in lines
     assert "| dot | ✗ 2/3 | – 0/3 |" in lines
     assert "| sum | ≈ 1/2 | ☠ 0/2 |" in lines
-    section = text.split("## Divergences\n", 1)[1].split("\n\n", 1)[0].strip().splitlines()
-    assert section[0] == "| op | case | backend | mode | status | message | known reason |"
-    rows = section[2:]
-    assert len(rows) == 7  # every non-passing result, the known one with its reason
-    assert "| dot | c | alpha | eager | fail | values differ \\| by 0.5 |  |" in rows
-    assert "| sum | b | alpha | eager | error | error here | alpha raises here |" in rows
+    assert text.startswith("# kbtool parity report\n\n**Not OK: 6 divergence(s)**")
+    section = text.split("## Unexplained failures\n", 1)[1].split("\n## ", 1)[0].strip().split("\n\n")[1]
+    rows = section.splitlines()
+    assert rows[0] == "| op | case | backend | mode | status | message | numbers | repro |"
+    assert len(rows[2:]) == 6  # every unexplained result, each with the command that runs it again
+    assert ("| dot | c | alpha | eager | ✗ fail | values differ \\| by 0.5 |  | "
+            "`kbtool check --op dot --case c --backend alpha --mode eager --seed 0` |") in rows
+    assert not any("| sum | b | alpha |" in row for row in rows)  # the known one is not a failure ...
+    known = text.split("## Known differences\n", 1)[1]
+    assert "| 1 | alpha | sum | alpha raises here |" in known  # ... it is counted under its reason
 
 
 def test_junit_counts_per_suite():

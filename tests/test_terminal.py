@@ -18,7 +18,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from kbtool.cli import main
-from kbtool.reports import matrix, progress, render, terminal
+from kbtool.reports import matrix, progress, render, summary, terminal
 from kbtool.reports.assemble import summarize
 from kbtool.results import Result, Status
 from tests.test_reports import PASSES, STALE, available, broken, make_report, not_installed, record
@@ -78,7 +78,7 @@ def test_the_full_run_fits_a_screen(parity, width):
     # every backend has its line with its counts and conformance
     for b in parity["backends"]:
         assert any(line.startswith(b["name"]) and "%" in line for line in lines), b["name"]
-    reasons = terminal.known_groups(parity)
+    reasons = summary.known_groups(parity)
     assert len(reasons) > terminal.KNOWN_REASONS  # the fixture has more reasons than the default shows
     assert sum(1 for line in lines if line.startswith("  ≈ ")) == terminal.KNOWN_REASONS
     hidden = reasons[terminal.KNOWN_REASONS:]
@@ -92,13 +92,13 @@ def test_thousands_of_unexplained_failures_still_fit_a_screen(parity, width):
     report = unexplained_everywhere(parity)
     lines = printed(report, width=width)
     assert screen_rows(lines, width) < SCREEN
-    groups = terminal.failure_groups(report)
+    groups = summary.failure_groups(report)
     shown = [line for line in lines if line.startswith("      kbtool check --op")]
     assert terminal.FAILURE_GROUPS[0] <= len(shown) <= terminal.FAILURE_GROUPS[1]
     assert any(line.startswith("  … {} more group(s)".format(len(groups) - len(shown))) for line in lines)
     # every backend with failures has some of them shown (round-robin), not only the first one's
     shown_backends = {line.split("--backend ")[1].split()[0] for line in shown}
-    assert shown_backends == {r["backend"] for r in terminal.unexplained(report)}
+    assert shown_backends == {r["backend"] for r in summary.unexplained(report)}
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
@@ -118,13 +118,13 @@ def test_quiet_is_the_verdict_line_alone(parity):
 def test_verbose_lists_everything(parity):
     lines = printed(parity, verbosity=2, width=200)
     ops = {r["op"] for r in parity["results"]}
-    assert sum(1 for line in lines if line.startswith("  ≈ ")) == len(terminal.known_groups(parity))
+    assert sum(1 for line in lines if line.startswith("  ≈ ")) == len(summary.known_groups(parity))
     assert all(any(line.split() and line.split()[0] == op for line in lines) for op in ops)  # the matrix rows
     claims = [line for line in lines if line.startswith("  ") and " shows " in line]
     assert len(claims) == len(matrix.doc_claims(parity))
     stripped = unexplained_everywhere(parity)
     lines = printed(stripped, verbosity=2, width=200)
-    assert sum(1 for line in lines if line.startswith("      reproduce: ")) == len(terminal.unexplained(stripped))
+    assert sum(1 for line in lines if line.startswith("      reproduce: ")) == len(summary.unexplained(stripped))
 
 
 # ---------------------------------------------------------------------------------------------------- sections
@@ -133,7 +133,7 @@ def test_backend_lines_count_every_status_and_the_conformance():
     results = PASSES + [record("dot", "k", "alpha", "fail", known="r"), record("dot", "u", "alpha", "unsupported"),
                         record("dot", "c", "alpha", "crash")]
     report = make_report([available("alpha")], results)
-    header, rows = terminal.backend_rows(report)
+    header, rows = summary.backend_rows(report)
     assert header[:3] == ["backend", "version", "results"]
     row = dict(zip(header, rows[0]))
     assert (row["results"], row["pass"], row["known"], row["unsup."], row["crash"], row["unexpl."]) == (
@@ -144,7 +144,7 @@ def test_backend_lines_count_every_status_and_the_conformance():
 def test_conformance_is_never_rounded_up_to_100():
     results = [record("dot", str(i), "alpha", "pass") for i in range(9999)] + [record("dot", "x", "alpha", "fail")]
     report = make_report([available("alpha")], results)
-    assert dict(zip(*[terminal.backend_rows(report)[0], terminal.backend_rows(report)[1][0]]))["conform."] == "99.9%"
+    assert dict(zip(*[summary.backend_rows(report)[0], summary.backend_rows(report)[1][0]]))["conform."] == "99.9%"
 
 
 def test_the_active_backend_comes_first_and_the_settings_line_says_where_they_came_from():
@@ -195,8 +195,8 @@ def test_failures_are_grouped_with_their_message_numbers_and_repro():
 
 
 def test_details_text():
-    assert terminal.details_text(None) == ""
-    assert terminal.details_text({"expected_shape": [3], "actual_shape": [], "expected_dtype": "bool",
+    assert summary.details_text(None) == ""
+    assert summary.details_text({"expected_shape": [3], "actual_shape": [], "expected_dtype": "bool",
                                   "actual_dtype": "float32", "first_index": [0], "expected_value": 1.0,
                                   "actual_value": "inf", "rtol": 1e-05, "atol": 1e-06}) == (
         "expected vs actual: shape (3,) vs (), dtype bool vs float32, first at (0,): 1 vs inf, rtol 1e-05 atol 1e-06")
@@ -206,7 +206,7 @@ def test_known_differences_are_grouped_by_reason():
     results = [record(op, "c", backend, "fail", known="same cause") for op in ("a", "b") for backend in
                ("alpha", "beta")] + [record("a", "d", "beta", "error", known="another cause")] + PASSES
     report = make_report([available("alpha"), available("beta")], results)
-    groups = terminal.known_groups(report)
+    groups = summary.known_groups(report)
     assert [(g["reason"], g["results"], g["ops"], g["backends"]) for g in groups] == [
         ("same cause", 4, ["a", "b"], ["alpha", "beta"]), ("another cause", 1, ["a"], ["beta"])]
     lines = printed(report, width=200)

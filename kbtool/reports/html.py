@@ -76,16 +76,25 @@ def backend_order(report):
 
 
 def op_info(report):
-    """op → (category, summary) from the spec the check ran, or {} when that spec cannot be loaded now (a report
-    from another machine, a spec since edited into an invalid one): the page then says 'unknown'."""
-    path = (report.get("spec") or {}).get("path")
-    if not path:
-        return {}
-    try:
-        from ..specs import loader
+    """op → (category, summary) from the spec the check ran: the recorded file, else the shipped spec, whichever
+    has the recorded sha256 (so a report rendered on another machine or checkout gets the same page); failing that
+    the first that loads; {} when none does (the page then says 'unknown')."""
+    from .. import paths
+    from .assemble import _sha256_of
 
-        ops = loader.load(path).ops
-    except Exception:  # noqa: BLE001  (any failure of the spec costs only the categories, never the page)
+    spec = report.get("spec") or {}
+    candidates = [p for p in dict.fromkeys([spec.get("path"), paths.spec_file()]) if p]
+    if spec.get("sha256"):
+        candidates.sort(key=lambda p: _sha256_of(p).get("sha256") != spec["sha256"])  # stable: recorded first
+    for path in candidates:
+        try:
+            from ..specs import loader
+
+            ops = loader.load(path).ops
+            break
+        except Exception:  # noqa: BLE001  (any failure of the spec costs only the categories, never the page)
+            continue
+    else:
         return {}
     return {name: (str(entry.get("category", "unknown")), str(entry.get("summary", ""))) for name, entry in ops.items()}
 

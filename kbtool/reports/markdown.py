@@ -1,10 +1,20 @@
-"""Markdown: the parity matrix and the list of divergences, for PR comments and reports/.
+"""Markdown, for PR comments and reports/: the verdict, one row per backend, the unexplained failures with their
+numbers and repro, known differences by reason, then the details (matrix, entries, doc examples) folded away.
 
 Every text that comes from a backend (and every other field, for good measure) goes through text.markdown:
-no raw HTML, no table pipes, no backticks, no control characters reach the page.
+no raw HTML, no table pipes, no backticks, no control characters reach the page. The only HTML is kbtool's own
+<details> folds, which GitHub renders.
 """
-from .matrix import SYMBOLS, build, doc_claims, problems
+from ..known import grown
+from .assemble import verdict_reasons
+from .matrix import SYMBOLS, build, doc_claims
+from .summary import (backend_rows, claim_kind, details_text, failure_groups, known_groups,
+                      settings_line, unexplained)
 from .text import markdown as _escape
+from .text import plain
+
+FAILURE_ROWS = 200  # unexplained results listed one per row; the rest are counted (the JSON has them all)
+MESSAGE_CHARS = 300
 
 
 def _names(value):
@@ -12,58 +22,160 @@ def _names(value):
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
+def _code(text):
+    """A code span a table cell can hold: no backtick can close it early, no pipe can split the cell."""
+    text = plain(text).replace("\n", " ").replace("`", "'").replace("|", "\\|")
+    return "`{}`".format(text) if text.strip() else ""
+
+
+def _table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _fold(summary, lines):
+    return ["<details><summary>{}</summary>".format(summary), ""] + lines + ["", "</details>", ""]
+
+
 def render(report):
-    backends, rows = build(report)
-    lines = ["# kbtool parity report", ""]
-    incomplete = report.get("incomplete")
-    if incomplete:
-        lines += ["**Incomplete: {}**".format(_escape(incomplete["note"])), ""]
-    lines += ["Created {} · seed {} · {} results · {:.1f} s wall".format(
-                  _escape(report["created"]), report["seed"], len(report["results"]), report["wall_seconds"]), "",
-              "| backend | status | python | versions |", "|---|---|---|---|"]
+    lines = ["# kbtool parity report", ""] + _verdict(report) + _backends(report) + _failures(report)
+    lines += _known(report) + _matrix(report) + _entries(report) + _doc_examples(report)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _verdict(report):
+    reasons = verdict_reasons(report)
+    n_known = sum(c.get("known", 0) for c in report["summary"]["per_backend"].values())
+    if reasons:
+        verdict = "**Not OK: {}**".format(_escape("; ".join(reasons)))
+    else:
+        verdict = "**OK**: {}".format("all pass" if not n_known else "no unexplained divergence ({} known)".format(
+            n_known))
+    n_grown = len(grown(report.get("known_differences", [])))
+    if n_grown and not report["summary"].get("strict"):
+        verdict += " · {} known difference(s) grew (see below)".format(n_grown)
+    spec = report.get("spec") or {}
+    facts = ["{} results".format(len(report["results"])), "{:.1f} s wall".format(report["wall_seconds"]),
+             "seed {}".format(report["seed"]), "grid {}".format(report.get("grid", "pairwise")),
+             "{} ops, {} cases".format(spec.get("ops", "?"), spec.get("cases", "?")),
+             "created {}".format(report["created"]), "kbtool {}".format(report.get("kbtool", "?"))]
+    if report.get("filters"):
+        facts.append("filters: " + ", ".join(report["filters"]))
+    lines = [verdict, "", _escape(" · ".join(facts)), ""]
+    if report.get("incomplete"):  # the results below are not the whole story
+        lines[:0] = ["**Incomplete: {}**".format(_escape(report["incomplete"]["note"])), ""]
+    settings = settings_line(report)
+    if settings:
+        lines += [_escape(settings), ""]
+    return lines
+
+
+def _backends(report):
+    header, rows = backend_rows(report)
+    lines = ["## Backends", "",
+             "Conformance = (pass + known) / results: a known difference is a recorded, explained divergence.", ""]
+    if rows:
+        lines += _table([_escape(h) for h in header], [[_escape(c) for c in row] for row in rows])
+        lines.append("")
     for b in report["backends"]:
-        versions = ", ".join("{} {}".format(k, v) for k, v in b.get("versions", {}).items())
-        lines.append("| {} | {} | {} | {} |".format(
-            _escape(b["name"]), _escape(b["status"] + (": " + b["reason"] if b.get("reason") else "")),
-            _escape(b.get("python") or ""), _escape(versions)))
-    lines += ["", "| op | " + " | ".join(_escape(b) for b in backends) + " |", "|---" * (len(backends) + 1) + "|"]
-    for row in rows:
-        cells = []
-        for name in backends:
-            cell = row["cells"][name]
-            cells.append("" if cell["status"] is None else "{} {}/{}".format(SYMBOLS[cell["status"]], cell["passed"], cell["total"]))
-        lines.append("| {} | {} |".format(_escape(row["op"]), " | ".join(cells)))
-    lines += ["", "Legend: " + ", ".join("{} {}".format(v, k) for k, v in SYMBOLS.items()), ""]
-    issues = problems(report)
-    if issues:
-        lines += ["## Divergences", "", "| op | case | backend | mode | status | message | known reason |", "|---|---|---|---|---|---|---|"]
-        for r in issues:
-            lines.append("| {} | {} | {} | {} | {} | {} | {} |".format(
-                *(_escape(v) for v in (r["op"], r["case"], r["backend"], r["mode"], r["status"], r["message"][:300],
-                                       r.get("known", "")))))
-    claims = doc_claims(report)
-    if claims:
-        lines += ["", "## Documentation examples", "", "| op | example | doc versions | shown | holds on | not on |",
-                  "|---|---|---|---|---|---|"]
-        for c in claims:
-            lines.append("| {} | {} | {} | {} | {} | {} |".format(
-                *(_escape(v) for v in (c["op"], c["case"], ", ".join(c["docs"]), c["shown"],
-                                       ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
-                                       ", ".join(c["fails"])))))
-    counts = report.get("known_differences", [])
-    if counts:
-        lines += ["", "## Known differences", "",
-                  "Results each entry explained in this run, and the count recorded in the file. An entry that "
-                  "explains more than recorded (**grew**) may hide a new failure under an old reason.", "",
-                  "| entry | op | backend | recorded | explained | grew | reason |", "|---|---|---|---|---|---|---|"]
-        for row in counts:
-            cells = [_escape(v) for v in (row["entry"], _names(row["op"]), _names(row["backend"]),
-                                          row.get("count", ""), row["explained"])]
-            cells.append("**+{}**".format(row["grown_by"]) if row.get("grown") else "")  # a number: nothing to escape
-            lines.append("| {} | {} |".format(" | ".join(cells), _escape(row["reason"])))
-    if report["stale_known_differences"]:
-        lines += ["", "## Stale known differences", ""]
-        for e in report["stale_known_differences"]:
+        if b["status"] != "available":
+            lines.append("- **{}**: {}: {}".format(_escape(b["name"]), _escape(b["status"]), _escape(b.get("reason", ""))))
+    versions = ["{}: {}".format(_escape(b["name"]), _escape(", ".join("{} {}".format(k, v) for k, v in
+                                                                          (b.get("versions") or {}).items())))
+                for b in report["backends"] if b.get("versions")]
+    if versions:
+        lines.append("Versions: " + "; ".join(versions))
+    return lines + [""]
+
+
+def _failures(report):
+    records = unexplained(report)
+    if not records:
+        return []
+    groups = failure_groups(report)
+    lines = ["## Unexplained failures", "",
+             "{} results in {} group(s) (by backend × op × status, or one message across ops). Each row: what "
+             "differs, the numbers, and the command that runs it again.".format(len(records), len(groups)), ""]
+    rows = []
+    for (backend, status, ops), members in groups:
+        for r in members:
+            if len(rows) >= FAILURE_ROWS:
+                break
+            rows.append([_escape(v) for v in (r["op"], r["case"], r["backend"], r["mode"],
+                                              "{} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]),
+                                              r.get("message", "")[:MESSAGE_CHARS], details_text(r.get("details")))]
+                        + [_code(r.get("repro", ""))])
+    lines += _table(["op", "case", "backend", "mode", "status", "message", "numbers", "repro"], rows)
+    if len(records) > len(rows):
+        lines += ["", "… {} more unexplained results: the JSON report has them all.".format(len(records) - len(rows))]
+    return lines + [""]
+
+
+def _known(report):
+    groups = known_groups(report)
+    lines = []
+    if groups:
+        lines += ["## Known differences", "",
+                  "{} results explained by {} reason(s), re-checked this run.".format(
+                      sum(g["results"] for g in groups), len(groups)), ""]
+        lines += _table(["results", "backends", "ops", "reason"],
+                        [[str(g["results"]), _escape(", ".join(g["backends"])), _escape(", ".join(g["ops"])),
+                          _escape(g["reason"])] for g in groups])
+        lines.append("")
+    stale = report.get("stale_known_differences") or []
+    if stale:
+        lines += ["## Stale known differences", "", "Entries that explained nothing this run: the difference is "
+                  "gone (remove the entry) or the entry no longer matches it.", ""]
+        for e in stale:
             lines.append("- {} {} on {}: {} ({})".format(*(_escape(v) for v in (
-                e["op"], e.get("case", "*"), e["backend"], e["reason"], e["note"]))))
-    return "\n".join(lines) + "\n"
+                _names(e["op"]), e.get("case", "*"), _names(e["backend"]), e["reason"], e["note"]))))
+        lines.append("")
+    return lines
+
+
+def _matrix(report):
+    backends, rows = build(report)
+    if not rows:
+        return []
+    table = _table(["op"] + [_escape(b) for b in backends],
+                   [[_escape(row["op"])] + ["" if row["cells"][b]["status"] is None else "{} {}/{}".format(
+                       SYMBOLS[row["cells"][b]["status"]], row["cells"][b]["passed"], row["cells"][b]["total"])
+                       for b in backends] for row in rows])
+    legend = "Legend: " + ", ".join("{} {}".format(v, k) for k, v in SYMBOLS.items())
+    return _fold("Op × backend matrix ({} ops): each cell is its worst result, passed/total".format(len(rows)),
+                 table + ["", legend])
+
+
+def _entries(report):
+    counts = report.get("known_differences", [])
+    if not counts:
+        return []
+    rows = []
+    for row in counts:
+        cells = [_escape(v) for v in (row["entry"], _names(row["op"]), _names(row["backend"]),
+                                      row.get("count", ""), row["explained"])]
+        cells.append("**+{}**".format(row["grown_by"]) if row.get("grown") else "")  # a number: nothing to escape
+        rows.append(cells + [_escape(row["reason"])])
+    grew = [row for row in counts if row.get("grown")]
+    lines = []
+    if grew:
+        lines += ["**{} known difference(s) grew**: an entry that explains more than recorded may hide a new failure "
+                  "under an old reason: entries {}.".format(len(grew), ", ".join(_escape(r["entry"]) for r in grew)),
+                  ""]
+    return lines + _fold("Known-difference entries ({}): results each explained, and the count recorded".format(
+        len(counts)), _table(["entry", "op", "backend", "recorded", "explained", "grew", "reason"], rows))
+
+
+def _doc_examples(report):
+    claims = doc_claims(report)
+    if not claims:
+        return []
+    kinds = [claim_kind(c) for c in claims]
+    rows = [[_escape(v) for v in (c["op"], c["case"], ", ".join(c["docs"]), c["shown"],
+                                  ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
+                                  ", ".join(c["fails"]))] for c in claims]
+    return _fold("Documentation examples: {} hold on every backend, {} on some, {} on none, {} text (not judged)"
+                 .format(kinds.count("holds"), kinds.count("some"), kinds.count("wrong"), kinds.count("text")),
+                 _table(["op", "example", "doc versions", "shown", "holds on", "not on"], rows))
+

@@ -25,6 +25,8 @@ from ..results import SEVERITY, BackendStatus, Status
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .text import plain
+from .summary import (COUNT_COLUMNS, backend_rows, claim_kind, details_text, failure_groups,
+                      known_groups, ordered as _ordered, settings_line, unexplained)
 
 MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
 FAILURE_ROWS = 30  # screen rows the unexplained failures may take by default ...
@@ -88,28 +90,6 @@ def _header(report, console, verbosity):
         _say(console, escape(settings))
 
 
-def settings_line(report):
-    """One line with the keras.json settings that ran and where each came from, when the report says so."""
-    config = report.get("keras_config") or {}
-    sources = config.get("source")
-    if not isinstance(sources, dict) or not sources:
-        return None
-    values = config.get("values") or {}
-    parts = []
-    active = report.get("active_backend")
-    if active and "backend" in sources:
-        parts.append("backend {} (active; {})".format(active, sources["backend"]))
-    by_source = {}  # settings that come from the same place share it: one short line
-    for key, source in sources.items():
-        if key != "backend":
-            by_source.setdefault(source, []).append("{} {}".format(key, values.get(key, "?")))
-    parts.extend("{} ({})".format(", ".join(keys), source) for source, keys in by_source.items())
-    ran = config.get("ran") or []
-    if len(ran) > 1:
-        parts.append("{} sets of settings ran (cases that read them)".format(len(ran)))
-    return "keras.json settings: " + ", ".join(parts)
-
-
 # ------------------------------------------------------------------------------------------------ matrix
 def _matrix(report, console):
     backends, rows = build(report)
@@ -139,71 +119,9 @@ def _matrix(report, console):
 
 
 # ------------------------------------------------------------------------------------------------ backends
-def _ordered(report, names):
-    """Backends in report order, the user's active backend first."""
-    active = report.get("active_backend")
-    return sorted(names, key=lambda name: name != active)
-
-
-def _short_versions(info, verbosity):
-    versions = info.get("versions") or {}
-    if verbosity >= 2:
-        text = ", ".join("{} {}".format(k, v) for k, v in versions.items())
-        return "{} · py{}".format(text, info["python"]) if info.get("python") else text
-    # the backend's own version (-v gives every version): a custom module's first one
-    own = versions.get(info["name"])
-    return str(own if own is not None else next(iter(versions.values()), ""))
-
-
-def backend_counts(report):
-    """Per backend: counts by status ('known' for explained results), results, conformance and unexplained."""
-    per_backend = (report.get("summary") or {}).get("per_backend")
-    if per_backend is None:
-        per_backend = {}
-        for r in report["results"]:
-            counts = per_backend.setdefault(r["backend"], {})
-            word = "known" if r.get("known") else r["status"]
-            counts[word] = counts.get(word, 0) + 1
-    out = {}
-    for name, counts in per_backend.items():
-        results = sum(counts.values())
-        good = counts.get("pass", 0) + counts.get("known", 0)
-        out[name] = dict(counts, results=results, unexplained=results - good,
-                         conformance=None if not results else 100.0 * good / results)
-    return out
-
-
-def _percent(value):
-    if value is None:
-        return "–"
-    return "{:.1f}%".format(math.floor(value * 10) / 10)  # never round an imperfect backend up to 100%
-
-
-# the per-backend table's count columns: (count key, header); "known" is explained results of any status
-COUNT_COLUMNS = [("pass", "pass"), ("known", "known"), ("unsupported", "unsup."), ("fail", "fail"),
-                 ("error", "error"), ("crash", "crash"), ("timeout", "timeout"), ("could_not_start", "not run")]
 # dropped in this order, while all zero, when the table is wider than the console (CI logs are 80 wide)
 _DROPPABLE = ["could_not_start", "timeout", "crash", "unsupported", "error", "fail", "known"]
 _KEYS = ["backend", "version", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
-
-
-def backend_rows(report, verbosity=1):
-    """The per-backend table as header and rows of plain strings (active backend first)."""
-    counts = backend_counts(report)
-    infos = {b["name"]: b for b in report["backends"]}
-    names = _ordered(report, [b["name"] for b in report["backends"]] + [n for n in counts if n not in infos])
-    shown = [n for n in names if n in counts and (counts[n]["results"] or infos.get(n, {}).get("status") ==
-                                                   BackendStatus.AVAILABLE.value)]
-    header = ["backend", "versions" if verbosity >= 2 else "version", "results"] + [h for _, h in COUNT_COLUMNS] + [
-        "conform.", "unexpl."]
-    rows = []
-    for name in shown:
-        c = counts[name]
-        rows.append([name + (" (active)" if name == report.get("active_backend") else ""),
-                     plain(_short_versions(infos.get(name, {"name": name}), verbosity)), str(c["results"])]
-                    + [str(c.get(key, 0)) for key, _ in COUNT_COLUMNS]
-                    + [_percent(c["conformance"]), str(c["unexplained"])])
-    return header, rows
 
 
 def _fit(header, rows, width, verbosity):
@@ -253,33 +171,6 @@ def _backends(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ failures
-def unexplained(report):
-    return [r for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known")]
-
-
-def failure_groups(report):
-    """Unexplained results grouped: [((backend, status, ops), [records])].
-
-    Results on one backend with one status and the very same message in several ops are one group (a backend
-    that lacks a feature says so the same way everywhere); the others are grouped by backend × op × status.
-    Backends in report order (the active one first), then the larger groups first."""
-    order = {name: i for i, name in enumerate(_ordered(report, [b["name"] for b in report["backends"]]))}
-    records = unexplained(report)
-    ops_of = {}
-    for r in records:
-        ops_of.setdefault((r["backend"], r["status"], r.get("message", "")), set()).add(r["op"])
-    groups = {}
-    for r in records:
-        same = (r["backend"], r["status"], r.get("message", ""))
-        key = ("message",) + same if len(ops_of[same]) > 1 else ("op", r["backend"], r["status"], r["op"])
-        groups.setdefault(key, []).append(r)
-    items = []
-    for key, members in groups.items():
-        ops = list(dict.fromkeys(r["op"] for r in members))
-        items.append(((key[1], key[2], tuple(ops)), members))
-    return sorted(items, key=lambda item: (order.get(item[0][0], len(order)), -len(item[1]), item[0][2]))
-
-
 def _pick(groups, budget_rows, width):
     """The groups the default view shows: taken round-robin over the backends (so every backend's failures are
     seen), while they fit `budget_rows` screen rows (at least FAILURE_GROUPS[0], at most FAILURE_GROUPS[1])."""
@@ -310,42 +201,6 @@ def _rows(line, width):
 def _cut(text, limit):
     text = plain(text).replace("\n", " ")
     return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def details_text(details):
-    """A failure's numbers in one line: shapes, dtypes, how many values differ, by how much, where."""
-    if not details:
-        return ""
-    d = details
-    parts = []
-    if "expected_shape" in d or "actual_shape" in d:
-        parts.append("shape {} vs {}".format(_shape(d.get("expected_shape")), _shape(d.get("actual_shape"))))
-    if "expected_dtype" in d or "actual_dtype" in d:
-        parts.append("dtype {} vs {}".format(d.get("expected_dtype", "?"), d.get("actual_dtype", "?")))
-    if "mismatched" in d:
-        parts.append("{} of {} values differ".format(d["mismatched"], d.get("size", "?")))
-    if "max_abs_diff" in d:
-        parts.append("max abs diff {:.4g}".format(d["max_abs_diff"]))
-    if "max_rel_diff" in d:
-        parts.append("max rel diff {:.4g}".format(d["max_rel_diff"]))
-    if "first_index" in d:
-        parts.append("first at {}: {} vs {}".format(_shape(d["first_index"]), _value(d.get("expected_value")),
-                                                    _value(d.get("actual_value"))))
-    elif "expected_value" in d or "actual_value" in d:
-        parts.append("{} vs {}".format(_value(d.get("expected_value")), _value(d.get("actual_value"))))
-    if "rtol" in d or "atol" in d:
-        parts.append("rtol {} atol {}".format(d.get("rtol", "?"), d.get("atol", "?")))
-    return "expected vs actual: " + ", ".join(parts) if parts else ""
-
-
-def _shape(shape):
-    if shape is None:
-        return "?"
-    return "({})".format(", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else ""))
-
-
-def _value(value):
-    return "{:.6g}".format(value) if isinstance(value, float) else str(value)
 
 
 def _group_lines(item, verbosity=1):
@@ -402,23 +257,6 @@ def _failures(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ known
-def known_groups(report):
-    """Explained results grouped by reason, most results first: [{reason, results, ops, backends}]."""
-    order = {name: i for i, name in enumerate(_ordered(report, [b["name"] for b in report["backends"]]))}
-    groups = {}
-    for r in report["results"]:
-        if r.get("known"):
-            group = groups.setdefault(r["known"], {"reason": r["known"], "results": 0, "ops": [], "backends": []})
-            group["results"] += 1
-            if r["op"] not in group["ops"]:
-                group["ops"].append(r["op"])
-            if r["backend"] not in group["backends"]:
-                group["backends"].append(r["backend"])
-    for group in groups.values():
-        group["backends"].sort(key=lambda name: order.get(name, len(order)))
-    return sorted(groups.values(), key=lambda g: -g["results"])
-
-
 def _known(report, console, verbosity):
     groups = known_groups(report)
     if groups:
@@ -455,16 +293,6 @@ def _known(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ doc examples
-def claim_kind(claim):
-    if not claim["fails"] and not claim["holds"]:
-        return "text"
-    if not claim["fails"]:
-        return "holds"
-    if not claim["holds"]:
-        return "wrong"
-    return "some"
-
-
 def _doc_examples(report, console, verbosity):
     claims = doc_claims(report)
     if not claims:
