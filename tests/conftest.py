@@ -40,3 +40,12 @@ def custom_backend(tmp_path, monkeypatch):
         return "{}.{}".format(package, module)
 
     return write
+
+
+@pytest.fixture
+def no_known(tmp_path, monkeypatch):
+    """An empty known-differences file (its path) and a private kbtool home: a check judges every result as is."""
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "home"))
+    path = tmp_path / "known.yaml"
+    path.write_text("[]\n")
+    return str(path)

@@ -5,6 +5,7 @@ import sys
 from click.testing import CliRunner
 
 from kbtool.cli import main
+from kbtool.specs import loader
 
 
 def run(*args, env=None, stdout_only=False):
@@ -128,3 +129,28 @@ def test_check_with_another_spec_uses_the_shipped_known_differences_without_judg
     assert code == 0, out
     report = json.loads(out)
     assert [(r["op"], r["case"], r["status"]) for r in report["results"]] == [("sum", "basic", "pass")] * 2
+
+
+def test_every_command_that_prints_data_takes_json(tmp_path, keras_home):
+    def data(*args):
+        result = CliRunner().invoke(main, list(args))
+        return result.exit_code, json.loads(result.stdout)
+
+    assert data("spec", "show", "abs", "--json") == (0, {"abs": loader.load().op("abs")})
+    code, doc = data("spec", "validate", "--json")
+    assert code == 0 and doc["valid"] is True and doc["ops"] == 154 and doc["problems"] == []
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ops: [unclosed\n")
+    code, doc = data("spec", "validate", str(bad), "--json")
+    assert code == 1 and doc["valid"] is False and doc["problems"] and doc["path"] == str(bad)
+    assert data("config", "path", "--json") == (0, {"path": str(keras_home / "keras.json"), "exists": False})
+    assert data("config", "get", "floatx", "--json") == (0, {"key": "floatx", "value": "float32",
+                                                             "source": "default (no file)"})
+    code, doc = data("config", "validate", "--json")
+    assert code == 0 and doc == {"path": str(keras_home / "keras.json"), "valid": True, "problems": []}
+    keras_home.mkdir()
+    (keras_home / "keras.json").write_text('{"floatx": "float8"}')
+    code, doc = data("config", "validate", "--json")
+    assert code == 1 and doc["valid"] is False and "floatx must be one of" in doc["problems"][0]
+    code, doc = data("env", "system-packages", "--json")
+    assert code == 0 and "libopenblas-dev" in doc

@@ -13,14 +13,6 @@ from kbtool.runners.base import keras_home_for
 from kbtool.specs.domains import CONFIG_DEFAULTS
 
 
-@pytest.fixture
-def no_known(tmp_path, monkeypatch):
-    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "home"))
-    path = tmp_path / "known.yaml"
-    path.write_text("[]\n")
-    return str(path)
-
-
 def check(*args):
     result = CliRunner().invoke(main, ["check", "--json"] + list(args))
     return result.exit_code, result.stdout

@@ -87,14 +87,6 @@ def run(*args):
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture
-def no_known(tmp_path, monkeypatch):
-    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "home"))
-    path = tmp_path / "known.yaml"
-    path.write_text("[]\n")
-    return str(path)
-
-
 def test_check_runs_under_the_files_settings_and_says_so(keras_home, no_known):
     write_config(keras_home, backend="theano", image_data_format="channels_first", floatx="float64")
     code, out, err = run("--op", "conv2d", "--backend", "numpy", "--case", "grid*", "--known", no_known)
@@ -151,3 +143,23 @@ def test_config_set_accepts_a_plain_module_that_imports(keras_home, tmp_path, mo
     assert result.exit_code == 0, result.output
     result = CliRunner().invoke(main, ["config", "set", "backend", "no_such_plain_backend"])
     assert result.exit_code == 2 and "does not import" in result.output
+
+
+@pytest.mark.backends
+def test_config_set_backend_and_data_format_drive_a_real_check(keras_home, tmp_path):
+    """The issue's own scenario: `kbtool config set backend cntk`, `kbtool config set image_data_format
+    channels_first`, then `kbtool check --op conv2d` shows cntk as the active backend, runs under channels_first and
+    says so."""
+    for key, value in (("backend", "cntk"), ("image_data_format", "channels_first")):
+        assert CliRunner().invoke(main, ["config", "set", key, value]).exit_code == 0
+    report_path = tmp_path / "conv2d.json"
+    result = CliRunner().invoke(main, ["check", "--op", "conv2d", "-o", str(report_path)])
+    report = json.loads(report_path.read_text())
+    assert result.exit_code == 0, result.stdout
+    assert report["active_backend"] == "cntk" and report["backends"][0]["name"] == "cntk"
+    assert {r["keras_config"]["image_data_format"] for r in report["results"]} == {"channels_first"}
+    assert report["keras_config"]["source"]["image_data_format"] == "keras.json"
+    shown = " ".join(result.stdout.split())
+    assert "keras.json settings: backend cntk (active; keras.json), image_data_format channels_first" in shown
+    rows = [line.split()[0:2] for line in result.stdout.splitlines() if line.split()[:1] == ["cntk"]]
+    assert ["cntk", "(active)"] in rows
