@@ -9,6 +9,7 @@ backend). A check honours them the same way:
 - `--keras-config KEY=VALUE` overrides one setting; `--keras-config defaults` ignores the file's settings (the
   documented defaults: what CI should pin). The active backend is still read then: it changes no verdict.
 """
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Dict, Optional
@@ -97,7 +98,7 @@ def resolve(items=(), environ=None, path=None):
 
 def _same(key, value, default):
     if key == "epsilon":
-        return abs(float(value) - float(default)) <= 1e-12 * max(1.0, abs(float(default)))
+        return math.isclose(float(value), float(default), rel_tol=1e-9)  # 1e-7 spelt 1.0e-07: the same
     return value == default
 
 

@@ -163,3 +163,36 @@ def test_config_set_backend_and_data_format_drive_a_real_check(keras_home, tmp_p
     assert "keras.json settings: backend cntk (active; keras.json), image_data_format channels_first" in shown
     rows = [line.split()[0:2] for line in result.stdout.splitlines() if line.split()[:1] == ["cntk"]]
     assert ["cntk", "(active)"] in rows
+
+
+def test_every_setting_gets_a_value_and_a_source_whatever_overrides_it(keras_home):
+    write_config(keras_home, backend="theano", epsilon=1e-07)  # the default, spelt out; no floatx, no data format
+    s = keras_settings.resolve(["floatx=float16"])
+    assert s.values == {"image_data_format": "channels_last", "floatx": "float16", "epsilon": 1e-07}
+    assert s.sources == {"backend": "keras.json", "image_data_format": "documented default",
+                         "floatx": "--keras-config", "epsilon": "keras.json, the documented default"}
+    assert s.override == {"floatx": "float16"}  # an epsilon equal to the default forces nothing
+    write_config(keras_home, epsilon=1.0000001e-07)  # near the default but not it: applied
+    assert keras_settings.resolve().override == {"epsilon": 1.0000001e-07}
+
+
+@pytest.mark.parametrize("environ, flags, words", [
+    ({"KERAS_BACKEND": "not a module"}, [], "KERAS_BACKEND (backend): backend must be one of"),
+    ({}, ["floatx=float8"], "--keras-config floatx is one of float16, float32, float64 (got 'float8') "
+                            "(or `--keras-config defaults`)"),
+])
+def test_what_is_wrong_is_named_where_it_comes_from(keras_home, monkeypatch, environ, flags, words):
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(KbtoolError) as info:
+        keras_settings.resolve(flags)
+    assert words in str(info.value)
+
+
+def test_an_unreadable_file_with_pinned_defaults_keeps_keras_backend_as_the_active_one(keras_home, monkeypatch):
+    keras_home.mkdir()
+    (keras_home / "keras.json").write_text("{not json")
+    monkeypatch.setenv("KERAS_BACKEND", "cntk")
+    s = keras_settings.resolve(["defaults"])
+    assert s.active_backend == "cntk" and s.config_file is None and s.override == {}
+    assert s.sources["backend"] == "KERAS_BACKEND"

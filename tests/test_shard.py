@@ -166,3 +166,38 @@ def test_record_timings_refuses_a_filtered_run(tmp_path):
     report = synthetic([("abs", "x", "numpy", "eager", "pass", 0.25)], filters=["--shard 1/2"])
     proc, target = record(tmp_path, report)
     assert proc.returncode == 2 and "filtered (--shard 1/2)" in proc.stderr and not target.exists()
+
+
+def test_shard_errors_say_what_was_given_and_what_is_expected(tmp_path):
+    with pytest.raises(KbtoolError) as info:
+        shard.parse("2-4")
+    assert str(info.value) == "--shard takes K/N, e.g. 2/4 (the 2nd of 4 parts), not '2-4'"
+    with pytest.raises(KbtoolError) as info:
+        shard.parse("5/4")
+    assert str(info.value) == "--shard 5/4: K must be between 1 and N"
+    bad = tmp_path / "timings.json"
+    bad.write_text("{")
+    with pytest.raises(KbtoolError, match="^{}: not JSON \\(".format(bad)):
+        shard.load_timings(str(bad))
+    bad.write_text('{"abs": {"basic": -1}}')
+    with pytest.raises(KbtoolError) as info:
+        shard.load_timings(str(bad))
+    assert str(info.value) == ("{}: expected {{op: {{case: seconds}}}} with seconds >= 0 (scripts/record-timings.py "
+                               "writes it)".format(bad))
+    bad.write_text('{"abs": {"basic": 0}}')  # a case that took no measurable time is a time
+    assert shard.load_timings(str(bad)) == {"abs": {"basic": 0}}
+
+
+def test_the_shipped_timings_sit_beside_the_spec_and_given_timings_replace_them():
+    from kbtool import paths
+
+    assert shard.timings_file() == os.path.join(os.path.dirname(paths.spec_file()), "timings.json")
+    assert shard.load_timings() == shard.load_timings(shard.timings_file()) != {}
+    spec = loader.load()
+    work = select_work(spec, ["abs", "mean"])
+    heavy = {"abs": {case.id: 1000.0 for _, case in work if case.op == "abs"}}
+    mine, share = shard.select(work, 1, 2, timings=heavy)
+    assert share.total_seconds > 1000 * len(heavy["abs"]) - 1  # the given timings, not the shipped ones
+    with pytest.raises(KbtoolError) as info:
+        shard.select(work[:1], 2, 2, timings={})
+    assert str(info.value) == "--shard 2/2: shard 2 gets no case (1 cases are selected; use at most 1 shards)"
