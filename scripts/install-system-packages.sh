@@ -9,7 +9,7 @@ if [ $# -gt 0 ]; then
 else
   listed=$("${PYTHON:-python3}" -m kbtool env system-packages)
   mapfile -t packages <<<"$listed"
-  packages+=(chromium)
+  packages+=(chromium fonts-dejavu-core)  # a font, so that a screenshot has its text
 fi
 missing=()
 for p in "${packages[@]}"; do
