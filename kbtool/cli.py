@@ -406,14 +406,12 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
     import signal
     import threading
 
+    from . import keras_settings, reports
     from . import shard as shard_mod
-    from .reports import load as report_load
-    from .reports import view
-
-    from . import reports
     from .check import run_check
     from .plan import make_plan
-    from .reports import progress
+    from .reports import load as report_load
+    from .reports import progress, view
     from .reports.assemble import exit_code
     from .run import Cancel
 
@@ -426,8 +424,6 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             raise KbtoolError("--timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})".format(
                 case_timeout))
         case_timeout = seconds
-    from . import keras_settings
-
     if known_path and not os.path.isfile(known_path):
         raise KbtoolError("--known {}: no such file".format(known_path))
 
