@@ -540,8 +540,12 @@ _REPORT_OUTPUT = click.option("--output", "-o", "outputs", multiple=True, type=c
               help="Print this format on stdout (default: the terminal view, when no -o is given).")
 @click.option("--status", "statuses", multiple=True, metavar="STATUS",
               help="The terminal view shows only these results (as `check --status`).")
-def report_render(file, outputs, fmt, statuses):
+@click.option("-q", "--quiet", is_flag=True, help="The terminal view: the verdict line only.")
+@click.option("-v", "--verbose", is_flag=True, help="The terminal view: everything (as `check -v`).")
+def report_render(file, outputs, fmt, statuses, quiet, verbose):
     """Render a JSON report again: the same files `kbtool check -o` wrote from it."""
+    if quiet and verbose:
+        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
     from . import reports
     from .reports import view
     from .reports.load import read_report
@@ -557,7 +561,7 @@ def report_render(file, outputs, fmt, statuses):
     failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
     if fmt == "terminal":
         shown = view.filtered(report, statuses)
-        reports.render(shown, "terminal")
+        reports.render(shown, "terminal", verbosity=0 if quiet else 2 if verbose else 1)
         if statuses:
             click.echo(view.shown_line(report, shown, statuses), err=True)
     elif fmt:

@@ -427,6 +427,19 @@ def test_render_status_filters_the_terminal_only(tmp_path):
     assert ran.code == 2 and "terminal view only" in ran.stderr
 
 
+def test_render_quiet_and_verbose_as_check_has_them(tmp_path):
+    report = synthetic(ROWS + [("exp", "x", "numpy", "eager", "fail", 0.1, "differs")], entries=ENTRIES[:1])
+    path = write(tmp_path, "r.json", report)
+    quiet = kbtool("report", "render", path, "-q", home=tmp_path)
+    default = kbtool("report", "render", path, home=tmp_path)
+    verbose = kbtool("report", "render", path, "-v", home=tmp_path)
+    assert len(quiet.stdout.splitlines()) == 1 and quiet.stdout == default.stdout.splitlines(True)[-1]
+    assert "created " in verbose.stdout.splitlines()[0] and "created " not in default.stdout  # -v: everything
+    assert len(default.stdout.splitlines()) > 1
+    ran = kbtool("report", "render", path, "-q", "-v", home=tmp_path)
+    assert ran.code == 2 and "not both" in ran.stderr
+
+
 def test_check_status_and_json_are_refused_together(tmp_path, small_known):
     ran = check(small_known, "--op", "abs", "--backend", "numpy", "--json", "--status", "fail", home=tmp_path)
     assert ran.code == 2 and "--status filters the terminal view" in ran.stderr
