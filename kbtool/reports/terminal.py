@@ -97,7 +97,7 @@ def _matrix(report, console):
         return
     info = {b["name"]: b for b in report["backends"]}
     backends = _ordered(report, backends)
-    table = Table(title="kbtool parity (seed {})".format(report["seed"]), box=box.SIMPLE_HEAVY)
+    table = Table(box=box.SIMPLE_HEAVY)  # no title: the header line above already names the run and its seed
     table.add_column("op", style="bold")
     for name in backends:
         versions = info[name].get("versions", {})
