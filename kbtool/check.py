@@ -36,8 +36,9 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
     entries = known_entries
     entries = known.alias_entries(plan.spec) + list(entries)
     cancel = cancel or run.Cancel()
+    usage = {}
     infos, results = run.run_plan(plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout,
-                                  cancel=cancel)
+                                  cancel=cancel, usage=usage)
     incomplete = None
     if cancel.is_set():
         planned = run.planned_results(plan)
@@ -48,4 +49,4 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
                           planned_ops=plan.ops, spec_ops=checkable_ops(plan.spec),
                           counts_comparable=plan.counts_comparable and not incomplete)
     return assemble(plan, infos, results, applied, time.time() - started, incomplete=incomplete,
-                    known_entries=entries, known_path=read_from, strict=strict)
+                    known_entries=entries, known_path=read_from, strict=strict, usage=usage)

@@ -244,19 +244,31 @@ def _recipes(names, all_):
 @click.option("--all", "all_", is_flag=True, help="Install every managed backend.")
 @click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
 def env_install(names, all_, force):
-    """Create or update backend environments (tensorflow, theano, cntk)."""
+    """Create or update backend environments (each at the versions its lock pins)."""
     from .runners import envs
 
-    failed = []
+    from .runners.registry import RECIPES
+
+    failed, done = [], {}
     for recipe in _recipes(names, all_):
-        click.echo("== {} (Python {}: {})".format(recipe.name, recipe.python_version, " ".join(recipe.packages)), err=True)
+        owner = RECIPES.get(recipe.env_owner, recipe)  # keras3 runs in the tensorflow env: that env is built
+        if owner.name in done:
+            click.echo("{}: runs in the {} env, {}".format(recipe.name, owner.name, done[owner.name]))
+            continue
+        click.echo("== {} (Python {}: {}{})".format(owner.name, owner.python_version, " ".join(owner.packages),
+                                                   ", locked" if envs.read_lock(owner) else ""), err=True)
         try:
-            envs.install(recipe, log=lambda line: click.echo("   " + line, err=True), force=force)
+            record = envs.install(owner, log=lambda line: click.echo("   " + line, err=True), force=force)
         except KbtoolError as exc:
             click.echo("kbtool: error: {}".format(exc), err=True)
             failed.append(recipe.name)
+            done[owner.name] = "which failed to install"
             continue
-        click.echo("{}: installed in {}".format(recipe.name, recipe.env_dir()))
+        done[owner.name] = "installed in {}".format(owner.env_dir())
+        click.echo("{}: installed in {} ({} s, {} MB)".format(owner.name, owner.env_dir(), record["install_seconds"],
+                                                           envs.describe(owner).get("size_mb")))
+        if recipe is not owner:
+            click.echo("{}: runs in the {} env".format(recipe.name, owner.name))
     if failed:
         sys.exit(2)
 
@@ -309,6 +321,12 @@ def env_remove(names):
 
     failed = []
     for recipe in _recipes(names, False):
+        if recipe.env_owner != recipe.name:  # removing it would remove the env it shares
+            click.echo("kbtool: error: {} runs in the {} env and has none of its own: `kbtool env remove {}` removes "
+                       "that env (and {} with it)".format(recipe.name, recipe.env_owner, recipe.env_owner,
+                                                         recipe.name), err=True)
+            failed.append(recipe.name)
+            continue
         try:
             click.echo(envs.remove(recipe))
         except KbtoolError as exc:  # the others are still removed
@@ -369,6 +387,8 @@ def completion(shell):
 @click.option("--timeout", "case_timeout", metavar="SECONDS",
               help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
                    "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).")
+@click.option("--jobs", "-j", "jobs", type=click.IntRange(1, 256), metavar="N",
+              help="At most N backend workers at once, sharing every backend's cases (default: one per core).")
 @click.option("--keras-config", "keras_config", multiple=True, metavar="KEY=VALUE",
               help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).")
 @click.option("--known", "known_path", type=click.Path(dir_okay=False),
@@ -391,7 +411,7 @@ def completion(shell):
 @click.option("--verbose", "-v", is_flag=True,
               help="List everything: the op × backend matrix, every failure with its details, every known "
                    "difference, every documentation example.")
-def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout,
+def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout, jobs,
           keras_config, grid, known_path, active, shard, statuses, last_failed, strict, quiet, verbose):
     """Run spec cases on each backend and compare with the NumPy reference.
 
@@ -478,7 +498,7 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
     try:
         # bars on a terminal, a few plain lines in a log; closed before the summary prints (also on Ctrl-C)
         with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
-            report = run_check(plan, progress=show, case_timeout=case_timeout, cancel=cancel,
+            report = run_check(plan, progress=show, case_timeout=case_timeout, cancel=cancel, jobs=jobs,
                                known_path=known_path, strict=strict)
         if caught and show is not None and show.live:  # the bars' last redraw erased what the handler wrote
             click.echo("kbtool: {}: stopped; the partial report follows".format(signal.Signals(caught[0]).name),

@@ -39,7 +39,7 @@ OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by n
 GLOB_CHARS = re.compile(r"[*?\[]")
 # the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too);
 # "*.*" is any custom backend module
-KERAS2_BACKENDS = ["tensorflow", "theano", "cntk", "*.*"]
+KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]
 REGEX_TIMEOUT = 1.0  # seconds one `match` search may take; past it the message does not match
 MAX_PATTERN_CHARS = 1000  # a glob or regex (the shipped file's longest: 214)
 MAX_GLOBS = 10000  # globs in one file, lists counted item by item (the shipped file: 623)

@@ -64,21 +64,40 @@ class Plan:
             not self.shard and not self.last_failed
 
     def work_for(self, backend):
-        """The (entry, case) work `backend` runs: all of it, or under `only` its cases in its modes."""
+        """The (entry, case) work `backend` runs: all of it, or under `only` its cases in its modes, in the modes the
+        backend can run (Launch.modes: keras3 has no symbolic mode)."""
         wanted = (self.only or {}).get(backend)
-        if wanted is None:
+        allowed = set(backend_modes(self.slot(backend)))
+        if wanted is None and allowed >= set(MODES):
             return self.work
         work = []
         for entry, case in self.work:
-            modes = [m for m in case.modes if (case.op, case.id, m) in wanted]
+            modes = [m for m in case.modes if m in allowed and (wanted is None or (case.op, case.id, m) in wanted)]
             if modes:
                 work.append((entry, case if modes == case.modes else replace(case, modes=modes)))
         return work
+
+    def slot(self, backend):
+        return next((b for b in self.backends if b.name == backend), None)
+
+    def unsupported_modes(self, backend):
+        """{mode: why} for each mode the plan's cases have that `backend` cannot run: reported once, not per case."""
+        slot = self.slot(backend)
+        reasons = dict(getattr(slot.launch, "unsupported_modes", None) or {}) if slot else {}
+        planned = {m for _, case in self.work for m in case.modes}
+        return {m: reasons.get(m, "this backend cannot run {} mode".format(m))
+                for m in MODES if m in planned and m not in backend_modes(slot)}
 
     @property
     def whole_spec(self):
         """Every op that can be checked is planned."""
         return set(self.ops) >= checkable_ops(self.spec)
+
+
+def backend_modes(slot):
+    """The modes a plan's backend slot can run (every mode, unless its launch says otherwise)."""
+    launch = getattr(slot, "launch", None)
+    return tuple(getattr(launch, "modes", None) or MODES)
 
 
 def unfiltered(case_patterns, modes, examples_only, keras_config):
@@ -183,6 +202,11 @@ def make_plan(spec, ops=(), backends=(), case_patterns=(), modes=(), examples=Fa
     if not any(s.launch for s in slots):
         raise KbtoolError("nothing to check: no backend can run here ({})".format(
             "; ".join("{}: {}".format(s.name, s.unavailable) for s in slots)))
+    if all(not set(backend_modes(s)) & {m for _, case in work for m in case.modes} for s in slots if s.launch):
+        raise KbtoolError("nothing to check: {} cannot run {} mode ({})".format(
+            ", ".join(s.name for s in slots if s.launch), "/".join(modes or MODES),
+            "; ".join("{}: {}".format(s.name, r) for s in slots if s.launch
+                      for r in getattr(s.launch, "unsupported_modes", {}).values())))
     filters = (["--case " + p for p in case_patterns] + ["--mode " + m for m in modes]
                + (["--examples"] if examples else []))
     plan = Plan(spec=spec, ops=op_names, work=work, backends=slots, seed=seed, case_patterns=tuple(case_patterns),

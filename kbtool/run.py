@@ -9,6 +9,7 @@ Nothing one backend does loses another's results: a reply the verdicts cannot re
 keeps the results it had. A `Cancel` (set by the check command's signal handlers) stops every backend between
 cases and kills every worker process group at once; the cases that did not run are simply absent.
 """
+import collections
 import json
 import shlex
 import threading
@@ -78,103 +79,190 @@ def planned_results(plan):
     return sum(len(case.modes) for slot in plan.runnable for _, case in _work_for(plan, slot.name))
 
 
-def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, cancel=None, grace=CANCEL_GRACE):
+def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, cancel=None, grace=CANCEL_GRACE,
+             min_join_seconds=None, usage=None):
     """Returns (backend infos in plan order, results sorted by op, case, backend, mode).
 
-    With `cancel` set during the run, returns within about `grace` seconds with the results that ran.
-    """
+    Every backend's cases are served by one pool of `jobs` worker slots (kbtool/pool.py; default one per core).
+    With `cancel` set during the run, returns within about `grace` seconds with the results that ran. `usage`, a
+    dict, receives the slots and the peak memory of the workers and of the controller."""
+    from .pool import BackendLoad, Lane, MemoryWatch, Pool, default_jobs
     from .runners.registry import not_installed_info
 
     oracle = oracle or Oracle()
     cancel = cancel or Cancel()
+    jobs = jobs or default_jobs()
     infos, results = {}, []
     for slot in plan.backends:
         if slot.launch is None:
             infos[slot.name] = not_installed_info(slot.name, slot.unavailable)
-    # a backend's cases may be shared by several workers (Launch.workers), each with its own thread: interleaved,
-    # so that each gets a like share of every op; their results are merged below, so nothing depends on the split
-    shards = [(slot, BackendRun(slot.name), work[i::n])
-              for slot in plan.runnable
-              for work in [_work_for(plan, slot.name)]
-              for n in [max(1, min(len(work), int(getattr(slot.launch, "workers", 1) or 1)))]
-              for i in range(n)]
-    gate = threading.BoundedSemaphore(jobs) if jobs else None
-    threads = []
-    for index, (slot, backend_run, work) in enumerate(shards):
-        share = index - next(i for i, shard in enumerate(shards) if shard[0] is slot)
-        launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
-        thread = threading.Thread(target=_run_guarded, name="kbtool-{}".format(slot.name), daemon=True,
-                                  args=(backend_run, launch, work, oracle, plan.seed, progress,
-                                        case_timeout, cancel, gate))
-        thread.start()
-        threads.append(thread)
-    deadline = None
-    while True:  # join in short steps: the main thread's signal handlers run in between
-        alive = [t for t in threads if t.is_alive()]
-        if not alive:
-            break
-        if cancel.is_set():
-            deadline = deadline or time.monotonic() + grace
-            if time.monotonic() >= deadline:
-                cancel.kill_all()
+    lanes, loads, runs, launches = [], {}, {}, {}
+    for slot in plan.runnable:
+        launches[slot.name] = slot.launch
+        runs[slot.name] = BackendRun(slot.name)
+        cap = getattr(slot.launch, "workers", None)
+        loads[slot.name] = BackendLoad(slot.name, cap=int(cap) if cap else None,
+                                       case_seconds=getattr(slot.launch, "case_seconds", None) or
+                                       BackendLoad.case_seconds)
+        groups = _by_settings(_work_for(plan, slot.name))
+        lanes.extend(Lane(slot.name, settings, collections.deque(group)) for settings, group in groups)
+        if not groups:  # nothing of the plan runs on it (its modes): it still says who it is
+            lanes.append(Lane(slot.name, {}, collections.deque()))
+    pool = Pool(lanes, loads, min_join_seconds=min_join_seconds)
+    # a backend with nothing to run still starts once, so the report has its versions (and knows it starts)
+    empty = [lane for lane in lanes if not lane.items and not any(l.items for l in lanes if l.backend == lane.backend)]
+    gate = threading.BoundedSemaphore(jobs)
+    watch = MemoryWatch()
+    context = dict(oracle=oracle, seed=plan.seed, progress=progress, case_timeout=case_timeout, cancel=cancel,
+                   watch=watch)
+    threads = [threading.Thread(target=_serve_slot, name="kbtool-slot-{}".format(i), daemon=True,
+                                args=(pool, runs, launches, gate, context)) for i in range(jobs)]
+    threads += [threading.Thread(target=_hello_only, name="kbtool-hello-{}".format(lane.backend), daemon=True,
+                                 args=(lane, runs[lane.backend], launches[lane.backend], gate, context))
+                for lane in empty]
+    with watch:
+        for thread in threads:
+            thread.start()
+        deadline = None
+        while True:  # join in short steps: the main thread's signal handlers run in between
+            alive = [t for t in threads if t.is_alive()]
+            if not alive:
                 break
-        alive[0].join(0.05)
-    for name, backend_runs in _by_backend(shards):
-        infos[name] = _final_info(_merged(backend_runs), cancel)
-        for backend_run in backend_runs:
-            results.extend(list(backend_run.results))
+            if cancel.is_set():
+                deadline = deadline or time.monotonic() + grace
+                if time.monotonic() >= deadline:
+                    cancel.kill_all()
+                    break
+            alive[0].join(0.05)
+    for name, backend_run in runs.items():
+        info = _final_info(backend_run, cancel)
+        if loads[name].most_workers > 1:
+            info["workers"] = loads[name].most_workers
+        unsupported = plan.unsupported_modes(name) if hasattr(plan, "unsupported_modes") else {}
+        if unsupported:  # said once for the backend, where a result per case would say it 1000 times
+            info["unsupported_modes"] = unsupported
+        infos[name] = info
+        results.extend(list(backend_run.results))
+    if usage is not None:
+        usage.update(jobs=jobs, **watch.summary())
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
     results.sort(key=lambda r: (r.op, r.case, order[r.backend], r.mode))
     return [infos[slot.name] for slot in plan.backends], results
 
 
+def _serve_slot(pool, runs, launches, gate, context):
+    """One worker slot: serve the lane the pool picks until it is empty, then ask again, until nothing is left."""
+    cancel = context["cancel"]
+    while not cancel.is_set():
+        picked = pool.pick()
+        if picked is None:
+            if not pool.has_work():
+                return
+            time.sleep(0.2)  # every lane has its workers; one may yet be worth joining as rates become known
+            continue
+        lane, index, from_end = picked
+        backend_run = runs[lane.backend]
+        try:
+            with gate:
+                hello = _run_lane(pool, lane, index, from_end, launches[lane.backend], backend_run, context)
+            if hello is not None and hello.get("status") != protocol.READY:
+                pool.stop(lane.backend)  # its worker cannot start: no other worker of it will
+        except BaseException as exc:  # a bug in kbtool or a backend's reply: that backend alone pays
+            backend_run.error = backend_run.error or "{}: {}".format(type(exc).__name__, exc)
+            pool.stop(lane.backend)
+        finally:
+            pool.release(lane, index)
+
+
+def _hello_only(lane, backend_run, launch, gate, context):
+    """Start and stop a worker of a backend the plan gives nothing to run, for its versions in the report."""
+    try:
+        with gate:
+            _run_lane(None, lane, 0, False, launch, backend_run, context)
+    except BaseException as exc:
+        backend_run.error = "{}: {}".format(type(exc).__name__, exc)
+
+
+def _run_lane(pool, lane, index, from_end, launch, into, context):
+    """One worker with the lane's keras.json settings runs the lane's cases as the pool hands them out; returns its
+    hello (None if cancelled first)."""
+    from .runners.client import WorkerClient
+    from .runners.registry import backend_info
+
+    cancel, progress = context["cancel"], context["progress"]
+    case_timeout = context["case_timeout"]
+    if case_timeout is None:
+        case_timeout = getattr(launch, "case_timeout", None)  # the backend's own default, where it has one
+    if cancel.is_set():
+        return None
+    worker_launch = launch.for_worker(index) if hasattr(launch, "for_worker") else launch
+    client = WorkerClient(worker_launch, keras_config=lane.settings,
+                          **({"case_timeout": case_timeout} if case_timeout is not None else {}))
+    cancel.register(client)
+    context["watch"].add(client)
+    try:
+        hello = client.start()
+        with _INFO_LOCK:
+            failed = hello.get("status") != protocol.READY and not cancel.is_set()  # (a kill is no failure)
+            if into.info is None or failed:
+                # the first worker's hello, or the one that did not start (with other settings, or a later one)
+                into.info = backend_info(lane.backend, hello)
+                if client.start_output:  # import chatter, or why the import failed: in the record, not the terminal
+                    into.info["start_output"] = client.start_output
+        if hello.get("status") != protocol.READY:
+            return hello
+        if pool is not None:
+            pool.started(lane.backend, hello.get("import_seconds"))
+        mismatch = settings_mismatch(lane.settings, hello.get("keras_config"))
+        while not cancel.is_set():
+            item = pool.take(lane, from_end) if pool is not None else None
+            if item is None:
+                break
+            entry, case = item
+            started = time.monotonic()
+            ran = _run_item(client, lane.backend, launch, entry, case, mismatch, context, into)
+            if pool is not None and ran:
+                pool.finished(lane.backend, time.monotonic() - started)
+        return hello
+    finally:
+        with _INFO_LOCK:
+            into.restarts += client.restarts
+            if into.info is not None:
+                into.info["restarts"] = into.restarts
+        context["watch"].remove(client)
+        client.stop()
+
+
+_INFO_LOCK = threading.Lock()
+
+
+def _run_item(client, name, launch, entry, case, mismatch, context, into):
+    """A case and the backend's variants of it, in each of their modes; False when cancelled before the end."""
+    cancel, progress, seed = context["cancel"], context["progress"], context["seed"]
+    expected = _expected(context["oracle"], case, client.hello, name)
+    for variant in [case] + list(launch.variants(case) or []):
+        for mode in variant.modes:
+            if cancel.is_set():
+                return False
+            if mismatch:
+                result = _not_applied(name, variant, mode, mismatch, seed)
+            else:
+                result = run_case(client, name, entry, variant, mode, expected, seed)
+            if result is None:  # cancelled while it ran: it has no outcome
+                return False
+            with _INFO_LOCK:
+                into.results.append(result)
+            if progress:
+                try:
+                    progress(name, result)
+                except Exception:  # a progress line that cannot be shown costs nothing
+                    pass
+    return True
+
+
 def _work_for(plan, backend):
     """The work one backend runs (plan.work_for: all of it, or what failed on it last time under --last-failed)."""
     return plan.work_for(backend) if hasattr(plan, "work_for") else plan.work
-
-
-def _by_backend(shards):
-    out = {}
-    for slot, backend_run, _ in shards:
-        out.setdefault(slot.name, []).append(backend_run)
-    return list(out.items())
-
-
-def _merged(backend_runs):
-    """One backend's shards as one BackendRun: the first worker's info unless another one failed, restarts summed."""
-    first = backend_runs[0]
-    if len(backend_runs) == 1:
-        return first
-    merged = BackendRun(first.name, info=first.info, done=all(r.done for r in backend_runs))
-    for backend_run in backend_runs:
-        merged.restarts += backend_run.restarts
-        merged.error = merged.error or backend_run.error
-        if backend_run.info and backend_run.info.get("status") != BackendStatus.AVAILABLE.value:
-            merged.info = backend_run.info
-        elif merged.info is None:
-            merged.info = backend_run.info
-        merged.results.extend(backend_run.results)
-    if merged.info is not None:
-        merged.info = dict(merged.info, restarts=merged.restarts, workers=len(backend_runs))
-    return merged
-
-
-def _run_guarded(backend_run, launch, work, oracle, seed, progress, case_timeout, cancel, gate):
-    try:
-        if gate is not None:
-            while not gate.acquire(timeout=0.1):
-                if cancel.is_set():
-                    return
-        try:
-            run_backend(backend_run.name, launch, work, oracle, seed, progress, case_timeout, cancel=cancel,
-                        into=backend_run)
-        finally:
-            if gate is not None:
-                gate.release()
-    except BaseException as exc:  # a bug in kbtool or a backend's thread: that backend alone pays
-        backend_run.error = "{}: {}".format(type(exc).__name__, exc)
-    finally:
-        backend_run.done = True
 
 
 def _final_info(backend_run, cancel):
@@ -194,28 +282,6 @@ def _final_info(backend_run, cancel):
     return info
 
 
-def run_backend(name, launch, work, oracle, seed, progress=None, case_timeout=None, cancel=None, into=None):
-    """Every (entry, case) of `work` on one backend, in each of the case's modes, until `cancel` is set.
-
-    Cases run on one worker per set of keras.json settings (the default settings' first); a worker whose backend
-    did not honour its keras.json answers nothing: each of its cases is an `error` saying so. A backend's variants
-    of a case (Launch.variants) run right after it, judged against the case's own reference.
-    Results go into `into` (a BackendRun) as they come, so that a cancelled check keeps them; returns (info,
-    results)."""
-    from .runners.registry import backend_info
-
-    into = into or BackendRun(name)
-    cancel = cancel or Cancel()
-    for keras_config, group in _by_settings(work):
-        if cancel.is_set():
-            break
-        hello = _run_group(name, launch, group, keras_config, oracle, seed, progress, case_timeout, cancel, into)
-        if hello is not None and hello.get("status") != protocol.READY:
-            into.info = backend_info(name, hello)  # its first worker, or one with other settings, did not start
-            break
-    return into.info, into.results
-
-
 def _by_settings(work):
     """Work grouped by keras.json settings, the default settings first, then in order of first appearance."""
     from .specs.domains import CONFIG_DEFAULTS
@@ -227,53 +293,6 @@ def _by_settings(work):
     default = tuple(sorted(CONFIG_DEFAULTS.items()))
     order = sorted(groups, key=lambda key: key != default)  # stable: the others keep their order
     return [(dict(key), groups[key]) for key in order]
-
-
-def _run_group(name, launch, group, keras_config, oracle, seed, progress, case_timeout, cancel, into):
-    """One worker with these keras.json settings runs `group`; returns its hello (None if cancelled first)."""
-    from .runners.client import WorkerClient
-    from .runners.registry import backend_info
-
-    if case_timeout is None:
-        case_timeout = getattr(launch, "case_timeout", None)  # the backend's own default, where it has one
-    client = WorkerClient(launch, keras_config=keras_config,
-                          **({"case_timeout": case_timeout} if case_timeout is not None else {}))
-    cancel.register(client)
-    try:
-        hello = client.start()
-        if into.info is None:
-            into.info = backend_info(name, hello)
-            if client.start_output:  # import chatter, or why the import failed: in the record, not the terminal
-                into.info["start_output"] = client.start_output
-        if hello.get("status") != protocol.READY:
-            return hello
-        mismatch = settings_mismatch(keras_config, hello.get("keras_config"))
-        for entry, case in group:
-            if cancel.is_set():
-                break
-            expected = _expected(oracle, case, hello, name)
-            for variant in [case] + list(launch.variants(case) or []):
-                for mode in variant.modes:
-                    if cancel.is_set():
-                        break
-                    if mismatch:
-                        result = _not_applied(name, variant, mode, mismatch, seed)
-                    else:
-                        result = run_case(client, name, entry, variant, mode, expected, seed)
-                    if result is None:  # cancelled while it ran: it has no outcome
-                        break
-                    into.results.append(result)
-                    if progress:
-                        try:
-                            progress(name, result)
-                        except Exception:  # a progress line that cannot be shown costs nothing
-                            pass
-        return hello
-    finally:
-        into.restarts += client.restarts
-        if into.info is not None:
-            into.info["restarts"] = into.restarts
-        client.stop()
 
 
 def settings_mismatch(wanted, reported):

@@ -26,7 +26,8 @@ def test_op_names_complete(args):
 
 def test_backend_and_environment_names_complete(keras_home):
     assert complete(["check", "--backend"], "th") == ["theano"]
-    assert complete(["check", "--backend"], "") == ["numpy", "tensorflow", "theano", "cntk"]
+    assert complete(["check", "--backend"], "") == ["numpy", "tensorflow", "tensorflow1", "theano", "cntk", "mxnet",
+                                                  "plaidml", "keras3"]
     assert complete(["env", "install"], "c") == ["cntk"]
     keras_home.mkdir()
     (keras_home / "keras.json").write_text('{"backend": "my_backend"}')

@@ -198,7 +198,9 @@ def test_explore_finds_mean_wrong_for_several_axes_with_keepdims_in_float64(expl
 def test_explore_finds_softsign_wrong_above_a_magnitude_and_shrinks_the_values(explored):
     failure, (x,) = _only_failure(explored, "softsign")
     assert np.any((np.abs(x) > 4) & (np.abs(x) < 1e6))
-    assert len(set(x.ravel().tolist())) == 1 and float(x.ravel()[0]) == 5.0  # shrunk: one simple value
+    # shrunk: one repeated small whole value past the magnitude (5 or -10 by Hypothesis's version: its shrinker)
+    value = float(x.ravel()[0])
+    assert len(set(x.ravel().tolist())) == 1 and value == int(value) and 4 < abs(value) <= 10
 
 
 def test_explore_finds_softmax_wrong_on_axis_0_of_rank_4_and_shrinks_the_shape(explored):

@@ -495,14 +495,16 @@ def test_other_bad_flags_are_one_line_usage_errors(args, needle):
 
 @pytest.mark.parametrize("value, seconds", [("86400", 86400.0), ("1e-3", 0.001)])
 def test_good_timeouts_reach_the_worker_client(value, seconds, monkeypatch):
+    from kbtool.runners import client as client_mod
+
     seen = []
-    real = run.run_backend
+    real = client_mod.WorkerClient.__init__
 
-    def spy(name, launch, work, oracle, seed, progress=None, case_timeout=None, **kw):
+    def spy(self, launch, keras_config=None, case_timeout=None, **kw):
         seen.append(case_timeout)
-        return real(name, launch, work[:1], oracle, seed, progress, 86400, **kw)
+        real(self, launch, keras_config=keras_config, case_timeout=86400, **kw)
 
-    monkeypatch.setattr(run, "run_backend", spy)
+    monkeypatch.setattr(client_mod.WorkerClient, "__init__", spy)
     result = invoke("check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", "--timeout", value)
     assert_no_traceback(result)
     assert result.exit_code == 0 and seen == [seconds]

@@ -525,13 +525,14 @@ def test_an_entry_for_every_op_is_judged_stale_only_on_a_whole_spec_run():
 
 def test_alias_entries(spec):
     assert known.alias_entries(spec) == [{
-        "op": "lesser", "backend": ["tensorflow", "theano", "cntk", "*.*"], "status": "unsupported",
+        "op": "lesser", "backend": ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"],
+        "status": "unsupported",
         "reason": "Keras 1.x name, renamed to less in Keras 2", "source": "spec"}]
 
 
 @pytest.mark.parametrize("backend, targeted", [
     ("numpy", False), ("tensorflow", True), ("theano", True), ("cntk", True), ("pkg.mod", True),
-    ("pkg.mod@theano", True), ("mxnet", False),
+    ("pkg.mod@theano", True), ("mxnet", True), ("keras3", True), ("jax", False),
 ])
 def test_alias_entries_target_keras2_backends_only(spec, backend, targeted):
     (alias,) = known.alias_entries(spec)

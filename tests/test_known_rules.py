@@ -38,7 +38,7 @@ SPEC = HEADER + """  sum:
     cases:
       - {id: same, inputs: [{shape: [1, 4, 4, 1]}, {shape: [3, 3, 1, 1]}]}
 """
-NAMES = "numpy, tensorflow, theano, cntk"
+NAMES = "numpy, tensorflow, tensorflow1, theano, cntk, mxnet, plaidml, keras3"
 
 
 @pytest.fixture(scope="module")
@@ -94,12 +94,12 @@ NO_COUNT = "lacks count (how many results it explained in the last full run; scr
     ({"backend": "th*"}, []),
     ({"backend": ["numpy", "cntk"]}, []),
     ({"backend": "tf"}, [UNKNOWN_BACKEND.format("'tf'")]),
-    ({"backend": ["theano", "mxnet"]}, [UNKNOWN_BACKEND.format("'mxnet'")]),
+    ({"backend": ["theano", "jax"]}, [UNKNOWN_BACKEND.format("'jax'")]),
     ({"backend": "*.*"}, [UNKNOWN_BACKEND.format("'*.*'")]),
     ({"backend": "my_pkg.*"}, [UNKNOWN_BACKEND.format("'my_pkg.*'")]),
     ({"backend": "my_pkg.my_mod"}, []),
     ({"backend": "my_pkg.my_mod@theano"}, []),
-    ({"backend": "my_pkg.my_mod@mxnet"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@mxnet'")]),
+    ({"backend": "my_pkg.my_mod@jax"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@jax'")]),
     ({"backend": "my_pkg.my_mod@"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@'")]),
     ({"backend": "plainname"}, [UNKNOWN_BACKEND.format("'plainname'")]),
     ({"backend": []}, ["backend is an empty list"]),

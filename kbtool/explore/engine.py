@@ -8,6 +8,7 @@ the case does not bind) is rejected, never a failure. A failure a known differen
 and the search goes on; the first unexplained one ends the search for that backend and is shrunk to a minimal
 example, with a command that replays it.
 """
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -244,7 +245,8 @@ def explore_backend(session, backend, launch, max_examples, database_dir=None, t
                         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
                         report_multiple_bugs=False, print_blob=False)(seed(session.seed)(given(session.strategy)(probe)))
         try:
-            test()
+            with _without_local_constants():
+                test()
         except _Divergence as exc:
             outcome.failures.append(exc.failure)
         except Flaky:  # the minimal example did not fail again: keep the last one that did
@@ -255,6 +257,27 @@ def explore_backend(session, backend, launch, max_examples, database_dir=None, t
         return outcome
     finally:
         workers.stop()
+
+
+@contextlib.contextmanager
+def _without_local_constants():
+    """Hypothesis (6.13x on) also draws literals found in the source of every loaded module that is not installed in
+    site-packages: from an editable install, kbtool's own constants, so the same --seed drew other examples whenever
+    kbtool's code changed. Explore draws from the spec's domains alone (guarded: that provider API is internal)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        original = providers.HypothesisProvider.__dict__["_local_constants"]
+        cached = providers.CONSTANTS_CACHE.cache  # the values drawn per choice type, local constants included
+    except (ImportError, KeyError, AttributeError):
+        yield
+        return
+    providers.HypothesisProvider._local_constants = providers.Constants()
+    cached.clear()
+    try:
+        yield
+    finally:
+        providers.HypothesisProvider._local_constants = original
+        cached.clear()
 
 
 def replay(session, backend, launch, raw):

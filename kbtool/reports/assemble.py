@@ -14,7 +14,7 @@ SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.s
 
 
 def assemble(plan, infos, results, applied, wall_seconds, incomplete=None, known_entries=None, known_path=None,
-             strict=False):
+             strict=False, usage=None):
     """The report of one check: what was planned, what each backend said, every result, the known differences.
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
@@ -40,6 +40,8 @@ def assemble(plan, infos, results, applied, wall_seconds, incomplete=None, known
         "stale_known_differences": applied.stale,
         "wall_seconds": round(wall_seconds, 2),
     }
+    if usage:  # the pool's worker slots and the peak memory (kbtool/pool.py)
+        report["resources"] = dict(usage)
     if known_path:
         report["known_file"] = dict({"path": known_path}, **_sha256_of(known_path))
     if known_entries is not None:

@@ -155,6 +155,9 @@ def render(report):
         elif info.get("status") == BackendStatus.NOT_INSTALLED.value and not records:
             suite.case("kbtool.{}".format(backend), "start", outcome="skipped",
                        message="not run: {}".format(info.get("reason", "")))
+        for mode, why in sorted((info.get("unsupported_modes") or {}).items()):  # one testcase, not one per case
+            suite.case("kbtool.{}".format(backend), "{} mode".format(mode), outcome="skipped",
+                       message="{} mode unsupported: {}".format(mode, why))
         for r in records:
             outcome, message = _outcome(r, strict)
             suite.case("kbtool.{}.{}".format(backend, r["op"]), "{}[{}]".format(r["case"], r["mode"]), r["seconds"],

@@ -81,6 +81,9 @@ def _backends(report):
     for b in report["backends"]:
         if b["status"] != "available":
             lines.append("- **{}**: {}: {}".format(_escape(b["name"]), _escape(b["status"]), _escape(b.get("reason", ""))))
+        for mode, why in sorted((b.get("unsupported_modes") or {}).items()):
+            lines.append("- **{}**: {} mode unsupported, none of its cases ran in it: {}".format(
+                _escape(b["name"]), mode, _escape(why)))
     versions = ["{}: {}".format(_escape(b["name"]), _escape(", ".join("{} {}".format(k, v) for k, v in
                                                                           (b.get("versions") or {}).items())))
                 for b in report["backends"] if b.get("versions")]

@@ -163,6 +163,9 @@ def _backends(report, console, verbosity):
         if b["status"] != BackendStatus.AVAILABLE.value:
             _say(console, "[yellow]{}[/]: {} — {}".format(escape(b["name"]), escape(b["status"]),
                                                           escape(b.get("reason", ""))))
+        for mode, why in sorted((b.get("unsupported_modes") or {}).items()):
+            _say(console, "[yellow]{}[/]: {} mode unsupported, none of its cases ran in it — {}".format(
+                escape(b["name"]), mode, escape(why)))
     if verbosity >= 2:
         for b in report["backends"]:
             if b.get("start_output"):

@@ -84,13 +84,22 @@ class Launch:
     # a module that does not read keras.json itself (the reference, a custom module): the worker applies the
     # file through the module's set_floatx/set_epsilon/set_image_data_format, as Keras's loader would
     apply_keras_json: bool = False
+    # K.clear_session() before each case: keras 2.3.1 on TF1 adds every case's ops to one default graph, and each
+    # session run gets slower as it grows (a whole spec took over 10 minutes); a fresh graph per case does not
+    clear_session: bool = False
     # a backend's variants of a case (the same call with a transformed input), judged against the case's reference
     variants: Callable[[object], List[object]] = lambda case: []
-    # workers that share this backend's cases in a check (a backend that is the long pole keeps a core busy)
-    workers: int = 1
+    # at most this many of the pool's workers run this backend's cases at once (None: as many as there are slots)
+    workers: Optional[int] = None
+    # seconds a case takes on this backend, roughly (measured): the pool starts the longest backends first
+    case_seconds: Optional[float] = None
     case_timeout: Optional[float] = None  # this backend's own default for --timeout (None: the client's)
     # environment variables of the worker that takes share i > 0 (e.g. a cache of its own, where a shared one locks)
     per_worker_env: Callable[[int], Dict[str, str]] = lambda index: {}
+    # the modes this backend can run (a case's other modes are not run); each one it cannot, with the reason, is
+    # reported once for the backend instead of as a failure per case
+    modes: tuple = ("eager", "symbolic")
+    unsupported_modes: Dict[str, str] = field(default_factory=dict)
 
     def for_worker(self, index):
         """This launch for the worker that takes share `index` of the backend's cases."""
@@ -104,6 +113,8 @@ class Launch:
         argv = [self.python, "-u", WORKER_MAIN, "--module", self.module, "--graph", self.graph]
         if self.apply_keras_json:
             argv.append("--apply-keras-json")
+        if self.clear_session:
+            argv.append("--clear-session")
         for module in self.fallback_modules:
             argv += ["--fallback-module", module]
         for shim in self.shims:
@@ -147,13 +158,25 @@ class Recipe:
     system_check: Callable[[], List[str]] = lambda: []  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
     variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
-    workers: int = 1  # see Launch.workers
+    workers: Optional[int] = None  # see Launch.workers
+    case_seconds: Optional[float] = None  # see Launch.case_seconds
+    clear_session: bool = False  # see Launch.clear_session
     case_timeout: Optional[float] = None  # see Launch.case_timeout
     per_worker_env: Callable[[str, int], Dict[str, str]] = lambda env_dir, index: {}  # see Launch.per_worker_env
+    env_name: Optional[str] = None  # another recipe's env this backend runs in (keras3 in tensorflow's); None: its own
+    modes: tuple = ("eager", "symbolic")  # the modes its cases run in; see Launch.modes
+    unsupported_modes: Dict[str, str] = field(default_factory=dict)  # mode -> why it cannot run (said once)
+    # `pip freeze` lines a wheel's metadata spells otherwise than its release (cntk 2.7.post2 says 2.7) -> lock line
+    freeze_aliases: Dict[str, str] = field(default_factory=dict)
     notes: str = ""
 
+    @property
+    def env_owner(self):
+        """The name of the env this backend runs in (its own name unless it shares another recipe's)."""
+        return self.env_name or self.name
+
     def env_dir(self):
-        return os.path.join(envs_dir(), self.name)
+        return os.path.join(envs_dir(), self.env_owner)
 
     def env_python(self):
         return os.path.join(self.env_dir(), "bin", "python")
@@ -161,7 +184,8 @@ class Recipe:
     def launch(self):
         env_dir = self.env_dir()
         if not os.path.exists(os.path.join(env_dir, "kbtool-env.json")):
-            raise Unavailable("not installed: run `kbtool env install {}`".format(self.name))
+            raise Unavailable("not installed: run `kbtool env install {}`{}".format(
+                self.name, "" if self.env_owner == self.name else " (it runs in the {} env)".format(self.env_owner)))
         env = {"PYTHONNOUSERSITE": "1"}
         if self.keras_backend:
             env["KERAS_BACKEND"] = self.keras_backend
@@ -169,7 +193,10 @@ class Recipe:
         return Launch(backend=self.name, python=self.env_python(), module=self.module,
                       fallback_modules=list(self.fallback_modules), shims=list(self.shims),
                       version_of=list(self.version_of), graph=self.graph, env=env, variants=self.variants,
-                      workers=self.workers, case_timeout=self.case_timeout, per_worker_env=lambda index: self.per_worker_env(env_dir, index))
+                      workers=self.workers, case_timeout=self.case_timeout, case_seconds=self.case_seconds,
+                      clear_session=self.clear_session,
+                      per_worker_env=lambda index: self.per_worker_env(env_dir, index),
+                      modes=tuple(self.modes), unsupported_modes=dict(self.unsupported_modes))
 
 
 def find_interpreter(version):

@@ -4,18 +4,20 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 from .. import files
 from ..errors import KbtoolError
 from .base import Unavailable, find_interpreter
 
 RECORD = "kbtool-env.json"
+LOCKS_DIR = os.path.join(os.path.dirname(__file__), "locks")  # <env>.txt: every package of the env, pinned
 RECORD_MAX_BYTES = 1 << 20  # a record is a few KB (the env's pip freeze)
 
 
-def _run(argv, log, env=None):
+def _run(argv, log, env=None, cwd=None):
     log("$ " + " ".join(argv))
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     output = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
         lines = [line for line in output.strip().splitlines() if line.strip() and "is ignored" not in line]
@@ -24,11 +26,46 @@ def _run(argv, log, env=None):
     return output
 
 
-def install(recipe, log=print, force=False):
-    """Build the env for `recipe`; returns its record. Idempotent: pip skips what is installed."""
+def lock_path(recipe):
+    return os.path.join(LOCKS_DIR, recipe.env_owner + ".txt")
+
+
+def read_lock(recipe):
+    """The recipe's lock as {normalised name: "name==version"} (empty when it has none)."""
+    try:
+        with open(lock_path(recipe)) as fh:
+            lines = [line.strip() for line in fh]
+    except FileNotFoundError:
+        return {}
+    return {_normalise(line.split("==", 1)[0]): line for line in lines if line and not line.startswith("#")}
+
+
+def _normalise(name):
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def lock_drift(recipe, frozen):
+    """How an env's `pip freeze` differs from the recipe's lock, in words (empty when they agree or no lock)."""
+    locked = read_lock(recipe)
+    if not locked:
+        return []
+    frozen = [recipe.freeze_aliases.get(line, line) for line in frozen]
+    have = {_normalise(line.split("==", 1)[0]): line for line in frozen if "==" in line}
+    drift = ["{} (locked {})".format(have.get(n, "missing"), line) for n, line in sorted(locked.items())
+             if have.get(n) != line]
+    drift += ["{} (not in the lock)".format(line) for n, line in sorted(have.items()) if n not in locked]
+    return drift
+
+
+def install(recipe, log=print, force=False, locked=True):
+    """Build the env for `recipe`; returns its record. Idempotent: pip skips what is installed.
+
+    With a lock (kbtool/runners/locks/<env>.txt) every package is installed at its locked version, and the env must
+    then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made)."""
     problems = recipe.system_check()
     if problems:
         raise KbtoolError("{}: {}".format(recipe.name, "; ".join(problems)))
+    started = time.monotonic()
     try:
         python = find_interpreter(recipe.python_version)
     except Unavailable as exc:
@@ -40,18 +77,37 @@ def install(recipe, log=print, force=False):
         _run([python, "-m", "venv", env_dir], log)
     pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
     pip_env = dict(os.environ, PIP_NO_INPUT="1")
-    if recipe.bootstrap_packages:
-        _run(pip + ["install", "-q"] + recipe.bootstrap_packages, log, pip_env)
-    _run(pip + ["install", "-q"] + recipe.packages, log, pip_env)
+    use_lock = locked and os.path.exists(lock_path(recipe))
+    installed = os.path.exists(os.path.join(env_dir, RECORD))
+    if use_lock and installed and not lock_drift(recipe, _freeze(pip, pip_env, env_dir)):
+        log("already matches its lock {}".format(lock_path(recipe)))  # nothing for pip to do (cntk would reinstall)
+    else:
+        if recipe.bootstrap_packages:
+            _run(pip + ["install", "-q"] + recipe.bootstrap_packages, log, pip_env)
+        _run(pip + ["install", "-q"] + (["-r", lock_path(recipe)] if use_lock else recipe.packages), log, pip_env)
     recipe.prepare(env_dir)
-    frozen = _run(pip + ["freeze"], lambda _: None, pip_env).split()
-    record = {"backend": recipe.name, "python": python, "packages": recipe.packages, "installed": frozen,
+    frozen = _freeze(pip, pip_env, env_dir)
+    drift = lock_drift(recipe, frozen) if use_lock else []
+    if drift:
+        raise KbtoolError("{}: the env does not match its lock {} after install: {}{}; `kbtool env install --force "
+                          "{}` rebuilds it".format(recipe.name, lock_path(recipe), "; ".join(drift[:3]),
+                                                   " ..." if len(drift) > 3 else "", recipe.name))
+    record = {"backend": recipe.name, "env": recipe.env_owner, "python": python, "packages": recipe.packages,
+              "lock": os.path.basename(lock_path(recipe)) if use_lock else None, "installed": frozen,
+              "install_seconds": round(time.monotonic() - started, 1),
               "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:  # atomic: an interrupted install never leaves a half-written record
         files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
     except OSError as exc:
         raise KbtoolError("cannot write {}: {}".format(os.path.join(env_dir, RECORD), exc.strerror or exc))
     return record
+
+
+def _freeze(pip, pip_env, env_dir):
+    """The env's `pip freeze` (pip, setuptools and wheel aside), run in the env: pip also lists what the current
+    directory holds; an old pip also echoes its options (-f DIR from PIP_FIND_LINKS)."""
+    output = _run(pip + ["freeze"], lambda _: None, pip_env, cwd=env_dir)
+    return [line.strip() for line in output.splitlines() if "==" in line]
 
 
 def describe(recipe):

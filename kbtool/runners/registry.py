@@ -1,11 +1,12 @@
 """The backends kbtool knows, by name: numpy (reference), the built-in recipes, custom modules."""
 from ..errors import KbtoolError
 from ..results import BackendStatus
-from . import cntk, custom, numpy, tensorflow, theano
+from . import cntk, custom, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
 from .base import Unavailable
 from .worker import protocol
 
-RECIPES = {r.name: r for r in (tensorflow.RECIPE, theano.RECIPE, cntk.RECIPE)}
+RECIPES = {r.name: r for r in (tensorflow.RECIPE, tensorflow1.RECIPE, theano.RECIPE, cntk.RECIPE, mxnet.RECIPE,
+                                plaidml.RECIPE, keras3.RECIPE)}
 BUILTIN = ["numpy"] + list(RECIPES)
 
 

@@ -87,9 +87,10 @@ RECIPE = Recipe(
     env_vars=_theano_flags,
     system_check=_system_check,
     variants=kernel_flipped_variants,
-    # Theano builds and optimises a graph for every call (K.eval too), so its cases take most of a check's time:
-    # two workers share them, keeping both cores busy once the other backends are done
-    workers=2,
+    # Theano builds and optimises a graph for every call (K.eval too), so its cases take most of a check's time (about
+    # 0.08 s each, measured alone): the pool starts it first, and a second worker joins it from the back of its queue
+    # once the other backends are done (kbtool/pool.py)
+    case_seconds=0.08,
     per_worker_env=_theano_flags,
     # compiling a scan graph (ctc_batch_cost, rnn) cold takes minutes on 2 cores while the other worker compiles
     # too; a warm cache answers in seconds. A hang still ends, and --timeout still wins.

@@ -63,6 +63,12 @@ def resolve_op(modules, name):
         fn = getattr(module, name, None)
         if callable(fn):
             return fn, index
+    found = [m for m in modules if getattr(m, name, None) is not None]
+    if found:  # e.g. keras 3's legacy backend imports a module named `backend`: the name is there, no function
+        value = getattr(found[0], name)
+        raise Unsupported("{}.{} is not a function (it is {} {})".format(
+            getattr(found[0], "__name__", "backend"), name, "a" if type(value).__name__[0] not in "aeiou" else "an",
+            type(value).__name__))
     raise Unsupported("{} has no attribute {!r}".format(getattr(modules[0], "__name__", "backend"), name))
 
 

@@ -23,6 +23,8 @@ def parse_args(argv):
     parser.add_argument("--shim", action="append", default=[])
     parser.add_argument("--version-of", action="append", default=[], help="distribution modules to report")
     parser.add_argument("--graph", choices=["none", "tensorflow"], default="none")
+    parser.add_argument("--clear-session", action="store_true",
+                        help="K.clear_session() before each request (a TF1 graph would otherwise grow with every case)")
     parser.add_argument("--apply-keras-json", action="store_true",
                         help="set the module's floatx/epsilon/image_data_format from $KERAS_HOME/keras.json")
     return parser.parse_args(argv)
@@ -123,6 +125,8 @@ def main(argv=None):
             protocol.write_message(proto_out, {"status": "pong"})
             continue
         t0 = time.time()
+        if args.clear_session:
+            K.clear_session()
         header, out_arrays = invoke.evaluate(K, request, arrays, modules, symbolic_context)
         header["seconds"] = round(time.time() - t0, 6)
         protocol.write_message(proto_out, header, out_arrays)

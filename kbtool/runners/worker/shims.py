@@ -17,7 +17,14 @@ def theano_no_c_scan():
     sys.modules["theano.scan_module.scan_perform_ext"] = None
 
 
-SHIMS = {"collections_abc": collections_abc, "theano_no_c_scan": theano_no_c_scan}
+def plaidml_install_backend():
+    # plaidml-keras plugs its backend into keras 2.2.4 by patching keras's backend loader before keras is imported.
+    import plaidml.keras
+    plaidml.keras.install_backend()
+
+
+SHIMS = {"collections_abc": collections_abc, "theano_no_c_scan": theano_no_c_scan,
+         "plaidml_install_backend": plaidml_install_backend}
 
 
 def apply(names):
