@@ -1,0 +1,153 @@
+"""The recipes of the eight built-in backends and what they ask of kbtool: locks, a shared env, modes a backend
+cannot run, a fresh session per case. No backend environment is needed."""
+import dataclasses
+import io
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from kbtool.check import run_check
+from kbtool.cli import main
+from kbtool.plan import make_plan
+from kbtool.reports import junit, markdown, terminal
+from kbtool.runners import envs
+from kbtool.runners.registry import BUILTIN, RECIPES, launch_for
+from kbtool.runners.worker import shims
+from kbtool.specs import loader
+
+PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+\Z")
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return loader.load()
+
+
+def test_the_eight_builtin_backends():
+    assert BUILTIN == ["numpy", "tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3"]
+    assert {r.name: r.python_version for r in RECIPES.values()} == {
+        "tensorflow": "3.11", "tensorflow1": "3.7", "theano": "3.11", "cntk": "3.6", "mxnet": "3.7", "plaidml": "3.7",
+        "keras3": "3.11"}
+
+
+# ------------------------------------------------------------------------------------------------ locks
+@pytest.mark.parametrize("name", sorted({r.env_owner for r in RECIPES.values()}))
+def test_every_env_has_a_lock_that_pins_every_package_its_recipe_names(name):
+    recipe = RECIPES[name]
+    locked = envs.read_lock(recipe)
+    assert len(locked) >= 8 and all(PIN.match(line) for line in locked.values()), locked
+    for requirement in recipe.packages:  # each of the recipe's own packages is in its lock, within its specifier
+        package = re.split(r"[=<>!~]", requirement)[0]
+        line = locked[envs._normalise(package)]
+        if "==" in requirement and not requirement.endswith("*"):
+            assert line.split("==")[1] == requirement.split("==")[1], (requirement, line)
+
+
+def test_lock_drift_names_what_differs():
+    recipe = dataclasses.replace(RECIPES["cntk"])
+    lock = envs.read_lock(recipe)
+    frozen = [line for line in lock.values()]
+    frozen[frozen.index("cntk==2.7.post2")] = "cntk==2.7"  # the wheel's own metadata: the recipe maps it
+    assert envs.lock_drift(recipe, frozen) == []
+    changed = [("numpy==1.19.4" if line.startswith("numpy==") else line) for line in frozen] + ["rich==13.0.0"]
+    changed.remove("six==1.17.0")
+    assert envs.lock_drift(recipe, changed) == [
+        "numpy==1.19.4 (locked numpy==1.19.5)", "missing (locked six==1.17.0)", "rich==13.0.0 (not in the lock)"]
+
+
+def test_keras3_lives_in_the_tensorflow_env_and_cannot_be_removed_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    keras3, tensorflow = RECIPES["keras3"], RECIPES["tensorflow"]
+    assert keras3.env_dir() == tensorflow.env_dir() and envs.lock_path(keras3) == envs.lock_path(tensorflow)
+    env_dir = tmp_path / "envs" / "tensorflow"
+    env_dir.mkdir(parents=True)
+    result = CliRunner().invoke(main, ["env", "remove", "keras3"])
+    assert result.exit_code == 2 and env_dir.exists()
+    assert result.stderr.strip() == ("kbtool: error: keras3 runs in the tensorflow env and has none of its own: "
+                                     "`kbtool env remove tensorflow` removes that env (and keras3 with it)")
+
+
+def test_a_backend_in_a_shared_env_says_which_env_to_install(tmp_path, monkeypatch):
+    from kbtool.runners.base import Unavailable
+
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    with pytest.raises(Unavailable, match=r"run `kbtool env install keras3` \(it runs in the tensorflow env\)"):
+        launch_for("keras3")
+
+
+def test_plaidml_is_configured_by_kbtool_not_by_the_users_plaidml_setup(tmp_path):
+    plaidml = RECIPES["plaidml"]
+    plaidml.prepare(str(tmp_path))
+    env = plaidml.env_vars(str(tmp_path))
+    settings = json.loads((tmp_path / "kbtool-plaidml.json").read_text())
+    assert env["PLAIDML_SETTINGS"] == str(tmp_path / "kbtool-plaidml.json")
+    assert settings == {"PLAIDML_EXPERIMENTAL": True, "PLAIDML_DEVICE_IDS": ["llvm_cpu.0"]}
+    assert "plaidml_install_backend" in plaidml.shims and "plaidml_install_backend" in shims.SHIMS
+
+
+# ------------------------------------------------------------------------------------------------ modes
+def eager_only(name):
+    launch = launch_for("numpy")
+    return dataclasses.replace(launch, backend=name, modes=("eager",),
+                               unsupported_modes={"symbolic": "this backend has no placeholders"})
+
+
+def test_a_mode_a_backend_cannot_run_is_said_once_not_failed_per_case(spec, no_known):
+    plan = make_plan(spec, ops=["abs", "mean"], backends=["numpy"], launcher=eager_only, builtin=["numpy"])
+    assert plan.unsupported_modes("numpy") == {"symbolic": "this backend has no placeholders"}
+    report = run_check(plan)  # the shipped entries explain the reference's gradient cases
+    (info,) = report["backends"]
+    assert {r["mode"] for r in report["results"]} == {"eager"} and len(report["results"]) > 10
+    assert info["unsupported_modes"] == {"symbolic": "this backend has no placeholders"}
+    assert report["summary"]["ok"] is True
+    line = "numpy: symbolic mode unsupported, none of its cases ran in it"
+    console = Console(file=io.StringIO(), width=200)
+    terminal.render(report, console)
+    assert sum(line in row for row in console.file.getvalue().splitlines()) == 1
+    assert markdown.render(report).count("symbolic mode unsupported") == 1
+    xml = junit.render(report)
+    assert xml.count('name="symbolic mode"') == 1 and xml.count("symbolic mode unsupported") == 1
+
+
+def test_a_selection_of_modes_no_backend_can_run_checks_nothing(spec):
+    from kbtool.errors import KbtoolError
+
+    with pytest.raises(KbtoolError, match=r"^nothing to check: numpy cannot run symbolic mode \(numpy: this "):
+        make_plan(spec, ops=["abs"], backends=["numpy"], modes=["symbolic"], launcher=eager_only,
+                  builtin=["numpy"])
+
+
+# ------------------------------------------------------------------------------------------------ sessions
+CLEARED = """from kbtool.reference import *
+from kbtool.reference import abs as _abs
+
+_fresh = [False]
+
+
+def clear_session():
+    _fresh[0] = True
+
+
+def abs(x):
+    if not _fresh[0]:
+        raise RuntimeError("a case ran in the previous case's session")
+    _fresh[0] = False
+    return _abs(x)
+"""
+
+
+@pytest.mark.parametrize("clear", [True, False])
+def test_a_recipe_can_ask_for_a_fresh_session_before_every_case(spec, custom_backend, clear):
+    module = custom_backend("cleared_{}".format(clear), "kb", CLEARED)
+
+    def launcher(name):
+        return dataclasses.replace(launch_for(name), clear_session=clear)
+
+    report = run_check(make_plan(spec, ops=["abs"], backends=[module], launcher=launcher, builtin=[]),
+                       known_entries=[])
+    statuses = {r["status"] for r in report["results"] if not r["case"].startswith("grad")}  # (no autodiff)
+    assert len(report["results"]) >= 6
+    assert statuses == ({"pass"} if clear else {"error"})
