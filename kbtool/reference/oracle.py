@@ -87,10 +87,15 @@ def numeric_gradients(module, case):
 
 
 def own_name(backend_name, hello):
-    """K.backend() should answer the backend's own name (for `module@env`, the env's; for a custom module on
-    kbtool's Python, what its worker reported at start)."""
+    """K.backend() should answer the backend's own name, as Keras names it (tensorflow1 is keras 2.3.1's
+    'tensorflow'; for `module@env`, the env's; for a custom module on kbtool's Python, what its worker reported at
+    start)."""
     want = backend_name.split("@", 1)[1] if "@" in backend_name else backend_name
     if "." in want:
         want = hello.get("backend", want)
+    else:
+        from ..runners.registry import keras_name
+
+        want = keras_name(want)
     return {"status": protocol.OK, "outputs": [{"kind": "python", "value": want, "pytype": "str"}],
             "sequence": False}, []

@@ -10,6 +10,14 @@ RECIPES = {r.name: r for r in (tensorflow.RECIPE, tensorflow1.RECIPE, theano.REC
 BUILTIN = ["numpy"] + list(RECIPES)
 
 
+def keras_name(name):
+    """What K.backend() answers on a built-in backend: the KERAS_BACKEND its recipe sets where that is a name (keras
+    2.3.1 on TF1 is 'tensorflow'), else kbtool's name for it."""
+    recipe = RECIPES.get(name)
+    backend = recipe.keras_backend if recipe else None
+    return backend if backend and "." not in backend else name
+
+
 def system_packages():
     """The Debian packages every recipe needs (the union of their apt_packages), sorted."""
     return sorted({p for recipe in RECIPES.values() for p in recipe.apt_packages})
