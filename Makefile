@@ -22,4 +22,5 @@ reports: setup
 	kbtool check --keras-config defaults -o reports/parity.json -o reports/parity.md -o reports/parity.html \
 		-o reports/parity.xml
 	$(PYTHON) scripts/record-timings.py reports/parity.json
+	$(PYTHON) scripts/compare-backends.py reports/parity.json tensorflow1 tensorflow > reports/tensorflow1-vs-tensorflow.md
 	HEIGHT=1000 bash scripts/screenshot-report.sh reports/parity.html reports/parity.png
