@@ -9,7 +9,7 @@ from ..known import grown
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .summary import (backend_rows, claim_kind, details_text, failure_groups, known_groups,
-                      settings_line, unexplained)
+                      resources_line, settings_line, unexplained)
 from .text import markdown as _escape
 from .text import plain
 
@@ -62,6 +62,8 @@ def _verdict(report):
              "created {}".format(report["created"]), "kbtool {}".format(report.get("kbtool", "?"))]
     if report.get("filters"):
         facts.append("filters: " + ", ".join(report["filters"]))
+    if report.get("resources"):
+        facts.append(resources_line(report["resources"]))
     lines = [verdict, "", _escape(" · ".join(facts)), ""]
     if report.get("incomplete"):  # the results below are not the whole story
         lines[:0] = ["**Incomplete: {}**".format(_escape(report["incomplete"]["note"])), ""]

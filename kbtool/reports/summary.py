@@ -180,3 +180,9 @@ def claim_kind(claim):
     if not claim["holds"]:
         return "wrong"
     return "some"
+
+
+def resources_line(resources):
+    """The pool's worker slots and the peak memory, in words (kbtool/pool.py measures them)."""
+    return "{} worker slot(s), peak memory {:.0f} MB in the workers together, {:.0f} MB in the controller".format(
+        resources.get("jobs", "?"), resources.get("peak_workers_rss_mb", 0), resources.get("peak_controller_rss_mb", 0))

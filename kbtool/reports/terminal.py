@@ -26,7 +26,7 @@ from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .text import plain
 from .summary import (COUNT_COLUMNS, backend_rows, claim_kind, details_text, failure_groups,
-                      known_groups, ordered as _ordered, settings_line, unexplained)
+                      known_groups, ordered as _ordered, resources_line, settings_line, unexplained)
 
 MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
 FAILURE_ROWS = 30  # screen rows the unexplained failures may take by default ...
@@ -84,6 +84,8 @@ def _header(report, console, verbosity):
     parts.append("kbtool {}".format(report.get("kbtool", "")))
     if verbosity >= 2:
         parts.append("created {}".format(report.get("created", "?")))
+        if report.get("resources"):
+            parts.append(resources_line(report["resources"]))
     _say(console, "[bold]kbtool check[/] · " + escape(" · ".join(parts)))
     settings = settings_line(report)
     if settings:
