@@ -77,7 +77,8 @@ def test_whole_spec_on_backend(spec, backend):
     except Unavailable as exc:
         pytest.fail("{}: {}".format(backend, exc))
     ops = sorted(spec.ops)
-    report = run_check(make_plan(spec, ops=ops, backends=[backend], seed=0))
+    plan = make_plan(spec, ops=ops, backends=[backend], seed=0)
+    report = run_check(plan)
     assert len(ops) == 154
     (info,) = report["backends"]
     assert info["status"] == "available", info.get("reason")
@@ -86,7 +87,9 @@ def test_whole_spec_on_backend(spec, backend):
         assert modes == {"eager"} and "no placeholder or function" in info["unsupported_modes"]["symbolic"]
     else:
         assert modes == {"eager", "symbolic"} and "unsupported_modes" not in info
-    assert {r["op"] for r in report["results"]} == set(ops)
+    # every op with a case in a mode the backend runs (keras3: K.placeholder, K.function, ... have symbolic cases only)
+    runnable = {case.op for _, case in plan.work_for(backend)}
+    assert {r["op"] for r in report["results"]} == runnable and len(runnable) >= 145
     unexplained = ["{op} {case} ({mode}): {status}: {message}".format(**r)
                    for r in report["results"] if r["status"] != "pass" and not r.get("known")]
     assert not unexplained, "\n".join(unexplained)

@@ -248,6 +248,12 @@ def reaper():
             os.kill(pid, signal.SIGKILL)
 
 
+def _default_sigint():
+    # as in a terminal, where Ctrl-C reaches kbtool: a suite started in the background (`cmd &`) would pass on an
+    # ignored SIGINT, and kbtool rightly keeps what its caller chose (see check's signal handlers)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_check(module, folder, reaper, hang_at="case"):
     marker = folder / "marker"
     env = dict(os.environ, HANG_MARKER=str(marker), HANG_AT=hang_at,
@@ -255,7 +261,7 @@ def start_check(module, folder, reaper, hang_at="case"):
     proc = subprocess.Popen([sys.executable, "-m", "kbtool", "check", "--op", "transpose", "--backend", module,
                              "-o", str(folder / "r.json"), "-o", str(folder / "r.md")],
                             cwd=str(folder), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     reaper[0].append(proc)
     deadline = time.monotonic() + 60
     while not (marker.exists() and len(marker.read_text().split()) == 2):  # the worker is hung now
