@@ -490,6 +490,7 @@ def test_bad_timeouts_are_one_line_usage_errors(value):
     (["--timeout"], "Option '--timeout' requires an argument."),
     (["--seed", "x"], "Invalid value for '--seed': 'x' is not a valid integer."),
     (["--mode", "lazy"], "Invalid value for '--mode'"),
+    (["--jobs", "0"], "Invalid value for '--jobs' / '-j': 0 is not in the range 1<=x<=256."),
 ])
 def test_other_bad_flags_are_one_line_usage_errors(args, needle):
     result = invoke("check", "--op", "transpose", "--backend", "numpy", *args)
