@@ -24,7 +24,7 @@ class Target:
     """One result of the plan: a case (or a backend's variant of it) in one mode on one backend worker."""
 
     backend: str
-    share: int  # which of the backend's workers runs it (Launch.workers; theano has 2)
+    share: int  # which of the backend's workers runs it (Launch.workers caps them; one when it is not set)
     launch: object  # runners.base.Launch of that worker
     entry: dict  # the op's spec entry
     case: object  # specs.cases.Case that runs: the case itself, or a variant of it
@@ -51,7 +51,7 @@ def plan_targets(plan):
         work = plan.work_for(slot.name) if hasattr(plan, "work_for") else plan.work
         workers = max(1, min(len(work), int(getattr(slot.launch, "workers", 1) or 1)))
         for index, (entry, case) in enumerate(work):
-            share = index % workers  # as run.run_plan shares a backend's work: each worker keeps its warm cache
+            share = index % workers  # fixed shares: each xdist group's worker keeps its warm cache
             launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
             variants = list(slot.launch.variants(case) or [])
             for mode in case.modes:

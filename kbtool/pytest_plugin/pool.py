@@ -1,8 +1,8 @@
 """Per process (the pytest process, or each pytest-xdist worker): started backend workers, one reference, results.
 
 A worker is started when an item first needs it and kept for the session, one per backend worker share and set of
-keras.json settings, as run.run_backend groups a check's cases (run._run_group starts the same WorkerClient, with the
-backend's own case timeout). Each result is computed once (run.run_case, judged against the reference of its case;
+keras.json settings, as a check's pool has one lane per set of settings (run._run_lane starts the same WorkerClient,
+with the backend's own case timeout). Each result is computed once (run.run_case, judged against the reference of its case;
 a variant against its case's) and kept: an item whose known difference needs its variant's result reuses it.
 """
 import atexit
