@@ -2,8 +2,8 @@
 -v lists everything; and the check's progress (kbtool/reports/progress.py) is bars on a terminal and a few plain
 lines in a log, never a line per result.
 
-Hand-built reports and the published full run (reports/parity.json, 10704 results on 4 backends), also with every
-known difference taken off (1908 unexplained failures) and with many long failures made up: the worst cases.
+Hand-built reports and the published full run (reports/parity.json, 19857 results on 8 backends), also with every
+known difference taken off (4269 unexplained failures) and with many long failures made up: the worst cases.
 """
 import copy
 import io
@@ -96,9 +96,11 @@ def test_thousands_of_unexplained_failures_still_fit_a_screen(parity, width):
     shown = [line for line in lines if line.startswith("      kbtool check --op")]
     assert terminal.FAILURE_GROUPS[0] <= len(shown) <= terminal.FAILURE_GROUPS[1]
     assert any(line.startswith("  … {} more group(s)".format(len(groups) - len(shown))) for line in lines)
-    # every backend with failures has some of them shown (round-robin), not only the first one's
+    # the failures shown are taken round-robin over the backends, not only the first one's: as many backends as groups
+    # shown (every backend with failures, when the screen holds a group of each)
     shown_backends = {line.split("--backend ")[1].split()[0] for line in shown}
-    assert shown_backends == {r["backend"] for r in summary.unexplained(report)}
+    failing = {r["backend"] for r in summary.unexplained(report)}
+    assert shown_backends <= failing and len(shown_backends) == min(len(failing), len(shown))
 
 
 @pytest.mark.parametrize("width", [60, 80, 200])
