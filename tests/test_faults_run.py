@@ -258,8 +258,9 @@ def start_check(module, folder, reaper, hang_at="case"):
     marker = folder / "marker"
     env = dict(os.environ, HANG_MARKER=str(marker), HANG_AT=hang_at,
                PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+    # one worker (--jobs 1): under load a second one would join the lane and run a case before the signal lands
     proc = subprocess.Popen([sys.executable, "-m", "kbtool", "check", "--op", "transpose", "--backend", module,
-                             "-o", str(folder / "r.json"), "-o", str(folder / "r.md")],
+                             "--jobs", "1", "-o", str(folder / "r.json"), "-o", str(folder / "r.md")],
                             cwd=str(folder), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=_default_sigint)
     reaper[0].append(proc)
