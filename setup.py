@@ -11,6 +11,7 @@ setup(
     package_data={
         "kbtool._specs": ["*.yaml", "*.json"],  # the spec, known differences, timings.json (for --shard)
         "kbtool.reports": ["templates/*.j2", "*.json"],
+        "kbtool.bench": ["templates/*.j2", "*.json"],
     },
     python_requires=">=3.9",
     install_requires=[
@@ -22,6 +23,7 @@ setup(
         "jinja2>=3.1",
         "regex>=2023",
         "hypothesis>=6.100",
+        "scipy>=1.10",  # bench's regression gate: Mann-Whitney U
     ],
     extras_require={"test": ["pytest>=7", "pytest-xdist>=3", "wheel"]},
     entry_points={

@@ -543,6 +543,12 @@ def _last_failures(seed, grid):
     return selection
 
 
+# ---------------------------------------------------------------------------- bench
+from .bench.command import bench as _bench  # noqa: E402  (its own module: the command is long)
+
+main.add_command(_bench)
+
+
 # ---------------------------------------------------------------------------- report
 @main.group("report")
 def report_group():

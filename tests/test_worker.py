@@ -51,7 +51,7 @@ def test_worker_files_parse_under_python36():
 
 def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
     allowed = {"argparse", "contextlib", "importlib", "io", "json", "os", "struct", "sys", "time", "traceback",
-               "numpy", "protocol", "shims", "steps", "invoke", "collections", "tensorflow", "re", "tempfile",
+               "numpy", "protocol", "shims", "steps", "invoke", "timing", "gc", "collections", "tensorflow", "re", "tempfile",
                "scipy",  # scipy: only for sparse inputs, where the env has it (invoke.sparse_matrix)
                "plaidml"}  # only in the plaidml env's start-up shim, which plugs its backend into keras
     folder = os.path.join(ROOT, "kbtool", "runners", "worker")

@@ -36,22 +36,27 @@ def prepare_outputs(paths):
     """Check report paths before a run (made and tested now, so a long run never ends in an unwritable report)."""
     for path in paths:
         format_of(path)
-        if os.path.isdir(path):
-            raise KbtoolError("{} is a directory".format(path))
-        folder = os.path.dirname(os.path.abspath(path))
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as exc:
-            raise KbtoolError("cannot create {} for {}: {}".format(folder, path, exc.strerror))
-        if not os.access(folder, os.W_OK):
-            raise KbtoolError("cannot write {}: {} is not writable".format(path, folder))
-        # os.access says yes to root for /proc and for a read-only mount: make (and remove) a file there
-        try:
-            fd, probe = tempfile.mkstemp(prefix=".kbtool-probe-", suffix=".tmp", dir=folder)
-        except OSError as exc:
-            raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
-        os.close(fd)
-        os.unlink(probe)
+        check_writable(path)
+
+
+def check_writable(path):
+    """A report path kbtool can write (its folder made now), or a one-line KbtoolError."""
+    if os.path.isdir(path):
+        raise KbtoolError("{} is a directory".format(path))
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise KbtoolError("cannot create {} for {}: {}".format(folder, path, exc.strerror))
+    if not os.access(folder, os.W_OK):
+        raise KbtoolError("cannot write {}: {} is not writable".format(path, folder))
+    # os.access says yes to root for /proc and for a read-only mount: make (and remove) a file there
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".kbtool-probe-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
+    os.close(fd)
+    os.unlink(probe)
 
 
 def write(report, path):

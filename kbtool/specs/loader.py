@@ -249,6 +249,7 @@ def _semantic_problems(data):
                 if section == "examples" and "case" not in item and "not_executable" not in item:
                     yield base + [section, i], "an example needs a `case` to run, or `not_executable` saying why"
         yield from _grid_problems(data, name, entry, base)
+        yield from _bench_problems(name, entry, base, ops)
         for where, raw in _raw_cases(entry, base):
             found = binding.problems(name, entry, raw, ops)
             for problem in found:
@@ -277,6 +278,29 @@ def _doc_version_problems(base, name, entry, ops):
                 if doc not in documented:
                     yield base + [section, i, "docs"], "doc version {} does not document this op (documented_in: " \
                         "{})".format(files.quote(doc), ", ".join(sorted(documented)))
+
+
+def _bench_problems(name, entry, base, ops):
+    """A bench family's case must bind at every size, and its cost expressions must parse."""
+    from ..bench import families
+
+    if "bench" not in entry:
+        return
+    for key in ("flops", "bytes"):
+        if key in entry["bench"]:
+            try:
+                shapes.parse(entry["bench"][key])
+            except shapes.ShapeExprError as exc:
+                yield base + ["bench", key], str(exc)
+    family = families.family_for_entry(name, entry)
+    for size in families.SIZES:
+        try:
+            raw = family.raw_case(size)
+        except (shapes.ShapeExprError, ValueError, TypeError) as exc:
+            yield base + ["bench", "case"], "at size {}: {}".format(size, exc)
+            continue
+        for problem in binding.problems(name, entry, raw, ops):
+            yield base + ["bench", "case"] + problem.path, "at size {}: {}".format(size, problem.message)
 
 
 def _grid_problems(data, name, entry, base):

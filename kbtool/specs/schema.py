@@ -188,6 +188,28 @@ DOC_ERROR = {
     },
 }
 
+# a benchmark shape family (kbtool/bench/families.py): a case whose dims (and `{eval: ...}` kwargs) are
+# expressions of n, n per size, and a cost model over the input shapes (by parameter name), the kwargs and `out`
+# (the first output's shape)
+_BENCH_INPUT = dict(INPUT, properties=dict(INPUT["properties"], shape={
+    "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0}, _EXPR]}}))
+BENCH = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["sizes", "case"],
+    "properties": {
+        "about": {"type": "string"},
+        "sizes": {"type": "object", "additionalProperties": False, "required": ["small", "medium", "large"],
+                  "properties": {k: {"type": "integer", "minimum": 1} for k in ("small", "medium", "large")}},
+        "case": dict(CASE, required=[], properties=dict(CASE["properties"], inputs={"anyOf": [
+            {"type": "array", "items": _BENCH_INPUT},
+            {"type": "object", "additionalProperties": {"anyOf": [_BENCH_INPUT, {"type": "array", "items": _BENCH_INPUT}]}},
+        ]})),
+        "flops": _EXPR,  # floating-point operations of one call
+        "bytes": _EXPR,  # bytes one call must move at least (default: its inputs' and outputs' bytes)
+    },
+}
+
 OP = {
     "type": "object",
     "additionalProperties": False,
@@ -214,6 +236,7 @@ OP = {
         "reads_config": {"type": "array", "items": {"enum": ["image_data_format", "floatx", "epsilon"]},
                          "uniqueItems": True},  # the keras.json settings the op reads
         "grid": GRID,  # cases generated from the parameters' domains
+        "bench": BENCH,  # how `kbtool bench` grows its inputs (default: a case scaled along dim 0)
     },
 }
 

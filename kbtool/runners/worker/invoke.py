@@ -127,7 +127,7 @@ class Builder(object):
         raise ValueError("unknown argument spec {!r}".format(spec))
 
 
-def _is_python_value(value):
+def is_python_value(value):
     # NumPy scalars are arrays of rank 0 (what K.eval returns), not Python values; np.float64
     # subclasses float, so it is ruled out first
     if isinstance(value, np.generic):
@@ -135,7 +135,7 @@ def _is_python_value(value):
     if isinstance(value, _PY_SCALARS):
         return True
     if isinstance(value, (tuple, list)):
-        return all(_is_python_value(v) for v in value)
+        return all(is_python_value(v) for v in value)
     return False
 
 
@@ -145,12 +145,12 @@ def _jsonable(value):
     return value
 
 
-def _flatten(result):
+def flatten_result(result):
     """A call's result as a list of leaves, and whether it was a sequence of tensors."""
-    if isinstance(result, (tuple, list)) and not _is_python_value(result):
+    if isinstance(result, (tuple, list)) and not is_python_value(result):
         leaves = []
         for item in result:
-            leaves.extend(_flatten(item)[0])
+            leaves.extend(flatten_result(item)[0])
         return leaves, True
     return [result], False
 
@@ -202,8 +202,8 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
                 result = [K.get_value(t) for t in builder.tensors]
             if request.get("grad"):
                 result = K.gradients(K.sum(result), builder.tensors)
-            leaves, is_sequence = _flatten(result)
-            values = _evaluate_leaves(K, leaves, builder, mode)
+            leaves, is_sequence = flatten_result(result)
+            values = evaluate_leaves(K, leaves, builder, mode)
         if printed is not None and len(values) == 1:
             values = values + list(describe_printed(printed.text, values[0]))
             is_sequence = True
@@ -212,7 +212,7 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     outputs, out_arrays = [], []
     try:
         for value in values:
-            if _is_python_value(value):
+            if is_python_value(value):
                 outputs.append({"kind": "python", "value": _jsonable(value),
                                 "pytype": type(value).__name__})
             else:
@@ -230,9 +230,13 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     return header, out_arrays
 
 
-def _evaluate_leaves(K, leaves, builder, mode):
-    tensor_positions = [i for i, leaf in enumerate(leaves)
-                        if not _is_python_value(leaf) and not isinstance(leaf, (np.ndarray, np.generic))]
+def is_tensor_leaf(leaf):
+    """A backend tensor (to evaluate), not a Python value or a NumPy array."""
+    return not is_python_value(leaf) and not isinstance(leaf, (np.ndarray, np.generic))
+
+
+def evaluate_leaves(K, leaves, builder, mode):
+    tensor_positions = [i for i, leaf in enumerate(leaves) if is_tensor_leaf(leaf)]
     values = list(leaves)
     if not tensor_positions:
         return values

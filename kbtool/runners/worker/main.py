@@ -100,6 +100,7 @@ def main(argv=None):
             apply_settings(K, keras_json())
         symbolic_context = graph_context(args.graph)
         import invoke
+        import timing
     except BaseException as exc:
         lines = traceback.format_exception_only(type(exc), exc)
         protocol.write_message(proto_out, {"status": protocol.BROKEN, "error": lines[-1].strip(),
@@ -127,6 +128,12 @@ def main(argv=None):
         t0 = time.time()
         if args.clear_session:
             K.clear_session()
+        if cmd == "overhead":
+            protocol.write_message(proto_out, timing.overhead(K, request))
+            continue
+        if cmd == "bench":
+            protocol.write_message(proto_out, timing.bench(K, request, arrays, modules, symbolic_context))
+            continue
         header, out_arrays = invoke.evaluate(K, request, arrays, modules, symbolic_context)
         header["seconds"] = round(time.time() - t0, 6)
         protocol.write_message(proto_out, header, out_arrays)

@@ -1,0 +1,143 @@
+"""`kbtool bench`: the command line (the work is in run.py; every view renders the JSON of report.py)."""
+import math
+import sys
+
+import click
+
+from ..completion import complete_backend, complete_op
+from ..errors import KbtoolError
+
+SIZE_NAMES = ("small", "medium", "large")
+
+
+def _sizes(size, sizes):
+    if size and sizes:
+        raise KbtoolError("give --size or --sizes, not both")
+    if not sizes:
+        return [size or "medium"]
+    names = [s.strip() for s in sizes.split(",") if s.strip()]
+    if names == ["all"]:
+        return list(SIZE_NAMES)
+    bad = [s for s in names if s not in SIZE_NAMES]
+    if bad or not names:
+        raise KbtoolError("--sizes takes a comma-separated list of small, medium, large (or all); got {!r}".format(
+            sizes))
+    return [s for s in SIZE_NAMES if s in names]
+
+
+def _positive(name, value, upper):
+    if value is None:
+        return None
+    if not (math.isfinite(value) and 0 < value <= upper):
+        raise KbtoolError("{} takes a number of seconds above 0 and at most {:g} (got {:g})".format(name, upper, value))
+    return value
+
+
+@click.command("bench")
+@click.option("--op", "ops", multiple=True, shell_complete=complete_op,
+              help="Op to time (repeatable; default: every op of the spec that has a case).")
+@click.option("--backend", "backend_names", multiple=True, shell_complete=complete_backend,
+              help="Backend (repeatable): a built-in name or a module path [@ENV]. Default: every installed one.")
+@click.option("--size", type=click.Choice(SIZE_NAMES), help="One size of each op's family (default: medium).")
+@click.option("--sizes", metavar="LIST", help="Several sizes, e.g. small,medium,large or all (fits the growth).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]),
+              help="Only this mode (repeatable; default both).")
+@click.option("--budget", type=float, default=0.2, show_default=True, metavar="SECONDS",
+              help="Seconds of samples per result (after calibration and warmup).")
+@click.option("--min-samples", type=click.IntRange(2, 1000), default=5, show_default=True)
+@click.option("--max-seconds", type=float, default=20.0, show_default=True, metavar="SECONDS",
+              help="A result's time limit: it stops sampling there (and says how few samples it has).")
+@click.option("--compare", "baseline", type=click.Path(dir_okay=False), metavar="BASELINE.json",
+              help="Compare with an earlier `kbtool bench -o BASELINE.json` (Mann-Whitney U on the samples).")
+@click.option("--fail-over", type=float, default=10.0, show_default=True, metavar="PCT",
+              help="With --compare: exit 1 when a significant slowdown exceeds PCT percent.")
+@click.option("--min-effect", type=float, default=5.0, show_default=True, metavar="PCT",
+              help="With --compare: smaller changes of the median count as unchanged, however significant.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated inputs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON (with every sample) instead of the table.")
+@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              help="Also write the bench: .json, .md or .html, by extension (repeatable).")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+@click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
+@click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")
+def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_seconds, baseline, fail_over, min_effect,
+          seed, as_json, outputs, spec_path, quiet, verbose):
+    """Time each op on each backend: one-time cost (graph build, compile, first call) apart from the steady-state
+    call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak, the ratio to
+    the fastest backend and to NumPy, the growth over sizes, and a regression gate against a baseline.
+
+    Backends run one at a time (no measurement shares the cores). Exit code: 0 when something was measured and
+    the gate holds, 1 when nothing was measured or --compare found a significant slowdown beyond --fail-over,
+    2 on a usage error or a file that could not be written, 130 when interrupted (the partial bench is written).
+    """
+    import time
+
+    from ..specs import loader
+    from . import compare, peak, report as bench_report, run, terminal
+    from .run import Settings
+
+    started = time.time()
+    chosen = _sizes(size, sizes)
+    _positive("--budget", budget, 3600)
+    _positive("--max-seconds", max_seconds, 86400)
+    for name, value in (("--fail-over", fail_over), ("--min-effect", min_effect)):
+        if not (math.isfinite(value) and value >= 0):
+            raise KbtoolError("{} takes a percentage of 0 or more (got {:g})".format(name, value))
+    if quiet and verbose:
+        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
+    base = bench_report.load(baseline) if baseline else None
+    bench_report.prepare_outputs(outputs)
+    settings = Settings(sizes=chosen, modes=list(modes) or ["eager", "symbolic"], budget=budget,
+                        min_samples=min_samples, max_seconds=max_seconds, seed=seed)
+    spec = loader.load(spec_path)
+    items, families, skipped = run.plan_items(spec, list(ops), chosen, seed)
+    slots = run.backend_slots(backend_names)
+    runnable = [s for s in slots if s.launch is not None]
+    if not runnable:
+        raise KbtoolError("nothing to bench: no backend can run here ({})".format(
+            "; ".join("{}: {}".format(s.name, s.unavailable) for s in slots)))
+    say = (lambda line: click.echo(line, err=True)) if not quiet else (lambda line: None)
+    say("kbtool bench: {} op(s) × {} size(s) on {}; measuring this machine's peak first".format(
+        len(families), len(chosen), ", ".join(s.name for s in runnable)))
+    measured_peak = peak.measure()
+    infos, results, incomplete = [], [], None
+    lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
+    from ..runners.registry import not_installed_info
+    from .progress import BenchProgress
+
+    try:
+        with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
+            for slot in slots:
+                if slot.launch is None:
+                    infos.append(not_installed_info(slot.name, slot.unavailable))
+                    continue
+                info, found = run.run_backend(slot, items, settings, progress=progress)
+                infos.append(info)
+                results.extend(found)
+    except KeyboardInterrupt:
+        incomplete = {"signal": "SIGINT", "note": "interrupted: {} results measured before it".format(len(results))}
+        done = {i["name"] for i in infos}
+        infos.extend(not_installed_info(s.name, "interrupted before it ran") for s in slots if s.name not in done)
+    scaling = run.finish(results, lookup, measured_peak)
+    comparison = None
+    if base is not None:
+        comparison = compare.compare({"results": results}, base, baseline, min_effect_pct=min_effect,
+                                     fail_over_pct=fail_over)
+    notes = [n for n in [run.skipped_note(skipped)] if n]
+    data = bench_report.assemble(" ".join(["kbtool"] + sys.argv[1:]), run.machine(), measured_peak,
+                                 settings.as_dict(list(families)), families, infos, results, scaling,
+                                 time.time() - started, comparison=comparison, incomplete=incomplete, notes=notes)
+    failures = bench_report.write_all(data, outputs)
+    for path in outputs:
+        if not any(path in f for f in failures):
+            say("kbtool: wrote {}".format(path))
+    if as_json:
+        click.echo(bench_report.render(data, "json"), nl=False)
+    elif quiet:
+        from .units import verdict_line
+        click.echo(verdict_line(data))
+    else:
+        terminal.render(data, verbose=verbose)
+    if failures:
+        click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+    sys.exit(130 if incomplete else 2 if failures else bench_report.exit_code(data))

@@ -1,0 +1,213 @@
+"""Benchmark shape families: for each op and size (small / medium / large), the case `kbtool bench` times.
+
+An op's family comes from its spec entry's `bench:` (kind "spec": inputs whose dims are expressions of n, a
+cost model), or else from its first plain spec case, scaled along dim 0 until its inputs hold about
+SCALED_ELEMENTS[size] elements (kind "scaled"; n counts input elements), or, where the NumPy reference
+refuses every scaled form, that case as it is at every size (kind "fixed"). The reference is asked once per
+op, on a small scaled case, so a family never sends a backend inputs kbtool's own reference cannot take.
+"""
+import copy
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+from ..specs import binding, cases, shapes
+
+SIZES = ("small", "medium", "large")
+DEFAULT_SIZE = "medium"
+# input elements of a scaled family per size: small shows per-call overhead, large the engine's throughput
+SCALED_ELEMENTS = {"small": 2 ** 10, "medium": 2 ** 16, "large": 2 ** 20}
+
+
+class FamilyError(Exception):
+    """An op has no case kbtool can bench (one line: why)."""
+
+
+@dataclass
+class Family:
+    op: str
+    kind: str  # "spec", "scaled" or "fixed"
+    variable: str  # what n counts: "n" (the spec family's size parameter) or "elements"
+    raw: dict  # the raw spec case a size is made from
+    scale: Dict[str, float] = field(default_factory=dict)  # size -> n (spec) or dim-0 factor (scaled)
+    scaled_inputs: tuple = ()  # the input positions a scaled family grows
+    base_case: Optional[str] = None
+    about: str = ""
+    flops: Optional[str] = None
+    bytes: Optional[str] = None
+
+    def raw_case(self, size):
+        """The raw spec case of one size (id bench.<size>)."""
+        if self.kind == "spec":
+            return _with_id(_substitute(self.raw, {"n": self.scale[size]}), size)
+        if self.kind == "scaled":
+            return _with_id(_scaled(self.raw, self.scaled_inputs, int(self.scale[size])), size)
+        return _with_id(self.raw, size)
+
+    def describe(self, sizes_n):
+        out = {"kind": self.kind, "variable": self.variable, "sizes": dict(sizes_n)}
+        for key in ("about", "flops", "bytes"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.base_case:
+            out["case"] = self.base_case
+        return out
+
+
+def _with_id(raw, size):
+    raw = dict(raw, id="bench." + size)
+    raw.pop("about", None)
+    return raw
+
+
+def benchable_ops(spec):
+    """The ops bench times: every op with a case, not an alias (an alias runs its target's code)."""
+    return sorted(name for name, entry in spec.ops.items()
+                  if not entry.get("alias_of") and not entry.get("not_checkable")
+                  and (entry.get("bench") or entry.get("cases") or any("case" in e for e in entry.get("examples", []))))
+
+
+def family_for_entry(op, entry):
+    """The family an op's `bench:` declares."""
+    declared = entry["bench"]
+    return Family(op=op, kind="spec", variable="n", raw=dict(declared["case"]), scale=dict(declared["sizes"]),
+                  about=declared.get("about", ""), flops=declared.get("flops"), bytes=declared.get("bytes"))
+
+
+def family_for(spec, op):
+    entry = spec.ops[op]
+    if entry.get("bench"):
+        return family_for_entry(op, entry)
+    base = _base_case(entry)
+    if base is None:
+        raise FamilyError("{} has no case that runs as a plain call (every case raises, differentiates, is sparse "
+                          "or sets keras.json) and no bench: entry".format(op))
+    base_elements = _reference_output_elements(op, entry, base)
+    for positions in _scaling_choices(op, entry, base):
+        # the reference must take the grown case, and its output must not shrink (an empty result means the
+        # case only got stranger, e.g. a window larger than its image)
+        grown = _reference_output_elements(op, entry, _scaled(base, positions, 2))
+        if grown is not None and grown >= (base_elements or 0) and (grown > 0 or not base_elements):
+            elements = _elements(base, positions)
+            scale = {size: max(1, int(round(SCALED_ELEMENTS[size] / max(1, elements)))) for size in SIZES}
+            return Family(op=op, kind="scaled", variable="elements", raw=base, scale=scale,
+                          scaled_inputs=positions, base_case=base.get("id"))
+    return Family(op=op, kind="fixed", variable="elements", raw=base, base_case=base.get("id"),
+                  about="its inputs do not grow: the reference refuses {} with dim 0 scaled".format(base.get("id")))
+
+
+def bench_case(spec, family, size, seed=0):
+    """(the Case of `size`, its n): n is the spec family's n, or the input elements of a scaled/fixed one."""
+    entry = spec.ops[family.op]
+    raw = family.raw_case(size)
+    case = cases.expand_case(family.op, entry, raw, seed, case_id=raw["id"])
+    case.modes = [m for m in raw.get("modes", cases.DEFAULT_MODES)]
+    if family.kind == "spec":
+        return case, float(family.scale[size])
+    return case, float(sum(a.size for a in case.arrays))
+
+
+def _base_case(entry):
+    """The first spec case (then example) that is a plain call: no raise, gradient, sparse input or None dim."""
+    candidates = list(entry.get("cases", [])) + [dict(e["case"], id="example:" + e["id"])
+                                                 for e in entry.get("examples", []) if "case" in e]
+    plain = [raw for raw in candidates if _plain(raw)]
+    both = [raw for raw in plain if "modes" not in raw]  # runs in both modes
+    return (both or plain or [None])[0]
+
+
+def _plain(raw):
+    if raw.get("raises") or raw.get("grad") or raw.get("keras_config"):
+        return False
+    return not any(inp.get("sparse") or inp.get("none_dims") for inp in _inputs(raw))
+
+
+def _inputs(raw):
+    """The raw case's input specs, flattened in order (a mapping's values, lists of inputs spread)."""
+    inputs = raw.get("inputs", [])
+    values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
+    flat = []
+    for value in values:
+        flat.extend(value if isinstance(value, list) else [value])
+    return flat
+
+
+def _grows(inp):
+    """An input of rank >= 1: a shape, or a literal list (whose rows are repeated)."""
+    return bool(inp.get("shape")) if "shape" in inp else isinstance(inp.get("value"), list) and bool(inp["value"])
+
+
+def _weights(op, entry, raw):
+    """Positions (in _inputs order) of the inputs a layer would own: kernels, biases, statistics never grow."""
+    try:
+        bound = binding.bind(op, entry, raw)
+    except binding.BindingError:
+        return set()
+    indices = set()
+
+    def visit(arg):
+        if isinstance(arg, dict):
+            if arg.get("weight") and "tensor" in arg:
+                indices.add(arg["tensor"])
+            for value in arg.values():
+                visit(value)
+        elif isinstance(arg, list):
+            for value in arg:
+                visit(value)
+
+    visit(bound.args)
+    visit(list(bound.kwargs.values()))
+    flat = _inputs(raw)
+    return {next(p for p, inp in enumerate(flat) if inp is bound.inputs[i]) for i in indices
+            if any(inp is bound.inputs[i] for inp in flat)}
+
+
+def _scaling_choices(op, entry, raw):
+    """Which inputs to grow, most first: every input of rank >= 1 but the weights, then the first alone."""
+    weights = _weights(op, entry, raw)
+    shaped = tuple(i for i, inp in enumerate(_inputs(raw)) if _grows(inp) and i not in weights)
+    if not shaped:
+        return []
+    return [shaped] if len(shaped) == 1 else [shaped, shaped[:1]]
+
+
+def _elements(raw, positions):
+    return sum(binding.elements(inp) for i, inp in enumerate(_inputs(raw)) if i in positions)
+
+
+def _scaled(raw, positions, factor):
+    raw = copy.deepcopy(raw)
+    for i, inp in enumerate(_inputs(raw)):  # the flattened specs are the raw case's own dicts
+        if i in positions and "shape" in inp:
+            inp["shape"] = [inp["shape"][0] * factor] + list(inp["shape"][1:])
+        elif i in positions:
+            inp["value"] = list(inp["value"]) * factor
+    return raw
+
+
+def _substitute(raw, names):
+    """A spec family's case with every dim that is an expression of n, and every `{eval: expr}` kwarg, evaluated."""
+    raw = copy.deepcopy(raw)
+    for inp in _inputs(raw):
+        if isinstance(inp.get("shape"), list):
+            inp["shape"] = [d if isinstance(d, int) else int(shapes.evaluate(str(d), names)) for d in inp["shape"]]
+    for key, value in list(raw.get("kwargs", {}).items()):
+        if isinstance(value, dict) and set(value) == {"eval"}:
+            raw["kwargs"][key] = shapes.evaluate(str(value["eval"]), names)
+    return raw
+
+
+def _reference_output_elements(op, entry, raw):
+    """Elements of the NumPy reference's outputs for the raw case (None when it does not run as a plain call)."""
+    from .. import reference
+    from ..capture import Captured
+    from ..runners.worker import invoke, protocol
+
+    try:
+        case = cases.expand_case(op, entry, dict(raw, id="bench.probe"), 0)
+        with Captured():  # what the reference prints or warns is no concern of bench's
+            header, arrays = invoke.evaluate(reference, case.request(case.modes[0]), case.arrays)
+    except Exception:
+        return None
+    if header.get("status") != protocol.OK:
+        return None
+    return sum(int(a.size) for a in arrays) + sum(1 for o in header.get("outputs", []) if o.get("kind") == "python")

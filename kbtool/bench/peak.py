@@ -1,0 +1,33 @@
+"""This machine's peak, measured before any backend runs: a large float32 matmul (NumPy's BLAS) for GFLOP/s and
+a large copy (read + write) for GB/s. The best sample stands for the peak (the machine's capability, not its
+typical speed); all samples are kept."""
+import time
+
+import numpy as np
+
+MATMUL_N = 2048
+COPY_MB = 64
+
+
+def measure(matmul_n=MATMUL_N, copy_mb=COPY_MB, repeats=5):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
+    b = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
+    np.dot(a, b)  # warm: threads started, pages touched
+    matmul = _samples(lambda: np.dot(a, b), repeats)
+    source = np.ones(copy_mb * 2 ** 20 // 4, dtype=np.float32)
+    target = np.empty_like(source)
+    np.copyto(target, source)
+    copy = _samples(lambda: np.copyto(target, source), repeats * 2)
+    return {"matmul_gflops": 2.0 * matmul_n ** 3 / min(matmul) / 1e9, "matmul_n": matmul_n,
+            "matmul_samples_s": matmul, "copy_gbs": 2.0 * source.nbytes / min(copy) / 1e9, "copy_mb": float(copy_mb),
+            "copy_samples_s": copy}
+
+
+def _samples(call, repeats):
+    out = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        call()
+        out.append(time.perf_counter() - started)
+    return out

@@ -1,0 +1,212 @@
+"""`kbtool bench`, stage by stage: families → peak → each backend's worker, one at a time → the JSON report.
+
+Backends run one after another, one worker at a time, so that no measurement shares the cores with another
+(check runs them side by side; bench never does). Each backend's worker first measures the harness's own
+per-call cost, then times every op × size in each mode it runs (kbtool/runners/worker/timing.py)."""
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from ..errors import KbtoolError
+from . import families as fam
+
+
+@dataclass
+class Settings:
+    sizes: List[str] = field(default_factory=lambda: [fam.DEFAULT_SIZE])
+    modes: List[str] = field(default_factory=lambda: ["eager", "symbolic"])
+    budget: float = 0.2  # seconds of samples per result
+    min_sample: float = 0.01  # a sample lasts at least this long (calls per sample calibrated to it)
+    min_samples: int = 5
+    max_seconds: float = 20.0  # a result's time limit, warmup and samples together
+    warmup: float = 0.05
+    seed: int = 0
+
+    def request_fields(self):
+        return {"budget": self.budget, "min_sample": self.min_sample, "min_samples": self.min_samples,
+                "max_seconds": self.max_seconds, "warmup": self.warmup}
+
+    def as_dict(self, ops):
+        from .stats import UNSTABLE_CV
+
+        return {"sizes": list(self.sizes), "modes": list(self.modes), "budget_seconds": self.budget,
+                "min_sample_seconds": self.min_sample, "min_samples": self.min_samples,
+                "max_seconds": self.max_seconds, "unstable_cv": UNSTABLE_CV, "seed": self.seed, "ops": list(ops)}
+
+
+@dataclass
+class Item:
+    family: fam.Family
+    size: str
+    case: object
+    n: float
+
+
+def plan_items(spec, ops, sizes, seed=0):
+    """(items, families' descriptions, skipped {op: why}) for the ops (default: every benchable op)."""
+    benchable = fam.benchable_ops(spec)
+    for op in ops:
+        if op not in spec.ops:
+            raise KbtoolError("unknown op {!r}: `kbtool spec list` lists the spec's ops".format(op))
+        if op not in benchable:
+            target = spec.ops[op].get("alias_of")
+            raise KbtoolError("{} cannot be benched: {}".format(
+                op, "it is an alias of {} (bench that)".format(target) if target else
+                spec.ops[op].get("not_checkable") or "it has no case"))
+    items, described, skipped = [], {}, {}
+    for op in list(dict.fromkeys(ops)) or benchable:
+        try:
+            family = fam.family_for(spec, op)
+        except fam.FamilyError as exc:
+            if ops:
+                raise KbtoolError(str(exc))
+            skipped[op] = str(exc)
+            continue
+        ns = {}
+        for size in sizes:
+            case, n = fam.bench_case(spec, family, size, seed)
+            items.append(Item(family, size, case, n))
+            ns[size] = n
+        described[op] = family.describe(ns)
+    return items, described, skipped
+
+
+def run_backend(slot, items, settings, progress=None, client_factory=None):
+    """(backend info, results) of one backend: its worker started once, the harness overhead, then every item in
+    each mode both the item and the backend run."""
+    from ..runners.client import WorkerClient
+    from ..runners.registry import backend_info
+
+    timeout = settings.max_seconds * 3 + 120  # a first call and a compile come on top of the samples
+    client = (client_factory or WorkerClient)(slot.launch, case_timeout=timeout)
+    results = []
+    try:
+        hello = client.start()
+        info = backend_info(slot.name, hello)
+        if hello.get("status") != "ready":
+            return info, results
+        header, _ = client.request(dict({"cmd": "overhead"}, **settings.request_fields()))
+        if header.get("status") == "ok":
+            info["overhead"] = {k: header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
+        allowed = set(getattr(slot.launch, "modes", ("eager", "symbolic")))
+        for item in items:
+            for mode in item.case.modes:
+                if mode not in settings.modes or mode not in allowed:
+                    continue
+                request = dict(item.case.request(mode), cmd="bench", **settings.request_fields())
+                request.pop("repeat", None)  # a seeded op's second draw is check's concern, not bench's
+                header, _ = client.request(request, item.case.arrays)
+                result = result_of(slot.name, item, mode, header)
+                results.append(result)
+                if progress:
+                    progress(slot.name, result)
+        return info, results
+    finally:
+        client.stop()
+
+
+def result_of(backend, item, mode, header):
+    """One result for the report from the worker's reply (timing fields summarized later)."""
+    result = {"op": item.family.op, "size": item.size, "n": item.n, "backend": backend, "mode": mode,
+              "inputs": [{"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)} for a in item.case.arrays],
+              "kwargs": _jsonable(item.case.kwargs)}
+    status = header.get("status")
+    if status == "ok":
+        result.update(status="ok", message=None, outputs=header.get("outputs", []), one_time=header["one_time"],
+                      loops=header["loops"], warmup_calls=header["warmup_calls"], samples_s=header["samples"])
+    elif status == "raised":
+        error = header.get("error", {})
+        result.update(status="raised", message="{}: {}".format(error.get("type"), error.get("message", ""))[:500])
+    elif status in ("unsupported", "crash", "timeout"):
+        result.update(status=status, message=str(header.get("message", ""))[:500])
+    else:
+        result.update(status="error", message="worker reply {}: {}".format(status, header.get("message", ""))[:500])
+    return result
+
+
+def _jsonable(kwargs):
+    """The case's kwargs as the report shows them: the literal values (tensor arguments by their index)."""
+    out = {}
+    for key, arg in kwargs.items():
+        if isinstance(arg, dict) and "value" in arg:
+            out[key] = arg["value"]
+        elif isinstance(arg, dict) and "tuple" in arg:
+            out[key] = list(arg["tuple"])
+    return out
+
+
+def finish(results, families, peak, unstable_cv=None):
+    """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows."""
+    from . import cost, stats
+
+    by_op = {}
+    for r in results:
+        if r["status"] != "ok":
+            continue
+        r.update(stats.summarize(r["samples_s"], **({"unstable_cv": unstable_cv} if unstable_cv else {})))
+        family, case = families[(r["op"], r["size"])]
+        try:
+            r["flops"] = cost.flops(family, case, r["outputs"])
+            r["bytes"] = cost.bytes_moved(family, case, r["outputs"])
+        except Exception as exc:  # a cost model that does not fit the output: said, never guessed
+            r["flops"] = r["bytes"] = None
+            r["message"] = "cost model: {}".format(exc)
+        r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], peak))
+        by_op.setdefault(r["op"], []).append(r)
+    stats.add_ratios(results)
+    return stats.scaling(results)
+
+
+def elapsed_since(started):
+    return round(time.time() - started, 3)
+
+
+def machine():
+    import os
+    import platform
+
+    import numpy as np
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            names = [line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    except (ValueError, OSError, AttributeError):
+        memory = 0.0
+    from ..pool import default_jobs
+
+    found = {"platform": platform.platform(), "cpu": cpu, "cores": default_jobs(), "memory_gb": round(memory, 1),
+             "python": platform.python_version(), "numpy": np.__version__}
+    blas = _blas()
+    if blas:
+        found["blas"] = blas
+    return found
+
+
+def _blas():
+    try:
+        import numpy as np
+
+        info = np.show_config(mode="dicts")
+        blas = info.get("Build Dependencies", {}).get("blas", {})
+        return "{} {}".format(blas.get("name", ""), blas.get("version", "")).strip() or None
+    except Exception:
+        return None
+
+
+def backend_slots(names):
+    from ..plan import resolve_backends
+    from ..runners import registry
+
+    return resolve_backends(list(names), registry.launch_for, registry.BUILTIN)
+
+
+def skipped_note(skipped: dict) -> Optional[str]:
+    if not skipped:
+        return None
+    return "not benched: " + "; ".join(skipped[op] for op in sorted(skipped))

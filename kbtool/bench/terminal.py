@@ -1,0 +1,103 @@
+"""The terminal view of a bench report (rich): machine and peak, the harness's cost per backend, a table of
+results (every result up to MAX_ROWS, else the ones furthest behind the fastest backend), the comparison, and a
+verdict line."""
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from . import compare, stats
+from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
+
+MAX_ROWS = 200
+
+
+def render(report, console=None, verbose=False):
+    if console is None:  # in a log or a pipe, rows as wide as they need (a terminal keeps its own width)
+        console = Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 180)
+    m, peak = report["machine"], report["peak"]
+    console.print("machine: {} ({} cores, {:.0f} GiB), Python {}, NumPy {}{}".format(
+        m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""))
+    console.print("peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
+        peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]))
+    for b in report["backends"]:
+        if b["status"] != "available":
+            console.print("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")),
+                          markup=False)
+        elif b.get("overhead"):
+            console.print("{}: harness {} per call over a bare loop ({} a no-op call)".format(
+                b["name"], fmt_seconds(b["overhead"]["harness_s"]), fmt_seconds(b["overhead"]["noop_call_s"])),
+                markup=False)
+    results = report["results"]
+    shown, note = results, None
+    if len(results) > MAX_ROWS and not verbose:
+        shown = sorted((r for r in results if r.get("ratio_to_fastest") is not None),
+                       key=lambda r: -r["ratio_to_fastest"])[:30]
+        note = "{} results: the 30 furthest behind the fastest backend are shown (all: -v, -o FILE.md/.html, " \
+               "--json)".format(len(results))
+    console.print(results_table(shown))
+    if note:
+        console.print(note)
+    failed = [r for r in results if r["status"] not in ("ok",)]
+    for r in failed[:20]:
+        console.print("{} {} {} {}: {}: {}".format(r["op"], r["size"], r["backend"], r["mode"], r["status"],
+                                                   r.get("message")), markup=False)
+    if len(failed) > 20:
+        console.print("... and {} more not measured (see --json)".format(len(failed) - 20))
+    if report["scaling"] and verbose:
+        console.print(scaling_table(report["scaling"]))
+    if report.get("comparison"):
+        console.print(comparison_table(report["comparison"]))
+    slowest = stats.slowest_pairs(results, 3)
+    if slowest and len({r["backend"] for r in results}) > 1:
+        console.print("slowest relative to the fastest backend: " + "; ".join(
+            "{} on {} {} ({} {})".format(r["op"], r["backend"], fmt_ratio(r["ratio_to_fastest"]), r["size"], r["mode"])
+            for r in slowest), markup=False)
+    console.print(verdict_line(report), markup=False)
+
+
+def results_table(results):
+    table = Table(show_edge=False, pad_edge=False)
+    for name, justify in (("op", "left"), ("size", "left"), ("backend", "left"), ("mode", "left"),
+                          ("one-time", "right"), ("median ± IQR", "right"), ("min", "right"), ("GFLOP/s", "right"),
+                          ("GB/s", "right"), ("% peak", "right"), ("× fastest", "right"), ("", "left")):
+        table.add_column(name, justify=justify)
+    for r in results:
+        if r["status"] != "ok":
+            table.add_row(r["op"], r["size"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", "")
+            continue
+        flags = []
+        if r.get("unstable"):
+            flags.append("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]))
+        table.add_row(r["op"], r["size"], r["backend"], r["mode"], fmt_seconds(r["one_time"]["total_s"]),
+                      "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])), fmt_seconds(r["min_s"]),
+                      fmt_rate(r.get("gflops")), fmt_rate(r.get("gbs")), fmt_pct(r.get("peak_fraction")),
+                      fmt_ratio(r.get("ratio_to_fastest")), ", ".join(flags))
+    return table
+
+
+def scaling_table(rows):
+    table = Table(title="growth: time ∝ n^k", show_edge=False, pad_edge=False)
+    for name in ("op", "backend", "mode", "k", "sizes"):
+        table.add_column(name)
+    for row in rows:
+        table.add_row(row["op"], row["backend"], row["mode"], "{:.2f}".format(row["exponent"]),
+                      str(len(row["points"])))
+    return table
+
+
+def comparison_table(comparison):
+    counts = compare.counts(comparison)
+    table = Table(title="against {} ({})".format(comparison["baseline"], ", ".join(
+        "{} {}".format(v, k) for k, v in sorted(counts.items()))), show_edge=False, pad_edge=False)
+    for name in ("op", "size", "backend", "mode", "baseline", "now", "change", "p", "verdict"):
+        table.add_column(name)
+    for row in comparison["rows"]:
+        if row["verdict"] == "unchanged" and len(comparison["rows"]) > 40:
+            continue
+        table.add_row(row["op"], row["size"], row["backend"], row["mode"], fmt_seconds(row["baseline_median_s"]),
+                      fmt_seconds(row["median_s"]),
+                      "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
+                      "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
+                      row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""))
+    return table

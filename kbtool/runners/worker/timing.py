@@ -1,0 +1,170 @@
+# py36-compatible
+"""Timing inside the worker: `kbtool bench`'s measurements, with no inter-process traffic in the timed region.
+
+A bench request is a run request (invoke.py's format) with cmd "bench" and the timing settings:
+
+    {"cmd": "bench", "op": ..., "mode": ..., "args": [...], "kwargs": {...},
+     "budget": 0.2, "min_sample": 0.01, "min_samples": 5, "max_seconds": 20, "warmup": 0.05}
+
+The inputs are built on the backend first (eager: K.variable; symbolic: K.placeholder, fed NumPy arrays as
+K.function is by Keras's fit), then each call is forced: eager `K.eval` of the op's result, symbolic the compiled
+K.function's call. The reply separates what is paid once (building the inputs and graph, compiling K.function,
+the first call) from the steady-state call: `loops` calls per sample, calibrated so a sample lasts at least
+`min_sample` seconds (1, 2, 5, 10, 20, ... as timeit's autorange), a warmup, then samples until `budget`
+seconds and `min_samples` samples (or `max_seconds`). Samples are seconds per call; the garbage collector is
+off within a sample (as in timeit). Nothing is subtracted: an "overhead" request measures the harness itself.
+"""
+import contextlib
+import gc
+import time
+
+try:
+    from . import invoke, protocol
+except ImportError:  # run as a script inside a backend env
+    import invoke
+    import protocol
+
+timer = time.perf_counter
+MAX_SAMPLES = 1000
+MAX_LOOPS = 10 ** 7
+
+
+def run_loops(call, loops):
+    """Seconds for `loops` calls, the garbage collector off."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        started = timer()
+        for _ in range(loops):
+            call()
+        return timer() - started
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def bare_loop(loops):
+    """Seconds for `loops` iterations of an empty loop: what run_loops costs without any call."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        started = timer()
+        for _ in range(loops):
+            pass
+        return timer() - started
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def calibrate(call, min_sample):
+    """(loops per sample, calls made meanwhile): the fewest of 1, 2, 5, 10, ... that last >= min_sample."""
+    loops, made = 1, 0
+    while True:
+        for factor in (1, 2, 5):
+            n = loops * factor
+            seconds = run_loops(call, n)
+            made += n
+            if seconds >= min_sample or n >= MAX_LOOPS:
+                return n, made
+        loops *= 10
+
+
+def measure(call, budget=0.2, min_sample=0.01, min_samples=5, max_seconds=20.0, warmup=0.05):
+    """Calibrate, warm up, sample. Returns {"loops", "warmup_calls", "samples"} (samples: seconds per call)."""
+    started = timer()
+    loops, warmup_calls = calibrate(call, min_sample)
+    while timer() - started < warmup and timer() - started < max_seconds:
+        run_loops(call, loops)
+        warmup_calls += loops
+    samples = []
+    sampling = timer()
+    while len(samples) < MAX_SAMPLES:
+        samples.append(run_loops(call, loops) / loops)
+        spent = timer() - sampling
+        if (spent >= budget and len(samples) >= min_samples) or timer() - started >= max_seconds:
+            break
+    return {"loops": loops, "warmup_calls": warmup_calls, "samples": samples}
+
+
+def _settings(request):
+    return dict((key, float(request[key])) for key in ("budget", "min_sample", "max_seconds", "warmup")
+                if key in request)
+
+
+def forced_call(K, fn, args, kwargs, builder):
+    """A call of fn whose tensor results are evaluated (eager), as a caller reading the result would."""
+    def call():
+        leaves, _ = invoke.flatten_result(fn(*args, **kwargs))
+        return invoke.evaluate_leaves(K, leaves, builder, "eager")
+    return call
+
+
+def overhead(K, request):
+    """The harness's own cost per call: a no-op through forced_call and run_loops, and a bare loop."""
+    builder = invoke.Builder(K, [], "eager")
+    noop = forced_call(K, lambda: None, [], {}, builder)
+    settings = _settings(request)
+    timed = measure(noop, min_samples=int(request.get("min_samples", 5)), **settings)
+    loops = timed["loops"]
+    bare = sorted(bare_loop(loops) / loops for _ in range(max(5, len(timed["samples"]) // 4)))
+    noop_s = sorted(timed["samples"])[len(timed["samples"]) // 2]
+    bare_s = bare[len(bare) // 2]
+    return {"status": protocol.OK, "noop_call_s": noop_s, "bare_loop_s": bare_s, "harness_s": noop_s - bare_s}
+
+
+def bench(K, request, arrays, modules, symbolic_context=None):
+    """Time one case in one mode (see the module docstring); returns the reply header."""
+    mode = request.get("mode", "eager")
+    try:
+        fn, _ = invoke.resolve_op(modules, request["op"])
+    except invoke.Unsupported as exc:
+        return {"status": protocol.UNSUPPORTED, "message": str(exc)}
+    context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
+    try:
+        with context:
+            call, one_time = _prepare(K, fn, request, arrays, mode)
+            started = timer()
+            values = call()
+            one_time["first_call_s"] = timer() - started
+            one_time["total_s"] = sum(v for v in one_time.values() if v is not None)
+            outputs = _describe(values)
+            timed = measure(call, min_samples=int(request.get("min_samples", 5)), **_settings(request))
+    except Exception as exc:  # the backend's own error is the finding
+        return {"status": protocol.RAISED, "error": invoke.describe_exception(exc)}
+    reply = {"status": protocol.OK, "outputs": outputs, "one_time": one_time}
+    reply.update(timed)
+    return reply
+
+
+def _prepare(K, fn, request, arrays, mode):
+    """(the steady-state call, {build_s, compile_s}) with the inputs built on the backend."""
+    started = timer()
+    builder = invoke.Builder(K, arrays, mode)
+    args = [builder.build(a) for a in request.get("args", [])]
+    kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
+    if mode == "eager":
+        return forced_call(K, fn, args, kwargs, builder), {"build_s": timer() - started, "compile_s": None}
+    result = fn(*args, **kwargs)
+    leaves, _ = invoke.flatten_result(result)
+    tensors = [leaf for leaf in leaves if invoke.is_tensor_leaf(leaf)]
+    build_s = timer() - started
+    if not tensors:  # nothing to compile (a Python value): the call itself is what is timed
+        return forced_call(K, fn, args, kwargs, builder), {"build_s": build_s, "compile_s": None}
+    started = timer()
+    function = K.function(builder.placeholders, tensors)
+    compile_s = timer() - started
+    feeds = builder.feeds
+    return (lambda: function(feeds)), {"build_s": build_s, "compile_s": compile_s}
+
+
+def _describe(values):
+    import numpy as np
+
+    outputs = []
+    for value in values if isinstance(values, (list, tuple)) else [values]:
+        if invoke.is_python_value(value):
+            continue
+        array = np.asarray(value.toarray() if hasattr(value, "toarray") else value)
+        outputs.append({"shape": [int(d) for d in array.shape], "dtype": str(array.dtype)})
+    return outputs
