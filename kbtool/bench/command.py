@@ -53,6 +53,8 @@ def _positive(name, value, upper):
               help="With --compare: exit 1 when a significant slowdown exceeds PCT percent.")
 @click.option("--min-effect", type=float, default=5.0, show_default=True, metavar="PCT",
               help="With --compare: smaller changes of the median count as unchanged, however significant.")
+@click.option("--from", "source", type=click.Path(dir_okay=False), metavar="BENCH.json",
+              help="Measure nothing: render (and --compare) an earlier bench's JSON.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON (with every sample) instead of the table.")
 @click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
@@ -61,7 +63,7 @@ def _positive(name, value, upper):
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
 @click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")
 def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_seconds, baseline, fail_over, min_effect,
-          seed, as_json, outputs, spec_path, quiet, verbose):
+          source, seed, as_json, outputs, spec_path, quiet, verbose):
     """Time each op on each backend: one-time cost (graph build, compile, first call) apart from the steady-state
     call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak, the ratio to
     the fastest backend and to NumPy, the growth over sizes, and a regression gate against a baseline.
@@ -73,7 +75,7 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     import time
 
     from ..specs import loader
-    from . import compare, peak, report as bench_report, run, terminal
+    from . import compare, peak, report as bench_report, run
     from .run import Settings
 
     started = time.time()
@@ -87,6 +89,20 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
         raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
     base = bench_report.load(baseline) if baseline else None
     bench_report.prepare_outputs(outputs)
+    if source:
+        given = [name for name, value in (("--op", ops), ("--backend", backend_names), ("--size", size),
+                                          ("--sizes", sizes), ("--mode", modes)) if value]
+        if given:
+            raise KbtoolError("--from renders an earlier bench as it was measured; {} cannot apply".format(
+                "/".join(given)))
+        data = bench_report.load(source)
+        if base is not None:
+            data["comparison"] = compare.compare(data, base, baseline, min_effect_pct=min_effect,
+                                                 fail_over_pct=fail_over)
+            data["summary"]["ok"] = data["summary"]["measured"] > 0 and not data.get("incomplete") \
+                and not data["comparison"]["failed"]
+        _show(data, outputs, as_json, quiet, verbose, lambda line: click.echo(line, err=True))
+        return
     settings = Settings(sizes=chosen, modes=list(modes) or ["eager", "symbolic"], budget=budget,
                         min_samples=min_samples, max_seconds=max_seconds, seed=seed)
     spec = loader.load(spec_path)
@@ -127,6 +143,14 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     data = bench_report.assemble(" ".join(["kbtool"] + sys.argv[1:]), run.machine(), measured_peak,
                                  settings.as_dict(list(families)), families, infos, results, scaling,
                                  time.time() - started, comparison=comparison, incomplete=incomplete, notes=notes)
+    _show(data, outputs, as_json, quiet, verbose, say, interrupted=bool(incomplete))
+
+
+def _show(data, outputs, as_json, quiet, verbose, say, interrupted=False):
+    """Write the -o files, print the chosen view, exit with the bench's code."""
+    from . import report as bench_report, terminal
+    from .units import verdict_line
+
     failures = bench_report.write_all(data, outputs)
     for path in outputs:
         if not any(path in f for f in failures):
@@ -134,10 +158,9 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     if as_json:
         click.echo(bench_report.render(data, "json"), nl=False)
     elif quiet:
-        from .units import verdict_line
         click.echo(verdict_line(data))
     else:
         terminal.render(data, verbose=verbose)
     if failures:
         click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
-    sys.exit(130 if incomplete else 2 if failures else bench_report.exit_code(data))
+    sys.exit(130 if interrupted else 2 if failures else bench_report.exit_code(data))

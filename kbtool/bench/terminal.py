@@ -35,7 +35,8 @@ def render(report, console=None, verbose=False):
                        key=lambda r: -r["ratio_to_fastest"])[:30]
         note = "{} results: the 30 furthest behind the fastest backend are shown (all: -v, -o FILE.md/.html, " \
                "--json)".format(len(results))
-    console.print(results_table(shown))
+    if shown:
+        console.print(results_table(shown))
     if note:
         console.print(note)
     failed = [r for r in results if r["status"] not in ("ok",)]

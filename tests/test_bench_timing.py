@@ -1,0 +1,93 @@
+"""The worker's timing loop (kbtool/runners/worker/timing.py), in-process on the NumPy reference: calibration,
+warmup, the sample budget, one-time costs apart from the steady state, and the harness's own cost."""
+import time
+
+import numpy as np
+import pytest
+
+from kbtool import reference
+from kbtool.runners.worker import invoke, protocol, timing
+
+
+def busy(seconds):
+    def call():
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+    return call
+
+
+def test_calibration_picks_the_fewest_loops_of_1_2_5_that_fill_a_sample():
+    loops, made = timing.calibrate(busy(0.0004), min_sample=0.002)
+    assert loops == 5 and made == 1 + 2 + 5  # 1 and 2 calls last < 2 ms; 5 calls last >= 2 ms
+    loops, _ = timing.calibrate(busy(0.003), min_sample=0.002)
+    assert loops == 1
+
+
+def test_samples_are_seconds_per_call_until_the_budget_and_the_minimum_count():
+    timed = timing.measure(busy(0.001), budget=0.03, min_sample=0.004, min_samples=4, warmup=0.0)
+    assert timed["loops"] == 5  # 5 calls of 1 ms fill a 4 ms sample
+    samples = timed["samples"]
+    assert len(samples) >= 4 and sum(samples) * 5 >= 0.03 - 0.006
+    assert all(0.00095 < s < 0.003 for s in samples)  # per call, not per sample
+
+
+def test_a_slow_call_stops_at_max_seconds_with_the_samples_it_has():
+    started = time.perf_counter()
+    timed = timing.measure(busy(0.05), budget=10, min_sample=0.001, min_samples=50, max_seconds=0.2, warmup=0)
+    assert time.perf_counter() - started < 0.5
+    assert 1 <= len(timed["samples"]) < 50 and timed["loops"] == 1
+
+
+def test_warmup_runs_before_any_sample():
+    calls = []
+    timed = timing.measure(lambda: calls.append(1), budget=0.001, min_sample=0.0001, min_samples=2, warmup=0.02)
+    assert timed["warmup_calls"] > timed["loops"]  # calibration, then warmup loops
+    assert len(calls) == timed["warmup_calls"] + timed["loops"] * len(timed["samples"])
+
+
+@pytest.mark.parametrize("mode", ["eager", "symbolic"])
+def test_bench_reply_separates_one_time_costs_and_describes_the_output(mode):
+    arrays = [np.ones((64, 32), "float32"), np.ones((32, 16), "float32")]
+    request = {"cmd": "bench", "op": "dot", "mode": mode, "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {},
+               "budget": 0.01, "min_sample": 0.001, "min_samples": 3, "warmup": 0.0}
+    reply = timing.bench(reference, request, arrays, [reference])
+    assert reply["status"] == protocol.OK
+    assert reply["outputs"] == [{"shape": [64, 16], "dtype": "float32"}]
+    one_time = reply["one_time"]
+    assert set(one_time) == {"build_s", "compile_s", "first_call_s", "total_s"}
+    assert (one_time["compile_s"] is None) == (mode == "eager")  # only a graph is compiled
+    assert one_time["total_s"] == pytest.approx(one_time["build_s"] + (one_time["compile_s"] or 0)
+                                                + one_time["first_call_s"])
+    assert len(reply["samples"]) >= 3 and reply["loops"] >= 1
+
+
+def test_bench_of_a_missing_op_or_a_raising_call_is_said_not_timed():
+    request = {"cmd": "bench", "op": "no_such_op", "mode": "eager", "args": [], "kwargs": {}}
+    assert timing.bench(reference, request, [], [reference])["status"] == protocol.UNSUPPORTED
+    request = {"cmd": "bench", "op": "dot", "mode": "eager", "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {}}
+    reply = timing.bench(reference, request, [np.ones((2, 3)), np.ones((4, 5))], [reference])
+    assert reply["status"] == protocol.RAISED and reply["error"]["type"] == "ValueError"
+
+
+def test_the_harness_costs_well_under_5_microseconds_per_call_and_is_reported_not_subtracted():
+    reply = timing.overhead(reference, {"budget": 0.05, "min_sample": 0.005, "warmup": 0.0})
+    assert reply["harness_s"] == pytest.approx(reply["noop_call_s"] - reply["bare_loop_s"])
+    assert 0 < reply["noop_call_s"] < 5e-6 and reply["bare_loop_s"] < reply["noop_call_s"]
+
+
+def test_forced_call_evaluates_every_tensor_of_a_sequence_result():
+    evaluated = []
+
+    class Fake:
+        @staticmethod
+        def eval(t):
+            evaluated.append(t)
+            return np.zeros(1)
+
+    call = timing.forced_call(Fake, lambda: ("t1", ["t2"], 3), [], {}, invoke.Builder(Fake, [], "eager"))
+    call()
+    assert evaluated == []  # strings and ints are Python values: nothing to evaluate
+    call = timing.forced_call(Fake, lambda: (object(), [object()], 3), [], {}, invoke.Builder(Fake, [], "eager"))
+    call()
+    assert len(evaluated) == 2
