@@ -91,3 +91,22 @@ def test_forced_call_evaluates_every_tensor_of_a_sequence_result():
     call = timing.forced_call(Fake, lambda: (object(), [object()], 3), [], {}, invoke.Builder(Fake, [], "eager"))
     call()
     assert len(evaluated) == 2
+
+
+@pytest.mark.parametrize("mode", ["eager", "symbolic"])
+def test_an_update_op_is_timed_on_variables_as_keras_applies_it(mode):
+    request = {"cmd": "bench", "op": "update_add", "mode": mode, "observe": True,
+               "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {}, "budget": 0.005, "min_sample": 0.001,
+               "min_samples": 3, "warmup": 0.0}
+    reply = timing.bench(reference, request, [np.zeros((4, 3), "float32"), np.ones((4, 3), "float32")],
+                         [reference])
+    assert reply["status"] == protocol.OK, reply
+    assert (reply["one_time"]["compile_s"] is None) == (mode == "eager")  # symbolic: K.function(updates=[op])
+
+
+def test_an_op_whose_result_has_no_value_is_timed_as_the_call_alone():
+    request = {"cmd": "bench", "op": "placeholder", "mode": "symbolic", "then_only": True, "args": [],
+               "kwargs": {"shape": {"tuple": [2, 3]}}, "budget": 0.005, "min_sample": 0.001, "min_samples": 3,
+               "warmup": 0.0}
+    reply = timing.bench(reference, request, [], [reference])
+    assert reply["status"] == protocol.OK and reply["outputs"] == [] and reply["one_time"]["compile_s"] is None
