@@ -115,3 +115,33 @@ def test_a_file_that_is_not_a_bench_is_refused_as_a_baseline(home):
     other.write_text(json.dumps({"schema_version": 1, "results": []}))
     code, _, stderr = bench("--op", "abs", "--compare", str(other))
     assert code == 2 and "not a kbtool bench report" in stderr
+
+
+@pytest.mark.parametrize("signame, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_writes_the_partial_bench_and_stops_the_worker(home, signame, code):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = home / "b.json"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(__file__)),
+                                                          os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "kbtool", "bench", "--op", "dot", "--op", "abs", "--backend",
+                             "numpy", "--size", "small", "--budget", "1", "-o", str(out)], cwd=str(home), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    for line in proc.stderr:  # progress: a line per result here (4 planned)
+        if "numpy 1/4" in line:
+            break
+        assert time.monotonic() < deadline
+    proc.send_signal(getattr(signal, signame))
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr
+    data = json.loads(out.read_text())
+    assert bench_report.validate(data) == []
+    assert data["incomplete"]["signal"] == signame and 1 <= len(data["results"]) < 4
+    assert data["summary"]["ok"] is False and "incomplete" in stdout.splitlines()[-1]

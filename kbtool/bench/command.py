@@ -1,5 +1,6 @@
 """`kbtool bench`: the command line (the work is in run.py; every view renders the JSON of report.py)."""
 import math
+import signal
 import sys
 
 import click
@@ -121,19 +122,24 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     from ..runners.registry import not_installed_info
     from .progress import BenchProgress
 
+    previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
     try:
         with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
             for slot in slots:
                 if slot.launch is None:
                     infos.append(not_installed_info(slot.name, slot.unavailable))
                     continue
-                info, found = run.run_backend(slot, items, settings, progress=progress)
-                infos.append(info)
-                results.extend(found)
-    except KeyboardInterrupt:
-        incomplete = {"signal": "SIGINT", "note": "interrupted: {} results measured before it".format(len(results))}
+                run.run_backend(slot, items, settings, infos, results, progress=progress)
+    except (KeyboardInterrupt, Terminated) as exc:  # the worker is gone (run_backend's finally); keep the rest
+        name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        incomplete = {"signal": name, "note": "interrupted by {}: {} results measured before it".format(
+            name, len(results))}
         done = {i["name"] for i in infos}
         infos.extend(not_installed_info(s.name, "interrupted before it ran") for s in slots if s.name not in done)
+        say("kbtool: {}: stopping; the partial bench follows".format(name))
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     scaling = run.finish(results, lookup, measured_peak)
     comparison = None
     if base is not None:
@@ -143,10 +149,24 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     data = bench_report.assemble(" ".join(["kbtool"] + sys.argv[1:]), run.machine(), measured_peak,
                                  settings.as_dict(list(families)), families, infos, results, scaling,
                                  time.time() - started, comparison=comparison, incomplete=incomplete, notes=notes)
-    _show(data, outputs, as_json, quiet, verbose, say, interrupted=bool(incomplete))
+    _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
 
 
-def _show(data, outputs, as_json, quiet, verbose, say, interrupted=False):
+class Terminated(Exception):
+    """SIGTERM during a bench (handled as Ctrl-C is: the partial bench is written)."""
+
+
+def _interrupt(signum, frame):
+    raise Terminated()
+
+
+def _main_thread():
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _show(data, outputs, as_json, quiet, verbose, say, interrupted=None):
     """Write the -o files, print the chosen view, exit with the bench's code."""
     from . import report as bench_report, terminal
     from .units import verdict_line
@@ -163,4 +183,5 @@ def _show(data, outputs, as_json, quiet, verbose, say, interrupted=False):
         terminal.render(data, verbose=verbose)
     if failures:
         click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
-    sys.exit(130 if interrupted else 2 if failures else bench_report.exit_code(data))
+    sys.exit({"SIGINT": 130, "SIGTERM": 143}[interrupted] if interrupted else 2 if failures
+             else bench_report.exit_code(data))

@@ -71,20 +71,21 @@ def plan_items(spec, ops, sizes, seed=0):
     return items, described, skipped
 
 
-def run_backend(slot, items, settings, progress=None, client_factory=None):
-    """(backend info, results) of one backend: its worker started once, the harness overhead, then every item in
-    each mode both the item and the backend run."""
+def run_backend(slot, items, settings, infos, results, progress=None):
+    """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
+    the backend run. Its info goes to `infos` and each result to `results` as soon as known (an interrupted bench
+    keeps what it measured)."""
     from ..runners.client import WorkerClient
     from ..runners.registry import backend_info
 
     timeout = settings.max_seconds * 3 + 120  # a first call and a compile come on top of the samples
-    client = (client_factory or WorkerClient)(slot.launch, case_timeout=timeout)
-    results = []
+    client = WorkerClient(slot.launch, case_timeout=timeout)
     try:
         hello = client.start()
         info = backend_info(slot.name, hello)
+        infos.append(info)
         if hello.get("status") != "ready":
-            return info, results
+            return
         header, _ = client.request(dict({"cmd": "overhead"}, **settings.request_fields()))
         if header.get("status") == "ok":
             info["overhead"] = {k: header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
@@ -100,7 +101,6 @@ def run_backend(slot, items, settings, progress=None, client_factory=None):
                 results.append(result)
                 if progress:
                     progress(slot.name, result)
-        return info, results
     finally:
         client.stop()
 
