@@ -1,7 +1,7 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test reports
+.PHONY: setup check test reports bench-report
 
 # pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 setup:
@@ -24,3 +24,7 @@ reports: setup
 	$(PYTHON) scripts/record-timings.py reports/parity.json
 	$(PYTHON) scripts/compare-backends.py reports/parity.json tensorflow1 tensorflow > reports/tensorflow1-vs-tensorflow.md
 	HEIGHT=1000 bash scripts/screenshot-report.sh reports/parity.html reports/parity.png
+
+# The published bench in reports/: every op on every backend at all three sizes (run it on a quiet machine).
+bench-report: setup
+	kbtool bench --sizes all -o reports/bench.json -o reports/bench.md -o reports/bench.html

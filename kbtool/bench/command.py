@@ -43,7 +43,7 @@ def _positive(name, value, upper):
 @click.option("--sizes", metavar="LIST", help="Several sizes, e.g. small,medium,large or all (fits the growth).")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]),
               help="Only this mode (repeatable; default both).")
-@click.option("--budget", type=float, default=0.2, show_default=True, metavar="SECONDS",
+@click.option("--budget", type=float, default=0.1, show_default=True, metavar="SECONDS",
               help="Seconds of samples per result (after calibration and warmup).")
 @click.option("--min-samples", type=click.IntRange(2, 1000), default=5, show_default=True)
 @click.option("--max-seconds", type=float, default=20.0, show_default=True, metavar="SECONDS",

@@ -15,11 +15,11 @@ from . import families as fam
 class Settings:
     sizes: List[str] = field(default_factory=lambda: [fam.DEFAULT_SIZE])
     modes: List[str] = field(default_factory=lambda: ["eager", "symbolic"])
-    budget: float = 0.2  # seconds of samples per result
+    budget: float = 0.1  # seconds of samples per result
     min_sample: float = 0.01  # a sample lasts at least this long (calls per sample calibrated to it)
     min_samples: int = 5
     max_seconds: float = 20.0  # a result's time limit, warmup and samples together
-    warmup: float = 0.05
+    warmup: float = 0.02
     seed: int = 0
 
     def request_fields(self):
