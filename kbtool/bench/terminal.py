@@ -6,6 +6,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from ..files import one_line
 from . import compare, stats
 from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
 
@@ -15,19 +16,21 @@ MAX_ROWS = 200
 def render(report, console=None, verbose=False):
     if console is None:  # in a log or a pipe, rows as wide as they need (a terminal keeps its own width)
         console = Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 180)
+
+    def say(text):  # a plain line: no markup, never wrapped (a log keeps it whole)
+        console.print(text, markup=False, soft_wrap=True, highlight=False)
+
     m, peak = report["machine"], report["peak"]
-    console.print("machine: {} ({} cores, {:.0f} GiB), Python {}, NumPy {}{}".format(
+    say("machine: {} ({} cores, {:.0f} GiB), Python {}, NumPy {}{}".format(
         m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""))
-    console.print("peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
+    say("peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
         peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]))
     for b in report["backends"]:
         if b["status"] != "available":
-            console.print("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")),
-                          markup=False)
+            say("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")))
         elif b.get("overhead"):
-            console.print("{}: harness {} per call over a bare loop ({} a no-op call)".format(
-                b["name"], fmt_seconds(b["overhead"]["harness_s"]), fmt_seconds(b["overhead"]["noop_call_s"])),
-                markup=False)
+            say("{}: harness {} per call over a bare loop ({} a no-op call)".format(
+                b["name"], fmt_seconds(b["overhead"]["harness_s"]), fmt_seconds(b["overhead"]["noop_call_s"])))
     results = report["results"]
     shown, note = results, None
     if len(results) > MAX_ROWS and not verbose:
@@ -38,23 +41,23 @@ def render(report, console=None, verbose=False):
     if shown:
         console.print(results_table(shown))
     if note:
-        console.print(note)
+        say(note)
     failed = [r for r in results if r["status"] not in ("ok",)]
     for r in failed[:20]:
-        console.print("{} {} {} {}: {}: {}".format(r["op"], r["size"], r["backend"], r["mode"], r["status"],
-                                                   r.get("message")), markup=False)
+        say("{} {} {} {}: {}: {}".format(r["op"], r["size"], r["backend"], r["mode"], r["status"],
+                                         one_line(r.get("message") or "", 200)))
     if len(failed) > 20:
-        console.print("... and {} more not measured (see --json)".format(len(failed) - 20))
+        say("... and {} more not measured (see --json)".format(len(failed) - 20))
     if report["scaling"] and verbose:
         console.print(scaling_table(report["scaling"]))
     if report.get("comparison"):
         console.print(comparison_table(report["comparison"]))
     slowest = stats.slowest_pairs(results, 3)
     if slowest and len({r["backend"] for r in results}) > 1:
-        console.print("slowest relative to the fastest backend: " + "; ".join(
+        say("slowest relative to the fastest backend: " + "; ".join(
             "{} on {} {} ({} {})".format(r["op"], r["backend"], fmt_ratio(r["ratio_to_fastest"]), r["size"], r["mode"])
-            for r in slowest), markup=False)
-    console.print(verdict_line(report), markup=False)
+            for r in slowest))
+    say(verdict_line(report))
 
 
 def results_table(results):
