@@ -1,6 +1,7 @@
 """`kbtool bench` end to end on kbtool's own Python (the NumPy reference, and custom modules built on it): the
 JSON it writes, the regression gate with a planted slowdown, and one-line errors for bad input."""
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -81,7 +82,10 @@ def test_markdown_and_html_views_are_written_from_the_same_run(home):
     md, html = home / "b.md", home / "b.html"
     code, _, _ = bench("--op", "dot", "--backend", "numpy", "-o", str(md), "-o", str(html), *QUICK)
     assert code == 0
-    assert "dot" in md.read_text() and "<svg" in html.read_text() or "dot" in html.read_text()
+    markdown, page = md.read_text(), html.read_text()
+    verdict = re.search(r"\*\*(bench: 2 measured[^*]*)\*\*", markdown).group(1)
+    assert "| dot | numpy | eager |" in markdown and "| dot | numpy | symbolic |" in markdown
+    assert 'id="op-dot"' in page and verdict in page  # the same run, the same verdict
 
 
 @pytest.mark.parametrize("args, message", [

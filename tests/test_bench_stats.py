@@ -37,6 +37,7 @@ def test_ratios_to_the_fastest_and_to_numpy_are_per_op_size_and_mode():
     assert [r["ratio_to_numpy"] for r in results] == [1.0, 0.5, 2.0, None, None]
     worst = stats.slowest_pairs(results, 2)
     assert [(r["op"], r["backend"]) for r in worst] == [("dot", "theano"), ("dot", "numpy")]
+    assert [(r["op"], r["backend"]) for r in stats.slowest_pairs(results, 5)] == [("dot", "theano"), ("dot", "numpy")]
 
 
 def test_scaling_rows_fit_each_op_backend_mode_over_its_sizes():

@@ -7,5 +7,5 @@
     stats.py      median, IQR, CV, the unstable flag, growth exponents, ratios between backends
     compare.py    the regression gate against a baseline (Mann-Whitney U and a minimum effect)
     report.py     the versioned JSON (bench.schema.json) and the views rendered from it
-    terminal.py, render_markdown.py, render_html.py: one view each
+    terminal.py, markdown_view.py, html_view.py (+ templates/bench.html.j2): one view each
 """

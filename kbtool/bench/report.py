@@ -78,11 +78,11 @@ def render(report, fmt):
     if fmt == "json":
         return json.dumps(report, indent=1, sort_keys=False) + "\n"
     if fmt == "markdown":
-        from . import render_markdown
-        return render_markdown.render(report)
+        from . import markdown_view
+        return markdown_view.render(report)
     if fmt == "html":
-        from . import render_html
-        return render_html.render(report)
+        from . import html_view
+        return html_view.render(report)
     raise KbtoolError("unknown bench format {!r}".format(fmt))
 
 

@@ -71,7 +71,7 @@ def slowest_pairs(results, count=3):
     its worst size and mode."""
     worst = {}
     for r in results:
-        if r.get("ratio_to_fastest") is None:
+        if r.get("ratio_to_fastest") is None or r["ratio_to_fastest"] <= 1.0:  # the fastest is behind nobody
             continue
         key = (r["op"], r["backend"])
         if key not in worst or r["ratio_to_fastest"] > worst[key]["ratio_to_fastest"]:

@@ -1,0 +1,153 @@
+"""The HTML view of a bench report: one offline page (no external resource), rendered from the JSON alone.
+
+Per op: its results table, a log-log plot of time against size per backend and mode (with two sizes or more),
+and the one-time cost beside the steady-state call per backend at the largest size measured (log scale). The
+plots are inline SVG drawn here; colours follow the backend, dashes the mode."""
+import math
+import os
+from collections import OrderedDict
+
+import jinja2
+
+from . import stats
+from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf"]
+DASH = {"eager": "", "symbolic": "5,3"}
+SIZES = ("small", "medium", "large")
+
+
+def render(report):
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    colours = {b["name"]: PALETTE[i % len(PALETTE)] for i, b in enumerate(report["backends"])}
+    ops = OrderedDict()
+    for r in sorted(report["results"], key=lambda r: (r["op"], SIZES.index(r["size"]), r["mode"],
+                                                       r.get("median_s") or math.inf)):
+        ops.setdefault(r["op"], []).append(r)
+    sections = [{"op": op, "family": report["families"].get(op, {}), "rows": [_row(r) for r in rows],
+                 "growth": markup(growth_svg(op, rows, colours)), "one_time": markup(one_time_svg(rows, colours))}
+                for op, rows in ops.items()]
+    slowest = [_row(r) for r in stats.slowest_pairs(report["results"], 10)]
+    return env.get_template("bench.html.j2").render(
+        report=report, verdict=verdict_line(report), sections=sections, colours=colours, slowest=slowest,
+        fmt_seconds=fmt_seconds, comparison=report.get("comparison"),
+        changed=[row for row in (report.get("comparison") or {}).get("rows", []) if row["verdict"] != "unchanged"])
+
+
+def markup(svg):
+    return jinja2.Markup(svg) if hasattr(jinja2, "Markup") else __import__("markupsafe").Markup(svg)
+
+
+def _row(r):
+    ok = r["status"] == "ok"
+    return {"op": r["op"], "size": r["size"], "backend": r["backend"], "mode": r["mode"], "status": r["status"],
+            "message": r.get("message") or "",
+            "one_time": fmt_seconds(r["one_time"]["total_s"]) if ok else "",
+            "median": "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])) if ok else r["status"],
+            "min": fmt_seconds(r.get("min_s")), "gflops": fmt_rate(r.get("gflops")), "gbs": fmt_rate(r.get("gbs")),
+            "peak": fmt_pct(r.get("peak_fraction")), "fastest": fmt_ratio(r.get("ratio_to_fastest")),
+            "numpy": fmt_ratio(r.get("ratio_to_numpy")),
+            "flags": "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if r.get("unstable") else ""}
+
+
+# ------------------------------------------------------------------------------------------------ plots (SVG)
+W, H, LEFT, BOTTOM, TOP, RIGHT = 420, 240, 64, 34, 12, 120
+
+
+def _log_axis(values):
+    """(low, high) powers of ten around the values."""
+    lows = math.floor(math.log10(min(values)))
+    highs = math.ceil(math.log10(max(values)))
+    return lows, max(highs, lows + 1)
+
+
+def growth_svg(op, rows, colours):
+    """Median time against n on log-log axes, a line per backend × mode; '' with fewer than two sizes."""
+    lines = OrderedDict()
+    for r in rows:
+        if r["status"] == "ok":
+            lines.setdefault((r["backend"], r["mode"]), []).append((float(r["n"]), r["median_s"]))
+    lines = OrderedDict((k, sorted(v)) for k, v in lines.items() if len({n for n, _ in v}) >= 2)
+    if not lines:
+        return ""
+    xs = [n for points in lines.values() for n, _ in points]
+    ys = [t for points in lines.values() for _, t in points]
+    (x0, x1), (y0, y1) = _log_axis(xs), _log_axis(ys)
+    px = lambda n: LEFT + (math.log10(n) - x0) / (x1 - x0) * (W - LEFT - RIGHT)  # noqa: E731
+    py = lambda t: H - BOTTOM - (math.log10(t) - y0) / (y1 - y0) * (H - BOTTOM - TOP)  # noqa: E731
+    parts = [_frame("time per call against n ({}), log-log".format(op))]
+    for e in range(x0, x1 + 1):
+        parts.append(_tick_x(px(10 ** e), "1e{}".format(e)))
+    for e in range(y0, y1 + 1):
+        parts.append(_tick_y(py(10 ** e), fmt_seconds(10.0 ** e)))
+    for i, ((backend, mode), points) in enumerate(lines.items()):
+        colour = colours.get(backend, "#000")
+        path = " ".join("{:.1f},{:.1f}".format(px(n), py(t)) for n, t in points)
+        parts.append('<polyline fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="{}" points="{}">'
+                     '<title>{} {}</title></polyline>'.format(colour, DASH.get(mode, ""), path, _esc(backend), mode))
+        parts.append('<text x="{}" y="{}" font-size="10" fill="{}">{} {}</text>'.format(
+            W - RIGHT + 6, TOP + 10 + 12 * i, colour, _esc(backend), mode[:3]))
+    parts.append('<text x="{}" y="{}" font-size="10" text-anchor="middle">n</text>'.format(
+        (LEFT + W - RIGHT) / 2, H - 4))
+    return _svg(W, H, parts)
+
+
+def one_time_svg(rows, colours):
+    """At the largest size measured: the one-time cost and the steady-state call per backend × mode, log scale."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    if not ok:
+        return ""
+    largest = max(SIZES.index(r["size"]) for r in ok)
+    ok = [r for r in ok if SIZES.index(r["size"]) == largest]
+    values = [v for r in ok for v in (r["one_time"]["total_s"], r["median_s"]) if v > 0]
+    lo, hi = _log_axis(values)
+    bar, gap = 7, 5
+    height = TOP + BOTTOM + len(ok) * (2 * bar + gap)
+    width = W + 40
+    px = lambda t: 150 + (math.log10(max(t, 10.0 ** lo)) - lo) / (hi - lo) * (width - 170)  # noqa: E731
+    parts = ['<text x="4" y="10" font-size="10">{}: one-time (light) and per call (dark), log scale</text>'.format(
+        SIZES[largest])]
+    for i, r in enumerate(ok):
+        y = TOP + i * (2 * bar + gap)
+        colour = colours.get(r["backend"], "#000")
+        parts.append('<text x="146" y="{}" font-size="10" text-anchor="end">{} {}</text>'.format(
+            y + bar + 3, _esc(r["backend"]), r["mode"]))
+        for k, (value, opacity) in enumerate(((r["one_time"]["total_s"], 0.35), (r["median_s"], 1.0))):
+            parts.append('<rect x="150" y="{}" width="{:.1f}" height="{}" fill="{}" fill-opacity="{}">'
+                         '<title>{}</title></rect>'.format(y + k * bar, max(px(value) - 150, 1), bar, colour,
+                                                           opacity, fmt_seconds(value)))
+    axis_y = height - BOTTOM + 4
+    for e in range(lo, hi + 1):
+        parts.append('<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ccc"/>'
+                     '<text x="{0:.1f}" y="{3}" font-size="9" text-anchor="middle">{4}</text>'.format(
+                         px(10 ** e), TOP - 2, axis_y, axis_y + 11, fmt_seconds(10.0 ** e)))
+    return _svg(width, height, parts)
+
+
+def _frame(title):
+    return ('<rect x="{l}" y="{t}" width="{w}" height="{h}" fill="none" stroke="#999"/>'
+            '<text x="{l}" y="9" font-size="10">{title}</text>').format(
+        l=LEFT, t=TOP, w=W - LEFT - RIGHT, h=H - TOP - BOTTOM, title=_esc(title))
+
+
+def _tick_x(x, label):
+    return ('<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ddd"/>'
+            '<text x="{0:.1f}" y="{3}" font-size="9" text-anchor="middle">{4}</text>').format(
+        x, TOP, H - BOTTOM, H - BOTTOM + 12, label)
+
+
+def _tick_y(y, label):
+    return ('<line x1="{1}" x2="{2}" y1="{0:.1f}" y2="{0:.1f}" stroke="#ddd"/>'
+            '<text x="{3}" y="{4:.1f}" font-size="9" text-anchor="end">{5}</text>').format(
+        y, LEFT, W - RIGHT, LEFT - 4, y + 3, label)
+
+
+def _svg(width, height, parts):
+    return '<svg width="{0}" height="{1}" viewBox="0 0 {0} {1}" ' \
+           'font-family="sans-serif">{2}</svg>'.format(width, height, "".join(parts))
+
+
+def _esc(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
