@@ -110,3 +110,21 @@ def test_an_op_whose_result_has_no_value_is_timed_as_the_call_alone():
                "warmup": 0.0}
     reply = timing.bench(reference, request, [], [reference])
     assert reply["status"] == protocol.OK and reply["outputs"] == [] and reply["one_time"]["compile_s"] is None
+
+
+def test_a_call_that_fills_a_sample_by_itself_is_not_calibrated_or_warmed_again():
+    calls = []
+
+    def slow():
+        calls.append(1)
+        busy(0.03)()
+
+    timed = timing.measure(slow, budget=0.0, min_sample=0.01, min_samples=1, max_seconds=0.05, warmup=0.02)
+    assert timed["loops"] == 1 and timed["warmup_calls"] == 0 and len(calls) == len(timed["samples"]) <= 2
+
+
+def test_a_first_call_past_the_limit_is_the_only_sample_and_says_so():
+    request = {"cmd": "bench", "op": "dot", "mode": "eager", "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {},
+               "max_seconds": 1e-9}
+    reply = timing.bench(reference, request, [np.ones((8, 8), "float32")] * 2, [reference])
+    assert reply["samples"] == [reply["one_time"]["first_call_s"]] and "only sample" in reply["message"]

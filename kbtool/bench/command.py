@@ -46,7 +46,7 @@ def _positive(name, value, upper):
 @click.option("--budget", type=float, default=0.1, show_default=True, metavar="SECONDS",
               help="Seconds of samples per result (after calibration and warmup).")
 @click.option("--min-samples", type=click.IntRange(2, 1000), default=5, show_default=True)
-@click.option("--max-seconds", type=float, default=20.0, show_default=True, metavar="SECONDS",
+@click.option("--max-seconds", type=float, default=5.0, show_default=True, metavar="SECONDS",
               help="A result's time limit: it stops sampling there (and says how few samples it has).")
 @click.option("--compare", "baseline", type=click.Path(dir_okay=False), metavar="BASELINE.json",
               help="Compare with an earlier `kbtool bench -o BASELINE.json` (Mann-Whitney U on the samples).")

@@ -49,7 +49,9 @@ def _row(r):
             "min": fmt_seconds(r.get("min_s")), "gflops": fmt_rate(r.get("gflops")), "gbs": fmt_rate(r.get("gbs")),
             "peak": fmt_pct(r.get("peak_fraction")), "fastest": fmt_ratio(r.get("ratio_to_fastest")),
             "numpy": fmt_ratio(r.get("ratio_to_numpy")),
-            "flags": "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if r.get("unstable") else ""}
+            "flags": "; ".join(f for f in ("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"])
+                                           if ok and r.get("unstable") else "", r.get("message") or "" if ok else "")
+                               if f)}
 
 
 # ------------------------------------------------------------------------------------------------ plots (SVG)

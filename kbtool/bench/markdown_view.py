@@ -72,7 +72,8 @@ def results_table(results):
         if r["status"] != "ok":
             rows.append([r["op"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", "", ""])
             continue
-        flags = "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if r.get("unstable") else ""
+        flags = "; ".join(f for f in ("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"])
+                                      if r.get("unstable") else "", r.get("message") or "") if f)
         rows.append([r["op"], r["backend"], r["mode"], fmt_seconds(r["one_time"]["total_s"]),
                      "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])), fmt_seconds(r["min_s"]),
                      fmt_rate(r.get("gflops")), fmt_rate(r.get("gbs")), fmt_pct(r.get("peak_fraction")),

@@ -18,7 +18,7 @@ class Settings:
     budget: float = 0.1  # seconds of samples per result
     min_sample: float = 0.01  # a sample lasts at least this long (calls per sample calibrated to it)
     min_samples: int = 5
-    max_seconds: float = 20.0  # a result's time limit, warmup and samples together
+    max_seconds: float = 5.0  # a result's time limit, warmup and samples together
     warmup: float = 0.02
     seed: int = 0
 
@@ -78,7 +78,8 @@ def run_backend(slot, items, settings, infos, results, progress=None):
     from ..runners.client import WorkerClient
     from ..runners.registry import backend_info
 
-    timeout = settings.max_seconds * 3 + 120  # a first call and a compile come on top of the samples
+    # a first call and a compile come on top of the samples; past this the op is reported as timed out
+    timeout = max(60.0, 12 * settings.max_seconds)
     client = WorkerClient(slot.launch, case_timeout=timeout)
     try:
         hello = client.start()
@@ -112,7 +113,8 @@ def result_of(backend, item, mode, header):
               "kwargs": _jsonable(item.case.kwargs)}
     status = header.get("status")
     if status == "ok":
-        result.update(status="ok", message=None, outputs=header.get("outputs", []), one_time=header["one_time"],
+        result.update(status="ok", message=header.get("message"), outputs=header.get("outputs", []),
+                      one_time=header["one_time"],
                       loops=header["loops"], warmup_calls=header["warmup_calls"], samples_s=header["samples"])
     elif status == "raised":
         error = header.get("error", {})

@@ -73,6 +73,8 @@ def results_table(results):
         flags = []
         if r.get("unstable"):
             flags.append("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]))
+        if r.get("message"):
+            flags.append(r["message"])
         table.add_row(r["op"], r["size"], r["backend"], r["mode"], fmt_seconds(r["one_time"]["total_s"]),
                       "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])), fmt_seconds(r["min_s"]),
                       fmt_rate(r.get("gflops")), fmt_rate(r.get("gbs")), fmt_pct(r.get("peak_fraction")),
