@@ -97,8 +97,10 @@ def run_backend(slot, items, settings, infos, results, progress=None):
                     continue
                 request = dict(item.case.request(mode), cmd="bench", **settings.request_fields())
                 request.pop("repeat", None)  # a seeded op's second draw is check's concern, not bench's
+                started = time.monotonic()
                 header, _ = client.request(request, item.case.arrays)
                 result = result_of(slot.name, item, mode, header)
+                result["wall_s"] = round(time.monotonic() - started, 4)  # what this result cost the bench
                 results.append(result)
                 if progress:
                     progress(slot.name, result)
