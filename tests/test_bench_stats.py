@@ -94,3 +94,14 @@ def test_rows_only_on_one_side_or_not_measured_are_said_so():
     now = {"results": [result("dot", "numpy", None, status="crash"), result("exp", "numpy", 1.0)]}
     verdicts = {r["op"]: r["verdict"] for r in compare.compare(now, base, "b")["rows"]}
     assert verdicts == {"dot": "not comparable", "exp": "new", "abs": "gone"}
+
+
+def test_the_peak_is_the_best_of_before_and_after_with_every_sample():
+    from kbtool.bench import peak
+
+    before = {"matmul_gflops": 100.0, "matmul_n": 2048, "matmul_samples_s": [0.2], "copy_gbs": 20.0,
+              "copy_mb": 64.0, "copy_samples_s": [0.01]}
+    after = dict(before, matmul_gflops=120.0, matmul_samples_s=[0.15], copy_gbs=18.0, copy_samples_s=[0.012])
+    both = peak.combine(before, after)
+    assert (both["matmul_gflops"], both["copy_gbs"]) == (120.0, 20.0)
+    assert both["matmul_samples_s"] == [0.2, 0.15] and both["copy_samples_s"] == [0.01, 0.012]

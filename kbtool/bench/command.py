@@ -140,6 +140,9 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+    if results and not incomplete:
+        say("kbtool bench: measuring this machine's peak again")
+        measured_peak = peak.combine(measured_peak, peak.measure())
     scaling = run.finish(results, lookup, measured_peak)
     comparison = None
     if base is not None:

@@ -1,6 +1,6 @@
-"""This machine's peak, measured before any backend runs: a large float32 matmul (NumPy's BLAS) for GFLOP/s and
-a large copy (read + write) for GB/s. The best sample stands for the peak (the machine's capability, not its
-typical speed); all samples are kept."""
+"""This machine's peak: a large float32 matmul (NumPy's BLAS) for GFLOP/s and a large copy (read + write) for GB/s,
+measured before any backend runs and again after the last one. The best sample stands for the peak (the machine's
+capability, not its typical speed; a shared machine's clock moves during a long bench); all samples are kept."""
 import time
 
 import numpy as np
@@ -30,4 +30,14 @@ def _samples(call, repeats):
         started = time.perf_counter()
         call()
         out.append(time.perf_counter() - started)
+    return out
+
+
+def combine(before, after):
+    """The peak of two measurements (before and after the backends): the best of each, every sample kept."""
+    out = dict(before)
+    for key in ("matmul_samples_s", "copy_samples_s"):
+        out[key] = list(before[key]) + list(after[key])
+    out["matmul_gflops"] = max(before["matmul_gflops"], after["matmul_gflops"])
+    out["copy_gbs"] = max(before["copy_gbs"], after["copy_gbs"])
     return out
