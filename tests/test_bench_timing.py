@@ -17,25 +17,49 @@ def busy(seconds):
     return call
 
 
-def test_calibration_picks_the_fewest_loops_of_1_2_5_that_fill_a_sample():
-    loops, made = timing.calibrate(busy(0.0004), min_sample=0.002)
+class FakeClock:
+    """A clock that only a call moves: each call costs exactly `per_call` seconds (no scheduler noise)."""
+
+    def __init__(self, per_call):
+        self.now, self.per_call = 0.0, per_call
+
+    def __call__(self):
+        return self.now
+
+    def call(self):
+        self.now += self.per_call
+
+
+def test_calibration_picks_the_fewest_loops_of_1_2_5_that_fill_a_sample(monkeypatch):
+    clock = FakeClock(0.0004)
+    monkeypatch.setattr(timing, "timer", clock)
+    loops, made = timing.calibrate(clock.call, min_sample=0.002)
     assert loops == 5 and made == 1 + 2 + 5  # 1 and 2 calls last < 2 ms; 5 calls last >= 2 ms
-    loops, _ = timing.calibrate(busy(0.003), min_sample=0.002)
-    assert loops == 1
+    clock.per_call = 0.003
+    assert timing.calibrate(clock.call, min_sample=0.002)[0] == 1
 
 
-def test_samples_are_seconds_per_call_until_the_budget_and_the_minimum_count():
-    timed = timing.measure(busy(0.001), budget=0.03, min_sample=0.004, min_samples=4, warmup=0.0)
+def test_samples_are_seconds_per_call_until_the_budget_and_the_minimum_count(monkeypatch):
+    clock = FakeClock(0.001)
+    monkeypatch.setattr(timing, "timer", clock)
+    timed = timing.measure(clock.call, budget=0.03, min_sample=0.004, min_samples=4, warmup=0.0)
     assert timed["loops"] == 5  # 5 calls of 1 ms fill a 4 ms sample
     samples = timed["samples"]
-    assert len(samples) >= 4 and sum(samples) * 5 >= 0.03 - 0.006
-    assert all(0.00095 < s < 0.003 for s in samples)  # per call, not per sample
+    assert len(samples) == 6  # 6 samples of 5 ms reach the 30 ms budget
+    assert samples == pytest.approx([0.001] * 6)  # per call, not per sample
+    timed = timing.measure(clock.call, budget=0.001, min_sample=0.004, min_samples=9, warmup=0.0)
+    assert len(timed["samples"]) == 9  # the minimum count outlasts the budget
+
+
+def test_real_calls_are_timed_in_seconds_per_call():
+    timed = timing.measure(busy(0.001), budget=0.02, min_sample=0.004, min_samples=3, warmup=0.0)
+    assert len(timed["samples"]) >= 3 and all(s >= 0.00095 for s in timed["samples"])
 
 
 def test_a_slow_call_stops_at_max_seconds_with_the_samples_it_has():
     started = time.perf_counter()
     timed = timing.measure(busy(0.05), budget=10, min_sample=0.001, min_samples=50, max_seconds=0.2, warmup=0)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 2  # (generous: a loaded machine preempts the busy loop)
     assert 1 <= len(timed["samples"]) < 50 and timed["loops"] == 1
 
 

@@ -143,7 +143,6 @@ def finish(results, families, peak, unstable_cv=None):
     """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows."""
     from . import cost, stats
 
-    by_op = {}
     for r in results:
         if r["status"] != "ok":
             continue
@@ -156,13 +155,8 @@ def finish(results, families, peak, unstable_cv=None):
             r["flops"] = r["bytes"] = None
             r["message"] = "cost model: {}".format(exc)
         r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], peak))
-        by_op.setdefault(r["op"], []).append(r)
     stats.add_ratios(results)
     return stats.scaling(results)
-
-
-def elapsed_since(started):
-    return round(time.time() - started, 3)
 
 
 def machine():

@@ -36,7 +36,6 @@ def growth_exponent(points):
 def scaling(results):
     """One row per op × backend × mode measured at two sizes or more: the fitted exponent and its points."""
     grouped = defaultdict(list)
-    variables = {}
     for r in results:
         if r["status"] == "ok":
             grouped[(r["op"], r["backend"], r["mode"])].append((float(r["n"]), r["median_s"]))
