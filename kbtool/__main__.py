@@ -1,4 +1,5 @@
 """`python -m kbtool`: the same click CLI as the `kbtool` command."""
+
 from .cli import main
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ Python's stdout, stderr and warning filters are process-wide: callers serialise 
 under its lock), and whatever writes to the terminal meanwhile from another thread binds its stream beforehand
 (reports/progress.py does).
 """
+
 import contextlib
 import io
 import warnings
@@ -20,10 +21,10 @@ def cut(text, limit=LIMIT):
     """At most `limit` characters: the beginning, and how much more there was."""
     if len(text) <= limit:
         return text
-    return "{}… ({} more characters)".format(text[:limit], len(text) - limit)
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-class Captured(object):
+class Captured:
     """`with Captured() as out: ...` then `out.text`: what was printed on sys.stdout/sys.stderr and warned."""
 
     def __init__(self):
@@ -42,6 +43,6 @@ class Captured(object):
         self._stack.close()
         lines = [self._buffer.getvalue().rstrip("\n")] if self._buffer.getvalue().strip() else []
         for w in self._warnings:
-            lines.append("{}:{}: {}: {}".format(w.filename, w.lineno, w.category.__name__, w.message))
+            lines.append(f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}")
         self.text = cut("\n".join(lines))
         return False

@@ -1,10 +1,11 @@
 """`kbtool check`, stage by stage: plan → run (workers + reference + verdicts) → known differences → report.
 
-    plan.py            which ops, cases, modes and backends; what an unavailable backend means
-    run.py             each planned case on each backend's worker, judged by verdicts/ against reference/oracle.py
-    known.py           known differences: load, validate against the spec, apply, count, age
-    reports/assemble   the versioned JSON report, its summary and the exit code; every view renders it
+plan.py            which ops, cases, modes and backends; what an unavailable backend means
+run.py             each planned case on each backend's worker, judged by verdicts/ against reference/oracle.py
+known.py           known differences: load, validate against the spec, apply, count, age
+reports/assemble   the versioned JSON report, its summary and the exit code; every view renders it
 """
+
 import os
 import time
 
@@ -23,8 +24,17 @@ def known_entries_for(spec, known_path=None):
     return known.load(path, spec=spec if paired else None), path
 
 
-def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=None, oracle=None, cancel=None,
-              known_path=None, strict=False):
+def run_check(
+    plan,
+    known_entries=None,
+    progress=None,
+    jobs=None,
+    case_timeout=None,
+    oracle=None,
+    cancel=None,
+    known_path=None,
+    strict=False,
+):
     """Run a plan and return the JSON report (a dict). `known_entries` defaults to the shipped file.
 
     `cancel` (a run.Cancel, set by a signal handler) ends the run early: the report then holds the results that
@@ -37,16 +47,36 @@ def run_check(plan, known_entries=None, progress=None, jobs=None, case_timeout=N
     entries = known.alias_entries(plan.spec) + list(entries)
     cancel = cancel or run.Cancel()
     usage = {}
-    infos, results = run.run_plan(plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout,
-                                  cancel=cancel, usage=usage)
+    infos, results = run.run_plan(
+        plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout, cancel=cancel, usage=usage
+    )
     incomplete = None
     if cancel.is_set():
         planned = run.planned_results(plan)
-        incomplete = {"signal": cancel.reason, "planned": planned, "ran": len(results),
-                      "note": "interrupted by {}: {} of the {} planned results ran; the others are absent".format(
-                          cancel.reason, len(results), planned)}
-    applied = known.apply(results, entries, whole_spec=plan.whole_spec, all_cases=plan.all_cases and not incomplete,
-                          planned_ops=plan.ops, spec_ops=checkable_ops(plan.spec),
-                          counts_comparable=plan.counts_comparable and not incomplete)
-    return assemble(plan, infos, results, applied, time.time() - started, incomplete=incomplete,
-                    known_entries=entries, known_path=read_from, strict=strict, usage=usage)
+        incomplete = {
+            "signal": cancel.reason,
+            "planned": planned,
+            "ran": len(results),
+            "note": f"interrupted by {cancel.reason}: {len(results)} of the {planned} planned results ran; the others are absent",
+        }
+    applied = known.apply(
+        results,
+        entries,
+        whole_spec=plan.whole_spec,
+        all_cases=plan.all_cases and not incomplete,
+        planned_ops=plan.ops,
+        spec_ops=checkable_ops(plan.spec),
+        counts_comparable=plan.counts_comparable and not incomplete,
+    )
+    return assemble(
+        plan,
+        infos,
+        results,
+        applied,
+        time.time() - started,
+        incomplete=incomplete,
+        known_entries=entries,
+        known_path=read_from,
+        strict=strict,
+        usage=usage,
+    )

@@ -1,5 +1,6 @@
 """kbtool's command line: a thin click layer. Heavy modules are imported inside commands only,
 so `kbtool --help` stays fast (no numpy, no backend)."""
+
 import json
 import sys
 
@@ -17,13 +18,17 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except KbtoolError as exc:
-            click.echo("kbtool: error: {}".format(exc), err=True)
+            click.echo(f"kbtool: error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx is not None else " ".join(
-                filter(None, [ctx.command_path, ctx.invoked_subcommand]))
-            click.echo("kbtool: error: {} (see `{} -h`)".format(
-                " ".join(exc.format_message().split()), where), err=True)
+            where = (
+                exc.ctx.command_path
+                if exc.ctx is not None
+                else " ".join(filter(None, [ctx.command_path, ctx.invoked_subcommand]))
+            )
+            click.echo(
+                "kbtool: error: {} (see `{} -h`)".format(" ".join(exc.format_message().split()), where), err=True
+            )
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("kbtool: interrupted", err=True)
@@ -62,10 +67,11 @@ def config_show(as_json):
 
     settings = cfg.effective()
     if as_json:
-        click.echo(json.dumps({"path": cfg.config_path(), "settings": {k: s.as_dict() for k, s in settings.items()}},
-                              indent=2))
+        click.echo(
+            json.dumps({"path": cfg.config_path(), "settings": {k: s.as_dict() for k, s in settings.items()}}, indent=2)
+        )
         return
-    click.echo("# {}".format(cfg.config_path()))
+    click.echo(f"# {cfg.config_path()}")
     width = max(len(k) for k in settings)
     for key, setting in settings.items():
         click.echo("{:<{w}}  {!s:<16}  ({})".format(key, json.dumps(setting.value), setting.source, w=width))
@@ -103,7 +109,7 @@ def config_set(key, value, force):
 
     for note in cfg.set_value(key, value, force=force):
         click.echo(note, err=True)
-    click.echo("{} = {}".format(key, value))
+    click.echo(f"{key} = {value}")
 
 
 @config.command("validate")
@@ -120,7 +126,7 @@ def config_validate(as_json):
         click.echo(problem, err=True)
     if problems:
         sys.exit(1)
-    click.echo("{}: valid".format(cfg.config_path()))
+    click.echo(f"{cfg.config_path()}: valid")
 
 
 # ---------------------------------------------------------------------------- spec
@@ -143,19 +149,35 @@ def spec_list(spec_path, as_json):
     from .specs.domains import grid_cases
 
     s = _load_spec(spec_path)
-    rows = [{"op": name, "category": e["category"], "alias_of": e.get("alias_of"),
-             "documented_in": e["documented_in"], "cases": len(e.get("cases", [])),
-             "grid_cases": len(grid_cases(s, name)), "examples": len(e.get("examples", []))}
-            for name, e in sorted(s.ops.items())]
+    rows = [
+        {
+            "op": name,
+            "category": e["category"],
+            "alias_of": e.get("alias_of"),
+            "documented_in": e["documented_in"],
+            "cases": len(e.get("cases", [])),
+            "grid_cases": len(grid_cases(s, name)),
+            "examples": len(e.get("examples", [])),
+        }
+        for name, e in sorted(s.ops.items())
+    ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
         alias = " (alias of {})".format(row["alias_of"]) if row["alias_of"] else ""
-        click.echo("{:<32} {:<10} cases={:<3} grid={:<3} examples={:<2} docs={}{}".format(
-            row["op"], row["category"], row["cases"], row["grid_cases"], row["examples"],
-            ",".join(row["documented_in"]), alias))
-    click.echo("{} functions".format(len(rows)))
+        click.echo(
+            "{:<32} {:<10} cases={:<3} grid={:<3} examples={:<2} docs={}{}".format(
+                row["op"],
+                row["category"],
+                row["cases"],
+                row["grid_cases"],
+                row["examples"],
+                ",".join(row["documented_in"]),
+                alias,
+            )
+        )
+    click.echo(f"{len(rows)} functions")
 
 
 @spec.command("show")
@@ -207,8 +229,11 @@ def spec_validate(file, as_json):
         s = loader.load(file)
     except loader.SpecError as exc:
         if as_json:
-            click.echo(json.dumps({"path": file or paths.spec_file(), "valid": False, "problems": list(exc.problems)},
-                                  indent=2))
+            click.echo(
+                json.dumps(
+                    {"path": file or paths.spec_file(), "valid": False, "problems": list(exc.problems)}, indent=2
+                )
+            )
         else:
             for problem in exc.problems:
                 click.echo(problem, err=True)
@@ -216,7 +241,7 @@ def spec_validate(file, as_json):
     if as_json:
         click.echo(json.dumps({"path": s.path, "valid": True, "ops": len(s.ops), "problems": []}, indent=2))
         return
-    click.echo("{}: valid ({} ops)".format(s.path, len(s.ops)))
+    click.echo(f"{s.path}: valid ({len(s.ops)} ops)")
 
 
 # ---------------------------------------------------------------------------- env / backends
@@ -234,8 +259,9 @@ def _recipes(names, all_):
         raise KbtoolError("name one or more of {} (or --all)".format(", ".join(RECIPES)))
     unknown = [n for n in names if n not in RECIPES]
     if unknown:
-        raise KbtoolError("unknown environment {}; managed environments: {}".format(
-            ", ".join(unknown), ", ".join(RECIPES)))
+        raise KbtoolError(
+            "unknown environment {}; managed environments: {}".format(", ".join(unknown), ", ".join(RECIPES))
+        )
     return [RECIPES[n] for n in names]
 
 
@@ -246,29 +272,35 @@ def _recipes(names, all_):
 def env_install(names, all_, force):
     """Create or update backend environments (each at the versions its lock pins)."""
     from .runners import envs
-
     from .runners.registry import RECIPES
 
     failed, done = [], {}
     for recipe in _recipes(names, all_):
         owner = RECIPES.get(recipe.env_owner, recipe)  # keras3 runs in the tensorflow env: that env is built
         if owner.name in done:
-            click.echo("{}: runs in the {} env, {}".format(recipe.name, owner.name, done[owner.name]))
+            click.echo(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
             continue
-        click.echo("== {} (Python {}: {}{})".format(owner.name, owner.python_version, " ".join(owner.packages),
-                                                   ", locked" if envs.read_lock(owner) else ""), err=True)
+        click.echo(
+            "== {} (Python {}: {}{})".format(
+                owner.name, owner.python_version, " ".join(owner.packages), ", locked" if envs.read_lock(owner) else ""
+            ),
+            err=True,
+        )
         try:
             record = envs.install(owner, log=lambda line: click.echo("   " + line, err=True), force=force)
         except KbtoolError as exc:
-            click.echo("kbtool: error: {}".format(exc), err=True)
+            click.echo(f"kbtool: error: {exc}", err=True)
             failed.append(recipe.name)
             done[owner.name] = "which failed to install"
             continue
-        done[owner.name] = "installed in {}".format(owner.env_dir())
-        click.echo("{}: installed in {} ({} s, {} MB)".format(owner.name, owner.env_dir(), record["install_seconds"],
-                                                           envs.describe(owner).get("size_mb")))
+        done[owner.name] = f"installed in {owner.env_dir()}"
+        click.echo(
+            "{}: installed in {} ({} s, {} MB)".format(
+                owner.name, owner.env_dir(), record["install_seconds"], envs.describe(owner).get("size_mb")
+            )
+        )
         if recipe is not owner:
-            click.echo("{}: runs in the {} env".format(recipe.name, owner.name))
+            click.echo(f"{recipe.name}: runs in the {owner.name} env")
     if failed:
         sys.exit(2)
 
@@ -295,7 +327,7 @@ def env_list(as_json):
             click.echo("{:<11} {:<40} {}{}".format(info["name"], state, info["path"], link))
     problems = [info["problem"] for info in infos if info.get("problem")]
     for problem in problems:  # every environment is listed first; then one line per broken one
-        click.echo("kbtool: error: {}".format(problem), err=True)
+        click.echo(f"kbtool: error: {problem}", err=True)
     if problems:
         sys.exit(2)
 
@@ -322,15 +354,17 @@ def env_remove(names):
     failed = []
     for recipe in _recipes(names, False):
         if recipe.env_owner != recipe.name:  # removing it would remove the env it shares
-            click.echo("kbtool: error: {} runs in the {} env and has none of its own: `kbtool env remove {}` removes "
-                       "that env (and {} with it)".format(recipe.name, recipe.env_owner, recipe.env_owner,
-                                                         recipe.name), err=True)
+            click.echo(
+                f"kbtool: error: {recipe.name} runs in the {recipe.env_owner} env and has none of its own: `kbtool env remove {recipe.env_owner}` removes "
+                f"that env (and {recipe.name} with it)",
+                err=True,
+            )
             failed.append(recipe.name)
             continue
         try:
             click.echo(envs.remove(recipe))
         except KbtoolError as exc:  # the others are still removed
-            click.echo("kbtool: error: {}".format(exc), err=True)
+            click.echo(f"kbtool: error: {exc}", err=True)
             failed.append(recipe.name)
     if failed:
         sys.exit(2)
@@ -338,8 +372,13 @@ def env_remove(names):
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--backend", "names", multiple=True, help="Also probe a custom backend module (repeatable).",
-              shell_complete=complete_backend)
+@click.option(
+    "--backend",
+    "names",
+    multiple=True,
+    help="Also probe a custom backend module (repeatable).",
+    shell_complete=complete_backend,
+)
 def backends(as_json, names):
     """Start each backend's worker and report status, versions and why one is unavailable."""
     from .runners.registry import probe_all
@@ -349,7 +388,7 @@ def backends(as_json, names):
         click.echo(json.dumps(infos, indent=2))
         return
     for info in infos:
-        detail = ", ".join("{} {}".format(k, v) for k, v in info.get("versions", {}).items()) or info.get("reason", "")
+        detail = ", ".join(f"{k} {v}" for k, v in info.get("versions", {}).items()) or info.get("reason", "")
         click.echo("{:<11} {:<14} py{:<7} {}".format(info["name"], info["status"], info.get("python") or "-", detail))
 
 
@@ -371,48 +410,132 @@ def completion(shell):
 
 # ---------------------------------------------------------------------------- check
 @main.command()
-@click.option("--op", "ops", multiple=True, help="Op to check (repeatable; default: every op in the spec).",
-              shell_complete=complete_op)
-@click.option("--backend", "backend_names", multiple=True, shell_complete=complete_backend,
-              help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. "
-                   "Default: every installed built-in backend.")
+@click.option(
+    "--op",
+    "ops",
+    multiple=True,
+    help="Op to check (repeatable; default: every op in the spec).",
+    shell_complete=complete_op,
+)
+@click.option(
+    "--backend",
+    "backend_names",
+    multiple=True,
+    shell_complete=complete_backend,
+    help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. "
+    "Default: every installed built-in backend.",
+)
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]), help="Evaluation mode(s).")
 @click.option("--examples", is_flag=True, help="Only the documented examples: checks what each doc version shows.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report to stdout instead of the table.")
-@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
-              help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
+@click.option(
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
+)
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
-@click.option("--timeout", "case_timeout", metavar="SECONDS",
-              help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
-                   "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).")
-@click.option("--jobs", "-j", "jobs", type=click.IntRange(1, 256), metavar="N",
-              help="At most N backend workers at once, sharing every backend's cases (default: one per core).")
-@click.option("--keras-config", "keras_config", multiple=True, metavar="KEY=VALUE",
-              help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).")
-@click.option("--known", "known_path", type=click.Path(dir_okay=False),
-              help="Known-differences file (default: the one beside the shipped spec).")
-@click.option("--active", is_flag=True,
-              help="Check only the active backend (KERAS_BACKEND, else keras.json's backend) against the reference.")
-@click.option("--grid", default="pairwise", show_default=True, type=click.Choice(["pairwise", "full"]),
-              help="Cases generated from the parameters' documented domains: every pair of values, or every row.")
-@click.option("--shard", "shard", metavar="K/N",
-              help="Run part K of N of the planned cases (the same parts on every machine, balanced by "
-                   "specs/timings.json); `kbtool report merge` joins the parts' JSON reports.")
-@click.option("--status", "statuses", multiple=True, metavar="STATUS",
-              help="Show only these results in the terminal (repeatable): pass, known, unsupported, fail, error, "
-                   "crash, timeout, could_not_start, unexplained. Files, --json, summary and exit code keep all.")
-@click.option("--last-failed", "last_failed", is_flag=True,
-              help="Rerun only what did not pass (and is not a known difference) in the last check.")
-@click.option("--strict", is_flag=True,
-              help="Also exit 1 on unsupported results (even explained ones) and on known differences that grew.")
+@click.option(
+    "--timeout",
+    "case_timeout",
+    metavar="SECONDS",
+    help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
+    "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    "jobs",
+    type=click.IntRange(1, 256),
+    metavar="N",
+    help="At most N backend workers at once, sharing every backend's cases (default: one per core).",
+)
+@click.option(
+    "--keras-config",
+    "keras_config",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).",
+)
+@click.option(
+    "--known",
+    "known_path",
+    type=click.Path(dir_okay=False),
+    help="Known-differences file (default: the one beside the shipped spec).",
+)
+@click.option(
+    "--active",
+    is_flag=True,
+    help="Check only the active backend (KERAS_BACKEND, else keras.json's backend) against the reference.",
+)
+@click.option(
+    "--grid",
+    default="pairwise",
+    show_default=True,
+    type=click.Choice(["pairwise", "full"]),
+    help="Cases generated from the parameters' documented domains: every pair of values, or every row.",
+)
+@click.option(
+    "--shard",
+    "shard",
+    metavar="K/N",
+    help="Run part K of N of the planned cases (the same parts on every machine, balanced by "
+    "specs/timings.json); `kbtool report merge` joins the parts' JSON reports.",
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    metavar="STATUS",
+    help="Show only these results in the terminal (repeatable): pass, known, unsupported, fail, error, "
+    "crash, timeout, could_not_start, unexplained. Files, --json, summary and exit code keep all.",
+)
+@click.option(
+    "--last-failed",
+    "last_failed",
+    is_flag=True,
+    help="Rerun only what did not pass (and is not a known difference) in the last check.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Also exit 1 on unsupported results (even explained ones) and on known differences that grew.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line (and errors): no progress, no summary.")
-@click.option("--verbose", "-v", is_flag=True,
-              help="List everything: the op × backend matrix, every failure with its details, every known "
-                   "difference, every documentation example.")
-def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, outputs, spec_path, case_timeout, jobs,
-          keras_config, grid, known_path, active, shard, statuses, last_failed, strict, quiet, verbose):
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="List everything: the op × backend matrix, every failure with its details, every known "
+    "difference, every documentation example.",
+)
+def check(
+    ops,
+    backend_names,
+    case_patterns,
+    modes,
+    examples,
+    seed,
+    as_json,
+    outputs,
+    spec_path,
+    case_timeout,
+    jobs,
+    keras_config,
+    grid,
+    known_path,
+    active,
+    shard,
+    statuses,
+    last_failed,
+    strict,
+    quiet,
+    verbose,
+):
     """Run spec cases on each backend and compare with the NumPy reference.
 
     Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
@@ -441,11 +564,12 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
         except ValueError:
             seconds = math.nan
         if not (math.isfinite(seconds) and 0 < seconds <= 86400):
-            raise KbtoolError("--timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})".format(
-                case_timeout))
+            raise KbtoolError(
+                f"--timeout takes a number of seconds, more than 0 and at most 86400 (got {case_timeout!r})"
+            )
         case_timeout = seconds
     if known_path and not os.path.isfile(known_path):
-        raise KbtoolError("--known {}: no such file".format(known_path))
+        raise KbtoolError(f"--known {known_path}: no such file")
 
     statuses = view.check_statuses(statuses)
     if quiet and verbose:
@@ -457,16 +581,26 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
     failed_last = _last_failures(seed, grid) if last_failed else None
     settings = keras_settings.resolve(keras_config)
     if active and backend_names:
-        raise KbtoolError("--active checks the configured backend ({}); give --active or --backend, not both".format(
-            settings.active_backend))
-    plan = make_plan(_load_spec(spec_path), ops=ops,
-                     backends=(settings.active_backend,) if active else backend_names, case_patterns=case_patterns,
-                     modes=modes, examples=examples, seed=seed, grid=grid, keras_config=settings.override,
-                     shard=shard, last_failed=failed_last)
+        raise KbtoolError(
+            f"--active checks the configured backend ({settings.active_backend}); give --active or --backend, not both"
+        )
+    plan = make_plan(
+        _load_spec(spec_path),
+        ops=ops,
+        backends=(settings.active_backend,) if active else backend_names,
+        case_patterns=case_patterns,
+        modes=modes,
+        examples=examples,
+        seed=seed,
+        grid=grid,
+        keras_config=settings.override,
+        shard=shard,
+        last_failed=failed_last,
+    )
     for note in plan.notes:
-        click.echo("kbtool: {}".format(note), err=True)
+        click.echo(f"kbtool: {note}", err=True)
     if plan.shard_share is not None:
-        click.echo("kbtool: {}".format(plan.shard_share.describe()), err=True)
+        click.echo(f"kbtool: {plan.shard_share.describe()}", err=True)
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     reports.prepare_outputs(outputs)
 
@@ -488,7 +622,7 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
             os._exit(128 + caught[0])
         caught.append(signum)
         cancel.set(name)
-        say("kbtool: {}: stopping; the partial report follows ({} again to exit now)\n".format(name, name))
+        say(f"kbtool: {name}: stopping; the partial report follows ({name} again to exit now)\n")
 
     previous = {}
     if threading.current_thread() is threading.main_thread():
@@ -498,14 +632,21 @@ def check(ops, backend_names, case_patterns, modes, examples, seed, as_json, out
     try:
         # bars on a terminal, a few plain lines in a log; closed before the summary prints (also on Ctrl-C)
         with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
-            report = run_check(plan, progress=show, case_timeout=case_timeout, cancel=cancel, jobs=jobs,
-                               known_path=known_path, strict=strict)
+            report = run_check(
+                plan,
+                progress=show,
+                case_timeout=case_timeout,
+                cancel=cancel,
+                jobs=jobs,
+                known_path=known_path,
+                strict=strict,
+            )
         if caught and show is not None and show.live:  # the bars' last redraw erased what the handler wrote
-            click.echo("kbtool: {}: stopped; the partial report follows".format(signal.Signals(caught[0]).name),
-                       err=True)
+            click.echo(f"kbtool: {signal.Signals(caught[0]).name}: stopped; the partial report follows", err=True)
         report_load.save_last(report, warn=lambda line: click.echo(line, err=True))
-        failures = reports.write_all(report, outputs,
-                                     echo=(lambda line: click.echo(line, err=True)) if verbosity else None)
+        failures = reports.write_all(
+            report, outputs, echo=(lambda line: click.echo(line, err=True)) if verbosity else None
+        )
         if as_json:
             click.echo(reports.render(report, "json"), nl=False)
         else:
@@ -529,7 +670,7 @@ def _last_failures(seed, grid):
     try:
         last = load_last()
     except KbtoolError as exc:
-        raise KbtoolError("{} (delete {} to start afresh)".format(exc, last_report_path()))
+        raise KbtoolError(f"{exc} (delete {last_report_path()} to start afresh)")
     if last is None:
         click.echo("kbtool: no last run recorded; running everything", err=True)
         return None
@@ -538,8 +679,12 @@ def _last_failures(seed, grid):
         click.echo("kbtool: last run had no failures; running everything", err=True)
         return None
     if (last["seed"], last.get("grid", "pairwise")) != (seed, grid):
-        click.echo("kbtool: note: the last run used --seed {} --grid {}; this one uses --seed {} --grid {}".format(
-            last["seed"], last.get("grid", "pairwise"), seed, grid), err=True)
+        click.echo(
+            "kbtool: note: the last run used --seed {} --grid {}; this one uses --seed {} --grid {}".format(
+                last["seed"], last.get("grid", "pairwise"), seed, grid
+            ),
+            err=True,
+        )
     return selection
 
 
@@ -555,17 +700,32 @@ def report_group():
     """Render, merge and compare JSON reports (`kbtool check -o FILE.json`)."""
 
 
-_REPORT_OUTPUT = click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
-                              help="Write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
+_REPORT_OUTPUT = click.option(
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
+)
 
 
 @report_group.command("render")
 @click.argument("file", type=click.Path(dir_okay=False))
 @_REPORT_OUTPUT
-@click.option("--format", "fmt", type=click.Choice(["terminal", "json", "markdown", "html", "junit"]),
-              help="Print this format on stdout (default: the terminal view, when no -o is given).")
-@click.option("--status", "statuses", multiple=True, metavar="STATUS",
-              help="The terminal view shows only these results (as `check --status`).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["terminal", "json", "markdown", "html", "junit"]),
+    help="Print this format on stdout (default: the terminal view, when no -o is given).",
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    metavar="STATUS",
+    help="The terminal view shows only these results (as `check --status`).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="The terminal view: the verdict line only.")
 @click.option("-v", "--verbose", is_flag=True, help="The terminal view: everything (as `check -v`).")
 def report_render(file, outputs, fmt, statuses, quiet, verbose):
@@ -580,8 +740,9 @@ def report_render(file, outputs, fmt, statuses, quiet, verbose):
     statuses = view.check_statuses(statuses)
     fmt = fmt or (None if outputs else "terminal")
     if statuses and fmt != "terminal":
-        raise KbtoolError("--status filters the terminal view only; files and --format {} hold the whole "
-                          "report".format(fmt or "json"))
+        raise KbtoolError(
+            "--status filters the terminal view only; files and --format {} hold the whole report".format(fmt or "json")
+        )
     report = read_report(file)
     reports.prepare_outputs(outputs)
     failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
@@ -619,8 +780,7 @@ def report_merge(files, outputs, allow_incomplete, strict):
     for name in files:
         real = os.path.realpath(name)
         if real in seen:
-            raise KbtoolError("{} is given twice{}".format(name, "" if seen[real] == name else " (as {})".format(
-                seen[real])))
+            raise KbtoolError("{} is given twice{}".format(name, "" if seen[real] == name else f" (as {seen[real]})"))
         seen[real] = name
     parts = [(name, read_report(name)) for name in files]
     merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
@@ -629,9 +789,12 @@ def report_merge(files, outputs, allow_incomplete, strict):
     if not outputs:
         click.echo(reports.render(merged, "json"), nl=False)
     reasons = verdict_reasons(merged)
-    click.echo("kbtool: merged {} reports: {} results; {}".format(
-        len(parts), len(merged["results"]), "ok" if merged["summary"]["ok"] else "not ok: " + ", ".join(reasons)),
-        err=True)
+    click.echo(
+        "kbtool: merged {} reports: {} results; {}".format(
+            len(parts), len(merged["results"]), "ok" if merged["summary"]["ok"] else "not ok: " + ", ".join(reasons)
+        ),
+        err=True,
+    )
     if failures:
         click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
     sys.exit(2 if failures else exit_code(merged))
@@ -661,18 +824,32 @@ def report_diff(old, new, as_json):
 # ---------------------------------------------------------------------------- explore
 @main.command()
 @click.option("--op", required=True, help="The op to explore.", shell_complete=complete_op)
-@click.option("--backend", "backend_names", multiple=True, shell_complete=complete_backend,
-              help="Backend (repeatable): tensorflow, theano, cntk, numpy, or a module path [@ENV]. "
-                   "Default: every installed built-in backend but numpy (the reference itself).")
-@click.option("--max-examples", default=100, show_default=True, type=click.IntRange(1, 100000),
-              help="Drawn cases per backend (shrinking a failure runs a few more).")
+@click.option(
+    "--backend",
+    "backend_names",
+    multiple=True,
+    shell_complete=complete_backend,
+    help="Backend (repeatable): tensorflow, theano, cntk, numpy, or a module path [@ENV]. "
+    "Default: every installed built-in backend but numpy (the reference itself).",
+)
+@click.option(
+    "--max-examples",
+    default=100,
+    show_default=True,
+    type=click.IntRange(1, 100000),
+    help="Drawn cases per backend (shrinking a failure runs a few more).",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Hypothesis seed: the same seed, the same draws.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
 @click.option("--save", is_flag=True, help="Add each unexplained failure to the op's cases in the spec file.")
 @click.option("--replay", metavar="JSON|@FILE", help="Run one case, as a failure's replay command gives it.")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
-@click.option("--known", "known_path", type=click.Path(dir_okay=False),
-              help="Known-differences file (default: the one beside the shipped spec).")
+@click.option(
+    "--known",
+    "known_path",
+    type=click.Path(dir_okay=False),
+    help="Known-differences file (default: the one beside the shipped spec).",
+)
 def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path):
     """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
     judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
@@ -687,19 +864,24 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
     from .runners import registry
 
     if known_path and not os.path.isfile(known_path):
-        raise KbtoolError("--known {}: no such file".format(known_path))
+        raise KbtoolError(f"--known {known_path}: no such file")
     raw = engine.parse_replay(replay) if replay else None
     spec_obj = _load_spec(spec_path)
     spec_obj.op(op)  # an unknown op: one line naming the closest ones
     builtin = [name for name in registry.BUILTIN if name != "numpy"]
     slots = resolve_backends(list(backend_names), registry.launch_for, builtin)
     if not any(slot.launch for slot in slots):
-        raise KbtoolError("nothing to explore: no backend can run here ({})".format(
-            "; ".join("{}: {}".format(s.name, s.unavailable) for s in slots)))
+        raise KbtoolError(
+            "nothing to explore: no backend can run here ({})".format(
+                "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
+            )
+        )
     session = engine.Session(spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path))
     if raw is None and session.strategy is None:
-        raise KbtoolError("nothing to explore: {} has no case to start from (its cases are all raw-args, raises, "
-                          "random or gradient cases)".format(op))
+        raise KbtoolError(
+            f"nothing to explore: {op} has no case to start from (its cases are all raw-args, raises, "
+            "random or gradient cases)"
+        )
     if raw is not None:
         outcomes = [engine.replay(session, slot.name, slot.launch, raw) for slot in slots if slot.launch]
     else:
@@ -709,9 +891,10 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
     if save:
         unexplained = {json.dumps(f.case, sort_keys=True): f for o in outcomes for f in o.unexplained}
         for failure in unexplained.values():
-            about = "found by kbtool explore (seed {}) on {}, {} mode: {}".format(
-                seed, failure.backend, failure.mode, failure.message)
-            saved.append("{} case {}".format(op, save_case(spec_obj.path, op, failure.case, about[:300])))
+            about = (
+                f"found by kbtool explore (seed {seed}) on {failure.backend}, {failure.mode} mode: {failure.message}"
+            )
+            saved.append(f"{op} case {save_case(spec_obj.path, op, failure.case, about[:300])}")
     if as_json:
         click.echo(json.dumps(render.as_json(op, seed, max_examples, outcomes, saved), indent=2))
     else:

@@ -2,6 +2,7 @@
 
 Completion runs on every Tab press, so it reads the op names with a line scan of the spec instead of loading it
 (about 3 ms instead of 1.3 s) and never raises: a completion that fails offers nothing."""
+
 import re
 
 from click.shell_completion import CompletionItem

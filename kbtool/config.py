@@ -12,6 +12,7 @@ no lock because every write replaces the file in one rename. A file kbtool canno
 object (not UTF-8, not JSON, Infinity/NaN, nested too deeply, too large) is `CorruptFile`: reported
 in one line, never overwritten unless `--force` (which backs it up first, under the lock).
 """
+
 import contextlib
 import datetime
 import fcntl
@@ -65,7 +66,7 @@ class CorruptFile(KbtoolError):
     """keras.json exists but its content is not a JSON object kbtool can use; `set --force` replaces it."""
 
 
-class Setting(object):
+class Setting:
     def __init__(self, key, value, source):
         self.key, self.value, self.source = key, value, source
 
@@ -80,11 +81,11 @@ def read_file(path):
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise KbtoolError("{}: cannot read: {}".format(path, exc.strerror))
+        raise KbtoolError(f"{path}: cannot read: {exc.strerror}")
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise KbtoolError("{}: cannot read: not a regular file (a {})".format(path, _file_kind(mode)))
+            raise KbtoolError(f"{path}: cannot read: not a regular file (a {_file_kind(mode)})")
         chunks, size = [], 0
         while size <= MAX_BYTES:
             chunk = os.read(fd, MAX_BYTES + 1 - size)
@@ -93,17 +94,16 @@ def read_file(path):
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise KbtoolError("{}: cannot read: {}".format(path, exc.strerror))
+        raise KbtoolError(f"{path}: cannot read: {exc.strerror}")
     finally:
         os.close(fd)
     raw = b"".join(chunks)
     if len(raw) > MAX_BYTES:
-        raise CorruptFile("{}: larger than {} bytes, not a keras.json{}".format(path, MAX_BYTES, _FORCE_HINT))
+        raise CorruptFile(f"{path}: larger than {MAX_BYTES} bytes, not a keras.json{_FORCE_HINT}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CorruptFile("{}: not valid UTF-8 (byte 0x{:02x} at offset {}){}".format(
-            path, raw[exc.start], exc.start, _FORCE_HINT))
+        raise CorruptFile(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}){_FORCE_HINT}")
     not_json = []  # Python's json reads Infinity, NaN and 1e400 (inf); JSON has no such numbers
 
     def constant(token):
@@ -119,26 +119,30 @@ def read_file(path):
     try:
         data = json.loads(text, object_pairs_hook=OrderedDict, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as exc:
-        raise CorruptFile("{}:{}:{}: not valid JSON ({}){}".format(path, exc.lineno, exc.colno, exc.msg, _FORCE_HINT))
+        raise CorruptFile(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}){_FORCE_HINT}")
     except RecursionError:
-        raise CorruptFile("{}: nested too deeply for Python's JSON reader, not a keras.json{}".format(
-            path, _FORCE_HINT))
+        raise CorruptFile(f"{path}: nested too deeply for Python's JSON reader, not a keras.json{_FORCE_HINT}")
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
         raise CorruptFile("{}: not valid JSON ({}){}".format(path, str(exc).split(";")[0], _FORCE_HINT))
     if not_json:
-        raise CorruptFile("{}{}: not valid JSON ({} is not a finite JSON number){}".format(
-            path, _position(text, not_json[0]), not_json[0], _FORCE_HINT))
+        raise CorruptFile(
+            f"{path}{_position(text, not_json[0])}: not valid JSON ({not_json[0]} is not a finite JSON number){_FORCE_HINT}"
+        )
     if not isinstance(data, dict):
-        raise CorruptFile("{}:1: keras.json must hold a JSON object, found {}{}".format(
-            path, type(data).__name__, _FORCE_HINT))
+        raise CorruptFile(f"{path}:1: keras.json must hold a JSON object, found {type(data).__name__}{_FORCE_HINT}")
     if _depth(data) > MAX_DEPTH:
-        raise CorruptFile("{}: nested deeper than {} levels, not a keras.json{}".format(path, MAX_DEPTH, _FORCE_HINT))
+        raise CorruptFile(f"{path}: nested deeper than {MAX_DEPTH} levels, not a keras.json{_FORCE_HINT}")
     return data
 
 
 def _file_kind(mode):
-    for test, kind in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+    for test, kind in (
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISFIFO, "named pipe"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+    ):
         if test(mode):
             return kind
     return "special file"
@@ -182,7 +186,7 @@ def effective(path=None, environ=None):
             ordering = data["image_dim_ordering"]
             mapped = DIM_ORDERING_TO_FORMAT.get(ordering, ordering) if isinstance(ordering, str) else ordering
             settings["image_data_format"] = Setting(
-                "image_data_format", mapped, "file (Keras 1.x image_dim_ordering={!r})".format(ordering)
+                "image_data_format", mapped, f"file (Keras 1.x image_dim_ordering={ordering!r})"
             )
         for key, value in data.items():
             if key not in settings and key != "image_dim_ordering":
@@ -200,9 +204,10 @@ def check_value(key, value, import_custom=False):
         if value in BUILTIN_BACKENDS:
             return None
         if not _MODULE_PATH.fullmatch(value):
-            return ("backend must be one of {} or a module name (my_backend, or a dotted module path like "
-                    "my_package.my_module), got {!r}").format(
-                ", ".join(BUILTIN_BACKENDS), value)
+            return (
+                "backend must be one of {} or a module name (my_backend, or a dotted module path like "
+                "my_package.my_module), got {!r}"
+            ).format(", ".join(BUILTIN_BACKENDS), value)
         return check_custom_backend(value) if import_custom else None
     if key == "floatx":  # isinstance first: a list or object from the file is unhashable
         if isinstance(value, str) and value in FLOATX:
@@ -214,12 +219,12 @@ def check_value(key, value, import_custom=False):
         return "image_data_format must be one of {}, got {!r}".format(", ".join(DATA_FORMATS), value)
     if key == "epsilon":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not _finite(value):
-            return "epsilon must be a positive float (and finite), got {!r}".format(value)
+            return f"epsilon must be a positive float (and finite), got {value!r}"
         return None
     if key == "image_dim_ordering":
         if isinstance(value, str) and value in DIM_ORDERING_TO_FORMAT:
             return None
-        return "image_dim_ordering must be 'tf' or 'th', got {!r}".format(value)
+        return f"image_dim_ordering must be 'tf' or 'th', got {value!r}"
     return None
 
 
@@ -233,7 +238,7 @@ def _finite(number):
 def _one_line(exc):
     """`Type: message` of an exception, on one line."""
     message = " ".join(str(exc).split())
-    return "{}: {}".format(type(exc).__name__, message) if message else type(exc).__name__
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def check_custom_backend(module_path):
@@ -244,7 +249,7 @@ def check_custom_backend(module_path):
     except KeyboardInterrupt:  # the user's Ctrl-C (one the module raises itself looks the same): click aborts
         raise
     except BaseException as exc:  # SystemExit too: the user's module failing is a one-line problem, never an exit
-        return "backend module {!r} does not import: {}".format(module_path, _one_line(exc))
+        return f"backend module {module_path!r} does not import: {_one_line(exc)}"
     missing = []
     for name in CUSTOM_BACKEND_REQUIRED:
         try:
@@ -253,10 +258,11 @@ def check_custom_backend(module_path):
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a module __getattr__ that raises
-            return "backend module {!r} raised {} when asked for {}".format(module_path, _one_line(exc), name)
+            return f"backend module {module_path!r} raised {_one_line(exc)} when asked for {name}"
     if missing:
         return "backend module {!r} lacks {} (a Keras backend must provide {})".format(
-            module_path, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED))
+            module_path, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
+        )
     return None
 
 
@@ -287,11 +293,11 @@ def validate(path=None, environ=None):
     for key, value in data.items():
         problem = check_value(key, value, import_custom=True)
         if problem:
-            problems.append("{}: {}".format(path, problem))
+            problems.append(f"{path}: {problem}")
     if env.get("KERAS_BACKEND"):
         problem = check_value("backend", env["KERAS_BACKEND"], import_custom=True)
         if problem:
-            problems.append("KERAS_BACKEND: {}".format(problem))
+            problems.append(f"KERAS_BACKEND: {problem}")
     return problems
 
 
@@ -300,7 +306,7 @@ def parse_value(key, text):
         try:
             return float(text)
         except ValueError:
-            raise KbtoolError("epsilon must be a positive float (and finite), got {!r}".format(text))
+            raise KbtoolError(f"epsilon must be a positive float (and finite), got {text!r}")
     return text
 
 
@@ -318,31 +324,34 @@ def set_value(key, text, path=None, force=False, environ=None):
     with _locked(path):
         removed = _remove_stale_temps(path)
         if removed:
-            notes.append("removed {} temporary file(s) left by an interrupted write beside {}".format(removed, path))
+            notes.append(f"removed {removed} temporary file(s) left by an interrupted write beside {path}")
         try:
             data = read_file(path)
         except CorruptFile:  # read under the lock: only a file that is unreadable now is backed up
             if not force:
                 raise
             backup = _backup(path)
-            notes.append("unreadable {} backed up to {}; starting from the defaults".format(path, backup))
+            notes.append(f"unreadable {path} backed up to {backup}; starting from the defaults")
             data = None
         if data is None:
             data = OrderedDict(DEFAULTS)
-            notes.append("created {} with the documented defaults".format(path))
+            notes.append(f"created {path} with the documented defaults")
         ordering = data.get("image_dim_ordering")
         if isinstance(ordering, str) and ordering in DIM_ORDERING_TO_FORMAT:  # an invalid one stays for validate
             del data["image_dim_ordering"]
             if "image_data_format" not in data:
                 data["image_data_format"] = DIM_ORDERING_TO_FORMAT[ordering]
-            notes.append("migrated Keras 1.x image_dim_ordering={!r} to image_data_format={!r}".format(
-                ordering, data.get("image_data_format")))
+            notes.append(
+                "migrated Keras 1.x image_dim_ordering={!r} to image_data_format={!r}".format(
+                    ordering, data.get("image_data_format")
+                )
+            )
         data[key] = value
         text = json.dumps(data, indent=4, allow_nan=False) + "\n"
         try:
             files.write_atomic(path, text)
         except OSError as exc:
-            raise KbtoolError("{}: cannot write: {}".format(path, _os_reason(exc, path)))
+            raise KbtoolError(f"{path}: cannot write: {_os_reason(exc, path)}")
     return notes
 
 
@@ -350,7 +359,7 @@ def _os_reason(exc, path):
     """An OSError in a few words, naming the file it concerns when that is not `path`."""
     where = exc.filename if exc.filename and exc.filename != path else None
     reason = exc.strerror or str(exc)
-    return "{}: {}".format(where, reason) if where else reason
+    return f"{where}: {reason}" if where else reason
 
 
 def _folder_problem(folder):
@@ -358,7 +367,7 @@ def _folder_problem(folder):
     probe = os.path.abspath(folder)
     while not os.path.exists(probe) and os.path.dirname(probe) != probe:
         probe = os.path.dirname(probe)
-    return None if os.path.isdir(probe) else "{} is not a directory".format(probe)
+    return None if os.path.isdir(probe) else f"{probe} is not a directory"
 
 
 @contextlib.contextmanager
@@ -368,13 +377,13 @@ def _locked(path):
     folder = os.path.dirname(real)
     problem = _folder_problem(folder)
     if problem:
-        raise KbtoolError("{}: cannot write: {}".format(path, problem))
+        raise KbtoolError(f"{path}: cannot write: {problem}")
     lock_path = real + ".lock"
     try:
         os.makedirs(folder, exist_ok=True)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as exc:
-        raise KbtoolError("{}: cannot write: {}".format(path, _os_reason(exc, path)))
+        raise KbtoolError(f"{path}: cannot write: {_os_reason(exc, path)}")
     try:
         deadline = time.monotonic() + LOCK_TIMEOUT
         while True:
@@ -383,11 +392,12 @@ def _locked(path):
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise KbtoolError("{}: cannot write: another process has held {} for {:g} s".format(
-                        path, lock_path, LOCK_TIMEOUT))
+                    raise KbtoolError(
+                        f"{path}: cannot write: another process has held {lock_path} for {LOCK_TIMEOUT:g} s"
+                    )
                 time.sleep(0.005)
             except OSError as exc:
-                raise KbtoolError("{}: cannot write: cannot lock {}: {}".format(path, lock_path, exc.strerror))
+                raise KbtoolError(f"{path}: cannot write: cannot lock {lock_path}: {exc.strerror}")
         yield
     finally:
         os.close(fd)
@@ -419,7 +429,7 @@ def _backup(path):
     real = os.path.realpath(path)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     for attempt in range(100):
-        backup = "{}.bak-{}{}".format(real, stamp, "-{}".format(attempt) if attempt else "")
+        backup = "{}.bak-{}{}".format(real, stamp, f"-{attempt}" if attempt else "")
         try:
             try:
                 os.link(real, backup)
@@ -432,5 +442,5 @@ def _backup(path):
         except FileExistsError:
             continue
         except OSError as exc:
-            raise KbtoolError("{}: cannot back up: {}".format(path, _os_reason(exc, path)))
-    raise KbtoolError("{}: cannot back up: too many backups named {}.bak-{}*".format(path, real, stamp))
+            raise KbtoolError(f"{path}: cannot back up: {_os_reason(exc, path)}")
+    raise KbtoolError(f"{path}: cannot back up: too many backups named {real}.bak-{stamp}*")

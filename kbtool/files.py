@@ -1,5 +1,6 @@
 """File chores shared by every stage: atomic writes, where in a YAML file a parse error is, and reading spec and
 known-differences files that may be hostile (bounded size, bounded YAML, one-line problems)."""
+
 import errno
 import os
 import re
@@ -49,7 +50,7 @@ def _mode_for(path):
 def yaml_error(path, exc, what="not valid YAML"):
     """A one-line KbtoolError for a YAML parse error: `file:line: what (problem)`."""
     mark = getattr(exc, "problem_mark", None)
-    where = "{}:{}".format(path, mark.line + 1) if mark else path
+    where = f"{path}:{mark.line + 1}" if mark else path
     return KbtoolError("{}: {} ({})".format(where, what, getattr(exc, "problem", None) or exc))
 
 
@@ -74,7 +75,7 @@ def clip(text, limit=QUOTE_CHARS):
     text = str(text)
     if len(text) <= limit:
         return text
-    return "{}... ({} characters)".format(text[:limit], len(text))
+    return f"{text[:limit]}... ({len(text)} characters)"
 
 
 def quote(value, limit=QUOTE_CHARS):
@@ -100,15 +101,15 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
     except FileNotFoundError:
         if missing_ok:
             return None
-        raise KbtoolError("cannot read {}{}: {}".format(what, path, os.strerror(errno.ENOENT)))
+        raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.ENOENT)}")
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise KbtoolError("cannot read {}{}: {}".format(what, path, getattr(exc, "strerror", None) or exc))
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
-            raise KbtoolError("cannot read {}{}: {}".format(what, path, os.strerror(errno.EISDIR)))
+            raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.EISDIR)}")
         if not stat.S_ISREG(mode):
-            raise KbtoolError("cannot read {}{}: not a regular file ({})".format(what, path, _file_kind(mode)))
+            raise KbtoolError(f"cannot read {what}{path}: not a regular file ({_file_kind(mode)})")
         chunks, size = [], 0
         while size <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
@@ -117,12 +118,13 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise KbtoolError("cannot read {}{}: {}".format(what, path, exc.strerror or exc))
+        raise KbtoolError(f"cannot read {what}{path}: {exc.strerror or exc}")
     finally:
         os.close(fd)
     if size > max_bytes:
-        raise FileProblem("{}: larger than {} MB, the most kbtool reads from a YAML file".format(
-            path, max_bytes // (1024 * 1024)))
+        raise FileProblem(
+            f"{path}: larger than {max_bytes // (1024 * 1024)} MB, the most kbtool reads from a YAML file"
+        )
     data = b"".join(chunks)
     try:
         return data.decode("utf-8")
@@ -131,11 +133,15 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
 
 
 def _file_kind(mode):
-    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
-    return "mode {:o}".format(stat.S_IFMT(mode))
+    return f"mode {stat.S_IFMT(mode):o}"
 
 
 class YamlLimitError(yaml.YAMLError):
@@ -165,8 +171,10 @@ class _BoundedComposer(yaml.composer.Composer):
     def _grow(self, count, mark, why):
         self._expanded += count
         if self._expanded > MAX_YAML_NODES:
-            raise YamlLimitError("more than {} values once aliases are expanded ({}); kbtool refuses larger "
-                                 "YAML data".format(MAX_YAML_NODES, why), mark)
+            raise YamlLimitError(
+                f"more than {MAX_YAML_NODES} values once aliases are expanded ({why}); kbtool refuses larger YAML data",
+                mark,
+            )
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.events.AliasEvent):
@@ -175,14 +183,18 @@ class _BoundedComposer(yaml.composer.Composer):
             if node is not None:
                 size = self._sizes.get(id(node))
                 if size is None:  # the anchor's collection is still open: the alias is inside it
-                    raise YamlLimitError("alias *{} is inside the collection it names (recursive data is not "
-                                         "allowed)".format(clip(event.anchor, 40)), event.start_mark)
-                self._grow(size, event.start_mark, "alias *{} here".format(clip(event.anchor, 40)))
+                    raise YamlLimitError(
+                        f"alias *{clip(event.anchor, 40)} is inside the collection it names (recursive data is not "
+                        "allowed)",
+                        event.start_mark,
+                    )
+                self._grow(size, event.start_mark, f"alias *{clip(event.anchor, 40)} here")
             return super().compose_node(parent, index)  # an undefined alias: PyYAML's own error
         event = self.peek_event()
         if self._depth >= MAX_YAML_DEPTH:
-            raise YamlLimitError("nested more than {} levels deep; kbtool refuses deeper YAML data".format(
-                MAX_YAML_DEPTH), event.start_mark)
+            raise YamlLimitError(
+                f"nested more than {MAX_YAML_DEPTH} levels deep; kbtool refuses deeper YAML data", event.start_mark
+            )
         self._depth += 1
         before = self._expanded
         self._grow(1, event.start_mark, "no alias needed")
@@ -201,15 +213,20 @@ class _JsonConstructor(yaml.constructor.SafeConstructor):
         try:
             return super().construct_yaml_int(node)
         except ValueError:  # Python's limit on the digits of an int read from text
-            raise yaml.constructor.ConstructorError(None, None, "integer too long ({} characters)".format(
-                len(node.value)), node.start_mark)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"integer too long ({len(node.value)} characters)", node.start_mark
+            )
 
     def construct_timestamp_as_text(self, node):
         return self.construct_scalar(node)
 
     def construct_refused(self, node):
-        raise yaml.constructor.ConstructorError(None, None, "{} is not allowed: kbtool's YAML files hold plain "
-                                                "JSON-like data".format(clip(node.tag, 60)), node.start_mark)
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"{clip(node.tag, 60)} is not allowed: kbtool's YAML files hold plain JSON-like data",
+            node.start_mark,
+        )
 
 
 _JsonConstructor.add_constructor("tag:yaml.org,2002:int", _JsonConstructor.construct_yaml_int)
@@ -229,8 +246,15 @@ try:  # the C parser is ~10x faster than PyYAML's; the composer above runs on it
             _JsonConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    class BoundedLoader(_BoundedComposer, yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
-                        _JsonConstructor, yaml.resolver.Resolver):
+
+    class BoundedLoader(
+        _BoundedComposer,
+        yaml.reader.Reader,
+        yaml.scanner.Scanner,
+        yaml.parser.Parser,
+        _JsonConstructor,
+        yaml.resolver.Resolver,
+    ):
         """A safe YAML loader that refuses data past kbtool's limits (see _BoundedComposer)."""
 
         def __init__(self, stream):
@@ -251,17 +275,24 @@ def parse_yaml(path, text, what="not valid YAML"):
         root = loader.get_single_node()
         data = None if root is None else loader.construct_document(root)
     except YamlLimitError as exc:
-        raise FileProblem(one_line("{}:{}: {}".format(path, exc.problem_mark.line + 1, exc.problem)))
+        raise FileProblem(one_line(f"{path}:{exc.problem_mark.line + 1}: {exc.problem}"))
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow; its position, not a mark
-        before = text.encode("utf-8")[:exc.position] if exc.encoding == "?" else text[:exc.position]  # C: bytes
-        raise FileProblem(one_line("{}:{}: {} (character {} is not allowed: {})".format(
-            path, before.count(b"\n" if isinstance(before, bytes) else "\n") + 1, what,
-            "#x{:04x}".format(exc.character) if isinstance(exc.character, int) else repr(exc.character),
-            exc.reason)))
+        before = text.encode("utf-8")[: exc.position] if exc.encoding == "?" else text[: exc.position]  # C: bytes
+        raise FileProblem(
+            one_line(
+                "{}:{}: {} (character {} is not allowed: {})".format(
+                    path,
+                    before.count(b"\n" if isinstance(before, bytes) else "\n") + 1,
+                    what,
+                    f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character),
+                    exc.reason,
+                )
+            )
+        )
     except yaml.YAMLError as exc:
         raise FileProblem(one_line(yaml_error(path, exc, what)))
     except RecursionError:  # pragma: no cover - the depth limit keeps far from it
-        raise FileProblem("{}: {} (nested too deep)".format(path, what))
+        raise FileProblem(f"{path}: {what} (nested too deep)")
     finally:
         loader.dispose()
     return root, data

@@ -9,6 +9,7 @@ backend). A check honours them the same way:
 - `--keras-config KEY=VALUE` overrides one setting; `--keras-config defaults` ignores the file's settings (the
   documented defaults: what CI should pin). The active backend is still read then: it changes no verdict.
 """
+
 import math
 import os
 from dataclasses import dataclass, field
@@ -33,10 +34,13 @@ class CheckSettings:
 
     def header(self):
         """One line saying which settings ran and where they came from."""
-        parts = ["backend {} (active; {})".format(self.active_backend, self.sources["backend"])] \
-            if self.active_backend else []
+        parts = (
+            ["backend {} (active; {})".format(self.active_backend, self.sources["backend"])]
+            if self.active_backend
+            else []
+        )
         for key in CONFIG_KEYS:
-            parts.append("{} {} ({})".format(key, self.values[key], self.sources[key]))
+            parts.append(f"{key} {self.values[key]} ({self.sources[key]})")
         return "keras.json settings: " + ", ".join(parts)
 
     def as_report(self):
@@ -53,22 +57,25 @@ def resolve(items=(), environ=None, path=None):
     try:
         cli = parse_override(items)
     except DomainError as exc:
-        raise KbtoolError("{} (or `--keras-config defaults`)".format(exc))
+        raise KbtoolError(f"{exc} (or `--keras-config defaults`)")
     path = path or config.config_path(environ)
     out = CheckSettings(config_file=path)
     try:
         effective = config.effective(path=path, environ=environ)
     except KbtoolError as exc:
         if not pin_defaults:
-            raise KbtoolError("{}; or pass --keras-config defaults to check without it".format(exc))
+            raise KbtoolError(f"{exc}; or pass --keras-config defaults to check without it")
         # pinned defaults need nothing from the file; the active backend is then KERAS_BACKEND's, if set
         effective = config.effective(path=os.devnull + ".absent", environ=environ)
         out.config_file = None
     backend = effective["backend"]
     problem = config.check_value("backend", backend.value)
     if problem:
-        raise KbtoolError("{} ({}): {}; fix it, or pass --backend to name what to check".format(
-            path if backend.source == "file" else "KERAS_BACKEND", "backend", problem))
+        raise KbtoolError(
+            "{} ({}): {}; fix it, or pass --backend to name what to check".format(
+                path if backend.source == "file" else "KERAS_BACKEND", "backend", problem
+            )
+        )
     out.active_backend = backend.value
     out.sources["backend"] = _source(backend.source, path)
     for key in CONFIG_KEYS:
@@ -84,8 +91,7 @@ def resolve(items=(), environ=None, path=None):
             continue
         problem = config.check_value(key, setting.value)
         if problem:
-            raise KbtoolError("{}: {}; fix it (`kbtool config set`), or pass --keras-config defaults".format(
-                path, problem))
+            raise KbtoolError(f"{path}: {problem}; fix it (`kbtool config set`), or pass --keras-config defaults")
         value = float(setting.value) if key == "epsilon" else setting.value
         out.values[key] = value
         if _same(key, value, default):

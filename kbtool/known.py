@@ -20,6 +20,7 @@ The file may be hostile: it is read within kbtool/files.py's limits (a regular f
 problem is one line quoting at most ~100 characters of it, and regexes run on the `regex` engine with a time
 limit: a search that times out does not match, and the result says so in its note.
 """
+
 import fnmatch
 import functools
 import re
@@ -56,8 +57,12 @@ def load(path=None, spec=None):
     problems = _numbered_problems(entries, spec)
     if problems:
         number, first = problems[0]
-        raise KbtoolError(files.one_line("{}: {}".format(_position(path, root, number), first) + (
-            " (and {} more problems)".format(len(problems) - 1) if len(problems) > 1 else "")))
+        raise KbtoolError(
+            files.one_line(
+                f"{_position(path, root, number)}: {first}"
+                + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "")
+            )
+        )
     return entries
 
 
@@ -66,7 +71,7 @@ def _position(path, root, number):
     nodes = getattr(root, "value", None)
     if number is None or not isinstance(nodes, list) or not 0 < number <= len(nodes):
         return path
-    return "{}:{}".format(path, nodes[number - 1].start_mark.line + 1)
+    return f"{path}:{nodes[number - 1].start_mark.line + 1}"
 
 
 def validate(entries, spec=None):
@@ -80,13 +85,12 @@ def _numbered_problems(entries, spec=None):
         return [(None, "expected a list of entries (op, backend, reason, count, ...)")]
     globs = sum(len(_globs(e[key])) for e in entries for key in GLOB_KEYS if _is_globs(e.get(key)))
     if globs > MAX_GLOBS:  # each is matched against every op and case id of the spec: bounded work
-        return [(None, "{} globs in {} entries; kbtool checks at most {} in one file".format(
-            globs, len(entries), MAX_GLOBS))]
+        return [(None, f"{globs} globs in {len(entries)} entries; kbtool checks at most {MAX_GLOBS} in one file")]
     problems = []
     for number, entry in enumerate(entries, 1):
         found = _entry_problems(number, entry)
         if spec is not None and not found:
-            found = ["{}: {}".format(_where(number, entry), p) for p in _spec_problems(entry, spec)]
+            found = [f"{_where(number, entry)}: {p}" for p in _spec_problems(entry, spec)]
         problems.extend((number, problem) for problem in found)
     return problems
 
@@ -100,25 +104,27 @@ def _entry_problems(number, entry):
     problems = []
     unknown = sorted(str(key) for key in set(entry) - set(KEYS))  # YAML keys need not be strings
     if unknown:
-        problems.append("{}: unknown key {} (keys are {})".format(where, files.clip(", ".join(unknown)),
-                                                                  ", ".join(KEYS)))
+        problems.append(
+            "{}: unknown key {} (keys are {})".format(where, files.clip(", ".join(unknown)), ", ".join(KEYS))
+        )
     for key in GLOB_KEYS:
         if not _is_globs(entry.get(key, "*")):
-            problems.append("{}: {} must be a glob or a list of globs".format(where, key))
+            problems.append(f"{where}: {key} must be a glob or a list of globs")
         elif any(len(p) > MAX_PATTERN_CHARS for p in _globs(entry.get(key, "*"))):
-            problems.append("{}: {} has a glob longer than {} characters".format(where, key, MAX_PATTERN_CHARS))
+            problems.append(f"{where}: {key} has a glob longer than {MAX_PATTERN_CHARS} characters")
     if not isinstance(entry["reason"], str) or not entry["reason"].strip():
-        problems.append("{}: reason must be a sentence".format(where))
+        problems.append(f"{where}: reason must be a sentence")
     if "match" in entry:
         problem = regex_problem(entry["match"])
         if problem:
-            problems.append("{}: {}".format(where, problem))
+            problems.append(f"{where}: {problem}")
     if _is_globs(entry.get("status", "*")):
         words = [s.value for s in Status if s != Status.PASS]
         if not any(fnmatch.fnmatchcase(w, p) for p in _globs(entry.get("status", "*")) for w in words):
-            problems.append("{}: status {} names no result status ({})".format(
-                where, files.clip(entry["status"]), ", ".join(words)))
-    problems.extend("{}: {}".format(where, p) for p in _precision_problems(entry))
+            problems.append(
+                "{}: status {} names no result status ({})".format(where, files.clip(entry["status"]), ", ".join(words))
+            )
+    problems.extend(f"{where}: {p}" for p in _precision_problems(entry))
     return problems
 
 
@@ -130,25 +136,30 @@ def _precision_problems(entry):
     if _is_globs(entry["op"]):
         for name in _globs(entry["op"]):
             if len(name) <= MAX_PATTERN_CHARS and not OP_NAME.match(name):
-                yield "op {} is not an op name (an entry lists the ops it is about; no glob such as '*')".format(
-                    files.quote(name))
+                yield f"op {files.quote(name)} is not an op name (an entry lists the ops it is about; no glob such as '*')"
     if _is_globs(entry["backend"]):
         for pattern in _globs(entry["backend"]):
             if len(pattern) <= MAX_PATTERN_CHARS and not known_backend(pattern):
-                yield ("backend {} names no backend kbtool knows ({}, or a custom module spelled out, such as "
-                       "my_package.my_module@theano)".format(files.quote(pattern), ", ".join(_builtin())))
+                yield (
+                    "backend {} names no backend kbtool knows ({}, or a custom module spelled out, such as "
+                    "my_package.my_module@theano)".format(files.quote(pattern), ", ".join(_builtin()))
+                )
     well_typed = _is_globs(entry.get("case", "*")) and isinstance(entry.get("match", ""), str)
     if well_typed and not _narrows(entry):  # (a mistyped case or match is reported as such)
         yield "narrows nothing: give a case glob other than '*' or a match regex"
     if "count" not in entry:
-        yield ("lacks count (how many results it explained in the last full run; "
-               "scripts/record-known-counts.py REPORT.json writes it)")
+        yield (
+            "lacks count (how many results it explained in the last full run; "
+            "scripts/record-known-counts.py REPORT.json writes it)"
+        )
     elif isinstance(entry["count"], bool) or not isinstance(entry["count"], int) or entry["count"] < 0:
         yield "count must be a whole number >= 0, not {}".format(files.quote(entry["count"]))
-    if "verified_by" in entry and not (isinstance(entry["verified_by"], str)
-                                       and VARIANT_SUFFIX.match(entry["verified_by"])):
+    if "verified_by" in entry and not (
+        isinstance(entry["verified_by"], str) and VARIANT_SUFFIX.match(entry["verified_by"])
+    ):
         yield "verified_by must be a variant's case-id suffix such as .kernel_flipped, not {}".format(
-            files.quote(entry["verified_by"]))
+            files.quote(entry["verified_by"])
+        )
 
 
 VARIANT_SUFFIX = re.compile(r"\.[A-Za-z0-9_]+\Z")
@@ -194,12 +205,12 @@ def regex_problem(pattern):
     if not isinstance(pattern, str):
         return "match must be a regex (a string)"
     if len(pattern) > MAX_PATTERN_CHARS:
-        return "match is longer than {} characters".format(MAX_PATTERN_CHARS)
+        return f"match is longer than {MAX_PATTERN_CHARS} characters"
     for engine in (re, regex):
         try:
             engine.compile(pattern)
         except (engine.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
-            return "match is not a valid regex: {}".format(files.clip(exc))
+            return f"match is not a valid regex: {files.clip(exc)}"
     return None
 
 
@@ -220,7 +231,7 @@ def _spec_problems(entry, spec):
     names = _globs(entry["op"])
     for name in names:
         if name not in spec.ops:
-            yield "op {} names no op of the spec".format(files.clip(name))
+            yield f"op {files.clip(name)} names no op of the spec"
     ops = [name for name in names if name in spec.ops]
     if not ops:
         return
@@ -228,8 +239,9 @@ def _spec_problems(entry, spec):
     if suffix is not None:
         lacking = [op for op in ops if suffix not in variant_suffixes(op)]
         if lacking:
-            yield "verified_by {}: no backend runs that variant of {}".format(files.quote(suffix),
-                                                                            ", ".join(lacking[:5]))
+            yield "verified_by {}: no backend runs that variant of {}".format(
+                files.quote(suffix), ", ".join(lacking[:5])
+            )
     if "case" in entry:
         from .specs.cases import case_ids
 
@@ -253,9 +265,17 @@ def variant_suffixes(op):
 
 def alias_entries(spec):
     """One entry per Keras 1.x alias in the spec: Keras 2 backends do not have the old name."""
-    return [{"op": name, "backend": KERAS2_BACKENDS, "status": Status.UNSUPPORTED.value,
-             "reason": "Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"]), "source": "spec"}
-            for name, entry in sorted(spec.ops.items()) if entry.get("alias_of")]
+    return [
+        {
+            "op": name,
+            "backend": KERAS2_BACKENDS,
+            "status": Status.UNSUPPORTED.value,
+            "reason": "Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"]),
+            "source": "spec",
+        }
+        for name, entry in sorted(spec.ops.items())
+        if entry.get("alias_of")
+    ]
 
 
 def _is_globs(value):
@@ -293,8 +313,12 @@ def _glob_regex(patterns):
 
 def targets(entry, result):
     """Whether the entry is about this result (op, case, backend, mode), whatever its outcome."""
-    return (matches(result.op, entry["op"]) and matches(result.case, entry.get("case", "*"))
-            and matches(result.backend, entry["backend"]) and matches(result.mode, entry.get("mode", "*")))
+    return (
+        matches(result.op, entry["op"])
+        and matches(result.case, entry.get("case", "*"))
+        and matches(result.backend, entry["backend"])
+        and matches(result.mode, entry.get("mode", "*"))
+    )
 
 
 def explains(entry, result):
@@ -326,8 +350,7 @@ class Applied:
     stale: List[Dict] = field(default_factory=list)
 
 
-def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, spec_ops=None,
-          counts_comparable=None):
+def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, spec_ops=None, counts_comparable=None):
     """Mark each result that an entry explains (`result.known` = the first such entry's reason).
 
     Staleness and growth are judged only where the run covers what an entry explains: every case of the ops it
@@ -343,7 +366,10 @@ def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, s
     """
     applied = Applied()
     comparable = (whole_spec and all_cases) if counts_comparable is None else counts_comparable
-    numbers, number = [], 0  # entries of the file, counted as `validate` counts them; the spec's alias entries have none
+    numbers, number = (
+        [],
+        0,
+    )  # entries of the file, counted as `validate` counts them; the spec's alias entries have none
     for entry in entries:
         from_spec = entry.get("source") == "spec"
         number += 0 if from_spec else 1
@@ -352,8 +378,9 @@ def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, s
     by_key = {(r.op, r.case, r.backend, r.mode): r for r in results}
     timeouts = []  # (result, entry number): noted once every entry has searched the messages
     rows = {}
-    order = [i for i, e in enumerate(entries) if not e.get("verified_by")] + \
-            [i for i, e in enumerate(entries) if e.get("verified_by")]
+    order = [i for i, e in enumerate(entries) if not e.get("verified_by")] + [
+        i for i, e in enumerate(entries) if e.get("verified_by")
+    ]
     for index in order:
         entry, entry_number = entries[index], numbers[index]
         targeted = [r for r in results if targets(entry, r)]
@@ -376,23 +403,43 @@ def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, s
         judged = all_cases and (whole_spec or (entry["op"] != "*" and _covers(entry, planned_ops, spec_ops)))
         stale = bool(targeted) and not explained and judged
         if targeted:
-            row = {"entry": entry_number, "op": entry["op"], "backend": entry["backend"], "reason": entry["reason"],
-                   "targeted": len(targeted), "explained": len(explained), "named": named}
+            row = {
+                "entry": entry_number,
+                "op": entry["op"],
+                "backend": entry["backend"],
+                "reason": entry["reason"],
+                "targeted": len(targeted),
+                "explained": len(explained),
+                "named": named,
+            }
             if isinstance(entry.get("count"), int) and not isinstance(entry.get("count"), bool):
                 row["count"] = entry["count"]
                 if judged and comparable and len(explained) > entry["count"]:
                     row.update(grown=True, grown_by=len(explained) - entry["count"])
             rows[index] = row
         if stale:
-            applied.stale.append((index, dict(entry, note="did not reproduce in this run ({} results checked){}".format(
-                len(targeted), "; its match regex timed out after {:g} s, so {} were not searched".format(
-                    REGEX_TIMEOUT, len(targeted) - targeted.index(timed_out)) if timed_out is not None else ""))))
+            applied.stale.append(
+                (
+                    index,
+                    dict(
+                        entry,
+                        note="did not reproduce in this run ({} results checked){}".format(
+                            len(targeted),
+                            f"; its match regex timed out after {REGEX_TIMEOUT:g} s, so {len(targeted) - targeted.index(timed_out)} were not searched"
+                            if timed_out is not None
+                            else "",
+                        ),
+                    ),
+                )
+            )
     applied.counts = [rows[i] for i in sorted(rows)]
     applied.stale = [item for _, item in sorted(applied.stale, key=lambda pair: pair[0])]
     for result, entry_number in timeouts:
-        note = "known-difference entry {}: its match regex timed out after {:g} s on this message (taken as " \
-               "no match; later messages not searched)".format(entry_number, REGEX_TIMEOUT)
-        result.note = note if not result.note else "{}; {}".format(result.note, note)
+        note = (
+            f"known-difference entry {entry_number}: its match regex timed out after {REGEX_TIMEOUT:g} s on this message (taken as "
+            "no match; later messages not searched)"
+        )
+        result.note = note if not result.note else f"{result.note}; {note}"
     return applied
 
 

@@ -3,6 +3,7 @@
 setup.py maps the top-level `specs/` folder into the wheel as `kbtool/_specs`, so an installed kbtool
 finds its spec from any directory; a checkout (editable install) reads the files in place.
 """
+
 import os
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -3,6 +3,7 @@
 Everything a check decides before it runs anything is decided here, so the CLI only parses flags and the run
 stage only executes. A plan that would check nothing is refused (a run that checked nothing is never green).
 """
+
 import fnmatch
 from dataclasses import dataclass, field, replace
 from typing import List, Optional, Tuple
@@ -60,8 +61,11 @@ class Plan:
         --keras-config, --shard or --last-failed."""
         # under --keras-config every result differs from a default run's: no entry can be judged stale by it;
         # a shard or a --last-failed run holds part of the cases (a merge of every shard judges them: reports/merge)
-        return unfiltered(self.case_patterns, self.modes, self.examples_only, self.keras_config) and \
-            not self.shard and not self.last_failed
+        return (
+            unfiltered(self.case_patterns, self.modes, self.examples_only, self.keras_config)
+            and not self.shard
+            and not self.last_failed
+        )
 
     def work_for(self, backend):
         """The (entry, case) work `backend` runs: all of it, or under `only` its cases in its modes, in the modes the
@@ -85,8 +89,11 @@ class Plan:
         slot = self.slot(backend)
         reasons = dict(getattr(slot.launch, "unsupported_modes", None) or {}) if slot else {}
         planned = {m for _, case in self.work for m in case.modes}
-        return {m: reasons.get(m, "this backend cannot run {} mode".format(m))
-                for m in MODES if m in planned and m not in backend_modes(slot)}
+        return {
+            m: reasons.get(m, f"this backend cannot run {m} mode")
+            for m in MODES
+            if m in planned and m not in backend_modes(slot)
+        }
 
     @property
     def whole_spec(self):
@@ -108,8 +115,11 @@ def unfiltered(case_patterns, modes, examples_only, keras_config):
 
 def checkable_ops(spec):
     """The ops a default check runs: those with cases or examples (and not marked not_checkable)."""
-    return {name for name, entry in spec.ops.items()
-            if not entry.get("not_checkable") and (entry.get("cases") or entry.get("examples"))}
+    return {
+        name
+        for name, entry in spec.ops.items()
+        if not entry.get("not_checkable") and (entry.get("cases") or entry.get("examples"))
+    }
 
 
 def select_ops(spec, ops=(), examples=False):
@@ -118,8 +128,9 @@ def select_ops(spec, ops=(), examples=False):
         spec.op(op)  # an unknown op is a usage error naming the closest ones
     if ops:
         return list(dict.fromkeys(ops))
-    return sorted(name for name, entry in spec.ops.items()
-                  if entry.get("examples") or (entry.get("cases") and not examples))
+    return sorted(
+        name for name, entry in spec.ops.items() if entry.get("examples") or (entry.get("cases") and not examples)
+    )
 
 
 def select_work(spec, ops, case_patterns=(), modes=(), seed=0, grid="pairwise", keras_config=None):
@@ -132,7 +143,7 @@ def select_work(spec, ops, case_patterns=(), modes=(), seed=0, grid="pairwise", 
         try:
             op_cases = cases_mod.cases_for(spec, op, seed, grid=grid, keras_config=keras_config)
         except DomainError as exc:
-            raise KbtoolError("{}: grid: {}".format(op, exc))
+            raise KbtoolError(f"{op}: grid: {exc}")
         for case in op_cases:
             if case_patterns and not any(fnmatch.fnmatchcase(case.id, p) for p in case_patterns):
                 continue
@@ -156,26 +167,67 @@ def resolve_backends(names, launcher, builtin):
             slots.append(BackendSlot(name, launch=launcher(name)))
         except Unavailable as exc:
             if names:
-                raise KbtoolError("backend {}: {}".format(name, exc))
+                raise KbtoolError(f"backend {name}: {exc}")
             slots.append(BackendSlot(name, unavailable=str(exc)))
     return slots
 
 
-def make_plan(spec, ops=(), backends=(), case_patterns=(), modes=(), examples=False, seed=0,
-              launcher=None, builtin=None, grid="pairwise", keras_config=None, shard=None, last_failed=None,
-              timings=None):
+def make_plan(
+    spec,
+    ops=(),
+    backends=(),
+    case_patterns=(),
+    modes=(),
+    examples=False,
+    seed=0,
+    launcher=None,
+    builtin=None,
+    grid="pairwise",
+    keras_config=None,
+    shard=None,
+    last_failed=None,
+    timings=None,
+):
     """Decide what a check runs. `launcher(name)` gives a Launch or raises Unavailable.
 
     `shard` (K, N) keeps part K of N of the work (kbtool/shard.py, balanced by `timings`, default
     specs/timings.json); `last_failed` ({backend: keys}, failures_of(the last report)) keeps what failed, within
     the other selections; when nothing of it is selected, the plan is the normal one and `notes` says so."""
     if last_failed:
-        restricted = _last_failed_plan(spec, ops, backends, case_patterns, modes, examples, seed, launcher, builtin,
-                                       grid, keras_config, shard, last_failed, timings)
+        restricted = _last_failed_plan(
+            spec,
+            ops,
+            backends,
+            case_patterns,
+            modes,
+            examples,
+            seed,
+            launcher,
+            builtin,
+            grid,
+            keras_config,
+            shard,
+            last_failed,
+            timings,
+        )
         if restricted is not None:
             return restricted
-        plan = make_plan(spec, ops, backends, case_patterns, modes, examples, seed, launcher, builtin, grid,
-                         keras_config, shard, None, timings)
+        plan = make_plan(
+            spec,
+            ops,
+            backends,
+            case_patterns,
+            modes,
+            examples,
+            seed,
+            launcher,
+            builtin,
+            grid,
+            keras_config,
+            shard,
+            None,
+            timings,
+        )
         plan.notes.append("the last run's failures are outside this selection; running everything selected")
         return plan
     from .specs.domains import GRID_MODES
@@ -195,23 +247,50 @@ def make_plan(spec, ops=(), backends=(), case_patterns=(), modes=(), examples=Fa
     if examples:
         work = [(entry, case) for entry, case in work if case.id.startswith("example:")]
     if not work:
-        raise KbtoolError("nothing to check: no case of {} matches{}{}{}".format(
-            _names(op_names), " --case " + " ".join(case_patterns) if case_patterns else "",
-            " --mode " + " ".join(modes) if modes else "", " --examples (no documented example)" if examples else ""))
+        raise KbtoolError(
+            "nothing to check: no case of {} matches{}{}{}".format(
+                _names(op_names),
+                " --case " + " ".join(case_patterns) if case_patterns else "",
+                " --mode " + " ".join(modes) if modes else "",
+                " --examples (no documented example)" if examples else "",
+            )
+        )
     slots = resolve_backends(list(backends), launcher, builtin)
     if not any(s.launch for s in slots):
-        raise KbtoolError("nothing to check: no backend can run here ({})".format(
-            "; ".join("{}: {}".format(s.name, s.unavailable) for s in slots)))
+        raise KbtoolError(
+            "nothing to check: no backend can run here ({})".format(
+                "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
+            )
+        )
     if all(not set(backend_modes(s)) & {m for _, case in work for m in case.modes} for s in slots if s.launch):
-        raise KbtoolError("nothing to check: {} cannot run {} mode ({})".format(
-            ", ".join(s.name for s in slots if s.launch), "/".join(modes or MODES),
-            "; ".join("{}: {}".format(s.name, r) for s in slots if s.launch
-                      for r in getattr(s.launch, "unsupported_modes", {}).values())))
-    filters = (["--case " + p for p in case_patterns] + ["--mode " + m for m in modes]
-               + (["--examples"] if examples else []))
-    plan = Plan(spec=spec, ops=op_names, work=work, backends=slots, seed=seed, case_patterns=tuple(case_patterns),
-                modes=tuple(modes), examples_only=examples, filters=filters, grid=grid,
-                keras_config=dict(keras_config) if keras_config else None)
+        raise KbtoolError(
+            "nothing to check: {} cannot run {} mode ({})".format(
+                ", ".join(s.name for s in slots if s.launch),
+                "/".join(modes or MODES),
+                "; ".join(
+                    f"{s.name}: {r}"
+                    for s in slots
+                    if s.launch
+                    for r in getattr(s.launch, "unsupported_modes", {}).values()
+                ),
+            )
+        )
+    filters = (
+        ["--case " + p for p in case_patterns] + ["--mode " + m for m in modes] + (["--examples"] if examples else [])
+    )
+    plan = Plan(
+        spec=spec,
+        ops=op_names,
+        work=work,
+        backends=slots,
+        seed=seed,
+        case_patterns=tuple(case_patterns),
+        modes=tuple(modes),
+        examples_only=examples,
+        filters=filters,
+        grid=grid,
+        keras_config=dict(keras_config) if keras_config else None,
+    )
     return _sharded(plan, shard, timings)
 
 
@@ -240,8 +319,22 @@ def failures_of(report):
     return dict(sorted(selection.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
 
 
-def _last_failed_plan(spec, ops, backends, case_patterns, modes, examples, seed, launcher, builtin, grid,
-                      keras_config, shard, last_failed, timings):
+def _last_failed_plan(
+    spec,
+    ops,
+    backends,
+    case_patterns,
+    modes,
+    examples,
+    seed,
+    launcher,
+    builtin,
+    grid,
+    keras_config,
+    shard,
+    last_failed,
+    timings,
+):
     """The plan of --last-failed, or None when none of the failures is within the selection."""
     selection = {b: keys for b, keys in last_failed.items() if not backends or b in backends}
     if any(keys is None for keys in selection.values()):
@@ -256,8 +349,9 @@ def _last_failed_plan(spec, ops, backends, case_patterns, modes, examples, seed,
     patterns = tuple(case_patterns) or ((EXAMPLES,) if examples else ())
     if not select_work(spec, select_ops(spec, narrowed, examples), patterns, modes, seed, grid, keras_config):
         return None  # no case of the failing ops is selected (--case, --mode)
-    plan = make_plan(spec, narrowed, list(selection), case_patterns, modes, examples, seed, launcher, builtin,
-                     grid, keras_config)
+    plan = make_plan(
+        spec, narrowed, list(selection), case_patterns, modes, examples, seed, launcher, builtin, grid, keras_config
+    )
     only = {}
     for name, keys in selection.items():
         if keys is None:
@@ -292,4 +386,4 @@ def _sharded(plan, shard, timings):
 
 
 def _names(ops):
-    return ", ".join(ops) if len(ops) <= 5 else "{} ops".format(len(ops))
+    return ", ".join(ops) if len(ops) <= 5 else f"{len(ops)} ops"

@@ -11,6 +11,7 @@ The estimate of a lane is (cases left) x (that backend's seconds per case): meas
 that the recipe's `case_seconds` hint. Scheduling changes who runs a case and when, never what is run or judged:
 results are sorted by the caller, so the report does not depend on it.
 """
+
 import collections
 import os
 import threading
@@ -183,14 +184,16 @@ class MemoryWatch:
         import resource
 
         controller_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
-        return {"peak_workers_rss_mb": round(self.peak_workers_kb / 1024.0, 1),
-                "peak_controller_rss_mb": round(controller_kb / 1024.0, 1)}
+        return {
+            "peak_workers_rss_mb": round(self.peak_workers_kb / 1024.0, 1),
+            "peak_controller_rss_mb": round(controller_kb / 1024.0, 1),
+        }
 
 
 def rss_kb(pid):
     """Resident memory of a process in kB (0 when it is gone or unreadable)."""
     try:
-        with open("/proc/{}/status".format(pid)) as fh:
+        with open(f"/proc/{pid}/status") as fh:
             for line in fh:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])

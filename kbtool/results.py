@@ -3,6 +3,7 @@
 Defined once here; the verdicts produce them, known differences annotate them, the report carries them and every
 renderer reads them. The report's JSON Schema (kbtool/reports/report.schema.json) lists the same words.
 """
+
 import enum
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, List, Optional
@@ -24,10 +25,26 @@ class Status(str, enum.Enum):
 
 
 # worst first is last: the order in which one op's results on one backend summarise to a matrix cell
-SEVERITY = [Status.PASS, "known", Status.UNSUPPORTED, Status.FAIL, Status.ERROR, Status.TIMEOUT, Status.CRASH,
-            Status.COULD_NOT_START]
-SYMBOLS = {"pass": "✓", "known": "≈", "fail": "✗", "error": "E", "crash": "☠", "timeout": "⏱", "unsupported": "–",
-           "could_not_start": "∅"}
+SEVERITY = [
+    Status.PASS,
+    "known",
+    Status.UNSUPPORTED,
+    Status.FAIL,
+    Status.ERROR,
+    Status.TIMEOUT,
+    Status.CRASH,
+    Status.COULD_NOT_START,
+]
+SYMBOLS = {
+    "pass": "✓",
+    "known": "≈",
+    "fail": "✗",
+    "error": "E",
+    "crash": "☠",
+    "timeout": "⏱",
+    "unsupported": "–",
+    "could_not_start": "∅",
+}
 
 
 class BackendStatus(str, enum.Enum):
@@ -98,8 +115,15 @@ class Result:
     captured: Optional[Dict[str, str]] = None
 
     def as_dict(self):
-        out = {"op": self.op, "case": self.case, "backend": self.backend, "mode": self.mode,
-               "status": Status(self.status).value, "message": self.message, "seconds": self.seconds}
+        out = {
+            "op": self.op,
+            "case": self.case,
+            "backend": self.backend,
+            "mode": self.mode,
+            "status": Status(self.status).value,
+            "message": self.message,
+            "seconds": self.seconds,
+        }
         for key in ("details", "note", "known", "doc_check", "repro", "keras_config", "captured"):
             value = getattr(self, key)
             if value is not None:

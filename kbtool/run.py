@@ -9,6 +9,7 @@ Nothing one backend does loses another's results: a reply the verdicts cannot re
 keeps the results it had. A `Cancel` (set by the check command's signal handlers) stops every backend between
 cases and kills every worker process group at once; the cases that did not run are simply absent.
 """
+
 import collections
 import json
 import shlex
@@ -79,8 +80,17 @@ def planned_results(plan):
     return sum(len(case.modes) for slot in plan.runnable for _, case in _work_for(plan, slot.name))
 
 
-def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, cancel=None, grace=CANCEL_GRACE,
-             min_join_seconds=None, usage=None):
+def run_plan(
+    plan,
+    oracle=None,
+    progress=None,
+    jobs=None,
+    case_timeout=None,
+    cancel=None,
+    grace=CANCEL_GRACE,
+    min_join_seconds=None,
+    usage=None,
+):
     """Returns (backend infos in plan order, results sorted by op, case, backend, mode).
 
     Every backend's cases are served by one pool of `jobs` worker slots (kbtool/pool.py; default one per core).
@@ -101,25 +111,42 @@ def run_plan(plan, oracle=None, progress=None, jobs=None, case_timeout=None, can
         launches[slot.name] = slot.launch
         runs[slot.name] = BackendRun(slot.name)
         cap = getattr(slot.launch, "workers", None)
-        loads[slot.name] = BackendLoad(slot.name, cap=int(cap) if cap else None,
-                                       case_seconds=getattr(slot.launch, "case_seconds", None) or
-                                       BackendLoad.case_seconds)
+        loads[slot.name] = BackendLoad(
+            slot.name,
+            cap=int(cap) if cap else None,
+            case_seconds=getattr(slot.launch, "case_seconds", None) or BackendLoad.case_seconds,
+        )
         groups = _by_settings(_work_for(plan, slot.name))
         lanes.extend(Lane(slot.name, settings, collections.deque(group)) for settings, group in groups)
         if not groups:  # nothing of the plan runs on it (its modes): it still says who it is
             lanes.append(Lane(slot.name, {}, collections.deque()))
     pool = Pool(lanes, loads, min_join_seconds=min_join_seconds)
     # a backend with nothing to run still starts once, so the report has its versions (and knows it starts)
-    empty = [lane for lane in lanes if not lane.items and not any(l.items for l in lanes if l.backend == lane.backend)]
+    empty = [
+        lane
+        for lane in lanes
+        if not lane.items and not any(other.items for other in lanes if other.backend == lane.backend)
+    ]
     gate = threading.BoundedSemaphore(jobs)
     watch = MemoryWatch()
-    context = dict(oracle=oracle, seed=plan.seed, progress=progress, case_timeout=case_timeout, cancel=cancel,
-                   watch=watch)
-    threads = [threading.Thread(target=_serve_slot, name="kbtool-slot-{}".format(i), daemon=True,
-                                args=(pool, runs, launches, gate, context)) for i in range(jobs)]
-    threads += [threading.Thread(target=_hello_only, name="kbtool-hello-{}".format(lane.backend), daemon=True,
-                                 args=(lane, runs[lane.backend], launches[lane.backend], gate, context))
-                for lane in empty]
+    context = dict(
+        oracle=oracle, seed=plan.seed, progress=progress, case_timeout=case_timeout, cancel=cancel, watch=watch
+    )
+    threads = [
+        threading.Thread(
+            target=_serve_slot, name=f"kbtool-slot-{i}", daemon=True, args=(pool, runs, launches, gate, context)
+        )
+        for i in range(jobs)
+    ]
+    threads += [
+        threading.Thread(
+            target=_hello_only,
+            name=f"kbtool-hello-{lane.backend}",
+            daemon=True,
+            args=(lane, runs[lane.backend], launches[lane.backend], gate, context),
+        )
+        for lane in empty
+    ]
     with watch:
         for thread in threads:
             thread.start()
@@ -168,7 +195,7 @@ def _serve_slot(pool, runs, launches, gate, context):
             if hello is not None and hello.get("status") != protocol.READY:
                 pool.stop(lane.backend)  # its worker cannot start: no other worker of it will
         except BaseException as exc:  # a bug in kbtool or a backend's reply: that backend alone pays
-            backend_run.error = backend_run.error or "{}: {}".format(type(exc).__name__, exc)
+            backend_run.error = backend_run.error or f"{type(exc).__name__}: {exc}"
             pool.stop(lane.backend)
         finally:
             pool.release(lane, index)
@@ -180,7 +207,7 @@ def _hello_only(lane, backend_run, launch, gate, context):
         with gate:
             _run_lane(None, lane, 0, False, launch, backend_run, context)
     except BaseException as exc:
-        backend_run.error = "{}: {}".format(type(exc).__name__, exc)
+        backend_run.error = f"{type(exc).__name__}: {exc}"
 
 
 def _run_lane(pool, lane, index, from_end, launch, into, context):
@@ -189,15 +216,18 @@ def _run_lane(pool, lane, index, from_end, launch, into, context):
     from .runners.client import WorkerClient
     from .runners.registry import backend_info
 
-    cancel, progress = context["cancel"], context["progress"]
+    cancel = context["cancel"]
     case_timeout = context["case_timeout"]
     if case_timeout is None:
         case_timeout = getattr(launch, "case_timeout", None)  # the backend's own default, where it has one
     if cancel.is_set():
         return None
     worker_launch = launch.for_worker(index) if hasattr(launch, "for_worker") else launch
-    client = WorkerClient(worker_launch, keras_config=lane.settings,
-                          **({"case_timeout": case_timeout} if case_timeout is not None else {}))
+    client = WorkerClient(
+        worker_launch,
+        keras_config=lane.settings,
+        **({"case_timeout": case_timeout} if case_timeout is not None else {}),
+    )
     cancel.register(client)
     context["watch"].add(client)
     try:
@@ -272,13 +302,14 @@ def _final_info(backend_run, cancel):
     info = dict(backend_run.info) if backend_run.info else None
     if backend_run.error:
         info = info or backend_info(backend_run.name, {})
-        info.update(status=BackendStatus.BROKEN.value,
-                    reason="kbtool failed while running this backend ({} results kept): {}".format(
-                        len(backend_run.results), backend_run.error))
+        info.update(
+            status=BackendStatus.BROKEN.value,
+            reason=f"kbtool failed while running this backend ({len(backend_run.results)} results kept): {backend_run.error}",
+        )
     elif info is None or (cancel.is_set() and info.get("reason") == "cancelled"):
         info = backend_info(backend_run.name, {})
         if cancel.is_set():
-            info["reason"] = "interrupted ({}) before its worker was ready".format(cancel.reason)
+            info["reason"] = f"interrupted ({cancel.reason}) before its worker was ready"
     return info
 
 
@@ -304,17 +335,26 @@ def settings_mismatch(wanted, reported):
         got = reported.get(key)
         if got is None:
             continue  # the module has no getter for it: nothing to compare
-        same = (abs(float(got) - float(value)) <= 1e-12 * max(1.0, abs(float(value)))
-                if key == "epsilon" else str(got) == str(value))
+        same = (
+            abs(float(got) - float(value)) <= 1e-12 * max(1.0, abs(float(value)))
+            if key == "epsilon"
+            else str(got) == str(value)
+        )
         if not same:
-            wrong.append("{} is {} where keras.json says {}".format(key, got, value))
+            wrong.append(f"{key} is {got} where keras.json says {value}")
     return "; ".join(wrong) or None
 
 
 def _not_applied(name, case, mode, mismatch, seed):
-    result = Result(op=case.op, case=case.id, backend=name, mode=mode, status=Status.ERROR,
-                    message="the backend did not apply its keras.json: {}".format(mismatch),
-                    keras_config=dict(case.keras_config))
+    result = Result(
+        op=case.op,
+        case=case.id,
+        backend=name,
+        mode=mode,
+        status=Status.ERROR,
+        message=f"the backend did not apply its keras.json: {mismatch}",
+        keras_config=dict(case.keras_config),
+    )
     result.repro = repro_command(result, seed, case)
     return result
 
@@ -344,26 +384,34 @@ def run_case(client, backend, entry, case, mode, expected, seed):
     if actual[0].get("status") == CANCELLED:
         return None
     if isinstance(expected, _NoReference):
-        verdict = Verdict(Status.ERROR, "kbtool could not compute the reference: {}".format(expected.why))
+        verdict = Verdict(Status.ERROR, f"kbtool could not compute the reference: {expected.why}")
     else:
         verdict = _judge(case, expected, actual, entry.get("shape_rules"))
     note = actual[0].get("note")
-    result = Result(op=case.op, case=case.id, backend=backend, mode=mode, status=verdict.status,
-                    message=str(verdict.message), seconds=round(seconds, 4),
-                    details=verdict.details.as_dict() if verdict.details else None,
-                    note=None if note is None else str(note), keras_config=dict(case.keras_config),
-                    captured=_captured(expected, actual))
+    result = Result(
+        op=case.op,
+        case=case.id,
+        backend=backend,
+        mode=mode,
+        status=verdict.status,
+        message=str(verdict.message),
+        seconds=round(seconds, 4),
+        details=verdict.details.as_dict() if verdict.details else None,
+        note=None if note is None else str(note),
+        keras_config=dict(case.keras_config),
+        captured=_captured(expected, actual),
+    )
     if case.shown and actual[0].get("status") == protocol.OK and verdict.status != Status.ERROR:
         try:
             result.doc_check = verdicts.doc_check(case.shown, verdicts.output_values(*actual))
         except Exception as exc:
             result.status, result.details = Status.ERROR, None
-            result.message = "kbtool could not compare the reply with what the docs show: {}".format(_why(exc))
+            result.message = f"kbtool could not compare the reply with what the docs show: {_why(exc)}"
     try:
         json.dumps(result.as_dict())
     except (TypeError, ValueError) as exc:  # the report must be writable: keep the verdict, drop what is not
         result.details, result.doc_check = None, None
-        result.message = "{} (details dropped: {})".format(result.message, _why(exc))
+        result.message = f"{result.message} (details dropped: {_why(exc)})"
     if result.status != Status.PASS:
         result.repro = repro_command(result, seed, case)
     return result
@@ -386,21 +434,20 @@ def _judge(case, expected, actual, shape_rules):
     try:
         return verdicts.judge(case, expected, actual, shape_rules)
     except Exception as exc:
-        return Verdict(Status.ERROR, "kbtool could not compare the reply: {}".format(_why(exc)))
+        return Verdict(Status.ERROR, f"kbtool could not compare the reply: {_why(exc)}")
 
 
 def _why(exc):
-    return "{}: {}".format(type(exc).__name__, str(exc)[:300])
+    return f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
 def repro_command(result, seed, case=None):
     """The command that runs this result again (a variant runs with its case; --keras-config when not default)."""
     case_id = case.variant_of if case is not None and case.variant_of else result.case
-    command = "kbtool check --op {} --case {} --backend {} --mode {} --seed {}".format(
-        shlex.quote(result.op), shlex.quote(case_id), shlex.quote(result.backend), result.mode, seed)
+    command = f"kbtool check --op {shlex.quote(result.op)} --case {shlex.quote(case_id)} --backend {shlex.quote(result.backend)} --mode {result.mode} --seed {seed}"
     override = case.keras_override if case is not None else {}
     for key in sorted(override or {}):
-        command += " --keras-config {}={}".format(key, override[key])
+        command += f" --keras-config {key}={override[key]}"
     if case is not None and case.id.startswith("grid.") and case.grid == "full":
         command += " --grid full"
     return command

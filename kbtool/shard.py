@@ -7,6 +7,7 @@ that differs between machines (which backends are installed, the clock, hash see
 know (a new case, a --grid full row) counts the median recorded time. A backend's variants of a case (Theano's
 `.kernel_flipped`) are made from the case inside run.py, so they always run in the shard of their case.
 """
+
 import json
 import os
 import re
@@ -25,10 +26,10 @@ def parse(text):
     """'K/N' → (K, N) with 1 <= K <= N; a one-line KbtoolError otherwise."""
     match = SPEC.match(str(text))
     if not match:
-        raise KbtoolError("--shard takes K/N, e.g. 2/4 (the 2nd of 4 parts), not {}".format(files.quote(text)))
+        raise KbtoolError(f"--shard takes K/N, e.g. 2/4 (the 2nd of 4 parts), not {files.quote(text)}")
     index, count = int(match.group(1)), int(match.group(2))
     if not 1 <= index <= count:
-        raise KbtoolError("--shard {}/{}: K must be between 1 and N".format(index, count))
+        raise KbtoolError(f"--shard {index}/{count}: K must be between 1 and N")
     return index, count
 
 
@@ -47,14 +48,16 @@ def load_timings(path=None):
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise KbtoolError("{}: not JSON ({})".format(path, exc))
+        raise KbtoolError(f"{path}: not JSON ({exc})")
     good = isinstance(data, dict) and all(
-        isinstance(cases, dict) and all(isinstance(s, (int, float)) and not isinstance(s, bool) and s >= 0
-                                        for s in cases.values())
-        for cases in data.values())
+        isinstance(cases, dict)
+        and all(isinstance(s, (int, float)) and not isinstance(s, bool) and s >= 0 for s in cases.values())
+        for cases in data.values()
+    )
     if not good:
-        raise KbtoolError("{}: expected {{op: {{case: seconds}}}} with seconds >= 0 "
-                          "(scripts/record-timings.py writes it)".format(path))
+        raise KbtoolError(
+            f"{path}: expected {{op: {{case: seconds}}}} with seconds >= 0 (scripts/record-timings.py writes it)"
+        )
     return data
 
 
@@ -94,8 +97,7 @@ class Share:
     total_seconds: float
 
     def describe(self):
-        return "shard {}/{}: {} of {} cases, about {:.0f} s of {:.0f} s recorded case time".format(
-            self.index, self.count, self.cases, self.total_cases, self.seconds, self.total_seconds)
+        return f"shard {self.index}/{self.count}: {self.cases} of {self.total_cases} cases, about {self.seconds:.0f} s of {self.total_seconds:.0f} s recorded case time"
 
 
 def select(work, index, count, timings: Optional[Dict] = None):
@@ -106,8 +108,9 @@ def select(work, index, count, timings: Optional[Dict] = None):
     parts = partition(keys, count, timings)
     mine = parts[index - 1]
     if not mine:
-        raise KbtoolError("--shard {}/{}: shard {} gets no case ({} cases are selected; use at most {} shards)".format(
-            index, count, index, len(work), len(work)))
+        raise KbtoolError(
+            f"--shard {index}/{count}: shard {index} gets no case ({len(work)} cases are selected; use at most {len(work)} shards)"
+        )
     seconds = estimates(keys, timings)
     share = Share(index, count, len(mine), len(work), sum(seconds[i] for i in mine), sum(seconds))
     return [work[i] for i in mine], share

@@ -7,6 +7,7 @@ the other, or fails on both for different reasons, grouped by what each side's r
 A result explained by a known difference is grouped under that entry's reason (its cause, checked against the
 backend's source); an unexplained one under its status. Exit 2 with one line when the report lacks a backend.
 """
+
 import argparse
 import collections
 import json
@@ -46,24 +47,33 @@ def render(groups, first, second, source):
     only_second = {k: v for k, v in groups.items() if k[0] == "pass"}
     both = {k: v for k, v in groups.items() if "pass" not in k}
     total = sum(len(v) for v in groups.values())
-    lines = ["# {} vs {}".format(first, second), "",
-             "From `{}`: {} (op, case, mode) where the two disagree: {} do not pass on {} only, {} on {} only, {} on "
-             "both for different reasons. Each side says `pass`, the reason of the known difference that explains its "
-             "result, or its status.".format(source, total, sum(map(len, only_first.values())), first,
-                                             sum(map(len, only_second.values())), second,
-                                             sum(map(len, both.values()))), ""]
-    for title, part, side in (("Not passing on {} only".format(first), only_first, 0),
-                              ("Not passing on {} only".format(second), only_second, 1),
-                              ("Not passing on either, for different reasons", both, None)):
+    lines = [
+        f"# {first} vs {second}",
+        "",
+        f"From `{source}`: {total} (op, case, mode) where the two disagree: {sum(map(len, only_first.values()))} do not pass on {first} only, {sum(map(len, only_second.values()))} on {second} only, {sum(map(len, both.values()))} on "
+        "both for different reasons. Each side says `pass`, the reason of the known difference that explains its "
+        "result, or its status.",
+        "",
+    ]
+    for title, part, _side in (
+        (f"Not passing on {first} only", only_first, 0),
+        (f"Not passing on {second} only", only_second, 1),
+        ("Not passing on either, for different reasons", both, None),
+    ):
         if not part:
             continue
-        lines += ["## {} ({})".format(title, sum(map(len, part.values()))), "",
-                  "| results | ops | {} | {} |".format(first, second), "|---|---|---|---|"]
+        lines += [
+            f"## {title} ({sum(map(len, part.values()))})",
+            "",
+            f"| results | ops | {first} | {second} |",
+            "|---|---|---|---|",
+        ]
         for said, keys in sorted(part.items(), key=lambda item: -len(item[1])):
             ops = sorted({op for op, _, _ in keys})
             cells = [cell(text) for text in said]
-            lines.append("| {} | {} | {} | {} |".format(len(keys), ", ".join(ops[:6]) + (" …" if len(ops) > 6 else ""),
-                                                        *cells))
+            lines.append(
+                "| {} | {} | {} | {} |".format(len(keys), ", ".join(ops[:6]) + (" …" if len(ops) > 6 else ""), *cells)
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -83,13 +93,17 @@ def main(argv=None):
         with open(args.report) as fh:
             report = json.load(fh)
     except (OSError, ValueError) as exc:
-        print("compare-backends: cannot read {}: {}".format(args.report, exc), file=sys.stderr)
+        print(f"compare-backends: cannot read {args.report}: {exc}", file=sys.stderr)
         return 2
     names = {b["name"] for b in report.get("backends", [])}
     missing = [n for n in (args.first, args.second) if n not in names]
     if missing:
-        print("compare-backends: {} has no backend {} (it has {})".format(
-            args.report, ", ".join(missing), ", ".join(sorted(names))), file=sys.stderr)
+        print(
+            "compare-backends: {} has no backend {} (it has {})".format(
+                args.report, ", ".join(missing), ", ".join(sorted(names))
+            ),
+            file=sys.stderr,
+        )
         return 2
     print(render(disagreements(report, args.first, args.second), args.first, args.second, args.report))
     return 0

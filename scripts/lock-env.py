@@ -7,6 +7,7 @@ Each env is built afresh in a scratch KBTOOL_HOME from the recipe's own package 
 `pip freeze` becomes the lock: every transitive package pinned, so `kbtool env install` builds the same env next
 year. Review the diff; the envs in your real KBTOOL_HOME are not touched. Exit 2 with one line on failure.
 """
+
 import argparse
 import os
 import sys
@@ -34,7 +35,7 @@ def main(argv=None):
     parser.add_argument("--all", action="store_true")
     args = parser.parse_args(argv)
     owners = {}
-    for name in (list(RECIPES) if args.all else args.names):
+    for name in list(RECIPES) if args.all else args.names:
         if name not in RECIPES:
             print("lock-env: unknown environment {} ({})".format(name, ", ".join(RECIPES)), file=sys.stderr)
             return 2
@@ -47,7 +48,7 @@ def main(argv=None):
             try:
                 record = envs.install(recipe, log=lambda line: print("   " + line, file=sys.stderr), locked=False)
             except KbtoolError as exc:
-                print("lock-env: {}".format(exc), file=sys.stderr)
+                print(f"lock-env: {exc}", file=sys.stderr)
                 return 2
             files.write_atomic(envs.lock_path(recipe), lock_text(recipe, record["installed"]))
             print("{}: {} packages locked in {}".format(recipe.name, len(record["installed"]), envs.lock_path(recipe)))

@@ -11,6 +11,7 @@ from a run whose counts are comparable: not interrupted, no --case/--mode/--exam
 whole spec, every built-in backend available, and entries that line up with the file's (same op, backend, reason).
 Exit 0 when written (or already current), 2 with a one-line reason otherwise.
 """
+
 import argparse
 import json
 import os
@@ -32,7 +33,8 @@ def comparable_problem(report, spec_ops):
     override = (report.get("keras_config") or {}).get("override")
     if override:
         return "the run overrode keras.json settings ({}); record counts from a default full run".format(
-            ", ".join("{}={}".format(k, v) for k, v in sorted(override.items())))
+            ", ".join(f"{k}={v}" for k, v in sorted(override.items()))
+        )
     if report.get("grid", "pairwise") != "pairwise":
         return "the run expanded the grids as {!r}, not the default 'pairwise'".format(report["grid"])
     ran = {b["name"] for b in report.get("backends", []) if b.get("status") == "available"}
@@ -46,18 +48,21 @@ def comparable_problem(report, spec_ops):
 
 def new_counts(report, entries):
     """{entry number: count} for every entry of the file; a KbtoolError when the report's entries do not line up."""
-    counts = {number: 0 for number in range(1, len(entries) + 1)}
+    counts = dict.fromkeys(range(1, len(entries) + 1), 0)
     for row in report.get("known_differences", []):
         number = row.get("entry")
         if number == "spec alias":
             continue
         if not isinstance(number, int) or not 0 < number <= len(entries):
-            raise KbtoolError("the report names entry {}, the file has {} entries".format(number, len(entries)))
+            raise KbtoolError(f"the report names entry {number}, the file has {len(entries)} entries")
         entry = entries[number - 1]
         if any(row.get(key) != entry.get(key) for key in ("op", "backend", "reason")):
-            raise KbtoolError("entry {} of the report ({} on {}) is not entry {} of the file ({} on {}): run the "
-                              "check again with this file".format(number, row.get("op"), row.get("backend"), number,
-                                                                  entry.get("op"), entry.get("backend")))
+            raise KbtoolError(
+                "entry {} of the report ({} on {}) is not entry {} of the file ({} on {}): run the "
+                "check again with this file".format(
+                    number, row.get("op"), row.get("backend"), number, entry.get("op"), entry.get("backend")
+                )
+            )
         counts[number] = row["explained"]
     return counts
 
@@ -71,13 +76,13 @@ def rewrite(text, root, counts):
             edits.append((value.start_mark.index, value.end_mark.index, str(counts[number])))
         elif node.flow_style:  # {op: ..., reason: ...}: before the closing brace
             end = node.end_mark.index - 1
-            edits.append((end, end, ", count: {}".format(counts[number])))
+            edits.append((end, end, f", count: {counts[number]}"))
         else:  # a block mapping: a last line at the keys' indentation
             last = node.value[-1][1].end_mark
             at = last.index if last.column == 0 else text.find("\n", last.index) + 1 or len(text)
             indent = " " * node.value[0][0].start_mark.column
-            line = "{}count: {}\n".format(indent, counts[number])
-            edits.append((at, at, line if text[at - 1:at] in ("\n", "") else "\n" + line))
+            line = f"{indent}count: {counts[number]}\n"
+            edits.append((at, at, line if text[at - 1 : at] in ("\n", "") else "\n" + line))
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
@@ -91,7 +96,7 @@ def main(argv=None):
     try:
         return _record(args.report, args.file)
     except KbtoolError as exc:
-        print("record-known-counts: {}".format(exc), file=sys.stderr)
+        print(f"record-known-counts: {exc}", file=sys.stderr)
         return 2
 
 
@@ -103,16 +108,16 @@ def _record(report_path, path):
         with open(report_path, encoding="utf-8") as fh:
             report = json.load(fh)
     except (OSError, ValueError) as exc:
-        raise KbtoolError("cannot read the report {}: {}".format(report_path, exc))
+        raise KbtoolError(f"cannot read the report {report_path}: {exc}")
     if not isinstance(report, dict) or "known_differences" not in report:
-        raise KbtoolError("{} is not a kbtool check report (no known_differences)".format(report_path))
+        raise KbtoolError(f"{report_path} is not a kbtool check report (no known_differences)")
     problem = comparable_problem(report, len(select_ops(loader.load())))
     if problem:
-        raise KbtoolError("{}: {}".format(report_path, problem))
+        raise KbtoolError(f"{report_path}: {problem}")
     text = files.read_text(path)
     root, entries = files.parse_yaml(path, text)
     if entries is None or not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise KbtoolError("{}: expected a list of entries".format(path))
+        raise KbtoolError(f"{path}: expected a list of entries")
     updated = rewrite(text, root, new_counts(report, entries))
     changed = updated != text
     if changed:

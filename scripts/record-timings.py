@@ -10,6 +10,7 @@ partition depends only on this file and the planned cases, so every machine of a
 file: commit it. Exit 0 when written, 2 with a one-line reason otherwise (an interrupted or filtered run, a file
 that is not a kbtool report).
 """
+
 import argparse
 import json
 import os
@@ -58,14 +59,15 @@ def main(argv=None):
         report = read_report(args.report)
         why = problem(report)
         if why:
-            raise KbtoolError("{}: {}".format(args.report, why))
+            raise KbtoolError(f"{args.report}: {why}")
         data = timings(report)
         files.write_atomic(args.file, json.dumps(data, indent=1, sort_keys=True) + "\n")
     except (KbtoolError, OSError) as exc:
-        print("record-timings: error: {}".format(exc), file=sys.stderr)
+        print(f"record-timings: error: {exc}", file=sys.stderr)
         return 2
-    print("{}: {} cases of {} ops, {:.0f} s".format(args.file, sum(len(c) for c in data.values()), len(data),
-                                                    sum(sum(c.values()) for c in data.values())))
+    print(
+        f"{args.file}: {sum(len(c) for c in data.values())} cases of {len(data)} ops, {sum(sum(c.values()) for c in data.values()):.0f} s"
+    )
     return 0
 
 

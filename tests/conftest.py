@@ -37,7 +37,7 @@ def custom_backend(tmp_path, monkeypatch):
         (d / (module + ".py")).write_text(source)
         sys.modules.pop(package, None)
         sys.modules.pop(package + "." + module, None)
-        return "{}.{}".format(package, module)
+        return f"{package}.{module}"
 
     return write
 

@@ -3,6 +3,7 @@
 Requires `kbtool env install --all` (the README's setup and .ci/run do it). A backend that is not
 installed fails these tests with kbtool's own reason: they never skip.
 """
+
 import pytest
 
 from kbtool.check import run_check
@@ -13,17 +14,31 @@ from kbtool.specs import loader
 
 pytestmark = pytest.mark.backends
 
-SPINE_OPS = ["batch_dot", "dot", "transpose", "sum", "mean", "softmax", "concatenate", "reshape", "conv2d",
-             "pool2d", "one_hot", "clip"]
+SPINE_OPS = [
+    "batch_dot",
+    "dot",
+    "transpose",
+    "sum",
+    "mean",
+    "softmax",
+    "concatenate",
+    "reshape",
+    "conv2d",
+    "pool2d",
+    "one_hot",
+    "clip",
+]
 # what each backend's worker reports: (python, {module: version prefix})
-EXPECTED = {"numpy": ("3.11", {"numpy": "2."}),
-            "tensorflow": ("3.11", {"tensorflow": "2.21", "tf_keras": "2.21"}),
-            "tensorflow1": ("3.7", {"tensorflow": "1.15.5", "keras": "2.3.1"}),
-            "theano": ("3.11", {"theano": "1.0.5", "keras": "2.3.1"}),
-            "cntk": ("3.6", {"cntk": "2.7", "keras": "2.3.1"}),
-            "mxnet": ("3.7", {"mxnet": "1.9.1", "keras": "2.2.4.3"}),
-            "plaidml": ("3.7", {"plaidml": "0.7.0", "keras": "2.2.4"}),
-            "keras3": ("3.11", {"keras": "3.15", "tensorflow": "2.21"})}
+EXPECTED = {
+    "numpy": ("3.11", {"numpy": "2."}),
+    "tensorflow": ("3.11", {"tensorflow": "2.21", "tf_keras": "2.21"}),
+    "tensorflow1": ("3.7", {"tensorflow": "1.15.5", "keras": "2.3.1"}),
+    "theano": ("3.11", {"theano": "1.0.5", "keras": "2.3.1"}),
+    "cntk": ("3.6", {"cntk": "2.7", "keras": "2.3.1"}),
+    "mxnet": ("3.7", {"mxnet": "1.9.1", "keras": "2.2.4.3"}),
+    "plaidml": ("3.7", {"plaidml": "0.7.0", "keras": "2.2.4"}),
+    "keras3": ("3.11", {"keras": "3.15", "tensorflow": "2.21"}),
+}
 
 
 def test_every_builtin_backend_is_listed_available_by_the_cli():
@@ -36,7 +51,7 @@ def test_every_builtin_backend_is_listed_available_by_the_cli():
     result = CliRunner().invoke(main, ["backends", "--json"])
     infos = {i["name"]: i for i in json.loads(result.stdout)}
     assert result.exit_code == 0 and sorted(infos) == sorted(EXPECTED) == sorted(BUILTIN)
-    assert {name: i["status"] for name, i in infos.items()} == {name: "available" for name in EXPECTED}
+    assert {name: i["status"] for name, i in infos.items()} == dict.fromkeys(EXPECTED, "available")
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +78,13 @@ def test_each_env_is_exactly_its_lock(backend):
     from kbtool.runners.registry import RECIPES
 
     recipe = RECIPES[backend]
-    frozen = subprocess.run([recipe.env_python(), "-m", "pip", "freeze"], cwd=recipe.env_dir(), check=True,
-                            stdout=subprocess.PIPE).stdout.decode().splitlines()
+    frozen = (
+        subprocess.run(
+            [recipe.env_python(), "-m", "pip", "freeze"], cwd=recipe.env_dir(), check=True, stdout=subprocess.PIPE
+        )
+        .stdout.decode()
+        .splitlines()
+    )
     assert len(envs.read_lock(recipe)) >= 8
     assert envs.lock_drift(recipe, [line for line in frozen if "==" in line]) == []
 
@@ -75,7 +95,7 @@ def test_whole_spec_on_backend(spec, backend):
     try:
         launch_for(backend)
     except Unavailable as exc:
-        pytest.fail("{}: {}".format(backend, exc))
+        pytest.fail(f"{backend}: {exc}")
     ops = sorted(spec.ops)
     plan = make_plan(spec, ops=ops, backends=[backend], seed=0)
     report = run_check(plan)
@@ -90,8 +110,11 @@ def test_whole_spec_on_backend(spec, backend):
     # every op with a case in a mode the backend runs (keras3: K.placeholder, K.function, ... have symbolic cases only)
     runnable = {case.op for _, case in plan.work_for(backend)}
     assert {r["op"] for r in report["results"]} == runnable and len(runnable) >= 145
-    unexplained = ["{op} {case} ({mode}): {status}: {message}".format(**r)
-                   for r in report["results"] if r["status"] != "pass" and not r.get("known")]
+    unexplained = [
+        "{op} {case} ({mode}): {status}: {message}".format(**r)
+        for r in report["results"]
+        if r["status"] != "pass" and not r.get("known")
+    ]
     assert not unexplained, "\n".join(unexplained)
     assert not report["stale_known_differences"], report["stale_known_differences"]
     # the spine ops, written first, must really work on every backend: at least one case passes
@@ -103,8 +126,9 @@ def test_custom_backend_inside_a_managed_environment(spec, custom_backend):
     # a user's module that re-exports keras.backend, run inside the theano env (`module@theano`)
     module = custom_backend("userkb", "wrapped", "from keras.backend import *\nfrom keras.backend import batch_dot\n")
     name = module + "@theano"
-    report = run_check(make_plan(spec, ops=["batch_dot"], backends=[name], case_patterns=["rank2_default_axes"]),
-                       known_entries=[])
+    report = run_check(
+        make_plan(spec, ops=["batch_dot"], backends=[name], case_patterns=["rank2_default_axes"]), known_entries=[]
+    )
     (info,) = report["backends"]
     assert info["status"] == "available" and info["versions"]["theano"] == "1.0.5"
     assert [r["status"] for r in report["results"]] == ["pass", "pass"]

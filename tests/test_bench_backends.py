@@ -1,5 +1,6 @@
 """`kbtool bench` on the real backends: every backend timed on dot and conv2d, and the dot figure against an
 independent measurement taken the plain way (timeit-style, in the same environment, outside kbtool)."""
+
 import json
 import statistics
 import subprocess
@@ -23,7 +24,7 @@ def dot_conv2d(tmp_path_factory):
 def test_every_backend_is_timed_on_dot_and_conv2d_with_the_figures_the_table_shows(dot_conv2d):
     result, data = dot_conv2d
     assert result.exit_code == 0, result.stdout
-    assert {b["name"]: b["status"] for b in data["backends"]} == {name: "available" for name in BUILTIN}
+    assert {b["name"]: b["status"] for b in data["backends"]} == dict.fromkeys(BUILTIN, "available")
     for backend in data["backends"]:
         assert 0 < backend["overhead"]["harness_s"] < 5e-6, backend
         modes = launch_for(backend["name"]).modes
@@ -67,9 +68,15 @@ print(sorted(times)[len(times) // 2])
 
 def independent_median(backend, n):
     launch = launch_for(backend)
-    source = INDEPENDENT[backend].replace("N, N", "{0}, {0}".format(n)) + TIMEIT
-    out = subprocess.run([launch.argv()[0], "-c", source], env=launch.environ(None), capture_output=True, text=True,
-                         timeout=300, check=True).stdout
+    source = INDEPENDENT[backend].replace("N, N", f"{n}, {n}") + TIMEIT
+    out = subprocess.run(
+        [launch.argv()[0], "-c", source],
+        env=launch.environ(None),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     return float(out.strip().splitlines()[-1])
 
 
@@ -77,8 +84,9 @@ def independent_median(backend, n):
 def test_the_large_dot_figure_agrees_with_an_independent_measurement(backend, tmp_path):
     before = independent_median(backend, 2048)
     out = tmp_path / "b.json"
-    result = CliRunner().invoke(main, ["bench", "--op", "dot", "--backend", backend, "--size", "large",
-                                       "--mode", "eager", "-o", str(out)])
+    result = CliRunner().invoke(
+        main, ["bench", "--op", "dot", "--backend", backend, "--size", "large", "--mode", "eager", "-o", str(out)]
+    )
     assert result.exit_code == 0, result.stdout
     after = independent_median(backend, 2048)
     data = json.loads(out.read_text())
@@ -87,6 +95,9 @@ def test_the_large_dot_figure_agrees_with_an_independent_measurement(backend, tm
     plain = statistics.mean([before, after])
     # the same work timed the plain way, before and after: within 25 % of what bench says (a shared machine)
     assert 0.75 * min(before, after) <= r["median_s"] <= 1.25 * max(before, after), (r["median_s"], before, after)
-    assert r["gflops"] == pytest.approx(2.0 * 2048 ** 3 / r["median_s"] / 1e9)
-    print("{}: bench {:.2f} ms, plain {:.2f} ms, {:.0%} of the measured peak".format(
-        backend, r["median_s"] * 1e3, plain * 1e3, r["peak_fraction"]))
+    assert r["gflops"] == pytest.approx(2.0 * 2048**3 / r["median_s"] / 1e9)
+    print(
+        "{}: bench {:.2f} ms, plain {:.2f} ms, {:.0%} of the measured peak".format(
+            backend, r["median_s"] * 1e3, plain * 1e3, r["peak_fraction"]
+        )
+    )

@@ -1,5 +1,6 @@
 """`kbtool bench` end to end on kbtool's own Python (the NumPy reference, and custom modules built on it): the
 JSON it writes, the regression gate with a planted slowdown, and one-line errors for bad input."""
+
 import json
 import re
 
@@ -42,7 +43,7 @@ def test_the_json_has_every_op_in_both_modes_with_samples_rates_and_the_harness_
     assert set(got) == {("dot", "eager"), ("dot", "symbolic"), ("abs", "eager"), ("abs", "symbolic")}
     dot = got[("dot", "eager")]
     assert dot["status"] == "ok" and dot["n"] == 64 and dot["inputs"][0]["shape"] == [64, 64]
-    assert dot["flops"] == 2.0 * 64 ** 3 and dot["gflops"] == pytest.approx(dot["flops"] / dot["median_s"] / 1e9)
+    assert dot["flops"] == 2.0 * 64**3 and dot["gflops"] == pytest.approx(dot["flops"] / dot["median_s"] / 1e9)
     assert dot["peak_kind"] == "matmul" and 0 < dot["peak_fraction"]
     assert len(dot["samples_s"]) == dot["n_samples"] >= 5 and dot["min_s"] <= dot["median_s"]
     assert got[("abs", "eager")]["flops"] is None and got[("abs", "eager")]["peak_kind"] == "copy"
@@ -88,17 +89,20 @@ def test_markdown_and_html_views_are_written_from_the_same_run(home):
     assert 'id="op-dot"' in page and verdict in page  # the same run, the same verdict
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--sizes", "tiny"], "--sizes takes a comma-separated list"),
-    (["--size", "small", "--sizes", "all"], "give --size or --sizes, not both"),
-    (["--op", "no_such_op"], "unknown op 'no_such_op'"),
-    (["--op", "abs", "--budget", "0"], "--budget takes a number of seconds above 0"),
-    (["--op", "abs", "--fail-over", "-1"], "--fail-over takes a percentage"),
-    (["--op", "abs", "-o", "bench.txt"], "cannot tell the format of 'bench.txt'"),
-    (["--op", "abs", "--compare", "missing.json"], "missing.json"),
-    (["--from", "x.json", "--op", "abs"], "--from renders an earlier bench"),
-    (["-q", "-v", "--op", "abs"], "give -q"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--sizes", "tiny"], "--sizes takes a comma-separated list"),
+        (["--size", "small", "--sizes", "all"], "give --size or --sizes, not both"),
+        (["--op", "no_such_op"], "unknown op 'no_such_op'"),
+        (["--op", "abs", "--budget", "0"], "--budget takes a number of seconds above 0"),
+        (["--op", "abs", "--fail-over", "-1"], "--fail-over takes a percentage"),
+        (["--op", "abs", "-o", "bench.txt"], "cannot tell the format of 'bench.txt'"),
+        (["--op", "abs", "--compare", "missing.json"], "missing.json"),
+        (["--from", "x.json", "--op", "abs"], "--from renders an earlier bench"),
+        (["-q", "-v", "--op", "abs"], "give -q"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(home, monkeypatch, args, message):
     monkeypatch.chdir(home)
     (home / "x.json").write_text("{}")
@@ -130,12 +134,36 @@ def test_a_signal_writes_the_partial_bench_and_stops_the_worker(home, signame, c
     import time
 
     out = home / "b.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(__file__)),
-                                                          os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "kbtool", "bench", "--op", "dot", "--op", "abs", "--backend",
-                             "numpy", "--size", "small", "--budget", "1", "-o", str(out)], cwd=str(home), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(__file__)), os.environ.get("PYTHONPATH", "")]),
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kbtool",
+            "bench",
+            "--op",
+            "dot",
+            "--op",
+            "abs",
+            "--backend",
+            "numpy",
+            "--size",
+            "small",
+            "--budget",
+            "1",
+            "-o",
+            str(out),
+        ],
+        cwd=str(home),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 60
     for line in proc.stderr:  # progress: a line per result here (4 planned)
         if "numpy 1/4" in line:

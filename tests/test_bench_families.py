@@ -1,6 +1,7 @@
 """Benchmark size families (kbtool/bench/families.py and the spec's `bench:` entries): each size is a case the
 NumPy reference runs, inputs grow with the size, layer weights never grow, and each flop model agrees with a
 count made independently from the reference's own output."""
+
 import numpy as np
 import pytest
 
@@ -26,9 +27,28 @@ def run_reference(case):
 
 
 def test_the_heavy_ops_all_declare_a_family_with_a_flop_model(spec):
-    heavy = {"dot", "batch_dot", "conv1d", "conv2d", "conv3d", "conv2d_transpose", "separable_conv1d",
-             "separable_conv2d", "depthwise_conv2d", "pool2d", "pool3d", "sum", "mean", "max", "min", "prod", "std",
-             "var", "logsumexp", "rnn"}
+    heavy = {
+        "dot",
+        "batch_dot",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv2d_transpose",
+        "separable_conv1d",
+        "separable_conv2d",
+        "depthwise_conv2d",
+        "pool2d",
+        "pool3d",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "std",
+        "var",
+        "logsumexp",
+        "rnn",
+    }
     assert {op for op in heavy if spec.ops[op].get("bench", {}).get("flops")} == heavy
 
 
@@ -44,7 +64,7 @@ def test_every_declared_size_runs_on_the_reference_and_grows(spec):
         if elements[0]:  # a creation op's inputs are its kwargs: its output grows instead
             assert elements == sorted(set(elements)), (op, elements)
         for case, _ in sizes:
-            assert max(a.size for a in case.arrays or [np.zeros(0)]) <= 10 ** 7
+            assert max(a.size for a in case.arrays or [np.zeros(0)]) <= 10**7
 
 
 def independent_flops(op, case, out):
@@ -102,8 +122,10 @@ def test_every_benchable_op_has_a_family_and_a_scaled_one_never_grows_a_weight(s
 
 def test_an_alias_is_not_benched_and_an_op_without_a_plain_case_says_why(spec):
     assert not [op for op in families.benchable_ops(spec) if spec.ops[op].get("alias_of")]
-    entry = {"signature": [{"name": "x", "kind": "tensor"}], "cases": [{"id": "r", "inputs": [{"shape": [2]}],
-                                                                       "raises": "ValueError"}]}
+    entry = {
+        "signature": [{"name": "x", "kind": "tensor"}],
+        "cases": [{"id": "r", "inputs": [{"shape": [2]}], "raises": "ValueError"}],
+    }
 
     class OneOp:
         ops = {"odd": entry}
@@ -114,8 +136,11 @@ def test_an_alias_is_not_benched_and_an_op_without_a_plain_case_says_why(spec):
 
 def test_a_bench_case_that_does_not_bind_is_a_spec_problem(tmp_path):
     text = open(loader.paths.spec_file()).read()
-    bad = text.replace("case: {inputs: [{shape: [n, n]}, {shape: [n, n]}]}",
-                       "case: {inputs: [{shape: [n, n]}, {shape: [n, n]}], kwargs: {no_such_param: 1}}", 1)
+    bad = text.replace(
+        "case: {inputs: [{shape: [n, n]}, {shape: [n, n]}]}",
+        "case: {inputs: [{shape: [n, n]}, {shape: [n, n]}], kwargs: {no_such_param: 1}}",
+        1,
+    )
     assert bad != text
     path = tmp_path / "ops.yaml"
     path.write_text(bad)

@@ -1,11 +1,13 @@
 """The published bench in reports/ (`make bench-report`): a valid bench of every op on every backend at every
 size, whose Markdown and HTML are exactly what kbtool renders from its JSON."""
+
 import json
 import os
 
 import pytest
 
-from kbtool.bench import families, html_view, markdown_view, report as bench_report
+from kbtool.bench import families, html_view, markdown_view
+from kbtool.bench import report as bench_report
 from kbtool.runners.registry import BUILTIN
 from kbtool.specs import loader
 
@@ -36,7 +38,10 @@ def test_its_views_are_rendered_from_its_json(published):
 
 
 def test_a_large_dot_reaches_80_percent_of_the_measured_peak_where_the_backend_can(published):
-    dot = {(r["backend"], r["mode"]): r for r in published["results"]
-           if r["op"] == "dot" and r["size"] == "large" and r["status"] == "ok"}
+    dot = {
+        (r["backend"], r["mode"]): r
+        for r in published["results"]
+        if r["op"] == "dot" and r["size"] == "large" and r["status"] == "ok"
+    }
     assert dot[("numpy", "eager")]["peak_fraction"] >= 0.8
     assert dot[("tensorflow", "eager")]["peak_fraction"] >= 0.8

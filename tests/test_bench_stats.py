@@ -1,5 +1,6 @@
 """Summaries, growth exponents, ratios between backends and the regression gate (kbtool/bench/stats.py and
 compare.py), on synthetic samples."""
+
 import numpy as np
 import pytest
 
@@ -19,19 +20,32 @@ def test_summary_median_iqr_min_cv_and_the_unstable_flag():
 
 @pytest.mark.parametrize("k", [1.0, 2.0, 3.0, 0.0])
 def test_growth_exponent_recovers_the_power_law(k):
-    points = [(n, 2e-9 * n ** k) for n in (64, 512, 2048)]
+    points = [(n, 2e-9 * n**k) for n in (64, 512, 2048)]
     assert stats.growth_exponent(points) == pytest.approx(k, abs=1e-9)
     assert stats.growth_exponent(points[:1]) is None
 
 
 def result(op, backend, median, size="medium", mode="eager", n=10.0, status="ok", samples=None):
-    return {"op": op, "backend": backend, "size": size, "mode": mode, "n": n, "status": status, "median_s": median,
-            "samples_s": samples or [median] * 5}
+    return {
+        "op": op,
+        "backend": backend,
+        "size": size,
+        "mode": mode,
+        "n": n,
+        "status": status,
+        "median_s": median,
+        "samples_s": samples or [median] * 5,
+    }
 
 
 def test_ratios_to_the_fastest_and_to_numpy_are_per_op_size_and_mode():
-    results = [result("dot", "numpy", 2.0), result("dot", "tensorflow", 1.0), result("dot", "theano", 4.0),
-               result("dot", "theano", 1.0, mode="symbolic"), result("dot", "cntk", None, status="raised")]
+    results = [
+        result("dot", "numpy", 2.0),
+        result("dot", "tensorflow", 1.0),
+        result("dot", "theano", 4.0),
+        result("dot", "theano", 1.0, mode="symbolic"),
+        result("dot", "cntk", None, status="raised"),
+    ]
     stats.add_ratios(results)
     assert [r["ratio_to_fastest"] for r in results] == [2.0, 1.0, 4.0, 1.0, None]
     assert [r["ratio_to_numpy"] for r in results] == [1.0, 0.5, 2.0, None, None]
@@ -41,8 +55,10 @@ def test_ratios_to_the_fastest_and_to_numpy_are_per_op_size_and_mode():
 
 
 def test_scaling_rows_fit_each_op_backend_mode_over_its_sizes():
-    results = [result("dot", "numpy", 1e-9 * n ** 3, size=s, n=n) for s, n in
-               (("small", 64.0), ("medium", 512.0), ("large", 2048.0))]
+    results = [
+        result("dot", "numpy", 1e-9 * n**3, size=s, n=n)
+        for s, n in (("small", 64.0), ("medium", 512.0), ("large", 2048.0))
+    ]
     rows = stats.scaling(results + [result("abs", "numpy", 1.0)])
     assert len(rows) == 1 and rows[0]["exponent"] == pytest.approx(3.0) and len(rows[0]["points"]) == 3
 
@@ -68,10 +84,18 @@ def test_a_bench_against_itself_is_unchanged_and_passes_the_gate():
 
 
 def test_a_significant_slowdown_beyond_fail_over_fails_the_gate_and_a_speedup_is_better():
-    base = {"results": [result("dot", "numpy", 1.0, samples=rng_samples(1.0)),
-                        result("abs", "numpy", 1.0, samples=rng_samples(1.0, seed=1))]}
-    now = {"results": [result("dot", "numpy", 1.3, samples=rng_samples(1.3, seed=2)),
-                       result("abs", "numpy", 0.7, samples=rng_samples(0.7, seed=3))]}
+    base = {
+        "results": [
+            result("dot", "numpy", 1.0, samples=rng_samples(1.0)),
+            result("abs", "numpy", 1.0, samples=rng_samples(1.0, seed=1)),
+        ]
+    }
+    now = {
+        "results": [
+            result("dot", "numpy", 1.3, samples=rng_samples(1.3, seed=2)),
+            result("abs", "numpy", 0.7, samples=rng_samples(0.7, seed=3)),
+        ]
+    }
     comparison = compare.compare(now, base, "base.json", fail_over_pct=10)
     dot, absolute = comparison["rows"]
     assert dot["verdict"] == "worse" and dot["fails_gate"] and dot["p_value"] < 0.001
@@ -99,8 +123,14 @@ def test_rows_only_on_one_side_or_not_measured_are_said_so():
 def test_the_peak_is_the_best_of_before_and_after_with_every_sample():
     from kbtool.bench import peak
 
-    before = {"matmul_gflops": 100.0, "matmul_n": 2048, "matmul_samples_s": [0.2], "copy_gbs": 20.0,
-              "copy_mb": 64.0, "copy_samples_s": [0.01]}
+    before = {
+        "matmul_gflops": 100.0,
+        "matmul_n": 2048,
+        "matmul_samples_s": [0.2],
+        "copy_gbs": 20.0,
+        "copy_mb": 64.0,
+        "copy_samples_s": [0.01],
+    }
     after = dict(before, matmul_gflops=120.0, matmul_samples_s=[0.15], copy_gbs=18.0, copy_samples_s=[0.012])
     both = peak.combine(before, after)
     assert (both["matmul_gflops"], both["copy_gbs"]) == (120.0, 20.0)

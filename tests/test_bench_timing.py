@@ -1,5 +1,6 @@
 """The worker's timing loop (kbtool/runners/worker/timing.py), in-process on the NumPy reference: calibration,
 warmup, the sample budget, one-time costs apart from the steady state, and the harness's own cost."""
+
 import time
 
 import numpy as np
@@ -14,6 +15,7 @@ def busy(seconds):
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:
             pass
+
     return call
 
 
@@ -73,16 +75,26 @@ def test_warmup_runs_before_any_sample():
 @pytest.mark.parametrize("mode", ["eager", "symbolic"])
 def test_bench_reply_separates_one_time_costs_and_describes_the_output(mode):
     arrays = [np.ones((64, 32), "float32"), np.ones((32, 16), "float32")]
-    request = {"cmd": "bench", "op": "dot", "mode": mode, "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {},
-               "budget": 0.01, "min_sample": 0.001, "min_samples": 3, "warmup": 0.0}
+    request = {
+        "cmd": "bench",
+        "op": "dot",
+        "mode": mode,
+        "args": [{"tensor": 0}, {"tensor": 1}],
+        "kwargs": {},
+        "budget": 0.01,
+        "min_sample": 0.001,
+        "min_samples": 3,
+        "warmup": 0.0,
+    }
     reply = timing.bench(reference, request, arrays, [reference])
     assert reply["status"] == protocol.OK
     assert reply["outputs"] == [{"shape": [64, 16], "dtype": "float32"}]
     one_time = reply["one_time"]
     assert set(one_time) == {"build_s", "compile_s", "first_call_s", "total_s"}
     assert (one_time["compile_s"] is None) == (mode == "eager")  # only a graph is compiled
-    assert one_time["total_s"] == pytest.approx(one_time["build_s"] + (one_time["compile_s"] or 0)
-                                                + one_time["first_call_s"])
+    assert one_time["total_s"] == pytest.approx(
+        one_time["build_s"] + (one_time["compile_s"] or 0) + one_time["first_call_s"]
+    )
     assert len(reply["samples"]) >= 3 and reply["loops"] >= 1
 
 
@@ -119,19 +131,36 @@ def test_forced_call_evaluates_every_tensor_of_a_sequence_result():
 
 @pytest.mark.parametrize("mode", ["eager", "symbolic"])
 def test_an_update_op_is_timed_on_variables_as_keras_applies_it(mode):
-    request = {"cmd": "bench", "op": "update_add", "mode": mode, "observe": True,
-               "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {}, "budget": 0.005, "min_sample": 0.001,
-               "min_samples": 3, "warmup": 0.0}
-    reply = timing.bench(reference, request, [np.zeros((4, 3), "float32"), np.ones((4, 3), "float32")],
-                         [reference])
+    request = {
+        "cmd": "bench",
+        "op": "update_add",
+        "mode": mode,
+        "observe": True,
+        "args": [{"tensor": 0}, {"tensor": 1}],
+        "kwargs": {},
+        "budget": 0.005,
+        "min_sample": 0.001,
+        "min_samples": 3,
+        "warmup": 0.0,
+    }
+    reply = timing.bench(reference, request, [np.zeros((4, 3), "float32"), np.ones((4, 3), "float32")], [reference])
     assert reply["status"] == protocol.OK, reply
     assert (reply["one_time"]["compile_s"] is None) == (mode == "eager")  # symbolic: K.function(updates=[op])
 
 
 def test_an_op_whose_result_has_no_value_is_timed_as_the_call_alone():
-    request = {"cmd": "bench", "op": "placeholder", "mode": "symbolic", "then_only": True, "args": [],
-               "kwargs": {"shape": {"tuple": [2, 3]}}, "budget": 0.005, "min_sample": 0.001, "min_samples": 3,
-               "warmup": 0.0}
+    request = {
+        "cmd": "bench",
+        "op": "placeholder",
+        "mode": "symbolic",
+        "then_only": True,
+        "args": [],
+        "kwargs": {"shape": {"tuple": [2, 3]}},
+        "budget": 0.005,
+        "min_sample": 0.001,
+        "min_samples": 3,
+        "warmup": 0.0,
+    }
     reply = timing.bench(reference, request, [], [reference])
     assert reply["status"] == protocol.OK and reply["outputs"] == [] and reply["one_time"]["compile_s"] is None
 
@@ -148,7 +177,13 @@ def test_a_call_that_fills_a_sample_by_itself_is_not_calibrated_or_warmed_again(
 
 
 def test_a_first_call_past_the_limit_is_the_only_sample_and_says_so():
-    request = {"cmd": "bench", "op": "dot", "mode": "eager", "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {},
-               "max_seconds": 1e-9}
+    request = {
+        "cmd": "bench",
+        "op": "dot",
+        "mode": "eager",
+        "args": [{"tensor": 0}, {"tensor": 1}],
+        "kwargs": {},
+        "max_seconds": 1e-9,
+    }
     reply = timing.bench(reference, request, [np.ones((8, 8), "float32")] * 2, [reference])
     assert reply["samples"] == [reply["one_time"]["first_call_s"]] and "only sample" in reply["message"]

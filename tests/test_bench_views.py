@@ -1,5 +1,6 @@
 """The Markdown, HTML and terminal views of a bench, from a synthetic report (no backend): what each must show,
 in the units it must show it, escaped where it must be, offline, and the schema the report follows."""
+
 import copy
 import io
 import re
@@ -9,21 +10,41 @@ import subprocess
 import pytest
 from rich.console import Console
 
-from kbtool.bench import html_view, markdown_view, report as bench_report, stats, terminal, units
+from kbtool.bench import html_view, markdown_view, stats, terminal, units
+from kbtool.bench import report as bench_report
 
 
 def result(op, backend, mode, size, n, median, status="ok", message=None, samples=None, flops=None):
-    r = {"op": op, "size": size, "n": n, "backend": backend, "mode": mode, "status": status, "message": message,
-         "inputs": [{"shape": [int(n), 4], "dtype": "float32"}], "kwargs": {}}
+    r = {
+        "op": op,
+        "size": size,
+        "n": n,
+        "backend": backend,
+        "mode": mode,
+        "status": status,
+        "message": message,
+        "inputs": [{"shape": [int(n), 4], "dtype": "float32"}],
+        "kwargs": {},
+    }
     if status != "ok":
         return r
     samples = samples or [median * f for f in (0.99, 1.0, 1.0, 1.01, 1.02)]
-    r.update(outputs=[{"shape": [int(n), 4], "dtype": "float32"}],
-             one_time={"build_s": 0.001, "compile_s": None, "first_call_s": 0.002, "total_s": 0.003},
-             loops=10, warmup_calls=20, samples_s=samples, flops=flops, bytes=32.0 * n)
+    r.update(
+        outputs=[{"shape": [int(n), 4], "dtype": "float32"}],
+        one_time={"build_s": 0.001, "compile_s": None, "first_call_s": 0.002, "total_s": 0.003},
+        loops=10,
+        warmup_calls=20,
+        samples_s=samples,
+        flops=flops,
+        bytes=32.0 * n,
+    )
     r.update(stats.summarize(samples))
-    r.update(gflops=flops / r["median_s"] / 1e9 if flops else None, gbs=r["bytes"] / r["median_s"] / 1e9,
-             peak_fraction=0.5, peak_kind="matmul" if flops else "copy")
+    r.update(
+        gflops=flops / r["median_s"] / 1e9 if flops else None,
+        gbs=r["bytes"] / r["median_s"] / 1e9,
+        peak_fraction=0.5,
+        peak_kind="matmul" if flops else "copy",
+    )
     return r
 
 
@@ -32,39 +53,100 @@ def synthetic():
     for size, n in (("small", 64.0), ("medium", 512.0), ("large", 2048.0)):
         for backend, scale in (("numpy", 1.0), ("tensorflow", 2.0)):
             for mode in ("eager", "symbolic"):
-                results.append(result("dot", backend, mode, size, n, scale * 1e-9 * n ** 3, flops=2.0 * n ** 3))
+                results.append(result("dot", backend, mode, size, n, scale * 1e-9 * n**3, flops=2.0 * n**3))
                 results.append(result("abs", backend, mode, size, n, scale * 1e-8 * n))
     results.append(result("conv2d", "numpy", "eager", "medium", 10.0, 0.00123))
-    results.append(result("conv2d", "tensorflow", "eager", "medium", 10.0, None, status="raised",
-                          message="ValueError: bad | shape <script>alert(1)</script>"))
+    results.append(
+        result(
+            "conv2d",
+            "tensorflow",
+            "eager",
+            "medium",
+            10.0,
+            None,
+            status="raised",
+            message="ValueError: bad | shape <script>alert(1)</script>",
+        )
+    )
     noisy = result("conv2d", "numpy", "symbolic", "medium", 10.0, 0.002, samples=[0.001, 0.002, 0.002, 0.004, 0.009])
     results.append(noisy)
     stats.add_ratios(results)
-    backends = [{"name": name, "status": "available", "python": "3.11.7", "versions": {"numpy": "2.4.6"},
-                 "overhead": {"noop_call_s": 9e-7, "bare_loop_s": 2e-8, "harness_s": 8.8e-7}}
-                for name in ("numpy", "tensorflow")]
+    backends = [
+        {
+            "name": name,
+            "status": "available",
+            "python": "3.11.7",
+            "versions": {"numpy": "2.4.6"},
+            "overhead": {"noop_call_s": 9e-7, "bare_loop_s": 2e-8, "harness_s": 8.8e-7},
+        }
+        for name in ("numpy", "tensorflow")
+    ]
     backends.append({"name": "cntk", "status": "not_installed", "reason": "run `kbtool env install cntk`"})
-    families = {"dot": {"kind": "spec", "variable": "n", "sizes": {"small": 64}, "flops": "2.0 * x[0] * x[1] * y[1]"},
-                "abs": {"kind": "scaled", "variable": "elements", "sizes": {}, "case": "basic"},
-                "conv2d": {"kind": "scaled", "variable": "elements", "sizes": {}, "case": "valid"}}
-    machine = {"platform": "Linux", "cpu": "AMD EPYC", "cores": 2, "memory_gb": 23.5, "python": "3.11.7",
-               "numpy": "2.4.6"}
+    families = {
+        "dot": {"kind": "spec", "variable": "n", "sizes": {"small": 64}, "flops": "2.0 * x[0] * x[1] * y[1]"},
+        "abs": {"kind": "scaled", "variable": "elements", "sizes": {}, "case": "basic"},
+        "conv2d": {"kind": "scaled", "variable": "elements", "sizes": {}, "case": "valid"},
+    }
+    machine = {
+        "platform": "Linux",
+        "cpu": "AMD EPYC",
+        "cores": 2,
+        "memory_gb": 23.5,
+        "python": "3.11.7",
+        "numpy": "2.4.6",
+    }
     peak = {"matmul_gflops": 100.0, "matmul_n": 2048, "copy_gbs": 10.0, "copy_mb": 64.0}
-    settings = {"sizes": ["small", "medium", "large"], "modes": ["eager", "symbolic"], "budget_seconds": 0.1,
-                "min_sample_seconds": 0.01, "min_samples": 5, "max_seconds": 20.0, "unstable_cv": 0.1, "seed": 0}
-    return bench_report.assemble("kbtool bench --sizes all", machine, peak, settings, families, backends, results,
-                                 stats.scaling(results), 12.5)
+    settings = {
+        "sizes": ["small", "medium", "large"],
+        "modes": ["eager", "symbolic"],
+        "budget_seconds": 0.1,
+        "min_sample_seconds": 0.01,
+        "min_samples": 5,
+        "max_seconds": 20.0,
+        "unstable_cv": 0.1,
+        "seed": 0,
+    }
+    return bench_report.assemble(
+        "kbtool bench --sizes all", machine, peak, settings, families, backends, results, stats.scaling(results), 12.5
+    )
 
 
 def with_comparison(report):
     report = copy.deepcopy(report)
-    rows = [{"op": "dot", "size": "large", "backend": "numpy", "mode": "eager", "verdict": "worse",
-             "baseline_median_s": 0.006, "median_s": 0.0086, "change_pct": 43.3, "p_value": 0.0079,
-             "fails_gate": True},
-            {"op": "abs", "size": "small", "backend": "numpy", "mode": "eager", "verdict": "unchanged",
-             "baseline_median_s": 6.4e-7, "median_s": 6.4e-7, "change_pct": 0.1, "p_value": 0.8, "fails_gate": False}]
-    report["comparison"] = {"baseline": "base.json", "alpha": 0.05, "min_effect_pct": 5.0, "fail_over_pct": 10.0,
-                            "rows": rows, "failed": True}
+    rows = [
+        {
+            "op": "dot",
+            "size": "large",
+            "backend": "numpy",
+            "mode": "eager",
+            "verdict": "worse",
+            "baseline_median_s": 0.006,
+            "median_s": 0.0086,
+            "change_pct": 43.3,
+            "p_value": 0.0079,
+            "fails_gate": True,
+        },
+        {
+            "op": "abs",
+            "size": "small",
+            "backend": "numpy",
+            "mode": "eager",
+            "verdict": "unchanged",
+            "baseline_median_s": 6.4e-7,
+            "median_s": 6.4e-7,
+            "change_pct": 0.1,
+            "p_value": 0.8,
+            "fails_gate": False,
+        },
+    ]
+    report["comparison"] = {
+        "baseline": "base.json",
+        "alpha": 0.05,
+        "min_effect_pct": 5.0,
+        "fail_over_pct": 10.0,
+        "rows": rows,
+        "failed": True,
+    }
     report["summary"]["ok"] = False
     return report
 
@@ -80,8 +162,9 @@ def test_the_synthetic_report_follows_the_schema_and_a_broken_one_does_not():
     assert any(p.startswith("results/0/status") for p in problems)
 
 
-@pytest.mark.parametrize("seconds, text", [(0.00123, "1.23 ms"), (2.5, "2.5 s"), (8.8e-7, "880 ns"),
-                                           (4.56e-5, "45.6 µs"), (None, "")])
+@pytest.mark.parametrize(
+    "seconds, text", [(0.00123, "1.23 ms"), (2.5, "2.5 s"), (8.8e-7, "880 ns"), (4.56e-5, "45.6 µs"), (None, "")]
+)
 def test_times_are_written_in_adaptive_units_with_three_digits(seconds, text):
     assert units.fmt_seconds(seconds) == text
 
@@ -123,8 +206,12 @@ def test_the_html_page_opens_in_headless_chromium(tmp_path):
     path = tmp_path / "bench.html"
     path.write_text(html_view.render(synthetic()))
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
-                          "file://" + str(path)], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert 'id="verdict"' in dom and "bench: 26 measured" in dom and dom.count("<svg") == 5
 
 

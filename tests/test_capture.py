@@ -6,6 +6,7 @@ capture.py, reference/oracle.py); a worker's stdout and stderr go to a file the 
 `kbtool check` process: its stdout is exactly the terminal view of its own JSON report, and its stderr holds
 kbtool's own lines only.
 """
+
 import io
 import json
 import os
@@ -24,16 +25,23 @@ from kbtool.reports.assemble import validate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))
 # what kbtool itself writes on stderr during a check: the settings it runs under, progress lines, files written
-OWN_STDERR = re.compile(r"^(keras\.json settings: .*|  \S+ +(done: |stopped: |\d+/\d+ results|\d+ results in ).*"
-                        r"|wrote .*)$")
+OWN_STDERR = re.compile(
+    r"^(keras\.json settings: .*|  \S+ +(done: |stopped: |\d+/\d+ results|\d+ results in ).*"
+    r"|wrote .*)$"
+)
 
 
 def kbtool_check(tmp_path, *args):
     """Run `kbtool check ... -o r.json` as its own process (fd-level leaks show there); returns (proc, report)."""
     env = dict(os.environ, COLUMNS="100", PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
     env.pop("FORCE_COLOR", None)
-    proc = subprocess.run([sys.executable, "-m", "kbtool", "check"] + list(args) + ["-o", "r.json"],
-                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kbtool", "check"] + list(args) + ["-o", "r.json"],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
     with open(str(tmp_path / "r.json"), encoding="utf-8") as fh:
         report = json.load(fh)
     assert validate(report) == []
@@ -62,11 +70,12 @@ def test_reference_warnings_go_to_the_record_not_stderr(tmp_path):
     assert_only_kbtool_output(proc, report)
     assert b"Warning" not in proc.stderr
     overflow = [r for r in report["results"] if r["case"] == "large_overflow"]
-    assert overflow and all("RuntimeWarning: overflow encountered in exp" in r["captured"]["reference"]
-                            for r in overflow)
+    assert overflow and all(
+        "RuntimeWarning: overflow encountered in exp" in r["captured"]["reference"] for r in overflow
+    )
 
 
-NOISY_SOURCE = '''import os, sys, warnings
+NOISY_SOURCE = """import os, sys, warnings
 from kbtool.reference import *
 from kbtool.reference import transpose as _transpose
 
@@ -82,7 +91,7 @@ def transpose(x, *args, **kwargs):
     os.write(2, b"FD2-NOISE\\n")
     warnings.warn("WARN-NOISE", RuntimeWarning)
     return _transpose(x, *args, **kwargs)
-'''
+"""
 
 
 def test_what_a_backend_prints_at_any_level_goes_to_its_results(tmp_path, custom_backend):
@@ -104,10 +113,14 @@ def test_what_a_backend_prints_at_any_level_goes_to_its_results(tmp_path, custom
 
 
 def test_a_backend_that_prints_a_lot_is_cut(custom_backend):
-    module = custom_backend("chattykb", "kb", "import os\nfrom kbtool.reference import *\n"
-                                              "from kbtool.reference import transpose as _t\n\n"
-                                              "def transpose(x, *a, **k):\n"
-                                              "    os.write(2, b'y' * 100000)\n    return _t(x, *a, **k)\n")
+    module = custom_backend(
+        "chattykb",
+        "kb",
+        "import os\nfrom kbtool.reference import *\n"
+        "from kbtool.reference import transpose as _t\n\n"
+        "def transpose(x, *a, **k):\n"
+        "    os.write(2, b'y' * 100000)\n    return _t(x, *a, **k)\n",
+    )
     from kbtool.check import run_check
     from kbtool.plan import make_plan
     from kbtool.specs import loader
@@ -123,9 +136,13 @@ def test_what_a_worker_said_before_it_died_is_kept_with_the_crash(custom_backend
     from kbtool.plan import make_plan
     from kbtool.specs import loader
 
-    module = custom_backend("dyingkb", "kb", "import os\nfrom kbtool.reference import *\n\n"
-                                             "def transpose(x, *a, **k):\n"
-                                             "    os.write(1, b'DYING WORDS\\n')\n    os._exit(7)\n")
+    module = custom_backend(
+        "dyingkb",
+        "kb",
+        "import os\nfrom kbtool.reference import *\n\n"
+        "def transpose(x, *a, **k):\n"
+        "    os.write(1, b'DYING WORDS\\n')\n    os._exit(7)\n",
+    )
     plan = make_plan(loader.load(), ops=["transpose"], case_patterns=["rank3"], modes=["eager"], backends=[module])
     (result,) = run_check(plan, known_entries=[])["results"]
     assert result["status"] == "crash" and "exited with code 7" in result["message"]
@@ -134,13 +151,14 @@ def test_what_a_worker_said_before_it_died_is_kept_with_the_crash(custom_backend
 
 # ---------------------------------------------------------------------------------------------------- units
 
+
 def test_captured_collects_prints_and_every_warning_and_restores_the_streams():
     stdout, stderr, filters = sys.stdout, sys.stderr, list(warnings.filters)
     with Captured() as out:
         print("hello")
         sys.stderr.write("on stderr\n")
         for _ in range(2):
-            warnings.warn("twice", RuntimeWarning)  # the same place twice: both recorded
+            warnings.warn("twice", RuntimeWarning, stacklevel=1)  # the same place twice: both recorded
     assert sys.stdout is stdout and sys.stderr is stderr and warnings.filters == filters
     lines = out.text.splitlines()
     assert lines[:2] == ["hello", "on stderr"]
@@ -181,11 +199,16 @@ def test_the_oracle_records_what_the_reference_warns():
 
 # ---------------------------------------------------------------------------------------------------- real backends
 
+
 @pytest.mark.backends
 def test_print_tensor_on_every_backend_prints_nothing_but_kbtools_output(tmp_path):
     proc, report = kbtool_check(tmp_path, "--op", "print_tensor")
     assert proc.returncode == 0, proc.stderr.decode()
     assert_only_kbtool_output(proc, report)
     assert b"x is:" not in proc.stdout + proc.stderr
-    assert {b["name"] for b in report["backends"] if b["status"] == "available"} >= {"numpy", "tensorflow", "theano",
-                                                                                       "cntk"}
+    assert {b["name"] for b in report["backends"] if b["status"] == "available"} >= {
+        "numpy",
+        "tensorflow",
+        "theano",
+        "cntk",
+    }

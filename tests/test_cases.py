@@ -2,6 +2,7 @@
 
 Fast and table-driven: entries are small dicts, no backend environment, no shipped spec needed.
 """
+
 import copy
 import types
 import zlib
@@ -25,27 +26,30 @@ def rng(seed=1):
 
 # ---------------------------------------------------------------------------------------------------- make_array
 # exact contents: literal values, fills, arange (no randomness involved)
-@pytest.mark.parametrize("spec,want,dtype", [
-    ({"value": [[1, 2], [3, 4]]}, [[1.0, 2.0], [3.0, 4.0]], "float32"),
-    ({"value": [[1, 2], [3, 4]], "dtype": "int32"}, [[1, 2], [3, 4]], "int32"),
-    ({"value": 2.5, "dtype": "float64"}, 2.5, "float64"),
-    ({"value": [1, 0, 2], "dtype": "bool"}, [True, False, True], "bool"),
-    ({"value": []}, np.zeros((0,)), "float32"),
-    # a literal value wins over shape, fill and dist
-    ({"value": [7], "shape": [3], "fill": 2, "dist": "arange"}, [7.0], "float32"),
-    ({"shape": [2, 3], "fill": 7}, np.full((2, 3), 7.0), "float32"),
-    ({"shape": [2], "fill": -1, "dtype": "int64"}, [-1, -1], "int64"),
-    ({"shape": [], "fill": 0.5, "dtype": "float16"}, 0.5, "float16"),
-    ({"shape": [0, 3], "fill": 1}, np.ones((0, 3)), "float32"),
-    # a fill wins over dist
-    ({"shape": [3], "fill": 4, "dist": "uniform"}, [4.0, 4.0, 4.0], "float32"),
-    ({"shape": [2, 3], "dist": "arange"}, [[0, 1, 2], [3, 4, 5]], "float32"),
-    ({"shape": [2, 2], "dist": "arange", "dtype": "int32"}, [[0, 1], [2, 3]], "int32"),
-    ({"shape": [], "dist": "arange", "dtype": "float64"}, 0.0, "float64"),
-    ({"shape": [2, 0], "dist": "arange"}, np.zeros((2, 0)), "float32"),
-    # arange ignores low/high
-    ({"shape": [4], "dist": "arange", "low": 10, "high": 20}, [0, 1, 2, 3], "float32"),
-])
+@pytest.mark.parametrize(
+    "spec,want,dtype",
+    [
+        ({"value": [[1, 2], [3, 4]]}, [[1.0, 2.0], [3.0, 4.0]], "float32"),
+        ({"value": [[1, 2], [3, 4]], "dtype": "int32"}, [[1, 2], [3, 4]], "int32"),
+        ({"value": 2.5, "dtype": "float64"}, 2.5, "float64"),
+        ({"value": [1, 0, 2], "dtype": "bool"}, [True, False, True], "bool"),
+        ({"value": []}, np.zeros((0,)), "float32"),
+        # a literal value wins over shape, fill and dist
+        ({"value": [7], "shape": [3], "fill": 2, "dist": "arange"}, [7.0], "float32"),
+        ({"shape": [2, 3], "fill": 7}, np.full((2, 3), 7.0), "float32"),
+        ({"shape": [2], "fill": -1, "dtype": "int64"}, [-1, -1], "int64"),
+        ({"shape": [], "fill": 0.5, "dtype": "float16"}, 0.5, "float16"),
+        ({"shape": [0, 3], "fill": 1}, np.ones((0, 3)), "float32"),
+        # a fill wins over dist
+        ({"shape": [3], "fill": 4, "dist": "uniform"}, [4.0, 4.0, 4.0], "float32"),
+        ({"shape": [2, 3], "dist": "arange"}, [[0, 1, 2], [3, 4, 5]], "float32"),
+        ({"shape": [2, 2], "dist": "arange", "dtype": "int32"}, [[0, 1], [2, 3]], "int32"),
+        ({"shape": [], "dist": "arange", "dtype": "float64"}, 0.0, "float64"),
+        ({"shape": [2, 0], "dist": "arange"}, np.zeros((2, 0)), "float32"),
+        # arange ignores low/high
+        ({"shape": [4], "dist": "arange", "low": 10, "high": 20}, [0, 1, 2, 3], "float32"),
+    ],
+)
 def test_make_array_exact(spec, want, dtype):
     out = make_array(spec, rng())
     want = np.asarray(want)
@@ -55,24 +59,27 @@ def test_make_array_exact(spec, want, dtype):
 
 
 # random draws: exactly the numpy call with the documented default bounds (or the overrides), then cast
-@pytest.mark.parametrize("spec,draw", [
-    ({"shape": [3, 4]}, lambda r: r.standard_normal((3, 4))),
-    ({"shape": [3, 4], "dist": "normal", "low": 5, "high": 6}, lambda r: r.standard_normal((3, 4))),
-    ({"shape": [5], "dist": "uniform"}, lambda r: r.uniform(-1.0, 1.0, (5,))),
-    ({"shape": [5], "dist": "uniform", "low": 0.5}, lambda r: r.uniform(0.5, 1.0, (5,))),
-    ({"shape": [5], "dist": "uniform", "high": 4}, lambda r: r.uniform(-1.0, 4, (5,))),
-    ({"shape": [5], "dist": "uniform", "low": 2, "high": 3}, lambda r: r.uniform(2, 3, (5,))),
-    ({"shape": [5], "dist": "uniform", "low": 0, "high": 0.5}, lambda r: r.uniform(0, 0.5, (5,))),
-    ({"shape": [5], "dist": "positive"}, lambda r: r.uniform(0.1, 2.0, (5,))),
-    ({"shape": [5], "dist": "positive", "low": 1}, lambda r: r.uniform(1, 2.0, (5,))),
-    ({"shape": [5], "dist": "positive", "high": 9}, lambda r: r.uniform(0.1, 9, (5,))),
-    ({"shape": [5], "dist": "positive", "low": 0, "high": 0}, lambda r: r.uniform(0, 0, (5,))),
-    ({"shape": [6], "dist": "randint"}, lambda r: r.integers(0, 5, (6,))),
-    ({"shape": [6], "dist": "randint", "low": -3}, lambda r: r.integers(-3, 5, (6,))),
-    ({"shape": [6], "dist": "randint", "high": 100}, lambda r: r.integers(0, 100, (6,))),
-    ({"shape": [6], "dist": "randint", "low": 10, "high": 1000}, lambda r: r.integers(10, 1000, (6,))),
-    ({"shape": [6], "dist": "ties"}, lambda r: r.choice(np.array([-1.5, -0.5, 0.0, 0.5, 1.5, 2.5]), size=(6,))),
-])
+@pytest.mark.parametrize(
+    "spec,draw",
+    [
+        ({"shape": [3, 4]}, lambda r: r.standard_normal((3, 4))),
+        ({"shape": [3, 4], "dist": "normal", "low": 5, "high": 6}, lambda r: r.standard_normal((3, 4))),
+        ({"shape": [5], "dist": "uniform"}, lambda r: r.uniform(-1.0, 1.0, (5,))),
+        ({"shape": [5], "dist": "uniform", "low": 0.5}, lambda r: r.uniform(0.5, 1.0, (5,))),
+        ({"shape": [5], "dist": "uniform", "high": 4}, lambda r: r.uniform(-1.0, 4, (5,))),
+        ({"shape": [5], "dist": "uniform", "low": 2, "high": 3}, lambda r: r.uniform(2, 3, (5,))),
+        ({"shape": [5], "dist": "uniform", "low": 0, "high": 0.5}, lambda r: r.uniform(0, 0.5, (5,))),
+        ({"shape": [5], "dist": "positive"}, lambda r: r.uniform(0.1, 2.0, (5,))),
+        ({"shape": [5], "dist": "positive", "low": 1}, lambda r: r.uniform(1, 2.0, (5,))),
+        ({"shape": [5], "dist": "positive", "high": 9}, lambda r: r.uniform(0.1, 9, (5,))),
+        ({"shape": [5], "dist": "positive", "low": 0, "high": 0}, lambda r: r.uniform(0, 0, (5,))),
+        ({"shape": [6], "dist": "randint"}, lambda r: r.integers(0, 5, (6,))),
+        ({"shape": [6], "dist": "randint", "low": -3}, lambda r: r.integers(-3, 5, (6,))),
+        ({"shape": [6], "dist": "randint", "high": 100}, lambda r: r.integers(0, 100, (6,))),
+        ({"shape": [6], "dist": "randint", "low": 10, "high": 1000}, lambda r: r.integers(10, 1000, (6,))),
+        ({"shape": [6], "dist": "ties"}, lambda r: r.choice(np.array([-1.5, -0.5, 0.0, 0.5, 1.5, 2.5]), size=(6,))),
+    ],
+)
 @pytest.mark.parametrize("dtype", [None, "float64"])
 def test_make_array_draws_exactly(spec, draw, dtype):
     if dtype:
@@ -84,15 +91,18 @@ def test_make_array_draws_exactly(spec, draw, dtype):
 
 
 # bounds and supports, independent of how numpy draws them
-@pytest.mark.parametrize("spec,low,high", [
-    ({"shape": BIG, "dist": "uniform"}, -1.0, 1.0),
-    ({"shape": BIG, "dist": "uniform", "low": 2, "high": 3}, 2.0, 3.0),
-    ({"shape": BIG, "dist": "uniform", "low": -0.5}, -0.5, 1.0),
-    ({"shape": BIG, "dist": "uniform", "high": 0}, -1.0, 0.0),
-    ({"shape": BIG, "dist": "positive"}, 0.1, 2.0),
-    ({"shape": BIG, "dist": "positive", "low": 5, "high": 6}, 5.0, 6.0),
-    ({"shape": BIG, "dist": "positive", "dtype": "float64", "high": 0.2}, 0.1, 0.2),
-])
+@pytest.mark.parametrize(
+    "spec,low,high",
+    [
+        ({"shape": BIG, "dist": "uniform"}, -1.0, 1.0),
+        ({"shape": BIG, "dist": "uniform", "low": 2, "high": 3}, 2.0, 3.0),
+        ({"shape": BIG, "dist": "uniform", "low": -0.5}, -0.5, 1.0),
+        ({"shape": BIG, "dist": "uniform", "high": 0}, -1.0, 0.0),
+        ({"shape": BIG, "dist": "positive"}, 0.1, 2.0),
+        ({"shape": BIG, "dist": "positive", "low": 5, "high": 6}, 5.0, 6.0),
+        ({"shape": BIG, "dist": "positive", "dtype": "float64", "high": 0.2}, 0.1, 0.2),
+    ],
+)
 def test_continuous_bounds(spec, low, high):
     out = make_array(spec, rng(3))
     width = high - low
@@ -100,22 +110,25 @@ def test_continuous_bounds(spec, low, high):
     assert out.min() < low + 0.01 * width and out.max() > high - 0.01 * width  # the whole range is used
 
 
-@pytest.mark.parametrize("spec,support,dtype", [
-    ({"shape": BIG, "dist": "randint"}, {0, 1, 2, 3, 4}, "float32"),
-    ({"shape": BIG, "dtype": "int32"}, {0, 1, 2, 3, 4}, "int32"),  # integer dtypes default to randint 0..5
-    ({"shape": BIG, "dtype": "int64"}, {0, 1, 2, 3, 4}, "int64"),
-    ({"shape": BIG, "dtype": "uint8"}, {0, 1, 2, 3, 4}, "uint8"),
-    ({"shape": BIG, "dtype": "bool"}, {False, True}, "bool"),  # randint 0..5, cast
-    ({"shape": BIG, "dtype": "int32", "low": -2, "high": 1}, {-2, -1, 0}, "int32"),
-    ({"shape": BIG, "dtype": "int32", "low": 3}, {3, 4}, "int32"),
-    ({"shape": BIG, "dtype": "int32", "high": 2}, {0, 1}, "int32"),
-    ({"shape": BIG, "dtype": "int32", "low": 2.0, "high": 4.0}, {2, 3}, "int32"),  # YAML numbers: made ints
-    ({"shape": BIG, "dtype": "int32", "low": 1.7, "high": 3.9}, {1, 2}, "int32"),  # truncated, not rounded
-    ({"shape": BIG, "dist": "randint", "low": 7, "high": 8, "dtype": "float64"}, {7.0}, "float64"),
-    ({"shape": BIG, "dist": "ties"}, {-1.5, -0.5, 0.0, 0.5, 1.5, 2.5}, "float32"),
-    ({"shape": BIG, "dist": "ties", "dtype": "float64"}, {-1.5, -0.5, 0.0, 0.5, 1.5, 2.5}, "float64"),
-    ({"shape": BIG, "dist": "ties", "dtype": "int32"}, {-1, 0, 1, 2}, "int32"),  # cast truncates
-])
+@pytest.mark.parametrize(
+    "spec,support,dtype",
+    [
+        ({"shape": BIG, "dist": "randint"}, {0, 1, 2, 3, 4}, "float32"),
+        ({"shape": BIG, "dtype": "int32"}, {0, 1, 2, 3, 4}, "int32"),  # integer dtypes default to randint 0..5
+        ({"shape": BIG, "dtype": "int64"}, {0, 1, 2, 3, 4}, "int64"),
+        ({"shape": BIG, "dtype": "uint8"}, {0, 1, 2, 3, 4}, "uint8"),
+        ({"shape": BIG, "dtype": "bool"}, {False, True}, "bool"),  # randint 0..5, cast
+        ({"shape": BIG, "dtype": "int32", "low": -2, "high": 1}, {-2, -1, 0}, "int32"),
+        ({"shape": BIG, "dtype": "int32", "low": 3}, {3, 4}, "int32"),
+        ({"shape": BIG, "dtype": "int32", "high": 2}, {0, 1}, "int32"),
+        ({"shape": BIG, "dtype": "int32", "low": 2.0, "high": 4.0}, {2, 3}, "int32"),  # YAML numbers: made ints
+        ({"shape": BIG, "dtype": "int32", "low": 1.7, "high": 3.9}, {1, 2}, "int32"),  # truncated, not rounded
+        ({"shape": BIG, "dist": "randint", "low": 7, "high": 8, "dtype": "float64"}, {7.0}, "float64"),
+        ({"shape": BIG, "dist": "ties"}, {-1.5, -0.5, 0.0, 0.5, 1.5, 2.5}, "float32"),
+        ({"shape": BIG, "dist": "ties", "dtype": "float64"}, {-1.5, -0.5, 0.0, 0.5, 1.5, 2.5}, "float64"),
+        ({"shape": BIG, "dist": "ties", "dtype": "int32"}, {-1, 0, 1, 2}, "int32"),  # cast truncates
+    ],
+)
 def test_discrete_supports(spec, support, dtype):
     out = make_array(spec, rng(5))
     assert out.dtype == np.dtype(dtype)
@@ -140,8 +153,17 @@ def first_draw(*key):
 BASE = (0, "dot", "c", 0)
 
 
-@pytest.mark.parametrize("other", [(1, "dot", "c", 0), (0, "sum", "c", 0), (0, "dot", "d", 0), (0, "dot", "c", 1),
-                                   (0, "dot", "example:c", 0), ("0", "dot", "c", 10)])
+@pytest.mark.parametrize(
+    "other",
+    [
+        (1, "dot", "c", 0),
+        (0, "sum", "c", 0),
+        (0, "dot", "d", 0),
+        (0, "dot", "c", 1),
+        (0, "dot", "example:c", 0),
+        ("0", "dot", "c", 10),
+    ],
+)
 def test_rng_differs_by_seed_op_case_and_index(other):
     assert first_draw(*other) != first_draw(*BASE)
 
@@ -171,22 +193,32 @@ F64 = {"float64": {"rtol": 1e-9}}
 LOOSE32 = {"float32": {"rtol": 0.1}}
 
 
-@pytest.mark.parametrize("entry_tol,raw,want", [
-    (None, {}, {}),
-    (F32, {}, F32),
-    (None, {"tolerance": F64}, F64),
-    (F32, {"tolerance": F64}, dict(F32, **F64)),
-    # the case's dtype entry replaces the entry's whole dtype entry (no merging inside a dtype)
-    (F32, {"tolerance": LOOSE32}, LOOSE32),
-    (dict(F32, **F64), {"tolerance": LOOSE32}, dict(LOOSE32, **F64)),
-    # gradient cases start from GRAD_TOLERANCE, never from the entry's tolerance
-    (None, {"grad": True}, {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}),
-    (F32, {"grad": True}, {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}),
-    (F32, {"grad": True, "tolerance": LOOSE32}, {"float32": {"rtol": 0.1}, "float64": {"rtol": 1e-6, "atol": 1e-6}}),
-    (None, {"grad": True, "tolerance": {"float16": {"atol": 1}}},
-     {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}, "float16": {"atol": 1}}),
-    (F32, {"grad": False}, F32),
-])
+@pytest.mark.parametrize(
+    "entry_tol,raw,want",
+    [
+        (None, {}, {}),
+        (F32, {}, F32),
+        (None, {"tolerance": F64}, F64),
+        (F32, {"tolerance": F64}, dict(F32, **F64)),
+        # the case's dtype entry replaces the entry's whole dtype entry (no merging inside a dtype)
+        (F32, {"tolerance": LOOSE32}, LOOSE32),
+        (dict(F32, **F64), {"tolerance": LOOSE32}, dict(LOOSE32, **F64)),
+        # gradient cases start from GRAD_TOLERANCE, never from the entry's tolerance
+        (None, {"grad": True}, {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}),
+        (F32, {"grad": True}, {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}),
+        (
+            F32,
+            {"grad": True, "tolerance": LOOSE32},
+            {"float32": {"rtol": 0.1}, "float64": {"rtol": 1e-6, "atol": 1e-6}},
+        ),
+        (
+            None,
+            {"grad": True, "tolerance": {"float16": {"atol": 1}}},
+            {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}, "float16": {"atol": 1}},
+        ),
+        (F32, {"grad": False}, F32),
+    ],
+)
 def test_tolerance(entry_tol, raw, want):
     entry = {"tolerance": copy.deepcopy(entry_tol)} if entry_tol is not None else {}
     before = copy.deepcopy(GRAD_TOLERANCE)
@@ -197,15 +229,18 @@ def test_tolerance(entry_tol, raw, want):
     assert case.tolerance is not GRAD_TOLERANCE and case.tolerance is not entry.get("tolerance")
 
 
-@pytest.mark.parametrize("raw,want", [
-    ({}, ["eager", "symbolic"]),
-    ({"grad": False}, ["eager", "symbolic"]),
-    ({"grad": True}, ["symbolic"]),  # K.gradients needs a graph
-    ({"modes": ["eager"]}, ["eager"]),
-    ({"modes": ["symbolic", "eager"]}, ["symbolic", "eager"]),
-    ({"grad": True, "modes": ["eager", "symbolic"]}, ["eager", "symbolic"]),
-    ({"modes": []}, []),
-])
+@pytest.mark.parametrize(
+    "raw,want",
+    [
+        ({}, ["eager", "symbolic"]),
+        ({"grad": False}, ["eager", "symbolic"]),
+        ({"grad": True}, ["symbolic"]),  # K.gradients needs a graph
+        ({"modes": ["eager"]}, ["eager"]),
+        ({"modes": ["symbolic", "eager"]}, ["symbolic", "eager"]),
+        ({"grad": True, "modes": ["eager", "symbolic"]}, ["eager", "symbolic"]),
+        ({"modes": []}, []),
+    ],
+)
 def test_modes(raw, want):
     case = expand(raw)
     assert case.modes == want and type(case.modes) is list
@@ -217,30 +252,60 @@ def test_default_modes_constant():
     assert DEFAULT_MODES == ("eager", "symbolic") and expand({}).modes == ["eager", "symbolic"]
 
 
-DEFAULTS = {"raises": None, "match": None, "stats": None, "grad": False, "observe": False, "then": [],
-            "then_only": False, "expect_backend_name": False, "shown": [], "about": ""}
+DEFAULTS = {
+    "raises": None,
+    "match": None,
+    "stats": None,
+    "grad": False,
+    "observe": False,
+    "then": [],
+    "then_only": False,
+    "expect_backend_name": False,
+    "shown": [],
+    "about": "",
+}
 
 
-@pytest.mark.parametrize("raw,changed", [
-    ({}, {}),
-    ({"raises": "ValueError"}, {"raises": "ValueError"}),
-    ({"raises": "ValueError", "match": "rank"}, {"raises": "ValueError", "match": "rank"}),
-    ({"stats": {"mean": 0}}, {"stats": {"mean": 0}}),
-    ({"grad": True}, {"grad": True}),
-    ({"observe": True}, {"observe": True}),
-    ({"then_only": True}, {"then_only": True}),
-    ({"expect_backend_name": True}, {"expect_backend_name": True}),
-    ({"about": "why"}, {"about": "why"}),
-    ({"then": [{"op": "shape"}]}, {"then": [{"op": "shape", "args": []}]}),
-    ({"then": [{"op": "get_value", "args": [{"result": 0}]}]},
-     {"then": [{"op": "get_value", "args": [{"result": 0}]}]}),
-    # literals are wrapped; only a mapping whose sole key is `result` refers to a result
-    ({"then": [{"op": "sum", "args": [{"result": 1}, 2, "x", None, [1, 2]]}, {"op": "eval"}]},
-     {"then": [{"op": "sum", "args": [{"result": 1}, {"value": 2}, {"value": "x"}, {"value": None},
-                                      {"value": [1, 2]}]}, {"op": "eval", "args": []}]}),
-    ({"then": [{"op": "f", "args": [{"result": 0, "axis": 1}, {"value": 3}, {}]}]},
-     {"then": [{"op": "f", "args": [{"value": {"result": 0, "axis": 1}}, {"value": {"value": 3}}, {"value": {}}]}]}),
-])
+@pytest.mark.parametrize(
+    "raw,changed",
+    [
+        ({}, {}),
+        ({"raises": "ValueError"}, {"raises": "ValueError"}),
+        ({"raises": "ValueError", "match": "rank"}, {"raises": "ValueError", "match": "rank"}),
+        ({"stats": {"mean": 0}}, {"stats": {"mean": 0}}),
+        ({"grad": True}, {"grad": True}),
+        ({"observe": True}, {"observe": True}),
+        ({"then_only": True}, {"then_only": True}),
+        ({"expect_backend_name": True}, {"expect_backend_name": True}),
+        ({"about": "why"}, {"about": "why"}),
+        ({"then": [{"op": "shape"}]}, {"then": [{"op": "shape", "args": []}]}),
+        (
+            {"then": [{"op": "get_value", "args": [{"result": 0}]}]},
+            {"then": [{"op": "get_value", "args": [{"result": 0}]}]},
+        ),
+        # literals are wrapped; only a mapping whose sole key is `result` refers to a result
+        (
+            {"then": [{"op": "sum", "args": [{"result": 1}, 2, "x", None, [1, 2]]}, {"op": "eval"}]},
+            {
+                "then": [
+                    {
+                        "op": "sum",
+                        "args": [{"result": 1}, {"value": 2}, {"value": "x"}, {"value": None}, {"value": [1, 2]}],
+                    },
+                    {"op": "eval", "args": []},
+                ]
+            },
+        ),
+        (
+            {"then": [{"op": "f", "args": [{"result": 0, "axis": 1}, {"value": 3}, {}]}]},
+            {
+                "then": [
+                    {"op": "f", "args": [{"value": {"result": 0, "axis": 1}}, {"value": {"value": 3}}, {"value": {}}]}
+                ]
+            },
+        ),
+    ],
+)
 def test_case_fields(raw, changed):
     case = expand(raw)
     want = dict(DEFAULTS, **changed)
@@ -296,37 +361,72 @@ def test_binding_errors_propagate():
 
 # ---------------------------------------------------------------------------------------------------- Case.request
 def request_of(**fields):
-    case = Case(op="dot", id="c", arrays=[], args=[{"tensor": 0}], kwargs={"axes": {"value": 1}}, modes=["eager"],
-                **fields)
+    case = Case(
+        op="dot", id="c", arrays=[], args=[{"tensor": 0}], kwargs={"axes": {"value": 1}}, modes=["eager"], **fields
+    )
     return case
 
 
-REQUEST = {"cmd": "run", "op": "dot", "args": [{"tensor": 0}], "kwargs": {"axes": {"value": 1}}, "grad": False,
-           "observe": False, "then": [], "then_only": False}
+REQUEST = {
+    "cmd": "run",
+    "op": "dot",
+    "args": [{"tensor": 0}],
+    "kwargs": {"axes": {"value": 1}},
+    "grad": False,
+    "observe": False,
+    "then": [],
+    "then_only": False,
+}
 
 
-@pytest.mark.parametrize("fields,mode,extra", [
-    ({}, "eager", {}),
-    ({}, "symbolic", {}),
-    ({"grad": True, "observe": True, "then_only": True, "then": [{"op": "shape", "args": []}]}, "symbolic",
-     {"grad": True, "observe": True, "then_only": True, "then": [{"op": "shape", "args": []}]}),
-    ({"stats": {"mean": 0}}, "eager", {}),
-    ({"stats": {"reproducible": False}}, "eager", {}),
-    ({"stats": {"reproducible": True}}, "eager", {"repeat": 2}),  # the same seeded call twice
-    ({"stats": {"reproducible": True, "mean": 0}}, "symbolic", {"repeat": 2}),
-    ({"stats": {}}, "eager", {}),
-    # fields the worker never sees
-    ({"raises": "ValueError", "match": "x", "tolerance": F32, "expect_backend_name": True, "about": "a",
-      "shown": [{"docs": ["ko-2.2"]}]}, "eager", {}),
-])
+@pytest.mark.parametrize(
+    "fields,mode,extra",
+    [
+        ({}, "eager", {}),
+        ({}, "symbolic", {}),
+        (
+            {"grad": True, "observe": True, "then_only": True, "then": [{"op": "shape", "args": []}]},
+            "symbolic",
+            {"grad": True, "observe": True, "then_only": True, "then": [{"op": "shape", "args": []}]},
+        ),
+        ({"stats": {"mean": 0}}, "eager", {}),
+        ({"stats": {"reproducible": False}}, "eager", {}),
+        ({"stats": {"reproducible": True}}, "eager", {"repeat": 2}),  # the same seeded call twice
+        ({"stats": {"reproducible": True, "mean": 0}}, "symbolic", {"repeat": 2}),
+        ({"stats": {}}, "eager", {}),
+        # fields the worker never sees
+        (
+            {
+                "raises": "ValueError",
+                "match": "x",
+                "tolerance": F32,
+                "expect_backend_name": True,
+                "about": "a",
+                "shown": [{"docs": ["ko-2.2"]}],
+            },
+            "eager",
+            {},
+        ),
+    ],
+)
 def test_request(fields, mode, extra):
     assert request_of(**fields).request(mode) == dict(REQUEST, mode=mode, **extra)
 
 
 def test_request_from_an_expanded_case():
     case = expand({"kwargs": {}, "stats": {"reproducible": True}, "observe": True})
-    assert case.request("eager") == {"cmd": "run", "op": "op", "mode": "eager", "args": [{"tensor": 0}], "kwargs": {},
-                                     "grad": False, "observe": True, "then": [], "then_only": False, "repeat": 2}
+    assert case.request("eager") == {
+        "cmd": "run",
+        "op": "op",
+        "mode": "eager",
+        "args": [{"tensor": 0}],
+        "kwargs": {},
+        "grad": False,
+        "observe": True,
+        "then": [],
+        "then_only": False,
+        "repeat": 2,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------- cases_for
@@ -348,12 +448,15 @@ ENTRY = {
 }
 
 
-@pytest.mark.parametrize("kwargs,ids", [
-    ({}, ["a", "b", "example:e1", "example:e2"]),
-    ({"include_examples": True}, ["a", "b", "example:e1", "example:e2"]),
-    ({"include_examples": False}, ["a", "b"]),
-    ({"seed": 4}, ["a", "b", "example:e1", "example:e2"]),
-])
+@pytest.mark.parametrize(
+    "kwargs,ids",
+    [
+        ({}, ["a", "b", "example:e1", "example:e2"]),
+        ({"include_examples": True}, ["a", "b", "example:e1", "example:e2"]),
+        ({"include_examples": False}, ["a", "b"]),
+        ({"seed": 4}, ["a", "b", "example:e1", "example:e2"]),
+    ],
+)
 def test_cases_for_ids(kwargs, ids):
     assert [c.id for c in cases_for(spec_of(**ENTRY), "op", **kwargs)] == ids
 
@@ -373,19 +476,26 @@ def test_cases_for_seeds_cases_and_examples(seed):
     spec = spec_of(**ENTRY)
     cases = {c.id: c for c in (cases_for(spec, "op") if seed is None else cases_for(spec, "op", seed=seed))}
     seed = seed or 0
-    for case_id, key, n in [("a", "a", 2), ("b", "b", 1), ("example:e1", "example:e1", 1),
-                            ("example:e2", "example:e2", 1)]:
+    for case_id, key, n in [
+        ("a", "a", 2),
+        ("b", "b", 1),
+        ("example:e1", "example:e1", 1),
+        ("example:e2", "example:e2", 1),
+    ]:
         assert len(cases[case_id].arrays) == n
         for i, array in enumerate(cases[case_id].arrays):
             assert np.array_equal(array, make_array(S23, _rng(seed, "op", key, i)))
 
 
-@pytest.mark.parametrize("entry,ids", [
-    ({}, []),
-    ({"cases": []}, []),
-    ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "not_executable": "why"}]}, []),
-    ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "case": {"inputs": [S23]}}]}, ["example:e"]),
-])
+@pytest.mark.parametrize(
+    "entry,ids",
+    [
+        ({}, []),
+        ({"cases": []}, []),
+        ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "not_executable": "why"}]}, []),
+        ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "case": {"inputs": [S23]}}]}, ["example:e"]),
+    ],
+)
 def test_cases_for_sparse_entries(entry, ids):
     assert [c.id for c in cases_for(spec_of(**entry), "op")] == ids
 
@@ -432,13 +542,16 @@ def test_cases_from_a_loaded_spec(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------- case_ids
-@pytest.mark.parametrize("entry,ids", [
-    (ENTRY, ["a", "b", "example:e1", "example:e2"]),
-    ({}, []),
-    ({"cases": [{"id": "only"}]}, ["only"]),
-    ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "not_executable": "why"}]}, []),
-    ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "case": {"inputs": [S23]}}]}, ["example:e"]),
-])
+@pytest.mark.parametrize(
+    "entry,ids",
+    [
+        (ENTRY, ["a", "b", "example:e1", "example:e2"]),
+        ({}, []),
+        ({"cases": [{"id": "only"}]}, ["only"]),
+        ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "not_executable": "why"}]}, []),
+        ({"examples": [{"id": "e", "docs": ["ko-2.2"], "source": "s", "case": {"inputs": [S23]}}]}, ["example:e"]),
+    ],
+)
 def test_case_ids(entry, ids):
     from kbtool.specs.cases import case_ids
 

@@ -3,6 +3,7 @@
 Fast tests check the catalogue against the spec and the known-differences file; the `backends` test runs
 each named case on its backend and requires a result that is not a pass.
 """
+
 import os
 import re
 
@@ -71,8 +72,9 @@ def test_found_by_known_names_an_entry(catalogue, known_reasons):
         found = d["found_by"] or {}
         if "known" in found:
             pattern = re.compile(found["known"])
-            assert any(pattern.search(reason) for reason in known_reasons), \
+            assert any(pattern.search(reason) for reason in known_reasons), (
                 "{}: no known difference's reason matches {!r}".format(d["id"], found["known"])
+            )
 
 
 def test_catalogue_finds_most_of_what_applies(catalogue):
@@ -98,8 +100,14 @@ def test_named_cases_do_not_pass_on_their_backend(catalogue, spec):
         report = run_check(make_plan(spec, ops=ops, backends=[backend], case_patterns=cases, seed=0))
         for div_id, found in named:
             op, case = _named_case(found)
-            results = [r for r in report["results"] if r["op"] == op and r["case"] == case
-                       and r["backend"] == backend and r["mode"] == found.get("mode", r["mode"])]
+            results = [
+                r
+                for r in report["results"]
+                if r["op"] == op
+                and r["case"] == case
+                and r["backend"] == backend
+                and r["mode"] == found.get("mode", r["mode"])
+            ]
             if not results:
                 problems.append("{}: no result for {} on {}".format(div_id, found["case"], backend))
             for r in results:
@@ -148,7 +156,12 @@ def test_sparse_input_and_eval_update_on_the_reference():
         assert header["status"] == "ok" and np.array_equal(arrays[0], dense.T)
     coo = invoke.CooMatrix(dense)
     assert coo.tocoo() is coo and np.array_equal(coo.toarray(), dense) and list(coo.data) == [2.0, 3.0]
-    request = {"op": "update_add", "mode": "eager", "observe": "eval", "args": [{"tensor": 0}, {"tensor": 1}],
-               "kwargs": {}}
+    request = {
+        "op": "update_add",
+        "mode": "eager",
+        "observe": "eval",
+        "args": [{"tensor": 0}, {"tensor": 1}],
+        "kwargs": {},
+    }
     header, arrays = invoke.evaluate(reference, request, [np.ones(2, "float32"), np.full(2, 0.5, "float32")])
     assert header["status"] == "ok" and np.allclose(arrays[0], 1.5)

@@ -1,6 +1,7 @@
 """The example CI workflow (examples/ci/github-actions.yml) stays runnable: valid YAML, a job per backend and shard
 that together cover every shard, a merge job after them, and every kbtool command line in it parses against
 today's CLI (an option renamed or removed fails here, not in a user's CI)."""
+
 import os
 import re
 import shlex
@@ -49,7 +50,7 @@ def test_every_kbtool_command_in_the_workflow_parses():
         try:
             parse(args)
         except click.UsageError as exc:  # pragma: no cover - the message is the failure
-            raise AssertionError("{}: {}".format(line, exc.format_message()))
+            raise AssertionError(f"{line}: {exc.format_message()}")
 
 
 def parse(args):

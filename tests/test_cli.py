@@ -14,10 +14,12 @@ def run(*args, env=None, stdout_only=False):
 
 
 def test_help_imports_no_numpy_or_backend():
-    code = ("import sys; from kbtool.cli import main\n"
-            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('numpy', 'yaml', 'jsonschema', 'rich', 'tensorflow', 'theano', 'cntk') if m in sys.modules]\n"
-            "print(heavy)")
+    code = (
+        "import sys; from kbtool.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('numpy', 'yaml', 'jsonschema', 'rich', 'tensorflow', 'theano', 'cntk') if m in sys.modules]\n"
+        "print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, check=True).stdout.decode()
     assert out.strip().splitlines()[-1] == "[]"
 
@@ -80,25 +82,30 @@ def test_check_json_report_and_every_renderer(tmp_path):
     markdown = open(outputs[1]).read()
     assert "| batch_dot | ≈ " in markdown and "| clip | ≈ " in markdown  # grad cases: known, numpy has no autodiff
     assert "<details><summary>Documentation examples: " in markdown
-    assert "<td class=\"op\">batch_dot</td>" in open(outputs[2]).read()
+    assert '<td class="op">batch_dot</td>' in open(outputs[2]).read()
     assert 'name="kbtool.numpy"' in open(outputs[3]).read()
 
 
 def test_check_exit_code_1_on_divergence(tmp_path, custom_backend):
     # a custom backend whose clip ignores max_value diverges from the reference
-    module = custom_backend("offbyone", "kb", "from kbtool.reference import *\n"
-                                             "import numpy as np\n"
-                                             "def clip(x, min_value, max_value):\n"
-                                             "    return np.maximum(x, min_value)\n")
+    module = custom_backend(
+        "offbyone",
+        "kb",
+        "from kbtool.reference import *\n"
+        "import numpy as np\n"
+        "def clip(x, min_value, max_value):\n"
+        "    return np.maximum(x, min_value)\n",
+    )
     code, out = run("check", "--op", "clip", "--backend", module, "--case", "basic", "--mode", "eager")
     assert code == 1
-    assert "✗ fail clip on {}: ".format(module) in out and "values differ" in out
-    assert "kbtool check --op clip --case basic --backend {} --mode eager".format(module) in out  # its repro
+    assert f"✗ fail clip on {module}: " in out and "values differ" in out
+    assert f"kbtool check --op clip --case basic --backend {module} --mode eager" in out  # its repro
 
 
 def test_doc_examples_are_checked_against_what_each_doc_shows():
-    code, out = run("check", "--op", "batch_dot", "--backend", "numpy", "--case", "example:diagonal", "--json",
-                    stdout_only=True)
+    code, out = run(
+        "check", "--op", "batch_dot", "--backend", "numpy", "--case", "example:diagonal", "--json", stdout_only=True
+    )
     assert code == 0
     verdicts = [r["doc_check"] for r in json.loads(out)["results"]]
     for verdict in verdicts:
@@ -121,10 +128,12 @@ def test_env_commands_on_an_empty_home(tmp_path):
 
 def test_check_with_another_spec_uses_the_shipped_known_differences_without_judging_them_by_that_spec(tmp_path):
     spec = tmp_path / "ops.yaml"
-    spec.write_text("schema_version: 1\ndocs:\n  ko-2.2: {file: 004.txt, lang: ko}\nops:\n  sum:\n    category: reduce\n"
-                    "    summary: s\n    documented_in: [ko-2.2]\n    signature:\n      - {name: x, kind: tensor}\n"
-                    "      - {name: axis, kind: value, default: null}\n"
-                    "    cases:\n      - {id: basic, inputs: [{shape: [2, 3]}], kwargs: {axis: 1}}\n")
+    spec.write_text(
+        "schema_version: 1\ndocs:\n  ko-2.2: {file: 004.txt, lang: ko}\nops:\n  sum:\n    category: reduce\n"
+        "    summary: s\n    documented_in: [ko-2.2]\n    signature:\n      - {name: x, kind: tensor}\n"
+        "      - {name: axis, kind: value, default: null}\n"
+        "    cases:\n      - {id: basic, inputs: [{shape: [2, 3]}], kwargs: {axis: 1}}\n"
+    )
     code, out = run("check", "--spec", str(spec), "--backend", "numpy", "--json", stdout_only=True)
     assert code == 0, out
     report = json.loads(out)
@@ -144,8 +153,10 @@ def test_every_command_that_prints_data_takes_json(tmp_path, keras_home):
     code, doc = data("spec", "validate", str(bad), "--json")
     assert code == 1 and doc["valid"] is False and doc["problems"] and doc["path"] == str(bad)
     assert data("config", "path", "--json") == (0, {"path": str(keras_home / "keras.json"), "exists": False})
-    assert data("config", "get", "floatx", "--json") == (0, {"key": "floatx", "value": "float32",
-                                                             "source": "default (no file)"})
+    assert data("config", "get", "floatx", "--json") == (
+        0,
+        {"key": "floatx", "value": "float32", "source": "default (no file)"},
+    )
     code, doc = data("config", "validate", "--json")
     assert code == 0 and doc == {"path": str(keras_home / "keras.json"), "valid": True, "problems": []}
     keras_home.mkdir()

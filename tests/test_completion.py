@@ -1,5 +1,6 @@
 """Shell completion: `kbtool completion SHELL` prints a script, and op, backend and environment names complete
 (read without loading the spec: a Tab press must not cost a second)."""
+
 import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner
@@ -10,24 +11,40 @@ from kbtool.specs import loader
 
 
 def complete(args, incomplete):
-    return [item.value for item in BashComplete(main, {}, "kbtool", "_KBTOOL_COMPLETE").get_completions(
-        args, incomplete)]
+    return [
+        item.value for item in BashComplete(main, {}, "kbtool", "_KBTOOL_COMPLETE").get_completions(args, incomplete)
+    ]
 
 
 def test_the_line_scan_finds_exactly_the_specs_op_names_in_order():
     assert completion.spec_op_names() == list(loader.load().ops)
 
 
-@pytest.mark.parametrize("args", [["check", "--op"], ["explore", "--op"], ["spec", "show"], ["spec", "coverage", "--op"]])
+@pytest.mark.parametrize(
+    "args", [["check", "--op"], ["explore", "--op"], ["spec", "show"], ["spec", "coverage", "--op"]]
+)
 def test_op_names_complete(args):
-    assert complete(args, "batch_") == ["batch_dot", "batch_get_value", "batch_flatten", "batch_normalization",
-                                         "batch_set_value"]
+    assert complete(args, "batch_") == [
+        "batch_dot",
+        "batch_get_value",
+        "batch_flatten",
+        "batch_normalization",
+        "batch_set_value",
+    ]
 
 
 def test_backend_and_environment_names_complete(keras_home):
     assert complete(["check", "--backend"], "th") == ["theano"]
-    assert complete(["check", "--backend"], "") == ["numpy", "tensorflow", "tensorflow1", "theano", "cntk", "mxnet",
-                                                  "plaidml", "keras3"]
+    assert complete(["check", "--backend"], "") == [
+        "numpy",
+        "tensorflow",
+        "tensorflow1",
+        "theano",
+        "cntk",
+        "mxnet",
+        "plaidml",
+        "keras3",
+    ]
     assert complete(["env", "install"], "c") == ["cntk"]
     keras_home.mkdir()
     (keras_home / "keras.json").write_text('{"backend": "my_backend"}')

@@ -18,7 +18,11 @@ def test_path_honours_keras_home(keras_home):
 def test_missing_file_gives_documented_defaults(keras_home):
     settings = config.effective()
     assert {k: s.value for k, s in settings.items()} == {
-        "image_data_format": "channels_last", "epsilon": 1e-07, "floatx": "float32", "backend": "tensorflow"}
+        "image_data_format": "channels_last",
+        "epsilon": 1e-07,
+        "floatx": "float32",
+        "backend": "tensorflow",
+    }
     assert all(s.source.startswith("default") for s in settings.values())
     assert not (keras_home / "keras.json").exists()  # reading never creates the file
 
@@ -46,10 +50,14 @@ def test_set_writes_atomically_and_keeps_unknown_keys(keras_home):
 
 
 def test_set_rejects_bad_values_with_one_line(keras_home):
-    for key, value, needle in [("floatx", "float99", "floatx must be one of"),
-                               ("image_data_format", "channels_middle", "image_data_format must be"),
-                               ("epsilon", "-1", "positive"), ("epsilon", "abc", "positive"),
-                               ("backend", "not a module", "dotted module path"), ("colour", "red", "unknown key")]:
+    for key, value, needle in [
+        ("floatx", "float99", "floatx must be one of"),
+        ("image_data_format", "channels_middle", "image_data_format must be"),
+        ("epsilon", "-1", "positive"),
+        ("epsilon", "abc", "positive"),
+        ("backend", "not a module", "dotted module path"),
+        ("colour", "red", "unknown key"),
+    ]:
         code, out = run("config", "set", key, value)
         assert code == 2 and needle in out, (key, out)
         assert len(out.strip().splitlines()) == 1 and "Traceback" not in out
@@ -82,7 +90,9 @@ def test_force_replaces_corrupt_file_and_keeps_a_backup(keras_home):
 def test_keras1_file_is_read_and_migrated_on_set(keras_home):
     keras_home.mkdir()
     path = keras_home / "keras.json"
-    path.write_text(json.dumps({"image_dim_ordering": "th", "epsilon": 1e-07, "floatx": "float32", "backend": "theano"}))
+    path.write_text(
+        json.dumps({"image_dim_ordering": "th", "epsilon": 1e-07, "floatx": "float32", "backend": "theano"})
+    )
     settings = config.effective()
     assert settings["image_data_format"].value == "channels_first"
     assert "image_dim_ordering='th'" in settings["image_data_format"].source
@@ -94,7 +104,9 @@ def test_keras1_file_is_read_and_migrated_on_set(keras_home):
 
 
 def test_custom_backend_module_is_imported_and_checked(keras_home, custom_backend):
-    good = custom_backend("goodpkg", "kb", "def placeholder(*a): pass\ndef variable(*a): pass\ndef function(*a): pass\n")
+    good = custom_backend(
+        "goodpkg", "kb", "def placeholder(*a): pass\ndef variable(*a): pass\ndef function(*a): pass\n"
+    )
     bad = custom_backend("badpkg", "kb", "def variable(*a): pass\n")
     broken = custom_backend("brokenpkg", "kb", "raise RuntimeError('boom at import')\n")
     code, out = run("config", "set", "backend", bad)

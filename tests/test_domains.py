@@ -1,4 +1,5 @@
 """Parameter domains, generated grids and coverage (kbtool/specs/domains.py, coverage.py): no backend needed."""
+
 import itertools
 
 import pytest
@@ -48,9 +49,18 @@ def test_a_grid_too_large_is_refused():
         domains.full_rows({str(i): list(range(10)) for i in range(6)})
 
 
-@pytest.mark.parametrize("value, text", [
-    (None, "none"), (True, "true"), ([2, 1], "2x1"), ({"tuple": [0, 2]}, "(0x2)"), (-1, "-1"), (0.001, "0.001"),
-    ([], "empty")])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (None, "none"),
+        (True, "true"),
+        ([2, 1], "2x1"),
+        ({"tuple": [0, 2]}, "(0x2)"),
+        (-1, "-1"),
+        (0.001, "0.001"),
+        ([], "empty"),
+    ],
+)
 def test_labels_in_generated_ids(value, text):
     assert domains.label(value) == text
 
@@ -61,18 +71,32 @@ def test_a_tuple_param_treats_list_and_tuple_forms_alike_and_others_do_not():
     assert domains.normal(1) != domains.normal(True)
 
 
-@pytest.mark.parametrize("items, want", [
-    ([], {}),
-    (["floatx=float64"], {"floatx": "float64"}),
-    (["image_data_format=channels_first", "epsilon=1e-3"], {"image_data_format": "channels_first", "epsilon": 1e-3}),
-])
+@pytest.mark.parametrize(
+    "items, want",
+    [
+        ([], {}),
+        (["floatx=float64"], {"floatx": "float64"}),
+        (
+            ["image_data_format=channels_first", "epsilon=1e-3"],
+            {"image_data_format": "channels_first", "epsilon": 1e-3},
+        ),
+    ],
+)
 def test_keras_config_override(items, want):
     assert domains.parse_override(items) == want
 
 
-@pytest.mark.parametrize("item, words", [
-    ("floatx", "KEY=VALUE"), ("backend=theano", "KEY one of"), ("floatx=float8", "one of float16"),
-    ("epsilon=-1", "positive"), ("epsilon=nan", "positive"), ("image_data_format=nhwc", "channels_first")])
+@pytest.mark.parametrize(
+    "item, words",
+    [
+        ("floatx", "KEY=VALUE"),
+        ("backend=theano", "KEY one of"),
+        ("floatx=float8", "one of float16"),
+        ("epsilon=-1", "positive"),
+        ("epsilon=nan", "positive"),
+        ("image_data_format=nhwc", "channels_first"),
+    ],
+)
 def test_bad_keras_config_override_is_one_line(item, words):
     with pytest.raises(domains.DomainError) as exc:
         domains.parse_override([item])
@@ -80,18 +104,30 @@ def test_bad_keras_config_override_is_one_line(item, words):
 
 
 def spec_with(entry, named=None):
-    return Spec("x.yaml", {"docs": {}, "domains": named or {"padding": ["valid", "same"],
-                                                             "image_data_format": ["channels_last", "channels_first"]},
-                           "ops": {"op": entry}})
+    return Spec(
+        "x.yaml",
+        {
+            "docs": {},
+            "domains": named
+            or {"padding": ["valid", "same"], "image_data_format": ["channels_last", "channels_first"]},
+            "ops": {"op": entry},
+        },
+    )
 
 
 CONV = {
-    "signature": [{"name": "x", "kind": "tensor"}, {"name": "padding", "default": "valid", "domain": "padding"},
-                  {"name": "data_format", "default": None, "domain": [None, "channels_last", "channels_first"]}],
+    "signature": [
+        {"name": "x", "kind": "tensor"},
+        {"name": "padding", "default": "valid", "domain": "padding"},
+        {"name": "data_format", "default": None, "domain": [None, "channels_last", "channels_first"]},
+    ],
     "reads_config": ["image_data_format"],
-    "grid": {"inputs": {"x": {"shape": [2, 5, 4, 3], "layout": "channels"}},
-             "raises": [{"when": "padding == 'same' and fmt == 'channels_first' and data_format is None",
-                         "type": "ValueError"}]},
+    "grid": {
+        "inputs": {"x": {"shape": [2, 5, 4, 3], "layout": "channels"}},
+        "raises": [
+            {"when": "padding == 'same' and fmt == 'channels_first' and data_format is None", "type": "ValueError"}
+        ],
+    },
 }
 
 
@@ -106,8 +142,12 @@ def test_grid_cases_transpose_channels_and_carry_their_keras_config():
     assert set(map(tuple, by_fmt["channels_first"])) == {(2, 3, 5, 4)}
     assert set(map(tuple, by_fmt["channels_last"])) == {(2, 5, 4, 3)}
     raising = [r for r in raws if r.get("raises")]
-    assert raising and all(r["kwargs"]["padding"] == "same" and r["kwargs"]["data_format"] is None
-                           and r["keras_config"]["image_data_format"] == "channels_first" for r in raising)
+    assert raising and all(
+        r["kwargs"]["padding"] == "same"
+        and r["kwargs"]["data_format"] is None
+        and r["keras_config"]["image_data_format"] == "channels_first"
+        for r in raising
+    )
 
 
 def test_config_domains_come_from_the_spec_and_unknown_domain_names_fail():
@@ -120,9 +160,10 @@ def test_config_domains_come_from_the_spec_and_unknown_domain_names_fail():
 
 def test_coverage_lists_what_no_case_exercises_and_the_grid_fills_it():
     entry = {k: v for k, v in CONV.items() if k != "grid"}
-    entry["cases"] = [{"id": "valid", "inputs": [{"shape": [1, 3, 3, 1]}]},
-                      {"id": "raises", "inputs": [{"shape": [1, 3, 3, 1]}], "kwargs": {"padding": "same"},
-                       "raises": "ValueError"}]
+    entry["cases"] = [
+        {"id": "valid", "inputs": [{"shape": [1, 3, 3, 1]}]},
+        {"id": "raises", "inputs": [{"shape": [1, 3, 3, 1]}], "kwargs": {"padding": "same"}, "raises": "ValueError"},
+    ]
     report = coverage.coverage(spec_with(entry))
     missing = [item["values"] for item in report["unexercised"]]
     assert {"padding": "same"} in missing  # a case that raises exercises an error path, not the value
@@ -132,12 +173,15 @@ def test_coverage_lists_what_no_case_exercises_and_the_grid_fills_it():
 
 
 def test_coverage_counts_pairs_not_just_values():
-    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": [True, False]}],
-             "cases": [{"id": "c1", "kwargs": {"a": 1, "b": True}}, {"id": "c2", "kwargs": {"a": 2, "b": False}}]}
+    entry = {
+        "signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": [True, False]}],
+        "cases": [{"id": "c1", "kwargs": {"a": 1, "b": True}}, {"id": "c2", "kwargs": {"a": 2, "b": False}}],
+    }
     report = coverage.coverage(spec_with(entry))
     assert report["exercised_values"] == report["documented_values"] == 4
     assert sorted(map(repr, (i["values"] for i in report["unexercised"]))) == sorted(
-        [repr({"a": 1, "b": False}), repr({"a": 2, "b": True})])
+        [repr({"a": 1, "b": False}), repr({"a": 2, "b": True})]
+    )
 
 
 def test_the_shipped_spec_generates_grids_that_validate_and_cover():
@@ -152,9 +196,13 @@ def test_the_shipped_spec_generates_grids_that_validate_and_cover():
 # ---------------------------------------------------------------- pinned details (mutation testing found them loose)
 
 PARAMS = {
-    "signature": [{"name": "x", "kind": "tensor"}, {"name": "a", "domain": [1, 2]},
-                  {"name": "b", "kind": "value", "free": "any float"}, {"name": "c", "kind": "value"},
-                  {"name": "*args"}],
+    "signature": [
+        {"name": "x", "kind": "tensor"},
+        {"name": "a", "domain": [1, 2]},
+        {"name": "b", "kind": "value", "free": "any float"},
+        {"name": "c", "kind": "value"},
+        {"name": "*args"},
+    ],
     "cases": [{"id": "one", "kwargs": {"a": 1}}, {"id": "two", "kwargs": {"a": 2}}],
 }
 
@@ -168,16 +216,28 @@ def test_undeclared_and_free_parameters_are_told_apart():
 
 
 def test_aliases_unchecked_ops_and_ops_without_parameters_are_left_out():
-    spec = Spec("x.yaml", {"docs": {}, "domains": {}, "ops": {
-        "op": PARAMS, "alias": dict(PARAMS, alias_of="op"), "side": dict(PARAMS, not_checkable="side effects"),
-        "bare": {"signature": [{"name": "x", "kind": "tensor"}]}}})
+    spec = Spec(
+        "x.yaml",
+        {
+            "docs": {},
+            "domains": {},
+            "ops": {
+                "op": PARAMS,
+                "alias": dict(PARAMS, alias_of="op"),
+                "side": dict(PARAMS, not_checkable="side effects"),
+                "bare": {"signature": [{"name": "x", "kind": "tensor"}]},
+            },
+        },
+    )
     assert list(coverage.coverage(spec)["ops"]) == ["op"]
     assert list(coverage.coverage(spec, ["bare"])["ops"]) == []
 
 
 def test_coverage_totals_and_the_excluded_pairs():
-    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": ["x", "y"]}],
-             "grid": {"inputs": {}, "exclude": [{"when": "a == 2 and b == 'y'", "why": "refused"}]}}
+    entry = {
+        "signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": ["x", "y"]}],
+        "grid": {"inputs": {}, "exclude": [{"when": "a == 2 and b == 'y'", "why": "refused"}]},
+    }
     report = coverage.coverage(spec_with(entry))
     assert (report["documented_values"], report["exercised_values"]) == (4, 4)
     assert (report["documented_pairs"], report["exercised_pairs"]) == (3, 3)
@@ -185,23 +245,30 @@ def test_coverage_totals_and_the_excluded_pairs():
 
 
 def test_render_lists_each_gap_then_the_totals():
-    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": [True, False]}],
-             "cases": [{"id": "c1", "kwargs": {"a": 1, "b": True}}]}
+    entry = {
+        "signature": [{"name": "a", "domain": [1, 2]}, {"name": "b", "domain": [True, False]}],
+        "cases": [{"id": "c1", "kwargs": {"a": 1, "b": True}}],
+    }
     lines = coverage.render(coverage.coverage(spec_with(entry)))
     assert lines[:2] == ["op: a=2", "op: b=false"] and len(lines) == 4  # a pair with a missing value: listed once
     assert lines[-2].startswith("documented values: 2 of 4 exercised; pairs of values: 1 of 4 (0 excluded")
-    assert lines[-2].endswith("{} unexercised".format(len(lines) - 2))
-    assert lines[-1] == ("dimensions with a documented domain (parameters and keras.json settings): 2; "
-                         "free parameters (any value of a type): 0")
+    assert lines[-2].endswith(f"{len(lines) - 2} unexercised")
+    assert lines[-1] == (
+        "dimensions with a documented domain (parameters and keras.json settings): 2; "
+        "free parameters (any value of a type): 0"
+    )
     undeclared_lines = coverage.render(coverage.coverage(spec_with(PARAMS)))
     assert undeclared_lines[-1] == "value parameters with no documented domain: 1 in 1 ops"
 
 
-@pytest.mark.parametrize("items, want", [
-    ([" floatx = float64 "], {"floatx": "float64"}),
-    (["epsilon=1e-3", "epsilon=0.5"], {"epsilon": 0.5}),
-    (["image_data_format=channels_last"], {"image_data_format": "channels_last"}),
-])
+@pytest.mark.parametrize(
+    "items, want",
+    [
+        ([" floatx = float64 "], {"floatx": "float64"}),
+        (["epsilon=1e-3", "epsilon=0.5"], {"epsilon": 0.5}),
+        (["image_data_format=channels_last"], {"image_data_format": "channels_last"}),
+    ],
+)
 def test_keras_config_override_details(items, want):
     got = domains.parse_override(items)
     assert got == want and all(type(got[k]) is type(want[k]) for k in want)
@@ -216,24 +283,37 @@ def test_bad_override_messages_name_what_was_given():
         domains.parse_override(["floatx=int8"])
 
 
-@pytest.mark.parametrize("value, want", [
-    ([1, [2, None]], ("list", 1, ("list", 2, None))),
-    ({"tuple": [1]}, ("tuple", ("list", 1))),
-    (1.5, 1.5), ("same", "same"), (None, None), (False, ("bool", False)),
-    ({"step": "add"}, repr({"step": "add"})),
-])
+@pytest.mark.parametrize(
+    "value, want",
+    [
+        ([1, [2, None]], ("list", 1, ("list", 2, None))),
+        ({"tuple": [1]}, ("tuple", ("list", 1))),
+        (1.5, 1.5),
+        ("same", "same"),
+        (None, None),
+        (False, ("bool", False)),
+        ({"step": "add"}, repr({"step": "add"})),
+    ],
+)
 def test_normal_forms(value, want):
     assert domains.normal(value) == want
 
 
 def test_grid_cases_carry_fixed_kwargs_checks_and_the_first_raise_that_holds():
-    entry = {"signature": [{"name": "a", "domain": [1, 2]}, {"name": "t", "domain": [{"tuple": [0, 1]}, None]}],
-             "grid": {"inputs": {"x": {"shape": [2]}}, "kwargs": {"k": 3}, "modes": ["eager"],
-                      "tolerance": {"float32": {"rtol": 0.1}}, "stats": {"mean": [0, 1]},
-                      "then": [{"op": "dtype", "args": [{"result": 0}]}], "then_only": True,
-                      "exclude": [{"when": "t == [0, 1] and a == 2", "why": "a tuple is a list to a rule"}],
-                      "raises": [{"when": "a == 1 and t is None", "type": "ValueError"},
-                                 {"when": "a == 1", "type": "TypeError"}]}}
+    entry = {
+        "signature": [{"name": "a", "domain": [1, 2]}, {"name": "t", "domain": [{"tuple": [0, 1]}, None]}],
+        "grid": {
+            "inputs": {"x": {"shape": [2]}},
+            "kwargs": {"k": 3},
+            "modes": ["eager"],
+            "tolerance": {"float32": {"rtol": 0.1}},
+            "stats": {"mean": [0, 1]},
+            "then": [{"op": "dtype", "args": [{"result": 0}]}],
+            "then_only": True,
+            "exclude": [{"when": "t == [0, 1] and a == 2", "why": "a tuple is a list to a rule"}],
+            "raises": [{"when": "a == 1 and t is None", "type": "ValueError"}, {"when": "a == 1", "type": "TypeError"}],
+        },
+    }
     raws = domains.grid_cases(spec_with(entry), "op")
     assert [r["id"] for r in raws] == ["grid.a=1.t=(0x1)", "grid.a=1.t=none", "grid.a=2.t=none"]
     first = raws[0]
@@ -252,30 +332,41 @@ def test_grid_params_choose_the_dimensions():
 
 
 def test_cases_exercise_defaults_tuple_forms_and_examples():
-    entry = {"signature": [{"name": "s", "tuple": True, "default": [1, 1], "domain": [[1, 1], {"tuple": [2, 2]}]},
-                           {"name": "k", "default": False, "domain": [False, True]}],
-             "cases": [{"id": "plain"}, {"id": "listed", "kwargs": {"s": [2, 2], "k": True}}],
-             "examples": [{"id": "doc", "case": {"kwargs": {"k": True}}}]}
+    entry = {
+        "signature": [
+            {"name": "s", "tuple": True, "default": [1, 1], "domain": [[1, 1], {"tuple": [2, 2]}]},
+            {"name": "k", "default": False, "domain": [False, True]},
+        ],
+        "cases": [{"id": "plain"}, {"id": "listed", "kwargs": {"s": [2, 2], "k": True}}],
+        "examples": [{"id": "doc", "case": {"kwargs": {"k": True}}}],
+    }
     report = coverage.coverage(spec_with(entry))
     # plain: s=(1, 1) by default, k=False; listed: a list for a tuple parameter is its tuple form; doc: s=1x1, k=True
     assert report["exercised_values"] == report["documented_values"] == 4
     assert [i["values"] for i in report["unexercised"]] == [{"s": {"tuple": [2, 2]}, "k": False}]
     without_example = dict(entry, examples=[])
-    assert {"s": [1, 1], "k": True} in [i["values"] for i in coverage.coverage(spec_with(without_example))["unexercised"]]
+    assert {"s": [1, 1], "k": True} in [
+        i["values"] for i in coverage.coverage(spec_with(without_example))["unexercised"]
+    ]
 
 
 def test_greedy_pairwise_picks_the_row_covering_most_and_the_grid_limit_is_exact():
     assert len(domains.pairwise_rows(DOMS)) == 9  # the least possible: a and c alone have 3 x 3 pairs
     limit = domains.MAX_GRID_ROWS
     assert len(domains.full_rows({"one": [1], "many": list(range(limit))})) == limit
-    with pytest.raises(domains.DomainError, match="{:,} rows".format(limit + 1)):
+    with pytest.raises(domains.DomainError, match=f"{limit + 1:,} rows"):
         domains.full_rows({"one": [1], "many": list(range(limit + 1))})
 
 
 def test_full_grid_expands_every_allowed_row():
-    entry = {"signature": [{"name": "a", "domain": [1, 2, 3]}, {"name": "b", "domain": ["x", "y"]},
-                           {"name": "c", "domain": [True, False]}],
-             "grid": {"inputs": {}, "exclude": [{"when": "a == 3 and b == 'y'", "why": "refused"}]}}
+    entry = {
+        "signature": [
+            {"name": "a", "domain": [1, 2, 3]},
+            {"name": "b", "domain": ["x", "y"]},
+            {"name": "c", "domain": [True, False]},
+        ],
+        "grid": {"inputs": {}, "exclude": [{"when": "a == 3 and b == 'y'", "why": "refused"}]},
+    }
     spec = spec_with(entry)
     full = domains.grid_cases(spec, "op", "full")
     assert len(full) == 12 - 2 and len(domains.grid_cases(spec, "op")) < len(full)

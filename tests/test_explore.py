@@ -4,6 +4,7 @@ The planted bugs live in tests/fixtures/planted_backend.py (the reference with f
 it runs on kbtool's own Python, so these are fast tests. The last test explores ops that agree today on the real
 backends (marked `backends`).
 """
+
 import json
 import os
 import shlex
@@ -14,12 +15,11 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from hypothesis import given, settings
 from click.testing import CliRunner
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kbtool.cli import main
-
 from kbtool.explore import engine, save, strategies
 from kbtool.specs import binding, loader
 from kbtool.specs.cases import expand_case, raw_cases
@@ -55,13 +55,15 @@ def explored(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     out = {}
     for op in PLANTED_OPS:
-        proc = kbtool("explore", "--op", op, "--backend", PLANTED, "--max-examples", "200", "--seed", "0", "--json",
-                      home=home)
+        proc = kbtool(
+            "explore", "--op", op, "--backend", PLANTED, "--max-examples", "200", "--seed", "0", "--json", home=home
+        )
         out[op] = (proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else proc.stderr)
     return out
 
 
 # ---------------------------------------------------------------------------- drawn cases
+
 
 @pytest.mark.parametrize("op", ["mean", "softmax", "conv2d", "concatenate", "relu", "gather", "pool2d", "dot"])
 def test_drawn_cases_are_spec_cases_built_on_a_template(spec, op):
@@ -81,7 +83,7 @@ def test_drawn_cases_are_spec_cases_built_on_a_template(spec, op):
             case = expand_case(op, entry, raw, 0)
         except binding.BindingError:
             return  # a value the signature refuses: rejected during exploration
-        for inp, array in zip(inputs, case.arrays):
+        for array in case.arrays:
             assert np.all(np.isfinite(array)) if array.dtype.kind == "f" else True
 
     check()
@@ -98,8 +100,11 @@ def test_a_draw_that_differs_only_in_values_keeps_the_template_id(spec):
     @given(drawn)
     def collect(raw):
         ids.add(raw["id"])
-        same = raw.get("kwargs") == template.get("kwargs") and raw["inputs"][0]["dtype"] == "float32" and \
-            np.shape(raw["inputs"][0]["value"]) == tuple(template["inputs"][0]["shape"])
+        same = (
+            raw.get("kwargs") == template.get("kwargs")
+            and raw["inputs"][0]["dtype"] == "float32"
+            and np.shape(raw["inputs"][0]["value"]) == tuple(template["inputs"][0]["shape"])
+        )
         assert (raw["id"] == "axis_list") == same, raw
 
     collect()
@@ -130,19 +135,23 @@ def test_a_draw_from_a_grid_row_is_named_as_the_grid_names_its_rows(spec):
     @given(st.sampled_from(grid).flatmap(lambda t: strategies._drawn_case(t, pools, ["float32"], set(), ["x"], {})))
     def check(raw):
         axis, keepdims = raw["kwargs"]["axis"], raw["kwargs"]["keepdims"]
-        assert raw["id"].startswith("grid.axis={}.keepdims={}".format(
-            strategies.id_text(axis), strategies.id_text(keepdims))), raw["id"]
+        assert raw["id"].startswith(f"grid.axis={strategies.id_text(axis)}.keepdims={strategies.id_text(keepdims)}"), (
+            raw["id"]
+        )
 
     check()
 
 
-@pytest.mark.parametrize("inp, dtype, low, high", [
-    ({"shape": [3]}, "float32", -10.0, 10.0),
-    ({"shape": [3], "dist": "positive"}, "float32", 0.1, 10.0),
-    ({"shape": [3], "dist": "uniform", "low": 500, "high": 1000}, "float32", 500.0, 1000.0),
-    ({"value": [0.0, 0.25, 1.0]}, "float64", 0.0, 10.0),
-    ({"value": [-1.0e30, 1.0]}, "float32", -1.0e30, 10.0),
-])
+@pytest.mark.parametrize(
+    "inp, dtype, low, high",
+    [
+        ({"shape": [3]}, "float32", -10.0, 10.0),
+        ({"shape": [3], "dist": "positive"}, "float32", 0.1, 10.0),
+        ({"shape": [3], "dist": "uniform", "low": 500, "high": 1000}, "float32", 500.0, 1000.0),
+        ({"value": [0.0, 0.25, 1.0]}, "float64", 0.0, 10.0),
+        ({"value": [-1.0e30, 1.0]}, "float32", -1.0e30, 10.0),
+    ],
+)
 def test_values_stay_within_the_templates_meaning(inp, dtype, low, high):
     @settings(max_examples=100, database=None, deadline=None)
     @given(strategies.elements(inp, dtype))
@@ -167,9 +176,11 @@ def test_integer_literals_keep_their_values_and_randint_its_bounds():
 
 # ---------------------------------------------------------------------------- planted bugs
 
+
 def test_check_misses_the_planted_bugs(tmp_path):
-    proc = kbtool("check", *sum([["--op", op] for op in PLANTED_OPS], []), "--backend", PLANTED, "--json",
-                  home=tmp_path)
+    proc = kbtool(
+        "check", *sum([["--op", op] for op in PLANTED_OPS], []), "--backend", PLANTED, "--json", home=tmp_path
+    )
     report = json.loads(proc.stdout)
     values = [r for r in report["results"] if not r["case"].startswith("grad")]
     assert values and all(r["status"] == "pass" for r in values), [r for r in values if r["status"] != "pass"]
@@ -183,8 +194,9 @@ def _only_failure(explored, op):
     (failure,) = [f for f in doc["failures"] if not f["known"]]
     assert failure["op"] == op and failure["backend"] == PLANTED and failure["repro"]
     assert doc["examples"][PLANTED] <= 400  # 200 drawn at most, then shrinking
-    return failure, [np.array(inp["value"], dtype=inp["dtype"])
-                     for inp in binding.case_inputs({"inputs": failure["inputs"]})]
+    return failure, [
+        np.array(inp["value"], dtype=inp["dtype"]) for inp in binding.case_inputs({"inputs": failure["inputs"]})
+    ]
 
 
 def test_explore_finds_mean_wrong_for_several_axes_with_keepdims_in_float64(explored):
@@ -221,13 +233,17 @@ def test_the_repro_command_replays_the_failure_exactly(explored, tmp_path):
     proc = kbtool(*(argv[1:] + ["--json"]), home=tmp_path)
     assert proc.returncode == 1, proc.stderr
     (again,) = json.loads(proc.stdout)["failures"]
-    assert (again["message"], again["mode"], again["inputs"]) == (failure["message"], failure["mode"],
-                                                                  failure["inputs"])
+    assert (again["message"], again["mode"], again["inputs"]) == (
+        failure["message"],
+        failure["mode"],
+        failure["inputs"],
+    )
 
 
 def test_the_same_seed_finds_the_same_minimal_example(explored, tmp_path):
-    proc = kbtool("explore", "--op", "abs", "--backend", PLANTED, "--max-examples", "200", "--seed", "0",
-                  "--json", home=tmp_path)
+    proc = kbtool(
+        "explore", "--op", "abs", "--backend", PLANTED, "--max-examples", "200", "--seed", "0", "--json", home=tmp_path
+    )
     assert proc.returncode == 1
     again = [f for f in json.loads(proc.stdout)["failures"] if not f["known"]]
     first = [f for f in explored["abs"][1]["failures"] if not f["known"]]
@@ -245,10 +261,22 @@ def test_an_op_that_agrees_everywhere_reports_nothing(tmp_path):
 def test_a_known_difference_is_reported_as_known_and_the_search_goes_on(tmp_path):
     known_file = tmp_path / "known.yaml"
     known_file.write_text(
-        "- op: softmax\n  backend: {}\n  case: '*shape=*x*x*x*'\n  match: 'values differ'\n"
-        "  reason: planted - softmax on axis 0 of rank 4 doubles\n  count: 1\n".format(PLANTED))
-    proc = kbtool("explore", "--op", "softmax", "--backend", PLANTED, "--max-examples", "200", "--known",
-                  str(known_file), "--json", home=tmp_path)
+        f"- op: softmax\n  backend: {PLANTED}\n  case: '*shape=*x*x*x*'\n  match: 'values differ'\n"
+        "  reason: planted - softmax on axis 0 of rank 4 doubles\n  count: 1\n"
+    )
+    proc = kbtool(
+        "explore",
+        "--op",
+        "softmax",
+        "--backend",
+        PLANTED,
+        "--max-examples",
+        "200",
+        "--known",
+        str(known_file),
+        "--json",
+        home=tmp_path,
+    )
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0, doc  # explained: nothing unexplained is left
     assert doc["failures"] and all(f["known"] for f in doc["failures"])
@@ -260,11 +288,12 @@ def test_text_output_shows_the_minimal_case_and_the_replay_command(explored, tmp
     failure, _ = _only_failure(explored, "softmax")
     proc = kbtool(*shlex.split(failure["repro"])[1:], home=tmp_path)
     assert proc.returncode == 1
-    assert "FAILURE softmax on {} (eager mode): fail".format(PLANTED) in proc.stdout
-    assert "kwargs:  {\"axis\": 0}" in proc.stdout and "replay:  " + failure["repro"] in proc.stdout
+    assert f"FAILURE softmax on {PLANTED} (eager mode): fail" in proc.stdout
+    assert 'kwargs:  {"axis": 0}' in proc.stdout and "replay:  " + failure["repro"] in proc.stdout
 
 
 # ---------------------------------------------------------------------------- --save
+
 
 def _spec_copy(tmp_path):
     folder = tmp_path / "specs"
@@ -288,8 +317,19 @@ def test_save_turns_the_failure_into_a_spec_case_that_check_then_fails(explored,
     assert after.replace(added[0] + "\n", "") == before  # nothing else in the file changed
     raw = yaml.safe_load(added[0].strip()[2:])  # the file as a whole was validated before it was written
     assert raw["kwargs"] == {"axis": 0} and raw["inputs"] == failure["inputs"] and "explore" in raw["about"]
-    proc = kbtool("check", "--op", "softmax", "--case", case_id, "--backend", PLANTED, "--spec", str(spec_file),
-                  "--json", home=tmp_path)
+    proc = kbtool(
+        "check",
+        "--op",
+        "softmax",
+        "--case",
+        case_id,
+        "--backend",
+        PLANTED,
+        "--spec",
+        str(spec_file),
+        "--json",
+        home=tmp_path,
+    )
     assert proc.returncode == 1
     assert {r["status"] for r in json.loads(proc.stdout)["results"]} == {"fail"}
 
@@ -314,19 +354,28 @@ def test_save_gives_a_taken_id_a_new_number(tmp_path):
 
 # ---------------------------------------------------------------------------- usage errors
 
-@pytest.mark.parametrize("args, words", [
-    (["--op", "no_such_op"], "no op 'no_such_op'"),
-    (["--op", "mean", "--replay", "{not json"], "--replay takes a case as JSON"),
-    (["--op", "mean", "--replay", "[1, 2]"], "JSON object"),
-    (["--op", "mean", "--replay", '{"id": "x", "inputs": [{"value": [1.0]}], "kwargs": {"axis": 7}}'],
-     "the reference refuses this case"),
-    (["--op", "mean", "--max-examples", "0"], "--max-examples"),
-    (["--op", "mean", "--backend", "no_such_backend"], "unknown backend"),
-    (["--op", "random_uniform_variable"], "nothing to explore"),
-])
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--op", "no_such_op"], "no op 'no_such_op'"),
+        (["--op", "mean", "--replay", "{not json"], "--replay takes a case as JSON"),
+        (["--op", "mean", "--replay", "[1, 2]"], "JSON object"),
+        (
+            ["--op", "mean", "--replay", '{"id": "x", "inputs": [{"value": [1.0]}], "kwargs": {"axis": 7}}'],
+            "the reference refuses this case",
+        ),
+        (["--op", "mean", "--max-examples", "0"], "--max-examples"),
+        (["--op", "mean", "--backend", "no_such_backend"], "unknown backend"),
+        (["--op", "random_uniform_variable"], "nothing to explore"),
+    ],
+)
 def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, words):
-    proc = kbtool("explore", *args, "--backend", PLANTED, home=tmp_path) if "--backend" not in args else \
-        kbtool("explore", *args, home=tmp_path)
+    proc = (
+        kbtool("explore", *args, "--backend", PLANTED, home=tmp_path)
+        if "--backend" not in args
+        else kbtool("explore", *args, home=tmp_path)
+    )
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in proc.stderr, proc.stderr
@@ -334,9 +383,18 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, words):
 
 # ---------------------------------------------------------------------------- real backends
 
-AGREEING = [("tensorflow", "abs"), ("tensorflow", "dot"), ("tensorflow", "concatenate"), ("tensorflow", "maximum"),
-            ("theano", "abs"), ("theano", "dot"), ("theano", "concatenate"),
-            ("cntk", "hard_sigmoid"), ("cntk", "cos"), ("cntk", "sqrt")]
+AGREEING = [
+    ("tensorflow", "abs"),
+    ("tensorflow", "dot"),
+    ("tensorflow", "concatenate"),
+    ("tensorflow", "maximum"),
+    ("theano", "abs"),
+    ("theano", "dot"),
+    ("theano", "concatenate"),
+    ("cntk", "hard_sigmoid"),
+    ("cntk", "cos"),
+    ("cntk", "sqrt"),
+]
 
 
 @pytest.mark.backends
@@ -346,9 +404,28 @@ def test_ops_that_agree_today_explore_clean_on_the_real_backends(backend):
     ops = [op for name, op in AGREEING if name == backend]
     for op in ops:
         environ = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
-        proc = subprocess.run([sys.executable, "-m", "kbtool", "explore", "--op", op, "--backend", backend,
-                               "--max-examples", "15", "--seed", "0", "--json"], capture_output=True, text=True,
-                              env=environ, cwd=ROOT, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kbtool",
+                "explore",
+                "--op",
+                op,
+                "--backend",
+                backend,
+                "--max-examples",
+                "15",
+                "--seed",
+                "0",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=environ,
+            cwd=ROOT,
+            timeout=600,
+        )
         assert proc.returncode == 0, (op, proc.stdout[-3000:], proc.stderr[-2000:])
         doc = json.loads(proc.stdout)
         assert doc["unexplained"] == 0 and doc["examples"][backend] == 15, (op, doc)
@@ -358,17 +435,44 @@ def test_a_draw_at_another_shape_is_explained_by_what_explains_its_case():
     from kbtool.explore.engine import explain_at_template_shape
     from kbtool.results import Result, Status
 
-    entries = [{"op": ["mean"], "case": ["int32_input"], "backend": ["tensorflow"], "status": ["fail"],
-                "match": "dtype int32", "reason": "int mean stays int", "count": 2}]
-    drawn = Result(op="mean", case="int32_input.shape=1x1", backend="tensorflow", mode="eager", status=Status.FAIL,
-                   message="dtype int32 != reference float32")
+    entries = [
+        {
+            "op": ["mean"],
+            "case": ["int32_input"],
+            "backend": ["tensorflow"],
+            "status": ["fail"],
+            "match": "dtype int32",
+            "reason": "int mean stays int",
+            "count": 2,
+        }
+    ]
+    drawn = Result(
+        op="mean",
+        case="int32_input.shape=1x1",
+        backend="tensorflow",
+        mode="eager",
+        status=Status.FAIL,
+        message="dtype int32 != reference float32",
+    )
     explain_at_template_shape(drawn, entries)
     assert drawn.known == "int mean stays int (case int32_input at another shape)"
-    other = Result(op="mean", case="int32_input.axis=0", backend="tensorflow", mode="eager", status=Status.FAIL,
-                   message="dtype int32 != reference float32")
+    other = Result(
+        op="mean",
+        case="int32_input.axis=0",
+        backend="tensorflow",
+        mode="eager",
+        status=Status.FAIL,
+        message="dtype int32 != reference float32",
+    )
     explain_at_template_shape(other, entries)  # another parameter is another case: not explained
     assert other.known is None
-    wrong = Result(op="mean", case="int32_input.shape=1x1", backend="tensorflow", mode="eager", status=Status.FAIL,
-                   message="3 of 3 values differ")
+    wrong = Result(
+        op="mean",
+        case="int32_input.shape=1x1",
+        backend="tensorflow",
+        mode="eager",
+        status=Status.FAIL,
+        message="3 of 3 values differ",
+    )
     explain_at_template_shape(wrong, entries)  # the entry's message regex still has to hold
     assert wrong.known is None

@@ -4,6 +4,7 @@ lost file, also under concurrent and killed writers.
 
 Table-driven: each keras.json state, command-line value and environment state is one row per command.
 """
+
 import errno
 import fcntl
 import json
@@ -36,7 +37,7 @@ def invoke(*args):
 
 def assert_no_traceback(result):
     uncaught = result.exception is not None and not isinstance(result.exception, SystemExit)
-    assert not uncaught, "TRACEBACK: {}: {}".format(type(result.exception).__name__, result.exception)
+    assert not uncaught, f"TRACEBACK: {type(result.exception).__name__}: {result.exception}"
     assert "Traceback" not in result.stderr + result.stdout, "TRACEBACK in output"
 
 
@@ -60,8 +61,12 @@ def temp_files(folder):
 
 
 # ---------------------------------------------------------------------------- keras.json states
-SHOW, SHOW_JSON, GET, VALIDATE = ("config", "show"), ("config", "show", "--json"), ("config", "get", "floatx"), \
-    ("config", "validate")
+SHOW, SHOW_JSON, GET, VALIDATE = (
+    ("config", "show"),
+    ("config", "show", "--json"),
+    ("config", "get", "floatx"),
+    ("config", "validate"),
+)
 SET, FORCE = ("config", "set", "floatx", "float64"), ("config", "set", "floatx", "float64", "--force")
 FORCE_HINT = "--force"
 
@@ -95,7 +100,7 @@ BAD_VALUES = [
     ("data_format_list", {"image_data_format": ["channels_last"]}, "image_data_format must be one of"),
     ("backend_list", {"backend": ["tensorflow"]}, "backend must be a string"),
     ("backend_trailing_newline", {"backend": "nosuchpkg.mod\n"}, "dotted module path"),
-    ("epsilon_400_digit_int", {"epsilon": 10 ** 400}, "epsilon must be a positive float (and finite)"),
+    ("epsilon_400_digit_int", {"epsilon": 10**400}, "epsilon must be a positive float (and finite)"),
     ("epsilon_string", {"epsilon": "1e-7"}, "epsilon must be a positive float (and finite)"),
     ("floatx_lone_surrogate", {"floatx": "\ud800"}, "floatx must be one of"),
 ]
@@ -177,7 +182,7 @@ def _keras_home_under_a_file(tmp_path, monkeypatch):
 
 
 def _keras_home_on_proc(tmp_path, monkeypatch):
-    home = "/proc/kbtool-test-{}".format(os.getpid())
+    home = f"/proc/kbtool-test-{os.getpid()}"
     monkeypatch.setenv("KERAS_HOME", home)
     return home
 
@@ -200,13 +205,15 @@ PLACES = [
 PLACE_ROWS = [(name, setup, command, code) for name, setup, codes in PLACES for command, code in codes.items()]
 
 
-@pytest.mark.parametrize("name,setup,command,code", PLACE_ROWS,
-                         ids=["{}-{}".format(row[0], " ".join(row[2])) for row in PLACE_ROWS])
+@pytest.mark.parametrize(
+    "name,setup,command,code", PLACE_ROWS, ids=["{}-{}".format(row[0], " ".join(row[2])) for row in PLACE_ROWS]
+)
 def test_where_keras_json_lives(tmp_path, monkeypatch, name, setup, command, code):
     monkeypatch.delenv("KERAS_BACKEND", raising=False)
     named = setup(tmp_path, monkeypatch)
     unblock = None
     if name == "keras_json_is_a_fifo":  # a reader that blocks on the FIFO is released after 5 s, and fails
+
         def release():
             try:
                 fd = os.open(named, os.O_WRONLY | os.O_NONBLOCK)
@@ -214,6 +221,7 @@ def test_where_keras_json_lives(tmp_path, monkeypatch, name, setup, command, cod
                 os.close(fd)
             except OSError:
                 pass
+
         unblock = threading.Timer(5, release)
         unblock.start()
     started = time.monotonic()
@@ -328,6 +336,7 @@ def test_set_through_a_dangling_symlink_creates_its_target(keras_home, tmp_path)
 def _fail(err):
     def fail(*args, **kwargs):
         raise OSError(err, os.strerror(err))
+
     return fail
 
 
@@ -349,6 +358,7 @@ def test_a_failed_serialisation_leaves_the_file_and_no_temporary(keras_home, mon
 
     def dumps(*args, **kwargs):
         raise ValueError("boom")
+
     with monkeypatch.context() as patch, pytest.raises(ValueError):
         patch.setattr(config.json, "dumps", dumps)
         config.set_value("floatx", "float64")
@@ -372,8 +382,9 @@ def test_a_killed_writer_leaves_keras_json_whole_and_its_temporary_is_never_read
     before = path.read_bytes()
     marker = tmp_path / "writing"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(marker)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(marker)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 10
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -402,10 +413,12 @@ def test_a_lock_held_elsewhere_gives_up_in_one_line(keras_home, monkeypatch):
 
 
 # ---------------------------------------------------------------------------- concurrency
-KEYS = {"backend": ["tensorflow", "theano", "cntk", "tensorflow", "theano"],
-        "floatx": ["float16", "float64", "float32", "float16", "float64"],
-        "epsilon": ["1e-3", "1e-4", "1e-5", "1e-6", "1e-8"],
-        "image_data_format": ["channels_first", "channels_last", "channels_first", "channels_last", "channels_first"]}
+KEYS = {
+    "backend": ["tensorflow", "theano", "cntk", "tensorflow", "theano"],
+    "floatx": ["float16", "float64", "float32", "float16", "float64"],
+    "epsilon": ["1e-3", "1e-4", "1e-5", "1e-6", "1e-8"],
+    "image_data_format": ["channels_first", "channels_last", "channels_first", "channels_last", "channels_first"],
+}
 
 
 def _cli_child(keras_home, args, log, go):
@@ -425,7 +438,7 @@ def _run_together(tmp_path, commands):
     go = ctx.Event()
     procs = []
     for i, args in enumerate(commands):
-        log = str(tmp_path / "child-{}.log".format(i))
+        log = str(tmp_path / f"child-{i}.log")
         proc = ctx.Process(target=_cli_child, args=(str(tmp_path / "kh"), args, log, go))
         proc.start()
         procs.append((proc, log))
@@ -447,7 +460,7 @@ def test_twenty_concurrent_sets_lose_no_key(tmp_path, trial):
     assert not [out for _, out in outcomes if "Traceback" in out], "TRACEBACK in a concurrent set"
     assert [code for code, _ in outcomes] == [0] * 20, outcomes
     data = json.loads(path.read_text())
-    assert sorted(data) == sorted(list(KEYS) + ["mine"]), "LOST UPDATE: {}".format(data)
+    assert sorted(data) == sorted(list(KEYS) + ["mine"]), f"LOST UPDATE: {data}"
     assert data["mine"] == [1, 2]
     for key, values in KEYS.items():
         assert data[key] in [config.parse_value(key, v) for v in values]
@@ -462,8 +475,9 @@ def test_concurrent_force_backs_up_only_the_corrupt_file(tmp_path):
     assert not [out for _, out in outcomes if "Traceback" in out], "TRACEBACK in a concurrent set --force"
     assert [code for code, _ in outcomes] == [0] * 8, outcomes
     backups = [p for p in (tmp_path / "kh").iterdir() if p.name.startswith("keras.json.bak-")]
-    assert [p.read_bytes() for p in backups] == [b"{corrupt"], "VALID FILE BACKED UP: {}".format(
-        [p.read_bytes()[:40] for p in backups])
+    assert [p.read_bytes() for p in backups] == [b"{corrupt"], (
+        f"VALID FILE BACKED UP: {[p.read_bytes()[:40] for p in backups]}"
+    )
     assert sorted(json.loads(path.read_text())) == sorted(KEYS)
 
 
@@ -492,10 +506,19 @@ def _envs_is_a_file(tmp_path):
     return str(tmp_path / "kbhome" / "envs")
 
 
-HOMES = [("kbtool_home_is_a_file", _home_is_a_file, ""), ("kbtool_home_under_a_file", _home_under_a_file, "sub"),
-         ("kbtool_home_dangling_symlink", _home_dangling_symlink, ""), ("envs_is_a_file", _envs_is_a_file, "")]
-HOME_COMMANDS = [("env", "list"), ("env", "list", "--json"), ("env", "remove", "theano"), ("backends",),
-                 ("check", "--op", "dot", "--backend", "tensorflow")]
+HOMES = [
+    ("kbtool_home_is_a_file", _home_is_a_file, ""),
+    ("kbtool_home_under_a_file", _home_under_a_file, "sub"),
+    ("kbtool_home_dangling_symlink", _home_dangling_symlink, ""),
+    ("envs_is_a_file", _envs_is_a_file, ""),
+]
+HOME_COMMANDS = [
+    ("env", "list"),
+    ("env", "list", "--json"),
+    ("env", "remove", "theano"),
+    ("backends",),
+    ("check", "--op", "dot", "--backend", "tensorflow"),
+]
 
 
 @pytest.mark.parametrize("command", HOME_COMMANDS, ids=" ".join)
@@ -512,6 +535,7 @@ def _record(content):
         env_dir.mkdir(parents=True)
         (env_dir / "kbtool-env.json").write_bytes(content)
         return str(env_dir / "kbtool-env.json")
+
     return setup
 
 
@@ -583,7 +607,7 @@ def test_symlinked_env_is_listed_and_removed_as_a_link_only(tmp_path, monkeypatc
     link.symlink_to(target)
     result = invoke("env", "list")
     assert_no_traceback(result)
-    assert result.exit_code == 0 and "-> {}".format(target) in result.stdout and "installed 2020" in result.stdout
+    assert result.exit_code == 0 and f"-> {target}" in result.stdout and "installed 2020" in result.stdout
     result = invoke("env", "remove", "theano")
     assert_no_traceback(result)
     assert result.exit_code == 0 and "symlink" in result.stdout and str(target) in result.stdout

@@ -14,6 +14,7 @@ run, and never exits green on nothing.
 
 Custom backend modules run on kbtool's own Python (the `custom_backend` fixture puts them on PYTHONPATH).
 """
+
 import io
 import json
 import os
@@ -52,7 +53,7 @@ def invoke(*args, env=None):
 
 def assert_no_traceback(result):
     uncaught = result.exception is not None and not isinstance(result.exception, SystemExit)
-    assert not uncaught, "TRACEBACK: {}: {}".format(type(result.exception).__name__, result.exception)
+    assert not uncaught, f"TRACEBACK: {type(result.exception).__name__}: {result.exception}"
     assert "Traceback" not in result.stderr + result.stdout
 
 
@@ -67,7 +68,7 @@ def temp_files(folder):
 def alive(pid):
     """True while `pid` exists and is not a zombie."""
     try:
-        with open("/proc/{}/stat".format(pid)) as fh:
+        with open(f"/proc/{pid}/stat") as fh:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
@@ -86,7 +87,7 @@ def processes_mentioning(text):
         if not pid.isdigit():
             continue
         try:
-            with open("/proc/{}/cmdline".format(pid), "rb") as fh:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 if text.encode() in fh.read() and alive(int(pid)):
                     found.append(int(pid))
         except OSError:
@@ -110,11 +111,11 @@ BAD_REPLIES = {
     "dict": '{"a": 1}',
     "mixed_list": '[[1, "a"]]',
     "huge_int": "2 ** 70",
-    "scalar_array": 'np.float32(1.5)',
+    "scalar_array": "np.float32(1.5)",
 }
 UNREADABLE = {"datetime64", "timedelta64", "str_array", "bytes_array", "structured"}  # they raised in the verdicts
 
-BAD_SOURCE = '''import numpy as np
+BAD_SOURCE = """import numpy as np
 from kbtool.reference import *
 from kbtool.reference import transpose as _transpose
 
@@ -122,7 +123,7 @@ def transpose(x):
     if np.ndim(x) == 3:
         return {value}
     return _transpose(x)
-'''
+"""
 
 
 @pytest.mark.filterwarnings("ignore:Casting complex values to real")
@@ -186,8 +187,9 @@ def test_an_exception_in_one_backends_thread_costs_only_that_backend(custom_back
     assert validate(report) == []
     info = {b["name"]: b for b in report["backends"]}
     assert info["numpy"]["status"] == "broken"
-    assert info["numpy"]["reason"] == ("kbtool failed while running this backend (2 results kept): "
-                                       "RuntimeError: boom in kbtool")
+    assert info["numpy"]["reason"] == (
+        "kbtool failed while running this backend (2 results kept): RuntimeError: boom in kbtool"
+    )
     assert info[module]["status"] == "available"
     backends = [r["backend"] for r in report["results"]]
     assert backends.count(module) == 10 and backends.count("numpy") == 2
@@ -200,10 +202,13 @@ def test_judge_raising_is_an_error_result():
     class Client:
         def request(self, header, arrays):
             return {"status": "ok", "outputs": [{"kind": "array", "index": 0, "dtype": "<U3", "shape": [4, 3, 2]}]}, [
-                np.full((4, 3, 2), "abc")]
+                np.full((4, 3, 2), "abc")
+            ]
 
-    expected = ({"status": "ok", "outputs": [{"kind": "array", "index": 0, "dtype": "float32", "shape": [4, 3, 2]}]},
-                [np.zeros((4, 3, 2), "float32")])
+    expected = (
+        {"status": "ok", "outputs": [{"kind": "array", "index": 0, "dtype": "float32", "shape": [4, 3, 2]}]},
+        [np.zeros((4, 3, 2), "float32")],
+    )
     result = run.run_case(Client(), "alpha", {}, case, "eager", expected, 0)
     assert result.status == "error" and result.message.startswith("kbtool could not compare the reply: ValueError")
     assert result.repro.startswith("kbtool check --op transpose --case rank3 --backend alpha")
@@ -211,7 +216,7 @@ def test_judge_raising_is_an_error_result():
 
 # ------------------------------------------------------------------------------------------------ signals
 
-HANG_SOURCE = '''import os, subprocess, time
+HANG_SOURCE = """import os, subprocess, time
 from kbtool.reference import *
 from kbtool.reference import transpose as _transpose
 
@@ -231,7 +236,7 @@ def transpose(x):
             fh.write("{} {}".format(os.getpid(), child.pid))
         time.sleep(300)
     return _transpose(x)
-'''
+"""
 
 
 @pytest.fixture
@@ -256,13 +261,37 @@ def _default_sigint():
 
 def start_check(module, folder, reaper, hang_at="case"):
     marker = folder / "marker"
-    env = dict(os.environ, HANG_MARKER=str(marker), HANG_AT=hang_at,
-               PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        HANG_MARKER=str(marker),
+        HANG_AT=hang_at,
+        PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]),
+    )
     # one worker (--jobs 1): under load a second one would join the lane and run a case before the signal lands
-    proc = subprocess.Popen([sys.executable, "-m", "kbtool", "check", "--op", "transpose", "--backend", module,
-                             "--jobs", "1", "-o", str(folder / "r.json"), "-o", str(folder / "r.md")],
-                            cwd=str(folder), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, preexec_fn=_default_sigint)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kbtool",
+            "check",
+            "--op",
+            "transpose",
+            "--backend",
+            module,
+            "--jobs",
+            "1",
+            "-o",
+            str(folder / "r.json"),
+            "-o",
+            str(folder / "r.md"),
+        ],
+        cwd=str(folder),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
     reaper[0].append(proc)
     deadline = time.monotonic() + 60
     while not (marker.exists() and len(marker.read_text().split()) == 2):  # the worker is hung now
@@ -274,14 +303,18 @@ def start_check(module, folder, reaper, hang_at="case"):
     return proc, pids
 
 
-@pytest.mark.parametrize("signame, code, hang_at", [
-    ("SIGINT", 130, "case"),
-    ("SIGTERM", 143, "case"),
-    ("SIGINT", 130, "import"),  # the worker hangs before it is ready
-])
-def test_a_signal_writes_the_partial_report_and_kills_every_worker(signame, code, hang_at, custom_backend, tmp_path,
-                                                                  reaper):
-    package = "hang_{}_{}_{}".format(signame.lower(), hang_at, os.getpid())  # unique: other runs may be about
+@pytest.mark.parametrize(
+    "signame, code, hang_at",
+    [
+        ("SIGINT", 130, "case"),
+        ("SIGTERM", 143, "case"),
+        ("SIGINT", 130, "import"),  # the worker hangs before it is ready
+    ],
+)
+def test_a_signal_writes_the_partial_report_and_kills_every_worker(
+    signame, code, hang_at, custom_backend, tmp_path, reaper
+):
+    package = f"hang_{signame.lower()}_{hang_at}_{os.getpid()}"  # unique: other runs may be about
     module = custom_backend(package, "kb", HANG_SOURCE)
     proc, pids = start_check(module, tmp_path, reaper, hang_at)
     started = time.monotonic()
@@ -304,15 +337,15 @@ def test_a_signal_writes_the_partial_report_and_kills_every_worker(signame, code
         assert report["backends"][0]["status"] == "available"
     else:
         assert report["results"] == [] and incomplete["ran"] == 0
-        assert report["backends"][0]["reason"] == "interrupted ({}) before its worker was ready".format(signame)
+        assert report["backends"][0]["reason"] == f"interrupted ({signame}) before its worker was ready"
     markdown_text = (tmp_path / "r.md").read_text()
-    assert "**Incomplete: interrupted by {}".format(signame) in markdown_text
-    assert "incomplete (interrupted by {}".format(signame) in " ".join(out.decode().split())  # terminal summary
+    assert f"**Incomplete: interrupted by {signame}" in markdown_text
+    assert f"incomplete (interrupted by {signame}" in " ".join(out.decode().split())  # terminal summary
     assert temp_files(tmp_path) == []
 
 
 def test_a_second_signal_exits_at_once_and_still_kills_the_workers(custom_backend, tmp_path, reaper):
-    package = "hang_twice_{}".format(os.getpid())
+    package = f"hang_twice_{os.getpid()}"
     module = custom_backend(package, "kb", HANG_SOURCE)
     proc, pids = start_check(module, tmp_path, reaper)
     started = time.monotonic()
@@ -336,8 +369,7 @@ def test_cancel_ends_an_in_process_run_with_the_results_that_ran(custom_backend,
 
     threading.Thread(target=cancel_when_hung, daemon=True).start()
     started = time.monotonic()
-    report = run_check(make_plan(SPEC, ops=["transpose"], backends=["numpy", module]), known_entries=[],
-                       cancel=cancel)
+    report = run_check(make_plan(SPEC, ops=["transpose"], backends=["numpy", module]), known_entries=[], cancel=cancel)
     assert time.monotonic() - started < 10
     pids = [int(p) for p in marker.read_text().split()]
     reaper[1].extend(pids)
@@ -376,21 +408,30 @@ def test_worker_client_kill_from_another_thread_cancels_the_request(custom_backe
 
 # ------------------------------------------------------------------------------------------------ incomplete views
 
+
 def test_an_incomplete_report_is_never_ok_and_every_view_says_so():
     from tests.test_reports import PASSES, available, make_report
 
     report = make_report([available("alpha")], PASSES)
     assert report["summary"]["ok"] is True
-    report["incomplete"] = {"signal": "SIGTERM", "planned": 8, "ran": 2,
-                            "note": "interrupted by SIGTERM: 2 of the 8 planned results ran; the others are absent"}
+    report["incomplete"] = {
+        "signal": "SIGTERM",
+        "planned": 8,
+        "ran": 2,
+        "note": "interrupted by SIGTERM: 2 of the 8 planned results ran; the others are absent",
+    }
     from kbtool.reports.assemble import summarize
 
     report["summary"] = summarize(report)
     assert validate(report) == [] and report["summary"]["ok"] is False and exit_code(report) == 1
     console = Console(file=io.StringIO(), width=300)
     terminal.render(report, console)
-    assert console.file.getvalue().rstrip().splitlines()[-1].startswith(
-        "2 results in 1.0 s: incomplete (interrupted by SIGTERM: 2 of the 8 planned")
+    assert (
+        console.file.getvalue()
+        .rstrip()
+        .splitlines()[-1]
+        .startswith("2 results in 1.0 s: incomplete (interrupted by SIGTERM: 2 of the 8 planned")
+    )
     assert "**Incomplete: interrupted by SIGTERM: 2 of the 8 planned results ran" in markdown.render(report)
     assert '<p class="incomplete"><strong>Incomplete:</strong> interrupted by SIGTERM' in html.render(report)
     suites = {s.get("name"): s for s in ET.fromstring(junit.render(report))}
@@ -401,13 +442,15 @@ def test_an_incomplete_report_is_never_ok_and_every_view_says_so():
 
 # ------------------------------------------------------------------------------------------------ writes
 
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
 def test_an_unwritable_output_is_refused_before_the_run(tmp_path):
     ok = tmp_path / "ok.json"
     result = invoke("check", "--op", "transpose", "--backend", "numpy", "-o", str(ok), "-o", "/proc/r.json")
     assert_no_traceback(result)
     assert result.exit_code == 2 and error_lines(result) == [
-        "kbtool: error: cannot write /proc/r.json: No such file or directory"]
+        "kbtool: error: cannot write /proc/r.json: No such file or directory"
+    ]
     assert result.stderr.count("\n") == 1 and result.stdout == "" and not ok.exists()  # refused before the run
 
 
@@ -424,12 +467,14 @@ def test_a_write_failing_at_the_end_does_not_stop_the_others(tmp_path, monkeypat
 
     monkeypatch.setattr(files, "write_atomic", write_atomic)
     outputs = [str(tmp_path / n) for n in ("a.json", "b.md", "c.html", "d.xml")]
-    result = invoke("check", "--op", "transpose", "--case", "rank3", "--backend", "numpy",
-                    *[a for p in outputs for a in ("-o", p)])
+    result = invoke(
+        "check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", *[a for p in outputs for a in ("-o", p)]
+    )
     assert_no_traceback(result)
     assert result.exit_code == 2
-    assert error_lines(result) == ["kbtool: error: cannot write {}: Read-only file system; cannot write {}: "
-                                   "Read-only file system".format(*bad)]
+    assert error_lines(result) == [
+        "kbtool: error: cannot write {}: Read-only file system; cannot write {}: Read-only file system".format(*bad)
+    ]
     assert (tmp_path / "b.md").read_text().startswith("# kbtool parity report")
     assert ET.parse(str(tmp_path / "d.xml")).getroot().tag == "testsuites"
     assert "results in" in result.stdout  # the terminal summary is still shown
@@ -437,9 +482,31 @@ def test_a_write_failing_at_the_end_does_not_stop_the_others(tmp_path, monkeypat
 
 def test_concurrent_runs_writing_one_output(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-    procs = [subprocess.Popen([sys.executable, "-m", "kbtool", "check", "--op", "transpose", "--case", "rank3",
-                               "--backend", "numpy", "-o", "r.json", "-o", "r.md"], cwd=str(tmp_path), env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kbtool",
+                "check",
+                "--op",
+                "transpose",
+                "--case",
+                "rank3",
+                "--backend",
+                "numpy",
+                "-o",
+                "r.json",
+                "-o",
+                "r.md",
+            ],
+            cwd=str(tmp_path),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]
     errors = [p.communicate(timeout=120)[1].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     assert validate(json.loads((tmp_path / "r.json").read_text())) == []
@@ -447,18 +514,26 @@ def test_concurrent_runs_writing_one_output(tmp_path):
 
 
 NASTY = "bad \udcff \x1b[31mred\x1b[0m \x07bell <script>alert(1)</script> | `tick`"
-NASTY_SOURCE = '''from kbtool.reference import *
+NASTY_SOURCE = f"""from kbtool.reference import *
 
 def transpose(x):
-    raise ValueError({!r})
-'''.format(NASTY)
+    raise ValueError({NASTY!r})
+"""
 
 
 def test_backend_text_is_escaped_per_format_and_always_encodable(custom_backend, tmp_path):
     module = custom_backend("nastykb", "kb", NASTY_SOURCE)
     out = {ext: tmp_path / ("r." + ext) for ext in ("json", "md", "html", "xml")}
-    result = invoke("check", "--op", "transpose", "--case", "rank3", "--backend", module,
-                    *[a for p in out.values() for a in ("-o", str(p))])
+    result = invoke(
+        "check",
+        "--op",
+        "transpose",
+        "--case",
+        "rank3",
+        "--backend",
+        module,
+        *[a for p in out.values() for a in ("-o", str(p))],
+    )
     assert_no_traceback(result)
     assert result.exit_code == 1 and error_lines(result) == []
     assert temp_files(tmp_path) == [] and all(p.stat().st_size > 0 for p in out.values())
@@ -477,22 +552,28 @@ def test_backend_text_is_escaped_per_format_and_always_encodable(custom_backend,
 
 # ------------------------------------------------------------------------------------------------ flags
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e308", "-1", "0", "0.0", "1e-400", "86400.5", "abc", "",
-                                   "1,5"])
+
+@pytest.mark.parametrize(
+    "value", ["nan", "inf", "-inf", "1e308", "-1", "0", "0.0", "1e-400", "86400.5", "abc", "", "1,5"]
+)
 def test_bad_timeouts_are_one_line_usage_errors(value):
     result = invoke("check", "--op", "transpose", "--backend", "numpy", "--timeout", value)
     assert_no_traceback(result)
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        "kbtool: error: --timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})".format(value)]
+        f"kbtool: error: --timeout takes a number of seconds, more than 0 and at most 86400 (got {value!r})"
+    ]
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--timeout"], "Option '--timeout' requires an argument."),
-    (["--seed", "x"], "Invalid value for '--seed': 'x' is not a valid integer."),
-    (["--mode", "lazy"], "Invalid value for '--mode'"),
-    (["--jobs", "0"], "Invalid value for '--jobs' / '-j': 0 is not in the range 1<=x<=256."),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--timeout"], "Option '--timeout' requires an argument."),
+        (["--seed", "x"], "Invalid value for '--seed': 'x' is not a valid integer."),
+        (["--mode", "lazy"], "Invalid value for '--mode'"),
+        (["--jobs", "0"], "Invalid value for '--jobs' / '-j': 0 is not in the range 1<=x<=256."),
+    ],
+)
 def test_other_bad_flags_are_one_line_usage_errors(args, needle):
     result = invoke("check", "--op", "transpose", "--backend", "numpy", *args)
     assert_no_traceback(result)
@@ -521,8 +602,11 @@ def test_good_timeouts_reach_the_worker_client(value, seconds, monkeypatch):
 def test_a_short_timeout_is_that_timeout(custom_backend, tmp_path, monkeypatch, reaper):
     module = custom_backend("hang_timeout", "kb", HANG_SOURCE)
     monkeypatch.setenv("HANG_MARKER", str(tmp_path / "marker"))
-    report = run_check(make_plan(SPEC, ops=["transpose"], backends=[module], case_patterns=["rank3"]),
-                       known_entries=[], case_timeout=0.5)
+    report = run_check(
+        make_plan(SPEC, ops=["transpose"], backends=[module], case_patterns=["rank3"]),
+        known_entries=[],
+        case_timeout=0.5,
+    )
     reaper[1].extend(int(p) for p in (tmp_path / "marker").read_text().split())
     assert [r["status"] for r in report["results"]] == ["pass", "timeout"]
     assert report["results"][1]["message"] == "no answer within 0.5 s; worker killed"
@@ -530,6 +614,7 @@ def test_a_short_timeout_is_that_timeout(custom_backend, tmp_path, monkeypatch, 
 
 
 # ------------------------------------------------------------------------------------------------ environment
+
 
 def test_the_callers_keras_backend_and_keras_home_never_reach_a_worker(monkeypatch, tmp_path):
     monkeypatch.setenv("KERAS_BACKEND", "theano")
@@ -539,12 +624,15 @@ def test_the_callers_keras_backend_and_keras_home_never_reach_a_worker(monkeypat
     assert "KERAS_BACKEND" not in env
     assert os.path.dirname(env["KERAS_HOME"]) == os.path.join(kbtool_home(), "keras_home")
     assert json.loads(open(os.path.join(env["KERAS_HOME"], "keras.json")).read()) == {
-        "epsilon": 1e-07, "floatx": "float32", "image_data_format": "channels_last"}  # the documented defaults
+        "epsilon": 1e-07,
+        "floatx": "float32",
+        "image_data_format": "channels_last",
+    }  # the documented defaults
     own = Launch(backend="theano", python=sys.executable, module="keras.backend", env={"KERAS_BACKEND": "cntk"})
     assert own.environ()["KERAS_BACKEND"] == "cntk"  # only a recipe's own keras_backend sets it
 
 
-ENV_SOURCE = '''import os
+ENV_SOURCE = """import os
 from kbtool.reference import *
 from kbtool.reference import transpose as _transpose
 
@@ -552,18 +640,29 @@ def transpose(x):
     if "KERAS_BACKEND" in os.environ:
         raise RuntimeError("KERAS_BACKEND reached the worker: " + os.environ["KERAS_BACKEND"])
     return _transpose(x)
-'''
+"""
 
 
 def test_keras_backend_in_the_callers_environment_changes_nothing(custom_backend):
     module = custom_backend("envkb", "kb", ENV_SOURCE)
-    result = invoke("check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", "--backend", module,
-                    env={"KERAS_BACKEND": "theano"})
+    result = invoke(
+        "check",
+        "--op",
+        "transpose",
+        "--case",
+        "rank3",
+        "--backend",
+        "numpy",
+        "--backend",
+        module,
+        env={"KERAS_BACKEND": "theano"},
+    )
     assert_no_traceback(result)
     assert result.exit_code == 0, result.stdout
 
 
 # ------------------------------------------------------------------------------------------------ nothing checked
+
 
 @pytest.mark.parametrize("backend", ["nosuch.module", "x.y@", "exits.kb"])
 def test_a_backend_that_cannot_start_is_never_green(backend, custom_backend, tmp_path):
@@ -573,15 +672,18 @@ def test_a_backend_that_cannot_start_is_never_green(backend, custom_backend, tmp
     assert_no_traceback(result)
     assert result.exit_code == 1
     verdict = " ".join(result.stdout.split())
-    assert "could not start: {}, nothing was checked".format(backend) in verdict
+    assert f"could not start: {backend}, nothing was checked" in verdict
     suites = {s.get("name"): s for s in ET.parse(str(xml)).getroot()}
     assert suites["kbtool." + backend].get("errors") == "1"
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--op", "transpose", "--case", "nomatch*"], "nothing to check: no case of transpose matches --case nomatch*"),
-    (["--op", "sum", "--examples"], "nothing to check: no case of sum matches --examples (no documented example)"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--op", "transpose", "--case", "nomatch*"], "nothing to check: no case of transpose matches --case nomatch*"),
+        (["--op", "sum", "--examples"], "nothing to check: no case of sum matches --examples (no documented example)"),
+    ],
+)
 def test_a_selection_that_checks_nothing_is_a_usage_error(args, needle):
     result = invoke("check", "--backend", "numpy", *args)
     assert_no_traceback(result)

@@ -2,6 +2,7 @@
 with its numbers and the command that reproduces it; registering it as a known difference makes the run green;
 removing its cause makes the entry stale and the run red again. A planted custom backend on kbtool's own Python
 (the reference with abs scaled by 1.01), no backend environment."""
+
 import json
 import xml.etree.ElementTree as ET
 
@@ -68,7 +69,7 @@ def test_a_fresh_divergence_fails_and_every_view_points_at_it_with_numbers_and_r
     # Markdown: a row with the numbers and the repro in a code span
     assert "**Not OK: 4 divergence(s)**" in views["md"]
     row = [line for line in views["md"].splitlines() if line.startswith("| abs | basic | gate.planted | eager |")]
-    assert row and "max abs diff 0.01955" in row[0] and "`{}`".format(REPRO) in row[0]
+    assert row and "max abs diff 0.01955" in row[0] and f"`{REPRO}`" in row[0]
     # HTML: the page's data holds the result with its details and repro, and the page says it is not ok
     assert REPRO in views["html"] and '"max_abs_diff"' in views["html"] and "not ok" in views["html"].lower()
     # JUnit: a failure whose message has the numbers and whose text is the repro
@@ -84,15 +85,17 @@ def test_registering_it_makes_the_run_green_and_removing_its_cause_makes_it_stal
     assert sum(1 for r in report["results"] if r.get("known") == "planted, abs scaled by 1.01") == 4
     assert terminal.rstrip().splitlines()[-1].endswith("no unexplained divergence (5 known)")
     skipped = [c for c in ET.fromstring(views["xml"]).iter("testcase") if c.find("skipped") is not None]
-    assert len(skipped) == 5 and not [c for c in ET.fromstring(views["xml"]).iter("testcase")
-                                      if c.find("failure") is not None]
+    assert len(skipped) == 5 and not [
+        c for c in ET.fromstring(views["xml"]).iter("testcase") if c.find("failure") is not None
+    ]
     # the cause is gone (the backend is fixed): the entry no longer reproduces, and that is a red run
     code, terminal, views = gate(1, GRAD + PLANTED)
     report = json.loads(views["json"])
     assert code == 1
     assert [e["reason"] for e in report["stale_known_differences"]] == ["planted, abs scaled by 1.01"]
     assert "stale known difference" in terminal and terminal.rstrip().splitlines()[-1].endswith(
-        "1 stale known difference(s)")
+        "1 stale known difference(s)"
+    )
     assert "## Stale known differences" in views["md"] and "planted, abs scaled by 1.01" in views["md"]
     stale = [c for c in ET.fromstring(views["xml"]).iter("testcase") if c.find("failure") is not None]
     assert len(stale) == 1 and "planted, abs scaled by 1.01" in ET.tostring(stale[0], encoding="unicode")

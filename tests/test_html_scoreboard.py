@@ -4,6 +4,7 @@ Synthetic reports for what the server side renders and embeds (the data, escapin
 run (reports/parity.json) for size and time; and headless Chromium (Debian package `chromium`) for what the
 script draws: which matrix rows each URL-hash view shows, the cells' details, hostile text staying text.
 """
+
 import concurrent.futures
 import hashlib
 import html as html_lib
@@ -41,9 +42,21 @@ def with_summary(report):
 
 # --- a report with known content: three backends, seven ops of the shipped spec -----------------------------------
 
-NUMBERS = Details(expected_shape=[2, 3], actual_shape=[2, 3], expected_dtype="float32", actual_dtype="float32",
-                  max_abs_diff=0.5, max_rel_diff=float("inf"), mismatched=3, size=6, first_index=[0, 1],
-                  expected_value=1.0, actual_value=float("nan"), rtol=1e-4, atol=1e-5).as_dict()
+NUMBERS = Details(
+    expected_shape=[2, 3],
+    actual_shape=[2, 3],
+    expected_dtype="float32",
+    actual_dtype="float32",
+    max_abs_diff=0.5,
+    max_rel_diff=float("inf"),
+    mismatched=3,
+    size=6,
+    first_index=[0, 1],
+    expected_value=1.0,
+    actual_value=float("nan"),
+    rtol=1e-4,
+    atol=1e-5,
+).as_dict()
 
 
 def known_content():
@@ -51,17 +64,23 @@ def known_content():
     for backend in ("numpy", "theano", "cntk"):
         results += [record("mean", "basic", backend, "pass"), record("mean", "basic", backend, "pass", mode="symbolic")]
     results += [
-        record("batch_dot", "basic", "numpy", "pass"), record("batch_dot", "basic", "theano", "pass"),
+        record("batch_dot", "basic", "numpy", "pass"),
+        record("batch_dot", "basic", "theano", "pass"),
         record("batch_dot", "basic", "cntk", "fail", message="values differ " + XSS, details=NUMBERS),
-        record("batch_flatten", "basic", "numpy", "pass"), record("batch_flatten", "basic", "theano", "pass"),
+        record("batch_flatten", "basic", "numpy", "pass"),
+        record("batch_flatten", "basic", "theano", "pass"),
         record("batch_flatten", "basic", "cntk", "fail", known="cntk flattens the batch axis too"),
-        record("dot", "basic", "numpy", "pass"), record("dot", "basic", "theano", "error", message="TypeError: no"),
+        record("dot", "basic", "numpy", "pass"),
+        record("dot", "basic", "theano", "error", message="TypeError: no"),
         record("dot", "basic", "cntk", "pass"),
-        record("sum", "basic", "numpy", "pass"), record("sum", "basic", "theano", "crash"),
+        record("sum", "basic", "numpy", "pass"),
+        record("sum", "basic", "theano", "crash"),
         record("sum", "basic", "cntk", "pass"),
-        record("abs", "basic", "numpy", "pass"), record("abs", "basic", "theano", "pass"),
+        record("abs", "basic", "numpy", "pass"),
+        record("abs", "basic", "theano", "pass"),
         record("abs", "basic", "cntk", "fail", message=XSS),
-        record("exp", "basic", "numpy", "pass"), record("exp", "basic", "theano", "timeout"),
+        record("exp", "basic", "numpy", "pass"),
+        record("exp", "basic", "theano", "timeout"),
         record("exp", "basic", "cntk", "pass"),
     ]
     report = make_report([available("numpy"), available("theano"), available("cntk")], results)
@@ -70,6 +89,7 @@ def known_content():
 
 
 # --- the embedded data ----------------------------------------------------------------------------------------------
+
 
 def test_the_page_embeds_every_result_once_in_matrix_order():
     data = embedded(html.render(renderer_report()))
@@ -85,8 +105,10 @@ def test_the_page_embeds_every_result_once_in_matrix_order():
     passing, failing = dot["r"][0][0], dot["r"][0][2]
     assert passing == ["a", 0, 0, 0.25]  # case, mode, status code, seconds: nothing else for a pass
     assert failing[:4] == ["c", 0, data["resultStatuses"].index("fail"), 0.25]
-    assert failing[4] == {"m": "values differ | by 0.5",
-                          "r": "kbtool check --op dot --case c --backend alpha --mode eager --seed 0"}
+    assert failing[4] == {
+        "m": "values differ | by 0.5",
+        "r": "kbtool check --op dot --case c --backend alpha --mode eager --seed 0",
+    }
     known = data["ops"][1]["r"][0][1][4]
     assert data["reasons"][known["k"]] == "alpha raises here"
     assert data["cellStatuses"][:2] == ["pass", "known"] and data["symbols"]["known"] == "≈"
@@ -105,11 +127,25 @@ def test_details_numbers_are_embedded_and_non_finite_ones_spelt_out():
 
 
 def test_a_result_under_other_settings_says_so_and_the_defaults_go_without_saying():
-    report = make_report([available("alpha")], [
-        record("mean", "a", "alpha", "fail", keras_config={"image_data_format": "channels_last", "floatx": "float32",
-                                                            "epsilon": 1e-07}),
-        record("mean", "b", "alpha", "fail", keras_config={"image_data_format": "channels_first", "floatx": "float64",
-                                                            "epsilon": 1e-07})])
+    report = make_report(
+        [available("alpha")],
+        [
+            record(
+                "mean",
+                "a",
+                "alpha",
+                "fail",
+                keras_config={"image_data_format": "channels_last", "floatx": "float32", "epsilon": 1e-07},
+            ),
+            record(
+                "mean",
+                "b",
+                "alpha",
+                "fail",
+                keras_config={"image_data_format": "channels_first", "floatx": "float64", "epsilon": 1e-07},
+            ),
+        ],
+    )
     data = embedded(html.render(report))
     first, second = data["ops"][0]["r"][0]
     assert "c" not in first[4]
@@ -125,10 +161,13 @@ def test_long_messages_are_clipped_on_the_page_only():
 
 # --- escaping --------------------------------------------------------------------------------------------------------
 
+
 def test_no_text_can_close_the_data_element_or_reach_the_page_as_markup():
     message = XSS + " \x1b[31mred\x1b[0m \x07bell \udcff \u2028line"
-    report = make_report([available("al<b>pha")], [record("d<o>t", "c</script>", "al<b>pha", "fail",
-                                                          message=message, known="reason </script><b>")])
+    report = make_report(
+        [available("al<b>pha")],
+        [record("d<o>t", "c</script>", "al<b>pha", "fail", message=message, known="reason </script><b>")],
+    )
     page = html.render(report)
     (text,) = DATA.findall(page)  # one element: nothing closed it early
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
@@ -173,34 +212,56 @@ def test_the_inlined_assets_are_not_templates_and_cannot_end_their_element():
 
 # --- the server-rendered sections -------------------------------------------------------------------------------------
 
+
 def test_header_says_ok_with_metadata():
     report = renderer_report()
     for r in report["results"]:
         if r["status"] != "pass":
             r["known"] = "explained"
     report = with_summary(report)
-    report.update(grid="full", filters=["--op dot"],
-                  keras_config={"override": {}, "ran": [{"image_data_format": "channels_first", "floatx": "float32",
-                                                          "epsilon": 1e-07}]})
+    report.update(
+        grid="full",
+        filters=["--op dot"],
+        keras_config={
+            "override": {},
+            "ran": [{"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07}],
+        },
+    )
     page = html.render(report)
     assert '<span class="verdict ok">ok</span>' in page and "<title>kbtool parity report</title>" in page
     assert 'class="reasons"' not in page
-    for text in ("2024-05-01T12:00:00+00:00", "<dd>full</dd>", "<code>--op dot</code>",
-                 "image_data_format=channels_first · floatx=float32 · epsilon=1e-07", "1.0 s wall"):
+    for text in (
+        "2024-05-01T12:00:00+00:00",
+        "<dd>full</dd>",
+        "<code>--op dot</code>",
+        "image_data_format=channels_first · floatx=float32 · epsilon=1e-07",
+        "1.0 s wall",
+    ):
         assert text in page, text
 
 
-@pytest.mark.parametrize("change, reasons", [
-    (lambda r: r["results"].append(record("dot", "z", "alpha", "fail")), ["1 unexplained divergence(s)"]),
-    (lambda r: r["stale_known_differences"].append(
-        {"op": "dot", "backend": "alpha", "reason": "r", "note": "gone"}), ["1 stale known difference(s)"]),
-    (lambda r: r["backends"].append(broken("my.kb")), ["my.kb could not start"]),
-    (lambda r: r.update(incomplete={"signal": "SIGINT", "note": "interrupted by SIGINT: 2 of 9 ran"}),
-     ["incomplete (SIGINT)"]),
-    (lambda r: r.update(incomplete={"signal": "SIGTERM", "note": "interrupted", "planned": 9, "ran": 2}),
-     ["incomplete (SIGTERM): 2 of the 9 planned results ran"]),
-    (lambda r: r.update(results=[]), ["no result: nothing was checked"]),
-])
+@pytest.mark.parametrize(
+    "change, reasons",
+    [
+        (lambda r: r["results"].append(record("dot", "z", "alpha", "fail")), ["1 unexplained divergence(s)"]),
+        (
+            lambda r: r["stale_known_differences"].append(
+                {"op": "dot", "backend": "alpha", "reason": "r", "note": "gone"}
+            ),
+            ["1 stale known difference(s)"],
+        ),
+        (lambda r: r["backends"].append(broken("my.kb")), ["my.kb could not start"]),
+        (
+            lambda r: r.update(incomplete={"signal": "SIGINT", "note": "interrupted by SIGINT: 2 of 9 ran"}),
+            ["incomplete (SIGINT)"],
+        ),
+        (
+            lambda r: r.update(incomplete={"signal": "SIGTERM", "note": "interrupted", "planned": 9, "ran": 2}),
+            ["incomplete (SIGTERM): 2 of the 9 planned results ran"],
+        ),
+        (lambda r: r.update(results=[]), ["no result: nothing was checked"]),
+    ],
+)
 def test_header_says_not_ok_and_why(change, reasons):
     report = make_report([available("alpha")], [record("dot", "a", "alpha", "pass")])
     change(report)
@@ -208,7 +269,8 @@ def test_header_says_not_ok_and_why(change, reasons):
     page = html.render(report)
     assert '<span class="verdict not-ok">not ok</span>' in page
     assert re.findall(r"<ul class=\"reasons\">(.*?)</ul>", page) == [
-        "".join("<li>{}</li>".format(html_lib.escape(r, quote=True)) for r in reasons)]
+        "".join(f"<li>{html_lib.escape(r, quote=True)}</li>" for r in reasons)
+    ]
 
 
 def cards(page):
@@ -216,15 +278,26 @@ def cards(page):
 
 
 def test_backend_cards_count_every_status_and_conformance():
-    report = make_report([available("alpha"), not_installed("cntk"), broken("my.kb")], [
-        record("dot", s, "alpha", s) for s in ("pass", "pass", "fail", "error", "crash", "timeout", "unsupported")
-    ] + [record("dot", "k", "alpha", "fail", known="r"), record("dot", "n", "alpha", "could_not_start")])
+    report = make_report(
+        [available("alpha"), not_installed("cntk"), broken("my.kb")],
+        [record("dot", s, "alpha", s) for s in ("pass", "pass", "fail", "error", "crash", "timeout", "unsupported")]
+        + [record("dot", "k", "alpha", "fail", known="r"), record("dot", "n", "alpha", "could_not_start")],
+    )
     page = html.render(report)
     assert cards(page) == [("", "alpha"), (" down", "cntk"), (" down", "my.kb")]
     alpha = page.split('data-backend="alpha"', 1)[1].split("</article>", 1)[0]
     counts = dict(re.findall(r'data-status="(\w+)"><span>.*?</span><span class="num">(\d+)</span>', alpha))
-    assert counts == {"pass": "2", "known": "1", "unsupported": "1", "fail": "1", "error": "1", "timeout": "1",
-                      "crash": "1", "could_not_start": "1", "unexplained": "6"}
+    assert counts == {
+        "pass": "2",
+        "known": "1",
+        "unsupported": "1",
+        "fail": "1",
+        "error": "1",
+        "timeout": "1",
+        "crash": "1",
+        "could_not_start": "1",
+        "unexplained": "6",
+    }
     assert '<span class="pct">33.3%</span>' in alpha and "22.2% pass as is" in alpha  # (2 + 1) / 9
     cntk = page.split('data-backend="cntk"', 1)[1].split("</article>", 1)[0]
     assert '<span class="pct">–</span>' in cntk and "not installed: run `kbtool env install cntk`" in cntk
@@ -240,14 +313,19 @@ def test_conformance_never_rounds_a_miss_up_to_100():
 def test_the_active_backend_comes_first_and_is_marked():
     report = renderer_report()
     report["active_backend"] = "beta"
-    report["keras_config"] = {"override": {}, "ran": [], "values": {"floatx": "float64"},
-                              "source": {"backend": "KERAS_BACKEND", "floatx": "keras.json"}, "file": "/k/keras.json"}
+    report["keras_config"] = {
+        "override": {},
+        "ran": [],
+        "values": {"floatx": "float64"},
+        "source": {"backend": "KERAS_BACKEND", "floatx": "keras.json"},
+        "file": "/k/keras.json",
+    }
     page = html.render(report)
     assert [name for _, name in cards(page)] == ["beta", "alpha"]
     assert cards(page)[0][0] == " active" and page.count('class="badge active-badge"') == 1
     assert embedded(page)["backends"] == ["beta", "alpha"] and embedded(page)["active"] == "beta"
     assert embedded(page)["ops"][0]["cells"][0] == {"s": "unsupported", "p": 0, "t": 3}  # beta's column first
-    assert "<dd>beta <span class=\"src\">from KERAS_BACKEND</span></dd>" in page
+    assert '<dd>beta <span class="src">from KERAS_BACKEND</span></dd>' in page
     assert 'floatx=float64 <span class="src">(keras.json)</span>' in page and "/k/keras.json" in page
     report["active_backend"] = None
     page = html.render(report)
@@ -257,11 +335,18 @@ def test_the_active_backend_comes_first_and_is_marked():
 
 
 def test_categories_come_from_the_spec_and_never_break_the_page(tmp_path):
-    want = {"mean": "reduce", "batch_dot": "linalg", "batch_flatten": "shape", "dot": "linalg", "sum": "reduce",
-            "abs": "math", "exp": "math"}
+    want = {
+        "mean": "reduce",
+        "batch_dot": "linalg",
+        "batch_flatten": "shape",
+        "dot": "linalg",
+        "sum": "reduce",
+        "abs": "math",
+        "exp": "math",
+    }
     assert {op["op"]: op["category"] for op in embedded(html.render(known_content()))["ops"]} == want
     page = html.render(known_content())
-    assert '<option>linalg</option><option>math</option><option>reduce</option><option>shape</option>' in page
+    assert "<option>linalg</option><option>math</option><option>reduce</option><option>shape</option>" in page
     # a report from another checkout or machine: its recorded spec is not here, the shipped one is used
     bad = tmp_path / "bad.yaml"
     bad.write_text("ops: [unclosed\n")
@@ -277,33 +362,65 @@ def test_categories_come_from_the_spec_and_never_break_the_page(tmp_path):
     assert {op["op"]: op["category"] for op in embedded(html.render(report))["ops"]} == want
     del report["spec"]["sha256"]  # no digest recorded: the recorded file, as it is now
     assert {op["op"]: op["category"] for op in embedded(html.render(report))["ops"]} == dict(
-        want, batch_dot="math", dot="math")
+        want, batch_dot="math", dot="math"
+    )
 
 
 def test_unexplained_divergences_are_listed_by_op_and_capped():
     page = html.render(known_content())
     rows = re.findall(r'<tr class="(\w+)"><td class="op"><a href="([^"]+)">([^<]+)</a></td><td>(\w+)</td>', page)
     assert [(status, op, backend) for status, _, op, backend in rows] == [
-        ("fail", "abs", "cntk"), ("fail", "batch_dot", "cntk"), ("error", "dot", "theano"),
-        ("timeout", "exp", "theano"), ("crash", "sum", "theano")]
+        ("fail", "abs", "cntk"),
+        ("fail", "batch_dot", "cntk"),
+        ("error", "dot", "theano"),
+        ("timeout", "exp", "theano"),
+        ("crash", "sum", "theano"),
+    ]
     assert rows[1][1] == "#op=batch_dot&amp;backend=cntk&amp;open=batch_dot/cntk"
     assert 'data-copy="kbtool check --op batch_dot --case basic --backend cntk --mode eager --seed 0"' in page
     many = [record("dot", str(i), "alpha", "fail") for i in range(html.MAX_LISTED + 5)]
     page = html.render(make_report([available("alpha")], many))
     assert page.count('<tr class="fail">') == html.MAX_LISTED
-    assert "The first {} of {}".format(html.MAX_LISTED, html.MAX_LISTED + 5) in page
-    assert "None: every result passed" in html.render(make_report([available("alpha")], [
-        record("dot", "a", "alpha", "pass")]))
+    assert f"The first {html.MAX_LISTED} of {html.MAX_LISTED + 5}" in page
+    assert "None: every result passed" in html.render(
+        make_report([available("alpha")], [record("dot", "a", "alpha", "pass")])
+    )
 
 
 def test_known_differences_grouped_by_reason_grown_and_stale_flagged():
     counts = [
-        {"entry": 1, "op": ["conv2d", "conv3d"], "backend": "theano", "reason": "flips <kernels>", "targeted": 9,
-         "explained": 7, "named": 7, "count": 4, "grown": True, "grown_by": 3},
-        {"entry": 2, "op": "sum", "backend": "cntk", "reason": "upcasts", "targeted": 2, "explained": 2, "named": 2,
-         "count": 2},
-        {"entry": 3, "op": "mean", "backend": "cntk", "reason": "upcasts", "targeted": 5, "explained": 5, "named": 5,
-         "count": 5},
+        {
+            "entry": 1,
+            "op": ["conv2d", "conv3d"],
+            "backend": "theano",
+            "reason": "flips <kernels>",
+            "targeted": 9,
+            "explained": 7,
+            "named": 7,
+            "count": 4,
+            "grown": True,
+            "grown_by": 3,
+        },
+        {
+            "entry": 2,
+            "op": "sum",
+            "backend": "cntk",
+            "reason": "upcasts",
+            "targeted": 2,
+            "explained": 2,
+            "named": 2,
+            "count": 2,
+        },
+        {
+            "entry": 3,
+            "op": "mean",
+            "backend": "cntk",
+            "reason": "upcasts",
+            "targeted": 5,
+            "explained": 5,
+            "named": 5,
+            "count": 5,
+        },
     ]
     stale = [{"op": "dot", "backend": "beta", "case": "basic", "reason": "beta rounds", "note": "did not reproduce"}]
     report = make_report([available("alpha")], [record("dot", "a", "alpha", "pass")], stale=stale, known_counts=counts)
@@ -315,20 +432,30 @@ def test_known_differences_grouped_by_reason_grown_and_stale_flagged():
     assert "flips &lt;kernels&gt;" in page and "<kernels>" not in page
     assert '<div class="stale"><h3>Stale: no longer reproduce</h3>' in page
     assert "<li>dot basic on beta: beta rounds — did not reproduce</li>" in page
-    assert re.search(r'<ul class="grown"[^>]*>\s*<li>entry 1 \(conv2d, conv3d on theano\) explained 7 results, '
-                     r'4 recorded \(\+3\): flips &lt;kernels&gt;</li>', page)
+    assert re.search(
+        r'<ul class="grown"[^>]*>\s*<li>entry 1 \(conv2d, conv3d on theano\) explained 7 results, '
+        r"4 recorded \(\+3\): flips &lt;kernels&gt;</li>",
+        page,
+    )
 
 
 def test_documentation_examples_hold_fail_or_are_text_only():
     def example(backend, docs, matches):
-        return record("dot", "example:doc", backend, "pass",
-                      doc_check=[{"docs": docs, "shown": "[[1, 2]]", "matches": matches}])
+        return record(
+            "dot", "example:doc", backend, "pass", doc_check=[{"docs": docs, "shown": "[[1, 2]]", "matches": matches}]
+        )
 
-    report = make_report([available("alpha"), available("beta")], [
-        example("alpha", ["ja-2"], True), example("beta", ["ja-2"], False), example("alpha", ["zh-2.2"], None)])
+    report = make_report(
+        [available("alpha"), available("beta")],
+        [example("alpha", ["ja-2"], True), example("beta", ["ja-2"], False), example("alpha", ["zh-2.2"], None)],
+    )
     page = html.render(report)
-    rows = re.findall(r'<tr class="(wrong|holds|text)"><td class="op">dot</td><td class="case">example:doc</td>'
-                      r'<td>([^<]+)</td>.*?</tr>', page, re.S)
+    rows = re.findall(
+        r'<tr class="(wrong|holds|text)"><td class="op">dot</td><td class="case">example:doc</td>'
+        r"<td>([^<]+)</td>.*?</tr>",
+        page,
+        re.S,
+    )
     assert rows == [("wrong", "ja-2"), ("text", "zh-2.2")]
     assert "text only" in page and 'Documentation examples <span class="n">2</span>' in page
     assert 'id="docs"' not in html.render(renderer_report())  # no example ran: no section
@@ -336,15 +463,21 @@ def test_documentation_examples_hold_fail_or_are_text_only():
 
 def test_edge_reports_render_and_embed_consistently():
     incomplete = make_report([available("alpha")], [record("dot", "a", "alpha", "pass")])
-    incomplete["incomplete"] = {"signal": "SIGTERM", "planned": 8, "ran": 1,
-                                "note": "interrupted by SIGTERM: 1 of the 8 planned results ran"}
+    incomplete["incomplete"] = {
+        "signal": "SIGTERM",
+        "planned": 8,
+        "ran": 1,
+        "note": "interrupted by SIGTERM: 1 of the 8 planned results ran",
+    }
     incomplete = with_summary(incomplete)
     reports = {
         "no results": make_report([available("alpha")], []),
         "no backends": make_report([], []),
         "incomplete": incomplete,
-        "could not start": make_report([available("alpha"), broken("my.kb")], [
-            record("dot", "a", "alpha", "pass"), record("dot", "a", "my.kb", "could_not_start")]),
+        "could not start": make_report(
+            [available("alpha"), broken("my.kb")],
+            [record("dot", "a", "alpha", "pass"), record("dot", "a", "my.kb", "could_not_start")],
+        ),
         "no summary": {k: v for k, v in renderer_report().items() if k != "summary"},
     }
     for name, report in reports.items():
@@ -382,13 +515,16 @@ def test_the_published_run_renders_small_and_fast():
 
 # --- in a browser: headless Chromium ---------------------------------------------------------------------------------
 
+
 def chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
         if path:
             return path
-    pytest.fail("headless Chromium is needed for the HTML report's browser tests and none is installed: "
-                "install the Debian package 'chromium' (scripts/install-system-packages.sh does)")
+    pytest.fail(
+        "headless Chromium is needed for the HTML report's browser tests and none is installed: "
+        "install the Debian package 'chromium' (scripts/install-system-packages.sh does)"
+    )
 
 
 class _Dom(HTMLParser):
@@ -416,7 +552,7 @@ class _Dom(HTMLParser):
         if self._in_panel and attrs.get("title"):
             self.titles.append(attrs["title"])
         if tag == "th" and attrs.get("scope") == "col":
-            self.headers.append((attrs.get("aria-sort") or ""))
+            self.headers.append(attrs.get("aria-sort") or "")
 
     def handle_endtag(self, tag):
         if self._in_panel and tag == "tr":
@@ -436,11 +572,24 @@ def open_views(page_path, views, tmp_path):
 
     def dump(index_view):
         index, view = index_view
-        profile = tmp_path / "profile{}".format(index)
+        profile = tmp_path / f"profile{index}"
         url = "file://{}{}".format(page_path, "#" + view if view else "")
-        proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                               "--user-data-dir={}".format(profile), "--virtual-time-budget=3000", "--dump-dom", url],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                "--virtual-time-budget=3000",
+                "--dump-dom",
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0 and "<html" in proc.stdout, proc.stderr[-2000:]
         dom = _Dom()
         dom.feed(proc.stdout)
@@ -477,9 +626,21 @@ def test_views_in_the_url_hash_show_exactly_their_rows(tmp_path):
     assert doms["backend=theano&status=unexplained"].headers == ["", "", ""]  # op, category, theano only
     # an open cell: its results with their numbers, its repro
     numbers = doms["op=batch_dot&open=batch_dot/cntk"].panel_text()
-    for text in ("batch_dot on cntk", "1 unexplained", "values differ " + XSS, "[2,3]", "float32", "max |Δ| 0.5",
-                 "max rel Δ inf", "mismatched 3/6 (50%)", "first at [0,1]", "value at [0,1]", "nan",
-                 "rtol 0.0001, atol 0.00001", "kbtool check --op batch_dot --case basic --backend cntk --mode eager"):
+    for text in (
+        "batch_dot on cntk",
+        "1 unexplained",
+        "values differ " + XSS,
+        "[2,3]",
+        "float32",
+        "max |Δ| 0.5",
+        "max rel Δ inf",
+        "mismatched 3/6 (50%)",
+        "first at [0,1]",
+        "value at [0,1]",
+        "nan",
+        "rtol 0.0001, atol 0.00001",
+        "kbtool check --op batch_dot --case basic --backend cntk --mode eager",
+    ):
         assert text in numbers, text
     # an op's panel: a case × backend grid; hostile text stays text (in a chip's title) and makes no element
     op_view = doms["status=nonsense&backend=nobody&category=nothing&sort=nobody&open=abs/*"]

@@ -3,6 +3,7 @@
 testcase), suites with time, timestamp and properties, and well-formed by the JUnit schema CI tools read
 (Ant's junit.xsd, as Jenkins and GitLab take it), checked here element by element.
 """
+
 import copy
 import json
 import os
@@ -49,8 +50,9 @@ def conforming(text):
             assert len(outcomes) <= 1 and all(c.tag in ("failure", "error", "skipped", "system-out") for c in case)
             for outcome in outcomes:
                 assert outcome.get("message") is not None
-                counted["failures" if outcome.tag == "failure" else "errors" if outcome.tag == "error"
-                        else "skipped"] += 1
+                counted[
+                    "failures" if outcome.tag == "failure" else "errors" if outcome.tag == "error" else "skipped"
+                ] += 1
             counted["tests"] += 1
             seconds += float(case.get("time"))
         assert {k: int(suite.get(k)) for k in COUNTS} == counted, suite.get("name")
@@ -80,12 +82,21 @@ def is_green(root):
 
 REPORTS = {
     "all pass": ([available("alpha")], [record("dot", "a", "alpha", "pass")], ()),
-    "known fail": ([available("alpha")], [record("dot", "a", "alpha", "pass"),
-                                          record("dot", "b", "alpha", "fail", known="r")], ()),
-    "known unsupported": ([available("alpha")], [record("dot", "a", "alpha", "pass"),
-                                                 record("dot", "b", "alpha", "unsupported", known="r")], ()),
-    "unsupported": ([available("alpha")], [record("dot", "a", "alpha", "pass"),
-                                           record("dot", "b", "alpha", "unsupported")], ()),
+    "known fail": (
+        [available("alpha")],
+        [record("dot", "a", "alpha", "pass"), record("dot", "b", "alpha", "fail", known="r")],
+        (),
+    ),
+    "known unsupported": (
+        [available("alpha")],
+        [record("dot", "a", "alpha", "pass"), record("dot", "b", "alpha", "unsupported", known="r")],
+        (),
+    ),
+    "unsupported": (
+        [available("alpha")],
+        [record("dot", "a", "alpha", "pass"), record("dot", "b", "alpha", "unsupported")],
+        (),
+    ),
     "fail": ([available("alpha")], [record("dot", "a", "alpha", "fail")], ()),
     "crash": ([available("alpha")], [record("dot", "a", "alpha", "crash")], ()),
     "stale": ([available("alpha")], [record("dot", "a", "alpha", "pass")], [STALE]),
@@ -107,24 +118,47 @@ def test_a_dashboard_is_green_exactly_when_the_cli_exits_0(name):
 
 
 def test_an_unexplained_unsupported_fails_and_a_known_one_is_skipped_with_its_reason():
-    report = make_report([available("alpha")], [
-        record("dot", "a", "alpha", "unsupported", message="alpha has no dot"),
-        record("dot", "b", "alpha", "unsupported", known="alpha never had it")])
+    report = make_report(
+        [available("alpha")],
+        [
+            record("dot", "a", "alpha", "unsupported", message="alpha has no dot"),
+            record("dot", "b", "alpha", "unsupported", known="alpha never had it"),
+        ],
+    )
     suite = suites_of(report)["kbtool.alpha"]
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert outcome(cases["a[eager]"]) == "failure"
     assert cases["a[eager]"].find("failure").get("message") == "unsupported: alpha has no dot"
-    assert cases["a[eager]"].find("failure").text == "kbtool check --op dot --case a --backend alpha --mode eager --seed 0"
+    assert (
+        cases["a[eager]"].find("failure").text == "kbtool check --op dot --case a --backend alpha --mode eager --seed 0"
+    )
     assert outcome(cases["b[eager]"]) == "skipped"
     assert cases["b[eager]"].find("skipped").get("message") == "known difference: alpha never had it"
 
 
 def test_strict_fails_known_unsupported_and_grown_entries():
-    rows = [{"entry": 3, "op": ["conv2d"], "backend": "alpha", "reason": "flip", "targeted": 9, "explained": 7,
-             "named": 7, "count": 4, "grown": True, "grown_by": 3}]
-    report = make_report([available("alpha")], [record("dot", "b", "alpha", "unsupported", known="never had it"),
-                                                record("dot", "c", "alpha", "fail", known="rounds")],
-                         known_counts=rows)
+    rows = [
+        {
+            "entry": 3,
+            "op": ["conv2d"],
+            "backend": "alpha",
+            "reason": "flip",
+            "targeted": 9,
+            "explained": 7,
+            "named": 7,
+            "count": 4,
+            "grown": True,
+            "grown_by": 3,
+        }
+    ]
+    report = make_report(
+        [available("alpha")],
+        [
+            record("dot", "b", "alpha", "unsupported", known="never had it"),
+            record("dot", "c", "alpha", "fail", known="rounds"),
+        ],
+        known_counts=rows,
+    )
     assert is_green(conforming(junit.render(report)))  # without --strict: skipped, and growth is for review
     report["summary"] = summarize(report, strict=True)
     assert exit_code(report) == 1
@@ -136,8 +170,15 @@ def test_strict_fails_known_unsupported_and_grown_entries():
 
 
 def test_every_status_maps_to_its_outcome():
-    statuses = {"pass": "passed", "fail": "failure", "unsupported": "failure", "error": "error", "crash": "error",
-                "timeout": "error", "could_not_start": "error"}
+    statuses = {
+        "pass": "passed",
+        "fail": "failure",
+        "unsupported": "failure",
+        "error": "error",
+        "crash": "error",
+        "timeout": "error",
+        "could_not_start": "error",
+    }
     report = make_report([available("alpha")], [record("dot", s, "alpha", s) for s in statuses])
     cases = {c.get("name"): c for c in suites_of(report)["kbtool.alpha"].iter("testcase")}
     assert {name.split("[")[0]: outcome(c) for name, c in cases.items()} == statuses
@@ -146,12 +187,14 @@ def test_every_status_maps_to_its_outcome():
 
 # ---------------------------------------------------------------------------------------------------- backends
 
+
 def test_a_backend_that_could_not_start_is_an_error_even_with_results():
     info = broken("theano")
     info["reason"] = "kbtool failed while running this backend (1 results kept): RuntimeError: boom"
     info["start_output"] = "WARNING: no BLAS"
-    report = make_report([available("alpha"), info], [record("dot", "a", "alpha", "pass"),
-                                                      record("dot", "a", "theano", "pass")])
+    report = make_report(
+        [available("alpha"), info], [record("dot", "a", "alpha", "pass"), record("dot", "a", "theano", "pass")]
+    )
     suite = suites_of(report)["kbtool.theano"]
     cases = list(suite.iter("testcase"))
     assert [(c.get("name"), outcome(c)) for c in cases] == [("start", "error"), ("a[eager]", "passed")]
@@ -185,13 +228,20 @@ def test_an_interrupted_check_is_an_error():
 
 # ---------------------------------------------------------------------------------------------------- suites
 
+
 def test_suites_carry_time_timestamp_and_properties():
-    report = make_report([available("alpha")], [record("dot", "a", "alpha", "pass", seconds=0.25),
-                                                record("dot", "b", "alpha", "fail", seconds=0.5)])
+    report = make_report(
+        [available("alpha")],
+        [record("dot", "a", "alpha", "pass", seconds=0.25), record("dot", "b", "alpha", "fail", seconds=0.5)],
+    )
     report["created"] = "2024-05-01T14:00:00+02:00"
     report["grid"] = "pairwise"
-    report["keras_config"] = {"override": {}, "ran": [{"floatx": "float32"}], "values": {"floatx": "float32"},
-                              "source": {"floatx": "keras.json"}}
+    report["keras_config"] = {
+        "override": {},
+        "ran": [{"floatx": "float32"}],
+        "values": {"floatx": "float32"},
+        "source": {"floatx": "keras.json"},
+    }
     report["active_backend"] = "alpha"
     suite = suites_of(report)["kbtool.alpha"]
     assert suite.get("time") == "0.750" and suite.get("timestamp") == "2024-05-01T12:00:00"  # UTC, no zone
@@ -204,11 +254,26 @@ def test_suites_carry_time_timestamp_and_properties():
 
 
 def test_what_a_case_printed_goes_to_its_system_out():
-    report = make_report([available("alpha")], [record("log", "zero", "alpha", "pass", captured={
-        "reference": "math.py:11: RuntimeWarning: divide by zero encountered in log", "backend": "x is: [1 2]"})])
+    report = make_report(
+        [available("alpha")],
+        [
+            record(
+                "log",
+                "zero",
+                "alpha",
+                "pass",
+                captured={
+                    "reference": "math.py:11: RuntimeWarning: divide by zero encountered in log",
+                    "backend": "x is: [1 2]",
+                },
+            )
+        ],
+    )
     case = suites_of(report)["kbtool.alpha"].find("testcase")
-    assert case.find("system-out").text == ("reference printed:\nmath.py:11: RuntimeWarning: divide by zero "
-                                            "encountered in log\nbackend printed:\nx is: [1 2]")
+    assert case.find("system-out").text == (
+        "reference printed:\nmath.py:11: RuntimeWarning: divide by zero "
+        "encountered in log\nbackend printed:\nx is: [1 2]"
+    )
 
 
 def test_an_unreadable_timestamp_is_left_out():
@@ -229,8 +294,10 @@ def test_the_published_full_run():
     root = conforming(junit.render(report))
     summary = report["summary"]
     assert int(root.get("tests")) == len(report["results"]) + sum(
-        1 for b in report["backends"] if b["status"] != "available") + summary["stale"] + sum(
-        len(b.get("unsupported_modes") or {}) for b in report["backends"])  # keras3's symbolic mode: one testcase
+        1 for b in report["backends"] if b["status"] != "available"
+    ) + summary["stale"] + sum(
+        len(b.get("unsupported_modes") or {}) for b in report["backends"]
+    )  # keras3's symbolic mode: one testcase
     assert int(root.get("skipped")) >= sum(c["known"] for c in summary["per_backend"].values())
     assert is_green(root) == summary["ok"]
     stripped = copy.deepcopy(report)

@@ -1,6 +1,7 @@
 """The keras.json matrix: each case runs under its settings (one worker per set), the reference follows them, every
 result records them, and a backend that ignores its keras.json is never green. Runs the numpy worker and custom
 modules on kbtool's own Python (no backend environment)."""
+
 import json
 import os
 
@@ -24,16 +25,22 @@ def test_generated_cases_run_under_their_settings_and_record_them(no_known):
     assert code == 0, [r["message"] for r in report["results"] if r["status"] != "pass"][:3]
     formats = {r["keras_config"]["image_data_format"] for r in report["results"]}
     assert formats == {"channels_first", "channels_last"}
-    assert {"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07} in report["keras_config"]["ran"]
+    assert {"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07} in report["keras_config"][
+        "ran"
+    ]
     assert report["keras_config"]["override"] == {} and report["grid"] == "pairwise"
 
 
 def test_an_override_applies_to_every_case_and_its_repro(no_known, custom_backend):
     # a module that computes abs in float32 whatever floatx says: under floatx=float64 its dtype differs
-    name = custom_backend("cfg", "f32abs", "from kbtool.reference import *\nimport numpy as _np\n"
-                          "def abs(x):\n    return _np.abs(x).astype('float32')\n")
-    code, out = check("--op", "abs", "--backend", "numpy", "--backend", name, "--keras-config", "floatx=float64",
-                      "--known", no_known)
+    name = custom_backend(
+        "cfg",
+        "f32abs",
+        "from kbtool.reference import *\nimport numpy as _np\ndef abs(x):\n    return _np.abs(x).astype('float32')\n",
+    )
+    code, out = check(
+        "--op", "abs", "--backend", "numpy", "--backend", name, "--keras-config", "floatx=float64", "--known", no_known
+    )
     report = json.loads(out)
     assert report["keras_config"]["override"] == {"floatx": "float64"}
     assert all(r["keras_config"]["floatx"] == "float64" for r in report["results"])
@@ -45,8 +52,11 @@ def test_an_override_applies_to_every_case_and_its_repro(no_known, custom_backen
 
 
 def test_a_backend_that_ignores_its_keras_json_is_never_green(no_known, custom_backend):
-    name = custom_backend("cfg", "deaf", "from kbtool.reference import *\n"
-                          "def set_image_data_format(value):\n    pass  # ignores keras.json\n")
+    name = custom_backend(
+        "cfg",
+        "deaf",
+        "from kbtool.reference import *\ndef set_image_data_format(value):\n    pass  # ignores keras.json\n",
+    )
     code, out = check("--op", "conv2d", "--backend", name, "--case", "grid*", "--known", no_known)
     report = json.loads(out)
     deaf = [r for r in report["results"] if r["keras_config"]["image_data_format"] == "channels_first"]
@@ -90,19 +100,38 @@ def test_each_set_of_settings_has_its_own_keras_json(tmp_path, monkeypatch):
 
 def test_under_another_image_data_format_cases_ask_the_same_question_in_that_layout(no_known):
     # cases written channels_last with data_format left to keras.json: their data input moves to channels_first
-    code, out = check("--op", "conv2d", "--op", "pool2d", "--op", "bias_add", "--backend", "numpy",
-                      "--keras-config", "image_data_format=channels_first", "--case", "[!g]*", "--known", no_known)
+    code, out = check(
+        "--op",
+        "conv2d",
+        "--op",
+        "pool2d",
+        "--op",
+        "bias_add",
+        "--backend",
+        "numpy",
+        "--keras-config",
+        "image_data_format=channels_first",
+        "--case",
+        "[!g]*",
+        "--known",
+        no_known,
+    )
     report = json.loads(out)
-    bad = [(r["op"], r["case"], r["message"]) for r in report["results"]
-           if r["status"] != "pass" and not r["case"].startswith("grad")]
+    bad = [
+        (r["op"], r["case"], r["message"])
+        for r in report["results"]
+        if r["status"] != "pass" and not r["case"].startswith("grad")
+    ]
     assert not bad and len(report["results"]) > 30
 
 
 def test_moving_an_input_between_layouts_keeps_values_and_unknown_dims():
     from kbtool.specs.domains import follow_image_data_format
 
-    entry = {"signature": [{"name": "x", "kind": "tensor"}, {"name": "data_format", "default": None}],
-             "reads_config": ["image_data_format"]}
+    entry = {
+        "signature": [{"name": "x", "kind": "tensor"}, {"name": "data_format", "default": None}],
+        "reads_config": ["image_data_format"],
+    }
     raw = {"id": "c", "inputs": [{"value": [[[1, 2], [3, 4], [5, 6]]], "none_dims": [0, 1]}]}  # (1, 3, 2): C=2
     moved = follow_image_data_format(entry, raw, "channels_first")["inputs"][0]
     assert moved["value"] == [[[1, 3, 5], [2, 4, 6]]] and moved["none_dims"] == [0, 2]
@@ -114,20 +143,30 @@ def test_moving_an_input_between_layouts_keeps_values_and_unknown_dims():
 def test_layout_moves_both_ways_and_only_the_data_input():
     from kbtool.specs.domains import follow_image_data_format
 
-    entry = {"signature": [{"name": "n", "kind": "value"}, {"name": "x", "kind": "tensor"},
-                           {"name": "kernel", "kind": "tensor"}, {"name": "data_format", "default": None}],
-             "reads_config": ["image_data_format"]}
+    entry = {
+        "signature": [
+            {"name": "n", "kind": "value"},
+            {"name": "x", "kind": "tensor"},
+            {"name": "kernel", "kind": "tensor"},
+            {"name": "data_format", "default": None},
+        ],
+        "reads_config": ["image_data_format"],
+    }
     first = {"id": "c", "inputs": {"x": {"value": [[[1, 3, 5], [2, 4, 6]]]}, "kernel": {"shape": [2, 2, 1]}}}
     back = follow_image_data_format(entry, first, "channels_last")["inputs"]
     assert back["x"]["value"] == [[[1, 2], [3, 4], [5, 6]]] and back["kernel"] == {"shape": [2, 2, 1]}
     shaped = {"id": "s", "inputs": [{"shape": [2, 3, 4, 5], "none_dims": [3]}, {"shape": [3, 3, 5, 1]}]}
     moved = follow_image_data_format(entry, shaped, "channels_first")["inputs"]
     assert moved[0] == {"shape": [2, 5, 3, 4], "none_dims": [1]} and moved[1] == {"shape": [3, 3, 5, 1]}
-    assert follow_image_data_format(entry, moved and dict(shaped, inputs=moved), "channels_last")["inputs"][0] == \
-        {"shape": [2, 3, 4, 5], "none_dims": [3]}  # and back again
-    for unchanged in ({"id": "r", "args": [{"tensor": 0}], "inputs": [{"shape": [1, 2, 3]}]},
-                      {"id": "2d", "inputs": [{"shape": [4, 3]}]},
-                      {"id": "none", "inputs": [[{"shape": [1, 2, 3]}]]}):
+    assert follow_image_data_format(entry, moved and dict(shaped, inputs=moved), "channels_last")["inputs"][0] == {
+        "shape": [2, 3, 4, 5],
+        "none_dims": [3],
+    }  # and back again
+    for unchanged in (
+        {"id": "r", "args": [{"tensor": 0}], "inputs": [{"shape": [1, 2, 3]}]},
+        {"id": "2d", "inputs": [{"shape": [4, 3]}]},
+        {"id": "none", "inputs": [[{"shape": [1, 2, 3]}]]},
+    ):
         assert follow_image_data_format(entry, unchanged, "channels_first") is unchanged
     no_param = dict(entry, signature=entry["signature"][:3])
     assert follow_image_data_format(no_param, shaped, "channels_first") is shaped
@@ -138,8 +177,10 @@ def test_a_rank4_value_moves_its_channels_and_back():
 
     from kbtool.specs.domains import follow_image_data_format
 
-    entry = {"signature": [{"name": "x", "kind": "tensor"}, {"name": "data_format", "default": None}],
-             "reads_config": ["image_data_format"]}
+    entry = {
+        "signature": [{"name": "x", "kind": "tensor"}, {"name": "data_format", "default": None}],
+        "reads_config": ["image_data_format"],
+    }
     value = np.arange(24).reshape(1, 2, 3, 4)  # channels_last: 4 channels
     first = follow_image_data_format(entry, {"id": "v", "inputs": [{"value": value.tolist()}]}, "channels_first")
     assert np.array_equal(first["inputs"][0]["value"], np.moveaxis(value, -1, 1))

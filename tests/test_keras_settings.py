@@ -1,6 +1,7 @@
 """keras.json drives the check: the configured backend is the active one (first, `--active`), the file's floatx,
 epsilon and image_data_format apply to every case, `--keras-config` overrides one and `--keras-config defaults` pins
 the documented defaults. Plain module names work as Keras 2 accepts them. numpy worker and custom modules only."""
+
 import json
 
 import pytest
@@ -32,9 +33,11 @@ def test_the_files_settings_apply_where_they_differ_from_the_defaults(keras_home
     assert s.override == {"image_data_format": "channels_first", "epsilon": 1e-3}  # floatx equals the default
     assert s.sources["floatx"] == "keras.json, the documented default"
     assert s.sources["image_data_format"] == "keras.json"
-    assert s.header() == ("keras.json settings: backend cntk (active; keras.json), image_data_format channels_first "
-                          "(keras.json), floatx float32 (keras.json, the documented default), epsilon 0.001 "
-                          "(keras.json)")
+    assert s.header() == (
+        "keras.json settings: backend cntk (active; keras.json), image_data_format channels_first "
+        "(keras.json), floatx float32 (keras.json, the documented default), epsilon 0.001 "
+        "(keras.json)"
+    )
 
 
 def test_a_flag_overrides_the_file_and_defaults_pins_the_rest(keras_home):
@@ -56,12 +59,15 @@ def test_keras_backend_names_the_active_backend(keras_home, monkeypatch):
     assert s.active_backend == "theano" and s.sources["backend"] == "KERAS_BACKEND"
 
 
-@pytest.mark.parametrize("content, words", [
-    ('{"floatx": "float8"}', "floatx must be one of"),
-    ('{"epsilon": -1}', "epsilon must be a positive float"),
-    ('{"backend": "not a module"}', "backend must be one of"),
-    ("{not json", "keras.json"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ('{"floatx": "float8"}', "floatx must be one of"),
+        ('{"epsilon": -1}', "epsilon must be a positive float"),
+        ('{"backend": "not a module"}', "backend must be one of"),
+        ("{not json", "keras.json"),
+    ],
+)
 def test_a_file_keras_would_refuse_is_one_line_naming_the_way_out(keras_home, content, words):
     keras_home.mkdir(parents=True)
     (keras_home / "keras.json").write_text(content)
@@ -75,7 +81,9 @@ def test_a_file_keras_would_refuse_is_one_line_naming_the_way_out(keras_home, co
 
 
 def test_apply_puts_the_active_backend_first_and_keeps_the_others_in_order():
-    plan = Plan(spec=None, ops=[], work=[], backends=[BackendSlot(n) for n in ("numpy", "tensorflow", "theano", "cntk")])
+    plan = Plan(
+        spec=None, ops=[], work=[], backends=[BackendSlot(n) for n in ("numpy", "tensorflow", "theano", "cntk")]
+    )
     settings = keras_settings.CheckSettings(active_backend="theano")
     keras_settings.apply(plan, settings)
     assert [s.name for s in plan.backends] == ["theano", "numpy", "tensorflow", "cntk"]
@@ -99,14 +107,16 @@ def test_check_runs_under_the_files_settings_and_says_so(keras_home, no_known):
     assert report["keras_config"]["file"] == str(keras_home / "keras.json")
     assert report["active_backend"] == "theano"
     # the terminal summary says which settings ran and where from, and names the active backend
-    result = CliRunner().invoke(main, ["check", "--op", "conv2d", "--backend", "numpy", "--case", "grid*",
-                                       "--known", no_known])
+    result = CliRunner().invoke(
+        main, ["check", "--op", "conv2d", "--backend", "numpy", "--case", "grid*", "--known", no_known]
+    )
     shown = " ".join(result.stdout.split())
     assert "image_data_format channels_first, floatx float64 (keras.json)" in shown
     assert "keras.json settings: backend theano (active; keras.json)" in shown
     # pinned: the grid's own settings run again, and the report says where they came from
-    code, out, _ = run("--op", "conv2d", "--backend", "numpy", "--case", "grid*", "--known", no_known,
-                       "--keras-config", "defaults")
+    code, out, _ = run(
+        "--op", "conv2d", "--backend", "numpy", "--case", "grid*", "--known", no_known, "--keras-config", "defaults"
+    )
     report = json.loads(out)
     assert {r["keras_config"]["image_data_format"] for r in report["results"]} == {"channels_first", "channels_last"}
     assert report["keras_config"]["source"]["floatx"] == "--keras-config defaults"
@@ -172,18 +182,28 @@ def test_every_setting_gets_a_value_and_a_source_whatever_overrides_it(keras_hom
     write_config(keras_home, backend="theano", epsilon=1e-07)  # the default, spelt out; no floatx, no data format
     s = keras_settings.resolve(["floatx=float16"])
     assert s.values == {"image_data_format": "channels_last", "floatx": "float16", "epsilon": 1e-07}
-    assert s.sources == {"backend": "keras.json", "image_data_format": "documented default",
-                         "floatx": "--keras-config", "epsilon": "keras.json, the documented default"}
+    assert s.sources == {
+        "backend": "keras.json",
+        "image_data_format": "documented default",
+        "floatx": "--keras-config",
+        "epsilon": "keras.json, the documented default",
+    }
     assert s.override == {"floatx": "float16"}  # an epsilon equal to the default forces nothing
     write_config(keras_home, epsilon=1.0000001e-07)  # near the default but not it: applied
     assert keras_settings.resolve().override == {"epsilon": 1.0000001e-07}
 
 
-@pytest.mark.parametrize("environ, flags, words", [
-    ({"KERAS_BACKEND": "not a module"}, [], "KERAS_BACKEND (backend): backend must be one of"),
-    ({}, ["floatx=float8"], "--keras-config floatx is one of float16, float32, float64 (got 'float8') "
-                            "(or `--keras-config defaults`)"),
-])
+@pytest.mark.parametrize(
+    "environ, flags, words",
+    [
+        ({"KERAS_BACKEND": "not a module"}, [], "KERAS_BACKEND (backend): backend must be one of"),
+        (
+            {},
+            ["floatx=float8"],
+            "--keras-config floatx is one of float16, float32, float64 (got 'float8') (or `--keras-config defaults`)",
+        ),
+    ],
+)
 def test_what_is_wrong_is_named_where_it_comes_from(keras_home, monkeypatch, environ, flags, words):
     for key, value in environ.items():
         monkeypatch.setenv(key, value)

@@ -2,6 +2,7 @@
 case or message, name backends kbtool knows and carry a recorded count; growth past that count is reported;
 `verified_by` entries explain a result only where the variant of the same call passes; Theano's kernel-flipped
 variants; scripts/record-known-counts.py."""
+
 import importlib.util
 import io
 import json
@@ -22,7 +23,9 @@ from kbtool.specs.cases import Case
 from tests.test_known import HEADER  # the one-doc spec header the known-difference tests share
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SPEC = HEADER + """  sum:
+SPEC = (
+    HEADER
+    + """  sum:
     category: reduce
     summary: x
     documented_in: [ko-2.2]
@@ -38,6 +41,7 @@ SPEC = HEADER + """  sum:
     cases:
       - {id: same, inputs: [{shape: [1, 4, 4, 1]}, {shape: [3, 3, 1, 1]}]}
 """
+)
 NAMES = "numpy, tensorflow, tensorflow1, theano, cntk, mxnet, plaidml, keras3"
 
 
@@ -55,8 +59,14 @@ def entry(**kw):
 
 
 def result(**kw):
-    record = {"op": "sum", "case": "int32", "backend": "theano", "mode": "eager", "status": "fail",
-              "message": "dtype int64 != reference int32 (values agree)"}
+    record = {
+        "op": "sum",
+        "case": "int32",
+        "backend": "theano",
+        "mode": "eager",
+        "status": "fail",
+        "message": "dtype int64 != reference int32 (values agree)",
+    }
     record.update(kw)
     return Result(**record)
 
@@ -64,93 +74,115 @@ def result(**kw):
 # ---- every entry lists its ops, narrows them, names known backends, records a count ----------------------------------
 
 NOT_AN_OP = "op {} is not an op name (an entry lists the ops it is about; no glob such as '*')"
-UNKNOWN_BACKEND = ("backend {} names no backend kbtool knows (" + NAMES + ", or a custom module spelled out, such as "
-                   "my_package.my_module@theano)")
+UNKNOWN_BACKEND = (
+    "backend {} names no backend kbtool knows (" + NAMES + ", or a custom module spelled out, such as "
+    "my_package.my_module@theano)"
+)
 NARROWS_NOTHING = "narrows nothing: give a case glob other than '*' or a match regex"
-NO_COUNT = "lacks count (how many results it explained in the last full run; scripts/record-known-counts.py " \
-           "REPORT.json writes it)"
+NO_COUNT = (
+    "lacks count (how many results it explained in the last full run; scripts/record-known-counts.py "
+    "REPORT.json writes it)"
+)
 
 
-@pytest.mark.parametrize("kw, problems", [
-    ({}, []),
-    # ops by name only
-    ({"op": "*"}, [NOT_AN_OP.format("'*'")]),
-    ({"op": "s?m"}, [NOT_AN_OP.format("'s?m'")]),
-    ({"op": "conv*"}, [NOT_AN_OP.format("'conv*'")]),
-    ({"op": ["sum", "[sc]*"]}, [NOT_AN_OP.format("'[sc]*'")]),
-    ({"op": []}, ["op is an empty list"]),
-    # a case glob other than every case, or a non-empty regex
-    ({"case": None}, [NARROWS_NOTHING]),
-    ({"case": "*"}, [NARROWS_NOTHING]),
-    ({"case": ["int32", "**"]}, [NARROWS_NOTHING]),
-    ({"case": []}, [NARROWS_NOTHING]),
-    ({"case": None, "match": ""}, [NARROWS_NOTHING]),
-    ({"case": None, "match": "int64"}, []),
-    ({"case": "*", "match": "int64"}, []),
-    ({"case": "*_same"}, []),
-    ({"case": ["x", 1]}, ["case must be a glob or a list of globs"]),  # reported as mistyped, not as too wide
-    # backends kbtool knows: globs over the built-in names, custom modules spelled out
-    ({"backend": "*"}, []),
-    ({"backend": "th*"}, []),
-    ({"backend": ["numpy", "cntk"]}, []),
-    ({"backend": "tf"}, [UNKNOWN_BACKEND.format("'tf'")]),
-    ({"backend": ["theano", "jax"]}, [UNKNOWN_BACKEND.format("'jax'")]),
-    ({"backend": "*.*"}, [UNKNOWN_BACKEND.format("'*.*'")]),
-    ({"backend": "my_pkg.*"}, [UNKNOWN_BACKEND.format("'my_pkg.*'")]),
-    ({"backend": "my_pkg.my_mod"}, []),
-    ({"backend": "my_pkg.my_mod@theano"}, []),
-    ({"backend": "my_pkg.my_mod@jax"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@jax'")]),
-    ({"backend": "my_pkg.my_mod@"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@'")]),
-    ({"backend": "plainname"}, [UNKNOWN_BACKEND.format("'plainname'")]),
-    ({"backend": []}, ["backend is an empty list"]),
-    # a recorded count
-    ({"count": None}, [NO_COUNT]),
-    ({"count": 0}, []),
-    ({"count": -1}, ["count must be a whole number >= 0, not -1"]),
-    ({"count": 1.5}, ["count must be a whole number >= 0, not 1.5"]),
-    ({"count": True}, ["count must be a whole number >= 0, not True"]),
-    ({"count": "3"}, ["count must be a whole number >= 0, not '3'"]),
-    # verified_by: a variant's case-id suffix
-    ({"verified_by": ".kernel_flipped"}, []),
-    ({"verified_by": "kernel_flipped"}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, "
-                                         "not 'kernel_flipped'"]),
-    ({"verified_by": ".a.b"}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not '.a.b'"]),
-    ({"verified_by": 1}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not 1"]),
-    # every problem, in order
-    ({"op": "*", "case": "*", "backend": "jax", "count": None},
-     [NOT_AN_OP.format("'*'"), UNKNOWN_BACKEND.format("'jax'"), NARROWS_NOTHING, NO_COUNT]),
-])
+@pytest.mark.parametrize(
+    "kw, problems",
+    [
+        ({}, []),
+        # ops by name only
+        ({"op": "*"}, [NOT_AN_OP.format("'*'")]),
+        ({"op": "s?m"}, [NOT_AN_OP.format("'s?m'")]),
+        ({"op": "conv*"}, [NOT_AN_OP.format("'conv*'")]),
+        ({"op": ["sum", "[sc]*"]}, [NOT_AN_OP.format("'[sc]*'")]),
+        ({"op": []}, ["op is an empty list"]),
+        # a case glob other than every case, or a non-empty regex
+        ({"case": None}, [NARROWS_NOTHING]),
+        ({"case": "*"}, [NARROWS_NOTHING]),
+        ({"case": ["int32", "**"]}, [NARROWS_NOTHING]),
+        ({"case": []}, [NARROWS_NOTHING]),
+        ({"case": None, "match": ""}, [NARROWS_NOTHING]),
+        ({"case": None, "match": "int64"}, []),
+        ({"case": "*", "match": "int64"}, []),
+        ({"case": "*_same"}, []),
+        ({"case": ["x", 1]}, ["case must be a glob or a list of globs"]),  # reported as mistyped, not as too wide
+        # backends kbtool knows: globs over the built-in names, custom modules spelled out
+        ({"backend": "*"}, []),
+        ({"backend": "th*"}, []),
+        ({"backend": ["numpy", "cntk"]}, []),
+        ({"backend": "tf"}, [UNKNOWN_BACKEND.format("'tf'")]),
+        ({"backend": ["theano", "jax"]}, [UNKNOWN_BACKEND.format("'jax'")]),
+        ({"backend": "*.*"}, [UNKNOWN_BACKEND.format("'*.*'")]),
+        ({"backend": "my_pkg.*"}, [UNKNOWN_BACKEND.format("'my_pkg.*'")]),
+        ({"backend": "my_pkg.my_mod"}, []),
+        ({"backend": "my_pkg.my_mod@theano"}, []),
+        ({"backend": "my_pkg.my_mod@jax"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@jax'")]),
+        ({"backend": "my_pkg.my_mod@"}, [UNKNOWN_BACKEND.format("'my_pkg.my_mod@'")]),
+        ({"backend": "plainname"}, [UNKNOWN_BACKEND.format("'plainname'")]),
+        ({"backend": []}, ["backend is an empty list"]),
+        # a recorded count
+        ({"count": None}, [NO_COUNT]),
+        ({"count": 0}, []),
+        ({"count": -1}, ["count must be a whole number >= 0, not -1"]),
+        ({"count": 1.5}, ["count must be a whole number >= 0, not 1.5"]),
+        ({"count": True}, ["count must be a whole number >= 0, not True"]),
+        ({"count": "3"}, ["count must be a whole number >= 0, not '3'"]),
+        # verified_by: a variant's case-id suffix
+        ({"verified_by": ".kernel_flipped"}, []),
+        (
+            {"verified_by": "kernel_flipped"},
+            ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not 'kernel_flipped'"],
+        ),
+        (
+            {"verified_by": ".a.b"},
+            ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not '.a.b'"],
+        ),
+        ({"verified_by": 1}, ["verified_by must be a variant's case-id suffix such as .kernel_flipped, not 1"]),
+        # every problem, in order
+        (
+            {"op": "*", "case": "*", "backend": "jax", "count": None},
+            [NOT_AN_OP.format("'*'"), UNKNOWN_BACKEND.format("'jax'"), NARROWS_NOTHING, NO_COUNT],
+        ),
+    ],
+)
 def test_precision_rules(kw, problems):
     item = entry(**kw)
     assert known.validate([item]) == ["entry 1 ({}): {}".format(files.clip(item["op"], 60), p) for p in problems]
 
 
-@pytest.mark.parametrize("kw, problems", [
-    ({}, []),
-    ({"op": "conv2d", "case": "same"}, []),
-    # case globs may name the variants a backend runs of the op's cases, and only those
-    ({"op": "conv2d", "case": "same.kernel_flipped"}, []),
-    ({"op": "conv2d", "case": "*.kernel_flipped"}, []),
-    ({"op": "sum", "case": "int32.kernel_flipped"}, ["case 'int32.kernel_flipped' names no case of sum"]),
-    ({"op": "conv2d", "case": "same.bogus"}, ["case 'same.bogus' names no case of conv2d"]),
-    # verified_by must be a variant some backend runs for every op it names
-    ({"op": "conv2d", "case": "same", "verified_by": ".kernel_flipped"}, []),
-    ({"op": ["conv2d", "sum"], "case": "same", "verified_by": ".kernel_flipped"},
-     ["verified_by '.kernel_flipped': no backend runs that variant of sum"]),
-    ({"op": "conv2d", "case": "same", "verified_by": ".other"},
-     ["verified_by '.other': no backend runs that variant of conv2d"]),
-])
+@pytest.mark.parametrize(
+    "kw, problems",
+    [
+        ({}, []),
+        ({"op": "conv2d", "case": "same"}, []),
+        # case globs may name the variants a backend runs of the op's cases, and only those
+        ({"op": "conv2d", "case": "same.kernel_flipped"}, []),
+        ({"op": "conv2d", "case": "*.kernel_flipped"}, []),
+        ({"op": "sum", "case": "int32.kernel_flipped"}, ["case 'int32.kernel_flipped' names no case of sum"]),
+        ({"op": "conv2d", "case": "same.bogus"}, ["case 'same.bogus' names no case of conv2d"]),
+        # verified_by must be a variant some backend runs for every op it names
+        ({"op": "conv2d", "case": "same", "verified_by": ".kernel_flipped"}, []),
+        (
+            {"op": ["conv2d", "sum"], "case": "same", "verified_by": ".kernel_flipped"},
+            ["verified_by '.kernel_flipped': no backend runs that variant of sum"],
+        ),
+        (
+            {"op": "conv2d", "case": "same", "verified_by": ".other"},
+            ["verified_by '.other': no backend runs that variant of conv2d"],
+        ),
+    ],
+)
 def test_rules_against_the_spec(spec, kw, problems):
     item = entry(**kw)
-    assert known.validate([item], spec) == ["entry 1 ({}): {}".format(files.clip(item["op"], 60), p)
-                                            for p in problems]
+    assert known.validate([item], spec) == ["entry 1 ({}): {}".format(files.clip(item["op"], 60), p) for p in problems]
 
 
 def test_load_names_the_file_and_line_of_the_first_problem(tmp_path, spec):
     path = tmp_path / "known.yaml"
-    path.write_text("# header\n- {op: sum, case: int32, backend: theano, reason: r, count: 0}\n\n"
-                    "- op: '*'\n  match: x\n  backend: theano\n  reason: r\n  count: 0\n"
-                    "- {op: sum, backend: tf, reason: r, count: 0}\n")
+    path.write_text(
+        "# header\n- {op: sum, case: int32, backend: theano, reason: r, count: 0}\n\n"
+        "- op: '*'\n  match: x\n  backend: theano\n  reason: r\n  count: 0\n"
+        "- {op: sum, backend: tf, reason: r, count: 0}\n"
+    )
     with pytest.raises(KbtoolError) as info:
         known.load(str(path), spec)
     assert str(info.value) == "{}:4: entry 2 (*): {} (and 2 more problems)".format(path, NOT_AN_OP.format("'*'"))
@@ -168,12 +200,23 @@ def test_the_shipped_file_obeys_every_rule():
 
 # ---- growth past the recorded count ------------------------------------------------------------------------------------
 
+
 def test_growth_is_reported_with_the_difference():
     item = entry(count=1, case=["int32", "float"])
     records = [result(), result(case="float")]
     (row,) = known.apply(records, [item]).counts
-    assert row == {"entry": 1, "op": "sum", "backend": "theano", "reason": "upcast", "targeted": 2, "explained": 2,
-                   "named": 2, "count": 1, "grown": True, "grown_by": 1}
+    assert row == {
+        "entry": 1,
+        "op": "sum",
+        "backend": "theano",
+        "reason": "upcast",
+        "targeted": 2,
+        "explained": 2,
+        "named": 2,
+        "count": 1,
+        "grown": True,
+        "grown_by": 1,
+    }
 
 
 @pytest.mark.parametrize("count, grown", [(2, False), (3, False), (1, True), (0, True)])
@@ -184,11 +227,14 @@ def test_growth_is_more_than_recorded(count, grown):
     assert row.get("grown_by") == (2 - count if grown else None)
 
 
-@pytest.mark.parametrize("kw", [
-    {"whole_spec": False},
-    {"all_cases": False},
-    {"counts_comparable": False},  # e.g. a --keras-config run: plan.counts_comparable says so
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"whole_spec": False},
+        {"all_cases": False},
+        {"counts_comparable": False},  # e.g. a --keras-config run: plan.counts_comparable says so
+    ],
+)
 def test_growth_is_judged_only_on_comparable_runs(kw):
     records = [result(), result(case="float")]
     (row,) = known.apply(records, [entry(count=0, case=["int32", "float"])], **kw).counts
@@ -200,8 +246,12 @@ def test_growth_does_not_change_the_verdict():
 
     records = [result(), result(case="float")]
     applied = known.apply(records, [entry(count=0, case=["int32", "float"])])
-    report = {"backends": [], "results": [r.as_dict() for r in records], "stale_known_differences": applied.stale,
-              "known_differences": applied.counts}
+    report = {
+        "backends": [],
+        "results": [r.as_dict() for r in records],
+        "stale_known_differences": applied.stale,
+        "known_differences": applied.counts,
+    }
     assert summarize(report)["ok"] is True
     assert known.grown(applied.counts) == applied.counts
 
@@ -209,15 +259,34 @@ def test_growth_does_not_change_the_verdict():
 # ---- verified_by ---------------------------------------------------------------------------------------------------------
 
 FLIPPED = ".kernel_flipped"
-TRUE_CONV = {"op": "conv2d", "case": ["same", "strided_same"], "backend": "theano", "status": "fail",
-             "verified_by": FLIPPED, "reason": "true convolution", "count": 1}
-OFFSET = {"op": "conv2d", "case": "strided_same" + FLIPPED, "backend": "theano", "status": "fail",
-          "reason": "window offset", "count": 1}
+TRUE_CONV = {
+    "op": "conv2d",
+    "case": ["same", "strided_same"],
+    "backend": "theano",
+    "status": "fail",
+    "verified_by": FLIPPED,
+    "reason": "true convolution",
+    "count": 1,
+}
+OFFSET = {
+    "op": "conv2d",
+    "case": "strided_same" + FLIPPED,
+    "backend": "theano",
+    "status": "fail",
+    "reason": "window offset",
+    "count": 1,
+}
 
 
 def conv(case, status="fail", mode="eager", backend="theano"):
-    return Result(op="conv2d", case=case, backend=backend, mode=mode, status=status,
-                  message="values differ" if status != "pass" else "")
+    return Result(
+        op="conv2d",
+        case=case,
+        backend=backend,
+        mode=mode,
+        status=status,
+        message="values differ" if status != "pass" else "",
+    )
 
 
 @pytest.mark.parametrize("variant_status, explained", [("pass", True), ("fail", False), (None, False)])
@@ -229,8 +298,11 @@ def test_verified_by_needs_the_variant_to_pass(variant_status, explained):
 
 
 def test_verified_by_looks_at_the_same_backend_and_mode():
-    records = [conv("same"), conv("same" + FLIPPED, "pass", mode="symbolic"),
-               conv("same" + FLIPPED, "pass", backend="cntk")]
+    records = [
+        conv("same"),
+        conv("same" + FLIPPED, "pass", mode="symbolic"),
+        conv("same" + FLIPPED, "pass", backend="cntk"),
+    ]
     known.apply(records, [TRUE_CONV])
     assert records[0].known is None
 
@@ -261,22 +333,34 @@ def test_a_verified_by_entry_that_explains_nothing_is_stale():
 
 # ---- Theano's kernel-flipped variants ------------------------------------------------------------------------------------
 
+
 def make_case(op="conv2d", kernel_shape=(3, 2, 1, 4), **kw):
-    arrays = [np.arange(32, dtype="float32").reshape(1, 4, 4, 2),
-              np.arange(np.prod(kernel_shape), dtype="float32").reshape(kernel_shape)]
-    fields = dict(op=op, id="same", arrays=arrays, args=[{"tensor": 0}, {"tensor": 1, "weight": True}], kwargs={},
-                  modes=["eager", "symbolic"])
+    arrays = [
+        np.arange(32, dtype="float32").reshape(1, 4, 4, 2),
+        np.arange(np.prod(kernel_shape), dtype="float32").reshape(kernel_shape),
+    ]
+    fields = dict(
+        op=op,
+        id="same",
+        arrays=arrays,
+        args=[{"tensor": 0}, {"tensor": 1, "weight": True}],
+        kwargs={},
+        modes=["eager", "symbolic"],
+    )
     fields.update(kw)
     return Case(**fields)
 
 
-@pytest.mark.parametrize("op, kernel_shape, axes", [
-    ("conv1d", (3, 2, 4), (0,)),
-    ("conv2d", (3, 2, 1, 4), (0, 1)),
-    ("conv3d", (2, 3, 2, 1, 4), (0, 1, 2)),
-    ("conv2d_transpose", (3, 2, 4, 1), (0, 1)),
-    ("conv3d_transpose", (2, 3, 2, 4, 1), (0, 1, 2)),
-])
+@pytest.mark.parametrize(
+    "op, kernel_shape, axes",
+    [
+        ("conv1d", (3, 2, 4), (0,)),
+        ("conv2d", (3, 2, 1, 4), (0, 1)),
+        ("conv3d", (2, 3, 2, 1, 4), (0, 1, 2)),
+        ("conv2d_transpose", (3, 2, 4, 1), (0, 1)),
+        ("conv3d_transpose", (2, 3, 2, 4, 1), (0, 1, 2)),
+    ],
+)
 def test_kernel_flipped_variant_reverses_the_spatial_axes(op, kernel_shape, axes):
     case = make_case(op, kernel_shape)
     (variant,) = theano.kernel_flipped_variants(case)
@@ -293,20 +377,23 @@ def test_kernel_flipped_variant_by_keyword():
     assert np.array_equal(variant.arrays[1], case.arrays[1][::-1, ::-1])
 
 
-@pytest.mark.parametrize("kw", [
-    {"op": "depthwise_conv2d"},  # Theano flips the depthwise kernel itself: a cross-correlation like TensorFlow's
-    {"op": "separable_conv2d"},
-    {"op": "local_conv2d"},
-    {"grad": True},
-    {"raises": "ValueError"},
-    {"stats": {"mean": [0, 1]}},
-    {"shown": [{"docs": ["ko-2.2"], "value": 1}]},
-    {"args": [{"tensor": 0}]},  # no kernel
-    {"args": [{"tensor": 0}, {"value": [1, 2]}]},
-    {"args": [{"tensor": 1}, {"tensor": 1}]},  # the kernel array is also the data
-    {"args": [{"tensor": 0}, {"tensor": 7}]},
-    {"kernel_shape": (4, 8)},  # no spatial axis
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"op": "depthwise_conv2d"},  # Theano flips the depthwise kernel itself: a cross-correlation like TensorFlow's
+        {"op": "separable_conv2d"},
+        {"op": "local_conv2d"},
+        {"grad": True},
+        {"raises": "ValueError"},
+        {"stats": {"mean": [0, 1]}},
+        {"shown": [{"docs": ["ko-2.2"], "value": 1}]},
+        {"args": [{"tensor": 0}]},  # no kernel
+        {"args": [{"tensor": 0}, {"value": [1, 2]}]},
+        {"args": [{"tensor": 1}, {"tensor": 1}]},  # the kernel array is also the data
+        {"args": [{"tensor": 0}, {"tensor": 7}]},
+        {"kernel_shape": (4, 8)},  # no spatial axis
+    ],
+)
 def test_no_kernel_flipped_variant(kw):
     assert theano.kernel_flipped_variants(make_case(**kw)) == []
 
@@ -328,16 +415,55 @@ def test_variants_of_the_shipped_convolutions():
 
 # ---- reports ---------------------------------------------------------------------------------------------------------
 
+
 def grown_report():
-    rows = [{"entry": 3, "op": ["conv2d", "conv3d"], "backend": "theano", "reason": "true <convolution>",
-             "targeted": 9, "explained": 7, "named": 7, "count": 4, "grown": True, "grown_by": 3},
-            {"entry": 4, "op": "sum", "backend": "cntk", "reason": "upcast", "targeted": 2, "explained": 2,
-             "named": 2, "count": 2}]
-    return {"schema_version": 1, "kbtool": "0", "created": "now", "seed": 0, "spec": {"path": "x", "ops": 2,
-            "cases": 2}, "filters": [], "backends": [], "results": [], "known_differences": rows,
-            "stale_known_differences": [], "wall_seconds": 1.0,
-            "summary": {"per_backend": {}, "case_seconds": {}, "results": 0, "divergences": 0, "stale": 0,
-                        "unavailable_backends": [], "could_not_start": [], "ok": True}}
+    rows = [
+        {
+            "entry": 3,
+            "op": ["conv2d", "conv3d"],
+            "backend": "theano",
+            "reason": "true <convolution>",
+            "targeted": 9,
+            "explained": 7,
+            "named": 7,
+            "count": 4,
+            "grown": True,
+            "grown_by": 3,
+        },
+        {
+            "entry": 4,
+            "op": "sum",
+            "backend": "cntk",
+            "reason": "upcast",
+            "targeted": 2,
+            "explained": 2,
+            "named": 2,
+            "count": 2,
+        },
+    ]
+    return {
+        "schema_version": 1,
+        "kbtool": "0",
+        "created": "now",
+        "seed": 0,
+        "spec": {"path": "x", "ops": 2, "cases": 2},
+        "filters": [],
+        "backends": [],
+        "results": [],
+        "known_differences": rows,
+        "stale_known_differences": [],
+        "wall_seconds": 1.0,
+        "summary": {
+            "per_backend": {},
+            "case_seconds": {},
+            "results": 0,
+            "divergences": 0,
+            "stale": 0,
+            "unavailable_backends": [],
+            "could_not_start": [],
+            "ok": True,
+        },
+    }
 
 
 def test_report_schema_takes_count_and_growth():
@@ -354,8 +480,10 @@ def test_terminal_reports_growth_and_keeps_the_verdict():
     console = Console(file=io.StringIO(), width=300)
     terminal.render(grown_report(), console)
     out = console.file.getvalue()
-    assert ("known difference grew: entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): "
-            "true <convolution>") in out
+    assert (
+        "known difference grew: entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): "
+        "true <convolution>"
+    ) in out
     assert "entry 4" not in out
     assert out.rstrip().splitlines()[-1] == "0 results in 1.0 s: all pass; 1 known difference(s) grew"
 
@@ -370,17 +498,20 @@ def test_markdown_lists_counts_and_growth():
 
 def test_html_lists_counts_and_growth():
     page = html.render(grown_report())
-    assert ("<li>entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): "
-            "true &lt;convolution&gt;</li>") in page
+    assert (
+        "<li>entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): true &lt;convolution&gt;</li>"
+    ) in page
     assert "<strong>+3</strong>" in page and page.count("<strong>+") == 1
 
 
 # ---- scripts/record-known-counts.py ------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def record():
-    spec = importlib.util.spec_from_file_location("record_known_counts",
-                                                  os.path.join(ROOT, "scripts", "record-known-counts.py"))
+    spec = importlib.util.spec_from_file_location(
+        "record_known_counts", os.path.join(ROOT, "scripts", "record-known-counts.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -408,10 +539,28 @@ KNOWN_TEXT = """# comment kept
 
 def _rows(*explained):
     entries = files.parse_yaml("k", KNOWN_TEXT)[1]
-    return [{"entry": n, "op": entries[n - 1]["op"], "backend": entries[n - 1]["backend"],
-             "reason": entries[n - 1]["reason"], "targeted": e, "explained": e, "named": e}
-            for n, e in explained] + [{"entry": "spec alias", "op": "lesser", "backend": "theano", "reason": "r",
-                                       "targeted": 1, "explained": 1, "named": 1}]
+    return [
+        {
+            "entry": n,
+            "op": entries[n - 1]["op"],
+            "backend": entries[n - 1]["backend"],
+            "reason": entries[n - 1]["reason"],
+            "targeted": e,
+            "explained": e,
+            "named": e,
+        }
+        for n, e in explained
+    ] + [
+        {
+            "entry": "spec alias",
+            "op": "lesser",
+            "backend": "theano",
+            "reason": "r",
+            "targeted": 1,
+            "explained": 1,
+            "named": 1,
+        }
+    ]
 
 
 def test_record_rewrites_only_the_counts(record):
@@ -420,7 +569,8 @@ def test_record_rewrites_only_the_counts(record):
     assert counts == {1: 3, 2: 0, 3: 5, 4: 0}  # an entry the report does not list explained nothing
     text = record.rewrite(KNOWN_TEXT, root, counts)
     assert text == KNOWN_TEXT.replace("count: 7", "count: 3").replace("count: 2}", "count: 0}").replace(
-        "    no count yet\n", "    no count yet\n  count: 5\n").replace("reason: s}", "reason: s, count: 0}")
+        "    no count yet\n", "    no count yet\n  count: 5\n"
+    ).replace("reason: s}", "reason: s, count: 0}")
     assert [e["count"] for e in files.parse_yaml("k", text)[1]] == [3, 0, 5, 0]
 
 
@@ -434,21 +584,31 @@ def test_record_refuses_a_report_of_another_file(record):
         record.new_counts({"known_differences": [dict(rows[0], entry=9)]}, entries)
 
 
-@pytest.mark.parametrize("change, problem", [
-    ({}, None),
-    ({"incomplete": {"note": "SIGINT"}}, "the run was interrupted (SIGINT)"),
-    ({"filters": ["--case x"]}, "the run was filtered (--case x); record counts from a default full run"),
-    ({"backends": [{"name": "numpy", "status": "available"}]}, "backends not available in that run: tensorflow, "
-                                                               "theano, cntk"),
-    ({"spec": {"ops": 3}}, "the run checked 3 ops, the whole spec has 4"),
-    ({"keras_config": {"override": {}, "ran": [{"floatx": "float64"}]}}, None),  # the default run's settings cases
-    ({"keras_config": {"override": {"floatx": "float64"}}}, "the run overrode keras.json settings (floatx=float64); "
-                                                            "record counts from a default full run"),
-    ({"grid": "full"}, "the run expanded the grids as 'full', not the default 'pairwise'"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({}, None),
+        ({"incomplete": {"note": "SIGINT"}}, "the run was interrupted (SIGINT)"),
+        ({"filters": ["--case x"]}, "the run was filtered (--case x); record counts from a default full run"),
+        (
+            {"backends": [{"name": "numpy", "status": "available"}]},
+            "backends not available in that run: tensorflow, theano, cntk",
+        ),
+        ({"spec": {"ops": 3}}, "the run checked 3 ops, the whole spec has 4"),
+        ({"keras_config": {"override": {}, "ran": [{"floatx": "float64"}]}}, None),  # the default run's settings cases
+        (
+            {"keras_config": {"override": {"floatx": "float64"}}},
+            "the run overrode keras.json settings (floatx=float64); record counts from a default full run",
+        ),
+        ({"grid": "full"}, "the run expanded the grids as 'full', not the default 'pairwise'"),
+    ],
+)
 def test_record_needs_a_comparable_run(record, change, problem):
-    report = {"filters": [], "spec": {"ops": 4},
-              "backends": [{"name": n, "status": "available"} for n in ("numpy", "tensorflow", "theano", "cntk")]}
+    report = {
+        "filters": [],
+        "spec": {"ops": 4},
+        "backends": [{"name": n, "status": "available"} for n in ("numpy", "tensorflow", "theano", "cntk")],
+    }
     report.update(change)
     assert record.comparable_problem(report, 4) == problem
 
@@ -456,8 +616,12 @@ def test_record_needs_a_comparable_run(record, change, problem):
 def test_record_command_end_to_end(record, tmp_path, capsys):
     path = tmp_path / "known.yaml"
     path.write_text(KNOWN_TEXT)
-    report = {"filters": [], "spec": {"ops": 0}, "known_differences": _rows((2, 4)),
-              "backends": [{"name": n, "status": "available"} for n in ("numpy", "tensorflow", "theano", "cntk")]}
+    report = {
+        "filters": [],
+        "spec": {"ops": 0},
+        "known_differences": _rows((2, 4)),
+        "backends": [{"name": n, "status": "available"} for n in ("numpy", "tensorflow", "theano", "cntk")],
+    }
     (tmp_path / "r.json").write_text(json.dumps(report))
     assert record.main([str(tmp_path / "r.json"), "--file", str(path)]) == 2  # not the whole spec
     assert "the run checked 0 ops" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """Packaging: every package is found, the wheel carries the spec and the worker, `python -m kbtool` works, and the
 system-package list has one source (the backend recipes)."""
+
 import os
 import re
 import shutil
@@ -49,14 +50,20 @@ def test_system_packages_come_from_the_recipes():
         script = fh.read()
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
     for name in sorted(union | {"libopenblas", "libopenmpi"}):
-        assert not re.search(re.escape(name), code), "{} is hard-coded in the script".format(name)
+        assert not re.search(re.escape(name), code), f"{name} is hard-coded in the script"
     assert "env system-packages" in code
 
 
 def test_python_dash_m_kbtool(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "kbtool", "--help"], cwd=str(tmp_path), env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kbtool", "--help"],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("Usage: kbtool ")
 
@@ -67,8 +74,23 @@ def test_wheel_contents(tmp_path):
     shutil.rmtree(build, ignore_errors=True)  # a stale build/lib could hide a missing mapping
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), ROOT],
-            cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "-q",
+                "-w",
+                str(tmp_path),
+                ROOT,
+            ],
+            cwd=str(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         shutil.rmtree(build, ignore_errors=True)
         for f in os.listdir(ROOT):
@@ -79,10 +101,17 @@ def test_wheel_contents(tmp_path):
     assert len(wheels) == 1, wheels
     with zipfile.ZipFile(os.path.join(str(tmp_path), wheels[0])) as zf:
         names = set(zf.namelist())
-    for expected in ("kbtool/_specs/ops.yaml", "kbtool/_specs/known_differences.yaml", "kbtool/_specs/timings.json",
-                     "kbtool/runners/worker/main.py",
-                     "kbtool/specs/__init__.py", "kbtool/reports/templates/report.html.j2", "kbtool/__main__.py",
-                     "kbtool/reports/templates/report.js.j2", "kbtool/reports/templates/report.css.j2",
-                     "kbtool/cli.py"):
-        assert expected in names, "{} missing from the wheel".format(expected)
+    for expected in (
+        "kbtool/_specs/ops.yaml",
+        "kbtool/_specs/known_differences.yaml",
+        "kbtool/_specs/timings.json",
+        "kbtool/runners/worker/main.py",
+        "kbtool/specs/__init__.py",
+        "kbtool/reports/templates/report.html.j2",
+        "kbtool/__main__.py",
+        "kbtool/reports/templates/report.js.j2",
+        "kbtool/reports/templates/report.css.j2",
+        "kbtool/cli.py",
+    ):
+        assert expected in names, f"{expected} missing from the wheel"
     assert not any(n.startswith("specs/") for n in names), "specs/ must ship as kbtool/_specs/ only"

@@ -3,6 +3,7 @@
 No backend environment is needed: backends come from a fake launcher, or are the numpy reference (whose launch
 line is built without starting a worker).
 """
+
 import pytest
 
 from kbtool.errors import KbtoolError
@@ -13,7 +14,9 @@ from kbtool.specs.cases import cases_for
 
 from .test_spec import HEADER
 
-TINY = HEADER + """  abs:
+TINY = (
+    HEADER
+    + """  abs:
     category: math
     summary: a
     documented_in: [ko-2.2]
@@ -58,12 +61,13 @@ TINY = HEADER + """  abs:
     signature: []
     not_checkable: "resets global state"
 """
+)
 
 BOTH = ("eager", "symbolic")
 
 
 def reason(name):
-    return "not installed: run `kbtool env install {}`".format(name)
+    return f"not installed: run `kbtool env install {name}`"
 
 
 def fake_launcher(installed, calls=None):
@@ -102,52 +106,92 @@ def shipped():
 def test_tiny_spec_default_plan(tiny):
     plan = plan_of(tiny)
     assert plan.ops == ["abs", "exp", "sqrt"]  # clear_session has nothing to run
-    assert work_of(plan) == [("abs", "basic", BOTH), ("abs", "big", BOTH), ("abs", "eager_only", ("eager",)),
-                             ("abs", "symbolic_only", ("symbolic",)), ("abs", "example:doc", BOTH),
-                             ("exp", "basic", BOTH), ("sqrt", "example:doc", ("eager",))]
+    assert work_of(plan) == [
+        ("abs", "basic", BOTH),
+        ("abs", "big", BOTH),
+        ("abs", "eager_only", ("eager",)),
+        ("abs", "symbolic_only", ("symbolic",)),
+        ("abs", "example:doc", BOTH),
+        ("exp", "basic", BOTH),
+        ("sqrt", "example:doc", ("eager",)),
+    ]
     assert [entry["summary"] for entry, _ in plan.work] == ["a"] * 5 + ["e", "s"]  # each case with its entry
     assert (plan.seed, plan.case_patterns, plan.modes, plan.examples_only, plan.filters) == (0, (), (), False, [])
     assert MODES == ("eager", "symbolic") and EXAMPLES == "example:*"
 
 
-@pytest.mark.parametrize("ops, examples, expected", [
-    ((), False, ["abs", "exp", "sqrt"]),  # every op with cases or examples
-    ((), True, ["abs", "sqrt"]),  # --examples: the ops with documented examples
-    (("exp",), False, ["exp"]),
-    (("exp", "abs", "exp", "abs"), False, ["exp", "abs"]),  # named: deduplicated, in the order given
-    (("sqrt", "abs", "sqrt"), True, ["sqrt", "abs"]),
-    (("abs", "exp"), True, ["abs", "exp"]),  # named ops stay even when one has no example
-])
+@pytest.mark.parametrize(
+    "ops, examples, expected",
+    [
+        ((), False, ["abs", "exp", "sqrt"]),  # every op with cases or examples
+        ((), True, ["abs", "sqrt"]),  # --examples: the ops with documented examples
+        (("exp",), False, ["exp"]),
+        (("exp", "abs", "exp", "abs"), False, ["exp", "abs"]),  # named: deduplicated, in the order given
+        (("sqrt", "abs", "sqrt"), True, ["sqrt", "abs"]),
+        (("abs", "exp"), True, ["abs", "exp"]),  # named ops stay even when one has no example
+    ],
+)
 def test_op_selection(tiny, ops, examples, expected):
     assert plan_of(tiny, ops=ops, examples=examples).ops == expected
 
 
-@pytest.mark.parametrize("patterns, expected", [
-    (("basic",), ["basic"]),
-    (("b*",), ["basic", "big"]),
-    (("big", "basic"), ["basic", "big"]),  # spec order, not pattern order; a case matched twice runs once
-    (("b*", "basic"), ["basic", "big"]),
-    (("*_only",), ["eager_only", "symbolic_only"]),
-    (("?ig",), ["big"]),
-    (("example:*",), ["example:doc"]),
-    (("*",), ["basic", "big", "eager_only", "symbolic_only", "example:doc"]),
-])
+@pytest.mark.parametrize(
+    "patterns, expected",
+    [
+        (("basic",), ["basic"]),
+        (("b*",), ["basic", "big"]),
+        (("big", "basic"), ["basic", "big"]),  # spec order, not pattern order; a case matched twice runs once
+        (("b*", "basic"), ["basic", "big"]),
+        (("*_only",), ["eager_only", "symbolic_only"]),
+        (("?ig",), ["big"]),
+        (("example:*",), ["example:doc"]),
+        (("*",), ["basic", "big", "eager_only", "symbolic_only", "example:doc"]),
+    ],
+)
 def test_case_globs(tiny, patterns, expected):
     plan = plan_of(tiny, ops=["abs"], case_patterns=patterns)
     assert [case.id for _, case in plan.work] == expected
     assert plan.case_patterns == patterns
 
 
-@pytest.mark.parametrize("modes, expected", [
-    (("eager",), [("basic", ("eager",)), ("big", ("eager",)), ("eager_only", ("eager",)),
-                  ("example:doc", ("eager",))]),  # symbolic_only is left with no mode: dropped
-    (("symbolic",), [("basic", ("symbolic",)), ("big", ("symbolic",)), ("symbolic_only", ("symbolic",)),
-                     ("example:doc", ("symbolic",))]),
-    (("eager", "symbolic"), [("basic", BOTH), ("big", BOTH), ("eager_only", ("eager",)),
-                             ("symbolic_only", ("symbolic",)), ("example:doc", BOTH)]),
-    (("symbolic", "eager"), [("basic", BOTH), ("big", BOTH), ("eager_only", ("eager",)),
-                             ("symbolic_only", ("symbolic",)), ("example:doc", BOTH)]),  # the case's own order
-])
+@pytest.mark.parametrize(
+    "modes, expected",
+    [
+        (
+            ("eager",),
+            [("basic", ("eager",)), ("big", ("eager",)), ("eager_only", ("eager",)), ("example:doc", ("eager",))],
+        ),  # symbolic_only is left with no mode: dropped
+        (
+            ("symbolic",),
+            [
+                ("basic", ("symbolic",)),
+                ("big", ("symbolic",)),
+                ("symbolic_only", ("symbolic",)),
+                ("example:doc", ("symbolic",)),
+            ],
+        ),
+        (
+            ("eager", "symbolic"),
+            [
+                ("basic", BOTH),
+                ("big", BOTH),
+                ("eager_only", ("eager",)),
+                ("symbolic_only", ("symbolic",)),
+                ("example:doc", BOTH),
+            ],
+        ),
+        (
+            ("symbolic", "eager"),
+            [
+                ("basic", BOTH),
+                ("big", BOTH),
+                ("eager_only", ("eager",)),
+                ("symbolic_only", ("symbolic",)),
+                ("example:doc", BOTH),
+            ],
+        ),  # the case's own order
+    ],
+)
 def test_modes_filter(tiny, modes, expected):
     plan = plan_of(tiny, ops=["abs"], modes=modes)
     assert [(case.id, tuple(case.modes)) for _, case in plan.work] == expected
@@ -158,35 +202,48 @@ def test_modes_filter_does_not_leak_into_the_next_plan(tiny):
     assert work_of(plan_of(tiny, ops=["abs"], case_patterns=["basic"])) == [("abs", "basic", BOTH)]
 
 
-@pytest.mark.parametrize("kwargs, expected", [
-    ({}, [("abs", "example:doc", BOTH), ("sqrt", "example:doc", ("eager",))]),
-    ({"case_patterns": ["*"]}, [("abs", "example:doc", BOTH), ("sqrt", "example:doc", ("eager",))]),
-    ({"case_patterns": ["b*", "example:*"]}, [("abs", "example:doc", BOTH), ("sqrt", "example:doc", ("eager",))]),
-    ({"ops": ["abs", "exp"]}, [("abs", "example:doc", BOTH)]),
-    ({"modes": ["symbolic"]}, [("abs", "example:doc", ("symbolic",))]),
-])
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        ({}, [("abs", "example:doc", BOTH), ("sqrt", "example:doc", ("eager",))]),
+        ({"case_patterns": ["*"]}, [("abs", "example:doc", BOTH), ("sqrt", "example:doc", ("eager",))]),
+        ({"case_patterns": ["b*", "example:*"]}, [("abs", "example:doc", BOTH), ("sqrt", "example:doc", ("eager",))]),
+        ({"ops": ["abs", "exp"]}, [("abs", "example:doc", BOTH)]),
+        ({"modes": ["symbolic"]}, [("abs", "example:doc", ("symbolic",))]),
+    ],
+)
 def test_examples_select_only_example_cases(tiny, kwargs, expected):
     plan = plan_of(tiny, examples=True, **kwargs)
     assert work_of(plan) == expected
     assert plan.examples_only is True
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"ops": ["abz"]}, "no op 'abz' in {path}; did you mean abs?"),
-    ({"ops": ["exp", "sqrtt"]}, "no op 'sqrtt' in {path}; did you mean sqrt?"),
-    ({"ops": ["qqqqqq"]}, "no op 'qqqqqq' in {path}"),
-    ({"modes": ["eagre"]}, "unknown mode eagre; modes are eager, symbolic"),
-    ({"modes": ["eager", "graph", "jit"]}, "unknown mode graph, jit; modes are eager, symbolic"),
-    ({"ops": ["abs"], "case_patterns": ["nope"]}, "nothing to check: no case of abs matches --case nope"),
-    ({"ops": ["abs"], "case_patterns": ["B*", "BIG"]}, "nothing to check: no case of abs matches --case B* BIG"),
-    ({"ops": ["exp"], "examples": True}, "nothing to check: no case of exp matches --examples (no documented example)"),
-    ({"ops": ["abs"], "case_patterns": ["basic"], "examples": True},
-     "nothing to check: no case of abs matches --case basic --examples (no documented example)"),
-    ({"ops": ["sqrt"], "modes": ["symbolic"]}, "nothing to check: no case of sqrt matches --mode symbolic"),
-    ({"ops": ["clear_session"]}, "nothing to check: no case of clear_session matches"),
-    ({"ops": ["exp", "clear_session"], "case_patterns": ["zzz"], "modes": ["eager"]},
-     "nothing to check: no case of exp, clear_session matches --case zzz --mode eager"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"ops": ["abz"]}, "no op 'abz' in {path}; did you mean abs?"),
+        ({"ops": ["exp", "sqrtt"]}, "no op 'sqrtt' in {path}; did you mean sqrt?"),
+        ({"ops": ["qqqqqq"]}, "no op 'qqqqqq' in {path}"),
+        ({"modes": ["eagre"]}, "unknown mode eagre; modes are eager, symbolic"),
+        ({"modes": ["eager", "graph", "jit"]}, "unknown mode graph, jit; modes are eager, symbolic"),
+        ({"ops": ["abs"], "case_patterns": ["nope"]}, "nothing to check: no case of abs matches --case nope"),
+        ({"ops": ["abs"], "case_patterns": ["B*", "BIG"]}, "nothing to check: no case of abs matches --case B* BIG"),
+        (
+            {"ops": ["exp"], "examples": True},
+            "nothing to check: no case of exp matches --examples (no documented example)",
+        ),
+        (
+            {"ops": ["abs"], "case_patterns": ["basic"], "examples": True},
+            "nothing to check: no case of abs matches --case basic --examples (no documented example)",
+        ),
+        ({"ops": ["sqrt"], "modes": ["symbolic"]}, "nothing to check: no case of sqrt matches --mode symbolic"),
+        ({"ops": ["clear_session"]}, "nothing to check: no case of clear_session matches"),
+        (
+            {"ops": ["exp", "clear_session"], "case_patterns": ["zzz"], "modes": ["eager"]},
+            "nothing to check: no case of exp, clear_session matches --case zzz --mode eager",
+        ),
+    ],
+)
 def test_usage_errors(tiny, kwargs, message):
     calls = []
     with pytest.raises(KbtoolError) as info:
@@ -208,16 +265,22 @@ def test_nothing_to_check_names_many_ops_by_count(shipped):
 def test_default_backends_list_the_ones_not_installed(tiny):
     plan = plan_of(tiny, installed=["numpy", "theano"], builtin=["numpy", "tensorflow", "theano", "cntk"])
     assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [
-        ("numpy", "launch:numpy", None), ("tensorflow", None, reason("tensorflow")),
-        ("theano", "launch:theano", None), ("cntk", None, reason("cntk"))]
+        ("numpy", "launch:numpy", None),
+        ("tensorflow", None, reason("tensorflow")),
+        ("theano", "launch:theano", None),
+        ("cntk", None, reason("cntk")),
+    ]
     assert [s.name for s in plan.runnable] == ["numpy", "theano"]
 
 
-@pytest.mark.parametrize("named, installed, expected", [
-    (["tensorflow"], ["tensorflow"], ["tensorflow"]),
-    (["tensorflow", "numpy"], ["numpy", "tensorflow"], ["tensorflow", "numpy"]),  # the order given
-    (["numpy", "numpy", "my.module", "numpy"], ["numpy", "my.module"], ["numpy", "my.module"]),  # deduplicated
-])
+@pytest.mark.parametrize(
+    "named, installed, expected",
+    [
+        (["tensorflow"], ["tensorflow"], ["tensorflow"]),
+        (["tensorflow", "numpy"], ["numpy", "tensorflow"], ["tensorflow", "numpy"]),  # the order given
+        (["numpy", "numpy", "my.module", "numpy"], ["numpy", "my.module"], ["numpy", "my.module"]),  # deduplicated
+    ],
+)
 def test_named_backends(tiny, named, installed, expected):
     calls = []
     plan = make_plan(tiny, backends=named, launcher=fake_launcher(installed, calls), builtin=["numpy", "cntk"])
@@ -236,12 +299,13 @@ def test_no_runnable_backend_is_an_error(tiny):
     with pytest.raises(KbtoolError) as info:
         plan_of(tiny, installed=[], builtin=["numpy", "cntk"])
     assert str(info.value) == "nothing to check: no backend can run here (numpy: {}; cntk: {})".format(
-        reason("numpy"), reason("cntk"))
+        reason("numpy"), reason("cntk")
+    )
 
 
 def test_launcher_errors_other_than_unavailable_propagate(tiny):
     def launcher(name):
-        raise KbtoolError("unknown backend {!r}".format(name))
+        raise KbtoolError(f"unknown backend {name!r}")
 
     with pytest.raises(KbtoolError, match="^unknown backend 'mxnet'$"):
         make_plan(tiny, backends=["mxnet"], launcher=launcher, builtin=["numpy"])
@@ -252,11 +316,15 @@ def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatc
     plan = make_plan(tiny, backends=["numpy"])
     (slot,) = plan.backends
     assert isinstance(slot.launch, Launch) and (slot.name, slot.launch.backend, slot.launch.module) == (
-        "numpy", "numpy", "kbtool.reference")
+        "numpy",
+        "numpy",
+        "kbtool.reference",
+    )
     plan = make_plan(tiny)  # every built-in backend: only numpy is installed in an empty home
     assert [(s.name, s.launch is not None, s.unavailable) for s in plan.backends] == [("numpy", True, None)] + [
         (name, False, reason(name) + (" (it runs in the tensorflow env)" if name == "keras3" else ""))
-        for name in ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3")]
+        for name in ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3")
+    ]
     with pytest.raises(KbtoolError) as info:
         make_plan(tiny, backends=["numpy", "theano"])
     assert str(info.value) == "backend theano: " + reason("theano")
@@ -264,19 +332,22 @@ def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatc
         make_plan(tiny, backends=["jax"])
 
 
-@pytest.mark.parametrize("kwargs, all_cases, whole_spec", [
-    ({}, True, True),
-    ({"ops": ["abs"]}, True, False),
-    ({"ops": ["abs", "exp"]}, True, False),
-    ({"ops": ["sqrt", "exp", "abs"]}, True, True),
-    ({"ops": ["sqrt", "exp", "abs", "clear_session"]}, True, True),
-    ({"case_patterns": ["*"]}, False, True),  # a --case filter, even one matching everything
-    ({"modes": ["eager"]}, False, True),
-    ({"modes": ["eager", "symbolic"]}, False, True),
-    ({"examples": True}, False, False),  # only the ops with examples
-    ({"ops": ["abs", "exp", "sqrt"], "examples": True}, False, True),
-    ({"ops": ["abs"], "case_patterns": ["b*"], "modes": ["eager"]}, False, False),
-])
+@pytest.mark.parametrize(
+    "kwargs, all_cases, whole_spec",
+    [
+        ({}, True, True),
+        ({"ops": ["abs"]}, True, False),
+        ({"ops": ["abs", "exp"]}, True, False),
+        ({"ops": ["sqrt", "exp", "abs"]}, True, True),
+        ({"ops": ["sqrt", "exp", "abs", "clear_session"]}, True, True),
+        ({"case_patterns": ["*"]}, False, True),  # a --case filter, even one matching everything
+        ({"modes": ["eager"]}, False, True),
+        ({"modes": ["eager", "symbolic"]}, False, True),
+        ({"examples": True}, False, False),  # only the ops with examples
+        ({"ops": ["abs", "exp", "sqrt"], "examples": True}, False, True),
+        ({"ops": ["abs"], "case_patterns": ["b*"], "modes": ["eager"]}, False, False),
+    ],
+)
 def test_all_cases_and_whole_spec(tiny, kwargs, all_cases, whole_spec):
     plan = plan_of(tiny, **kwargs)
     assert (plan.all_cases, plan.whole_spec) == (all_cases, whole_spec)
@@ -294,16 +365,21 @@ def test_a_default_plan_is_the_whole_spec_even_with_an_op_that_has_nothing_to_ru
     assert plan.whole_spec
 
 
-@pytest.mark.parametrize("kwargs, filters", [
-    ({}, []),
-    ({"ops": ["abs"]}, []),
-    ({"case_patterns": ["b*", "big"]}, ["--case b*", "--case big"]),
-    ({"modes": ["eager"]}, ["--mode eager"]),
-    ({"modes": ["symbolic", "eager"]}, ["--mode symbolic", "--mode eager"]),
-    ({"examples": True}, ["--examples"]),
-    ({"case_patterns": ["example:*"], "modes": ["eager"], "examples": True},
-     ["--case example:*", "--mode eager", "--examples"]),
-])
+@pytest.mark.parametrize(
+    "kwargs, filters",
+    [
+        ({}, []),
+        ({"ops": ["abs"]}, []),
+        ({"case_patterns": ["b*", "big"]}, ["--case b*", "--case big"]),
+        ({"modes": ["eager"]}, ["--mode eager"]),
+        ({"modes": ["symbolic", "eager"]}, ["--mode symbolic", "--mode eager"]),
+        ({"examples": True}, ["--examples"]),
+        (
+            {"case_patterns": ["example:*"], "modes": ["eager"], "examples": True},
+            ["--case example:*", "--mode eager", "--examples"],
+        ),
+    ],
+)
 def test_filters_words(tiny, kwargs, filters):
     plan = plan_of(tiny, **kwargs)
     assert plan.filters == filters
@@ -311,10 +387,10 @@ def test_filters_words(tiny, kwargs, filters):
 
 
 def test_seed_reaches_the_case_inputs(tiny):
-    (_, a0), = plan_of(tiny, ops=["abs"], case_patterns=["big"]).work
-    (_, b0), = plan_of(tiny, ops=["abs"], case_patterns=["big"], seed=0).work
+    ((_, a0),) = plan_of(tiny, ops=["abs"], case_patterns=["big"]).work
+    ((_, b0),) = plan_of(tiny, ops=["abs"], case_patterns=["big"], seed=0).work
     plan7 = plan_of(tiny, ops=["abs"], case_patterns=["big"], seed=7)
-    (_, a7), = plan7.work
+    ((_, a7),) = plan7.work
     assert plan7.seed == 7
     assert (a0.arrays[0] == b0.arrays[0]).all()
     assert a0.arrays[0].shape == a7.arrays[0].shape == (4, 5) and not (a0.arrays[0] == a7.arrays[0]).all()
@@ -334,13 +410,17 @@ def test_shipped_examples_plan(shipped):
     plan = plan_of(shipped, examples=True)
     assert plan.ops == sorted(name for name, entry in shipped.ops.items() if entry.get("examples"))
     assert {(case.op, case.id) for _, case in plan.work} == {
-        (name, "example:" + example["id"]) for name, entry in shipped.ops.items()
-        for example in entry.get("examples", []) if "case" in example}
+        (name, "example:" + example["id"])
+        for name, entry in shipped.ops.items()
+        for example in entry.get("examples", [])
+        if "case" in example
+    }
     assert all(case.id.startswith("example:") for _, case in plan.work)
     assert (plan.all_cases, plan.whole_spec) == (False, False)
     batch_dot = plan_of(shipped, ops=["batch_dot"], examples=True, case_patterns=["*"])
     assert [case.id for _, case in batch_dot.work] == [
-        "example:" + e["id"] for e in shipped.ops["batch_dot"]["examples"] if "case" in e]
+        "example:" + e["id"] for e in shipped.ops["batch_dot"]["examples"] if "case" in e
+    ]
 
 
 def test_shipped_batch_dot_eager_drops_symbolic_only_cases(shipped):
@@ -357,8 +437,10 @@ def test_shipped_batch_dot_eager_drops_symbolic_only_cases(shipped):
 def test_shipped_unknown_op_says_did_you_mean(shipped):
     with pytest.raises(KbtoolError) as info:
         plan_of(shipped, ops=["batch_dott"])
-    assert str(info.value) == "no op 'batch_dott' in {}; did you mean batch_dot, batch_flatten, ctc_batch_cost?".format(
-        shipped.path)
+    assert (
+        str(info.value)
+        == f"no op 'batch_dott' in {shipped.path}; did you mean batch_dot, batch_flatten, ctc_batch_cost?"
+    )
 
 
 def test_a_kbtool_home_that_is_a_file_is_a_configuration_error_before_anything_runs(tmp_path, monkeypatch):
@@ -367,4 +449,4 @@ def test_a_kbtool_home_that_is_a_file_is_a_configuration_error_before_anything_r
     monkeypatch.setenv("KBTOOL_HOME", str(home))
     with pytest.raises(KbtoolError) as info:
         make_plan(loader.load(), ops=["dot"], backends=["numpy"])
-    assert str(info.value) == "KBTOOL_HOME={} is not a directory".format(home)
+    assert str(info.value) == f"KBTOOL_HOME={home} is not a directory"

@@ -1,4 +1,5 @@
 """The shared pool of worker slots (kbtool/pool.py): who runs what, and that scheduling never changes a result."""
+
 import collections
 import dataclasses
 
@@ -16,8 +17,10 @@ def lanes_of(**sizes):
 
 
 def pool_of(rates, min_join_seconds=None, caps=None, **sizes):
-    loads = {name: BackendLoad(name, case_seconds=rates[name], start_seconds=1.0, cap=(caps or {}).get(name))
-             for name in sizes}
+    loads = {
+        name: BackendLoad(name, case_seconds=rates[name], start_seconds=1.0, cap=(caps or {}).get(name))
+        for name in sizes
+    }
     return Pool(lanes_of(**sizes), loads, min_join_seconds=min_join_seconds)
 
 
@@ -84,7 +87,7 @@ def test_default_jobs_is_the_cores_this_process_may_use():
 def test_rss_of_a_process_that_is_gone_is_zero():
     import os
 
-    assert rss_kb(os.getpid()) > 0 and rss_kb(2 ** 22 + 7) == 0
+    assert rss_kb(os.getpid()) > 0 and rss_kb(2**22 + 7) == 0
 
 
 # ------------------------------------------------------------------------------------------------ whole runs
@@ -128,15 +131,26 @@ def test_no_more_workers_than_cases():
 def test_a_backends_own_case_timeout_applies_unless_one_is_given(custom_backend):
     from kbtool.runners.custom import launch as custom_launch
 
-    name = custom_backend("slow", "sleeper", "import time\nfrom kbtool.reference import *\n"
-                          "from kbtool.reference import abs as _abs\n"
-                          "def abs(x):\n    time.sleep(3)\n    return _abs(x)\n")
+    name = custom_backend(
+        "slow",
+        "sleeper",
+        "import time\nfrom kbtool.reference import *\n"
+        "from kbtool.reference import abs as _abs\n"
+        "def abs(x):\n    time.sleep(3)\n    return _abs(x)\n",
+    )
 
     def launcher(backend):
         return dataclasses.replace(custom_launch(backend, {}), case_timeout=0.5)
 
-    plan = make_plan(loader.load(), ops=["abs"], backends=[name], case_patterns=["basic"], modes=["eager"],
-                     launcher=launcher, builtin=[])
+    plan = make_plan(
+        loader.load(),
+        ops=["abs"],
+        backends=[name],
+        case_patterns=["basic"],
+        modes=["eager"],
+        launcher=launcher,
+        builtin=[],
+    )
     (_,), results = run_plan(plan)
     assert [r.status.value for r in results] == ["timeout"]
     (_,), results = run_plan(plan, case_timeout=10)  # --timeout wins

@@ -6,16 +6,16 @@ The fast tests run pytest inline (pytester) on the numpy backend and on small cu
 with a planted divergence). The agreement tests (marked `backends`) compare `pytest --kbtool` with `kbtool check` on
 the real backends, item by item.
 """
+
+import importlib
 import json
 import os
+import pkgutil
 import re
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
-
-import importlib
-import pkgutil
 
 import pytest
 
@@ -98,6 +98,7 @@ def properties(xml_path):
 
 # ---------------------------------------------------------------------------- collection and ids
 
+
 def test_one_item_per_case_backend_and_mode_with_readable_ids(pytester):
     from kbtool.plan import make_plan
     from kbtool.specs import loader
@@ -106,14 +107,24 @@ def test_one_item_per_case_backend_and_mode_with_readable_ids(pytester):
     assert result.ret == 0, result.stdout.str()
     ids = [line for line in result.outlines if line.startswith("kbtool::")]
     plan = make_plan(loader.load(), ops=["batch_dot"], backends=["numpy"])
-    expected = ["kbtool::batch_dot::{}[numpy-{}]".format(case.id, mode) for _, case in plan.work for mode in case.modes]
+    expected = [f"kbtool::batch_dot::{case.id}[numpy-{mode}]" for _, case in plan.work for mode in case.modes]
     assert sorted(ids) == sorted(expected) and len(set(ids)) == len(ids) > 20
     assert "kbtool::batch_dot::float64[numpy-eager]" in ids and "kbtool::batch_dot::grad[numpy-symbolic]" in ids
 
 
 def test_k_selects_by_op_case_backend_and_mode(pytester):
-    result = pytester.runpytest("--kbtool", "--kbtool-op", "batch_dot", "--kbtool-op", "abs", "--kbtool-backend",
-                                "numpy", "-k", "batch_dot and float64 and eager", "-v")
+    result = pytester.runpytest(
+        "--kbtool",
+        "--kbtool-op",
+        "batch_dot",
+        "--kbtool-op",
+        "abs",
+        "--kbtool-backend",
+        "numpy",
+        "-k",
+        "batch_dot and float64 and eager",
+        "-v",
+    )
     result.assert_outcomes(passed=1, deselected=25 + 7 - 1)
     result.stdout.fnmatch_lines(["*kbtool::batch_dot::float64[[]numpy-eager[]] PASSED*"])
 
@@ -122,14 +133,26 @@ def test_without_a_path_only_kbtool_items_run_and_with_one_its_tests_too(pyteste
     pytester.makepyfile(test_other="def test_other():\n    pass\n")
     alone = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q")
     assert "test_other.py::test_other" not in alone.stdout.str() and "kbtool::abs::basic[numpy-eager]" in alone.outlines
-    both = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q",
-                              "test_other.py")
+    both = pytester.runpytest(
+        "--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q", "test_other.py"
+    )
     assert "test_other.py::test_other" in both.outlines and "kbtool::abs::basic[numpy-eager]" in both.outlines
 
 
 def test_ids_are_safe_for_pytest_and_unique():
-    weird = ["a/b", "a[b]", "a::b", "a:b", ":a", "a b", "a%2Fb", "a\u00e9", "grid.axis=(1x-1).keepdims=true",
-             "example:doc", "a:::b"]
+    weird = [
+        "a/b",
+        "a[b]",
+        "a::b",
+        "a:b",
+        ":a",
+        "a b",
+        "a%2Fb",
+        "a\u00e9",
+        "grid.axis=(1x-1).keepdims=true",
+        "example:doc",
+        "a:::b",
+    ]
     safe = [items_mod.safe(text) for text in weird]
     assert len(set(safe)) == len(weird)  # %XX for the unsafe characters, '%' itself included: nothing collides
     for text in safe:
@@ -143,57 +166,94 @@ def test_a_default_backend_that_is_not_installed_is_one_skipped_item(pytester):
     result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "-rs")
     # numpy's grad case is xfail (the reference has no autodiff); one skipped item per built-in backend not installed
     result.assert_outcomes(passed=6, xfailed=1, skipped=7)
-    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] kbtool: tensorflow: not installed: run `kbtool env install "
-                                 "tensorflow`"])
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] kbtool: tensorflow: not installed: run `kbtool env install tensorflow`"]
+    )
 
 
 # ---------------------------------------------------------------------------- verdicts
 
+
 def test_a_known_difference_is_an_xfail_with_its_reason(pytester, planted):
-    path = known_file(pytester, GRAD_ENTRY.format(backend=planted) + (
-        "- op: abs\n  case: float64\n  backend: {}\n  match: values differ\n  reason: planted - abs adds one to "
-        "float64\n  count: 2\n").format(planted))
-    result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", planted, "--kbtool-known", path,
-                                "-rx")
+    path = known_file(
+        pytester,
+        GRAD_ENTRY.format(backend=planted)
+        + (
+            f"- op: abs\n  case: float64\n  backend: {planted}\n  match: values differ\n  reason: planted - abs adds one to "
+            "float64\n  count: 2\n"
+        ),
+    )
+    result = pytester.runpytest(
+        "--kbtool", "--kbtool-op", "abs", "--kbtool-backend", planted, "--kbtool-known", path, "-rx"
+    )
     result.assert_outcomes(passed=4, xfailed=3)
-    result.stdout.fnmatch_lines(["XFAIL kbtool::abs::float64[[]{}-eager[]] - known difference (fail): planted - abs "
-                                 "adds one to float64".format(planted)])
+    result.stdout.fnmatch_lines(
+        [
+            f"XFAIL kbtool::abs::float64[[]{planted}-eager[]] - known difference (fail): planted - abs "
+            "adds one to float64"
+        ]
+    )
     assert result.ret == 0 and "stale" not in result.stdout.str()
 
 
 def test_an_unexplained_divergence_fails_with_message_numbers_and_repro(pytester, planted):
     path = known_file(pytester, "")
-    result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", planted, "--kbtool-known", path,
-                                "--kbtool-case", "float64", "--kbtool-case", "basic")
+    result = pytester.runpytest(
+        "--kbtool",
+        "--kbtool-op",
+        "abs",
+        "--kbtool-backend",
+        planted,
+        "--kbtool-known",
+        path,
+        "--kbtool-case",
+        "float64",
+        "--kbtool-case",
+        "basic",
+    )
     result.assert_outcomes(passed=2, failed=2)
     out = result.stdout.str()
-    assert "_ abs float64 on {} (eager) _".format(planted) in out and "\nfail: 5 of 5 values differ" in out
-    result.stdout.fnmatch_lines(["FAILED kbtool::abs::float64[[]{}-eager[]] - fail: 5*".format(planted)])
+    assert f"_ abs float64 on {planted} (eager) _" in out and "\nfail: 5 of 5 values differ" in out
+    result.stdout.fnmatch_lines([f"FAILED kbtool::abs::float64[[]{planted}-eager[]] - fail: 5*"])
     assert "max_abs_diff: 1.0" in out and "expected_shape" in out
-    assert "repro: kbtool check --op abs --case float64 --backend {} --mode eager --seed 0".format(planted) in out
+    assert f"repro: kbtool check --op abs --case float64 --backend {planted} --mode eager --seed 0" in out
     assert "Traceback" not in out and "site-packages" not in out
 
 
 def test_a_pass_where_an_entry_targets_that_result_alone_fails_as_stale(pytester):
-    path = known_file(pytester, GRAD_ENTRY.format(backend="numpy") + (
-        "- op: abs\n  case: basic\n  mode: eager\n  backend: numpy\n  reason: once diverged\n  count: 1\n"))
+    path = known_file(
+        pytester,
+        GRAD_ENTRY.format(backend="numpy")
+        + ("- op: abs\n  case: basic\n  mode: eager\n  backend: numpy\n  reason: once diverged\n  count: 1\n"),
+    )
     result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--kbtool-known", path)
     result.assert_outcomes(passed=5, failed=1, xfailed=1)
-    result.stdout.fnmatch_lines(["*_ abs basic on numpy (eager) _*",
-                                 "passed, but known-difference entry 2 targets this result alone: it no longer "
-                                 "reproduces (stale). Its reason: once diverged",
-                                 "stale known difference (entry 2): abs basic on numpy: once diverged*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*_ abs basic on numpy (eager) _*",
+            "passed, but known-difference entry 2 targets this result alone: it no longer "
+            "reproduces (stale). Its reason: once diverged",
+            "stale known difference (entry 2): abs basic on numpy: once diverged*",
+        ]
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_an_entry_that_explains_none_of_its_results_fails_the_session(pytester):
-    path = known_file(pytester, GRAD_ENTRY.format(backend="numpy") + (
-        "- op: abs\n  case: int32\n  backend: numpy\n  reason: once diverged\n  count: 2\n"))
+    path = known_file(
+        pytester,
+        GRAD_ENTRY.format(backend="numpy")
+        + ("- op: abs\n  case: int32\n  backend: numpy\n  reason: once diverged\n  count: 2\n"),
+    )
     args = ["--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--kbtool-known", path]
     result = pytester.runpytest(*args)
     result.assert_outcomes(passed=6, xfailed=1)  # each of its two results passes: neither alone says it is stale
-    result.stdout.fnmatch_lines(["stale known difference (entry 2): abs int32 on numpy: once diverged (did not "
-                                 "reproduce in this run (2 results checked))"])
+    result.stdout.fnmatch_lines(
+        [
+            "stale known difference (entry 2): abs int32 on numpy: once diverged (did not "
+            "reproduce in this run (2 results checked))"
+        ]
+    )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     # a selection that leaves results out judges no entry (as check with --case judges none)
     part = pytester.runpytest(*args, "-k", "int32 and eager")
@@ -203,14 +263,28 @@ def test_an_entry_that_explains_none_of_its_results_fails_the_session(pytester):
 
 
 def test_known_reason_follows_the_variant_for_verified_by_entries():
-    entries = [{"op": "conv1d", "case": "*", "backend": "theano", "status": "fail", "match": "values differ",
-                "verified_by": ".kernel_flipped", "reason": "flipped kernel", "count": 1}]
+    entries = [
+        {
+            "op": "conv1d",
+            "case": "*",
+            "backend": "theano",
+            "status": "fail",
+            "match": "values differ",
+            "verified_by": ".kernel_flipped",
+            "reason": "flipped kernel",
+            "count": 1,
+        }
+    ]
     failed = Result("conv1d", "same", "theano", "eager", Status.FAIL, "values differ: 3 of 8")
     flipped = Result("conv1d", "same.kernel_flipped", "theano", "eager", Status.PASS)
     assert verdict.needs_variants(failed, entries)
     assert verdict.known_reason(failed, [flipped], entries) == "flipped kernel"
-    assert verdict.known_reason(failed, [Result("conv1d", "same.kernel_flipped", "theano", "eager", Status.FAIL,
-                                                "values differ")], entries) is None
+    assert (
+        verdict.known_reason(
+            failed, [Result("conv1d", "same.kernel_flipped", "theano", "eager", Status.FAIL, "values differ")], entries
+        )
+        is None
+    )
     assert verdict.known_reason(failed, [], entries) is None
     assert failed.known is None and flipped.known is None  # the results themselves are not marked
     other = Result("conv1d", "same", "theano", "eager", Status.ERROR, "boom")
@@ -232,35 +306,44 @@ def test_known_reason_is_what_known_apply_gives_a_whole_report():
     known.apply(results, entries)
     assert sum(r.known is not None for r in wanted) > 100
     for result in wanted:
-        variants = [by_key[k] for k in [(result.op, result.case + ".kernel_flipped", result.backend, result.mode)]
-                    if k in by_key]
+        variants = [
+            by_key[k]
+            for k in [(result.op, result.case + ".kernel_flipped", result.backend, result.mode)]
+            if k in by_key
+        ]
         assert verdict.known_reason(result, variants, entries) == result.known, result
 
 
 def test_a_worker_that_cannot_start_errors_every_item_saying_why(pytester, custom_backend):
     broken = custom_backend("kbplugin_broken", "kb", "raise RuntimeError('planted: this backend cannot import')\n")
-    result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", broken,
-                                "--kbtool-case", "basic")
+    result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", broken, "--kbtool-case", "basic")
     result.assert_outcomes(errors=2)
     out = result.stdout.str()
-    assert out.count("{}: the worker could not start".format(broken)) >= 2 and "planted: this backend cannot" in out
+    assert out.count(f"{broken}: the worker could not start") >= 2 and "planted: this backend cannot" in out
     assert "kbtool/pytest_plugin" not in out  # the reason, not a traceback through the plugin
 
 
 # ---------------------------------------------------------------------------- options
 
-@pytest.mark.parametrize("args, message", [
-    (["--kbtool-op", "batch_dott"], "ERROR: kbtool: no op 'batch_dott'*did you mean batch_dot*"),
-    (["--kbtool-backend", "theano"], "ERROR: kbtool: backend theano: not installed: run `kbtool env install theano`"),
-    (["--kbtool-backend", "jax"], "ERROR: kbtool: unknown backend 'jax'*"),
-    (["--kbtool-mode", "lazy"], "ERROR: kbtool: unknown mode lazy; modes are eager, symbolic"),
-    (["--kbtool-grid", "half"], "ERROR: kbtool: unknown grid 'half'*"),
-    (["--kbtool-seed", "x"], "ERROR: kbtool: --kbtool-seed takes a whole number, not 'x'"),
-    (["--kbtool-timeout", "0"], "ERROR: kbtool: --kbtool-timeout takes a number of seconds*"),
-    (["--kbtool-known", "missing.yaml"], "ERROR: kbtool: --kbtool-known */missing.yaml: no such file"),
-    (["--kbtool-keras-config", "floatx=float8"], "ERROR: kbtool: *floatx*"),
-    (["--kbtool-case", "nope*"], "ERROR: kbtool: nothing to check: no case of abs matches --case nope*"),
-])
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--kbtool-op", "batch_dott"], "ERROR: kbtool: no op 'batch_dott'*did you mean batch_dot*"),
+        (
+            ["--kbtool-backend", "theano"],
+            "ERROR: kbtool: backend theano: not installed: run `kbtool env install theano`",
+        ),
+        (["--kbtool-backend", "jax"], "ERROR: kbtool: unknown backend 'jax'*"),
+        (["--kbtool-mode", "lazy"], "ERROR: kbtool: unknown mode lazy; modes are eager, symbolic"),
+        (["--kbtool-grid", "half"], "ERROR: kbtool: unknown grid 'half'*"),
+        (["--kbtool-seed", "x"], "ERROR: kbtool: --kbtool-seed takes a whole number, not 'x'"),
+        (["--kbtool-timeout", "0"], "ERROR: kbtool: --kbtool-timeout takes a number of seconds*"),
+        (["--kbtool-known", "missing.yaml"], "ERROR: kbtool: --kbtool-known */missing.yaml: no such file"),
+        (["--kbtool-keras-config", "floatx=float8"], "ERROR: kbtool: *floatx*"),
+        (["--kbtool-case", "nope*"], "ERROR: kbtool: nothing to check: no case of abs matches --case nope*"),
+    ],
+)
 def test_a_bad_option_is_a_one_line_usage_error(pytester, args, message):
     result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -273,7 +356,7 @@ def test_a_bad_known_differences_file_is_a_one_line_usage_error(pytester):
     path = known_file(pytester, "- op: abs\n  backend: numpy\n  reason: no count, no narrowing\n")
     result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-known", path)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert [line for line in result.errlines if line.strip()] == [l for l in result.errlines if "known.yaml:1" in l]
+    assert [line for line in result.errlines if line.strip()] == [e for e in result.errlines if "known.yaml:1" in e]
 
 
 def test_without_kbtool_the_plugin_imports_nothing_and_collects_nothing(tmp_path):
@@ -281,9 +364,15 @@ def test_without_kbtool_the_plugin_imports_nothing_and_collects_nothing(tmp_path
     (tmp_path / "conftest.py").write_text(
         "import json, sys\n\ndef pytest_unconfigure(config):\n"
         "    mods = sorted(m for m in sys.modules if m.split('.')[0] in ('kbtool', 'numpy', 'yaml'))\n"
-        "    open('modules.json', 'w').write(json.dumps(mods))\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--kbtool-op", "abs"],
-                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        "    open('modules.json', 'w').write(json.dumps(mods))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--kbtool-op", "abs"],
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=120,
+    )
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "1 passed" in out and "kbtool::" not in out, out
     modules = json.loads((tmp_path / "modules.json").read_text())
@@ -292,11 +381,21 @@ def test_without_kbtool_the_plugin_imports_nothing_and_collects_nothing(tmp_path
 
 # ---------------------------------------------------------------------------- junit and xdist
 
+
 def test_junitxml_carries_each_results_properties(pytester, planted):
     path = known_file(pytester, GRAD_ENTRY.format(backend=planted))
     xml_path = pytester.path / "junit.xml"
-    result = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", planted, "--kbtool-known", path,
-                                "--junitxml", str(xml_path))
+    result = pytester.runpytest(
+        "--kbtool",
+        "--kbtool-op",
+        "abs",
+        "--kbtool-backend",
+        planted,
+        "--kbtool-known",
+        path,
+        "--junitxml",
+        str(xml_path),
+    )
     result.assert_outcomes(passed=4, failed=2, xfailed=1)
     found = properties(xml_path)
     assert len(found) == 7
@@ -311,13 +410,34 @@ def test_junitxml_carries_each_results_properties(pytester, planted):
 
 
 def test_under_xdist_each_backend_keeps_to_one_worker_and_stale_is_judged_over_all(pytester, planted):
-    path = known_file(pytester, GRAD_ENTRY.format(backend=planted) + (
-        "- op: abs\n  case: float64\n  backend: {}\n  match: values differ\n  reason: planted\n  count: 2\n"
-        "- op: abs\n  case: int32\n  backend: numpy\n  reason: once diverged\n  count: 2\n").format(planted))
+    path = known_file(
+        pytester,
+        GRAD_ENTRY.format(backend=planted)
+        + (
+            f"- op: abs\n  case: float64\n  backend: {planted}\n  match: values differ\n  reason: planted\n  count: 2\n"
+            "- op: abs\n  case: int32\n  backend: numpy\n  reason: once diverged\n  count: 2\n"
+        ),
+    )
     xml_path = pytester.path / "junit.xml"
-    result = pytester.runpytest_subprocess("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy",
-                                           "--kbtool-backend", planted, "--kbtool-known", path, "-n", "2", "-v",
-                                           "-p", "no:cacheprovider", "--junitxml", str(xml_path), timeout=300)
+    result = pytester.runpytest_subprocess(
+        "--kbtool",
+        "--kbtool-op",
+        "abs",
+        "--kbtool-backend",
+        "numpy",
+        "--kbtool-backend",
+        planted,
+        "--kbtool-known",
+        path,
+        "-n",
+        "2",
+        "-v",
+        "-p",
+        "no:cacheprovider",
+        "--junitxml",
+        str(xml_path),
+        timeout=300,
+    )
     result.assert_outcomes(passed=10, xfailed=4)
     result.stdout.fnmatch_lines(["stale known difference (entry 3): abs int32 on numpy: once diverged*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -332,23 +452,50 @@ def test_under_xdist_each_backend_keeps_to_one_worker_and_stale_is_judged_over_a
 
 # ---------------------------------------------------------------------------- agreement with kbtool check
 
+
 def check_verdicts(*args):
-    proc = subprocess.run([sys.executable, "-m", "kbtool", "check", "--json", *args], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kbtool", "check", "--json", *args],
+        capture_output=True,
+        timeout=1800,
+    )
     assert proc.returncode in (0, 1), proc.stderr.decode()[-2000:]
     report = json.loads(proc.stdout)
-    return {(r["op"], r["case"], r["backend"], r["mode"]):
-            "passed" if r["status"] == "pass" else "xfailed" if r.get("known") else "failed"
-            for r in report["results"]}, report
+    return {
+        (r["op"], r["case"], r["backend"], r["mode"]): "passed"
+        if r["status"] == "pass"
+        else "xfailed"
+        if r.get("known")
+        else "failed"
+        for r in report["results"]
+    }, report
 
 
 def pytest_verdicts(tmp_path, *args):
-    xml_path = tmp_path / "junit-{}.xml".format(time.monotonic_ns())
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--kbtool", "-p", "no:cacheprovider", "-q",
-                           "--junitxml", str(xml_path), *args], cwd=str(tmp_path), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=1800)
-    return {key: "failed" if outcome == "error" else outcome
-            for key, (outcome, _) in properties(xml_path).items()}, proc.returncode, proc.stdout.decode()
+    xml_path = tmp_path / f"junit-{time.monotonic_ns()}.xml"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--kbtool",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--junitxml",
+            str(xml_path),
+            *args,
+        ],
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=1800,
+    )
+    return (
+        {key: "failed" if outcome == "error" else outcome for key, (outcome, _) in properties(xml_path).items()},
+        proc.returncode,
+        proc.stdout.decode(),
+    )
 
 
 @pytest.fixture
@@ -367,7 +514,7 @@ def test_pytest_kbtool_agrees_with_kbtool_check(tmp_path, real_backends, op):
     started = time.monotonic()
     ran, code, out = pytest_verdicts(tmp_path, "--kbtool-op", op)
     pytest_seconds = time.monotonic() - started
-    print("{}: check {:.1f} s, pytest {:.1f} s, {} results".format(op, check_seconds, pytest_seconds, len(checked)))
+    print(f"{op}: check {check_seconds:.1f} s, pytest {pytest_seconds:.1f} s, {len(checked)} results")
     assert set(ran) == set(checked) and len(checked) >= 100
     assert {k: v for k, v in ran.items() if checked[k] != v} == {}
     assert (code == 0) == (report["summary"]["ok"]), out[-3000:]
@@ -381,9 +528,10 @@ def test_pytest_kbtool_under_xdist_agrees_with_kbtool_check(tmp_path, real_backe
     checked, report = check_verdicts(*ops)
     check_seconds = time.monotonic() - started
     started = time.monotonic()
-    ran, code, out = pytest_verdicts(tmp_path, "-n", "2", *["--kbtool-" + a[2:] if a.startswith("--") else a
-                                                            for a in ops])
-    print("check {:.1f} s, pytest -n 2 {:.1f} s".format(check_seconds, time.monotonic() - started))
+    ran, code, out = pytest_verdicts(
+        tmp_path, "-n", "2", *["--kbtool-" + a[2:] if a.startswith("--") else a for a in ops]
+    )
+    print(f"check {check_seconds:.1f} s, pytest -n 2 {time.monotonic() - started:.1f} s")
     assert set(ran) == set(checked)
     assert {k: v for k, v in ran.items() if checked[k] != v} == {}
     assert (code == 0) == (report["summary"]["ok"]), out[-3000:]

@@ -1,5 +1,6 @@
 """The recipes of the eight built-in backends and what they ask of kbtool: locks, a shared env, modes a backend
 cannot run, a fresh session per case. No backend environment is needed."""
+
 import dataclasses
 import io
 import json
@@ -29,8 +30,14 @@ def spec():
 def test_the_eight_builtin_backends():
     assert BUILTIN == ["numpy", "tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3"]
     assert {r.name: r.python_version for r in RECIPES.values()} == {
-        "tensorflow": "3.11", "tensorflow1": "3.7", "theano": "3.11", "cntk": "3.6", "mxnet": "3.7", "plaidml": "3.7",
-        "keras3": "3.11"}
+        "tensorflow": "3.11",
+        "tensorflow1": "3.7",
+        "theano": "3.11",
+        "cntk": "3.6",
+        "mxnet": "3.7",
+        "plaidml": "3.7",
+        "keras3": "3.11",
+    }
 
 
 # ------------------------------------------------------------------------------------------------ locks
@@ -49,13 +56,16 @@ def test_every_env_has_a_lock_that_pins_every_package_its_recipe_names(name):
 def test_lock_drift_names_what_differs():
     recipe = dataclasses.replace(RECIPES["cntk"])
     lock = envs.read_lock(recipe)
-    frozen = [line for line in lock.values()]
+    frozen = list(lock.values())
     frozen[frozen.index("cntk==2.7.post2")] = "cntk==2.7"  # the wheel's own metadata: the recipe maps it
     assert envs.lock_drift(recipe, frozen) == []
     changed = [("numpy==1.19.4" if line.startswith("numpy==") else line) for line in frozen] + ["rich==13.0.0"]
     changed.remove("six==1.17.0")
     assert envs.lock_drift(recipe, changed) == [
-        "numpy==1.19.4 (locked numpy==1.19.5)", "missing (locked six==1.17.0)", "rich==13.0.0 (not in the lock)"]
+        "numpy==1.19.4 (locked numpy==1.19.5)",
+        "missing (locked six==1.17.0)",
+        "rich==13.0.0 (not in the lock)",
+    ]
 
 
 def test_keras3_lives_in_the_tensorflow_env_and_cannot_be_removed_alone(tmp_path, monkeypatch):
@@ -66,8 +76,10 @@ def test_keras3_lives_in_the_tensorflow_env_and_cannot_be_removed_alone(tmp_path
     env_dir.mkdir(parents=True)
     result = CliRunner().invoke(main, ["env", "remove", "keras3"])
     assert result.exit_code == 2 and env_dir.exists()
-    assert result.stderr.strip() == ("kbtool: error: keras3 runs in the tensorflow env and has none of its own: "
-                                     "`kbtool env remove tensorflow` removes that env (and keras3 with it)")
+    assert result.stderr.strip() == (
+        "kbtool: error: keras3 runs in the tensorflow env and has none of its own: "
+        "`kbtool env remove tensorflow` removes that env (and keras3 with it)"
+    )
 
 
 def test_a_backend_in_a_shared_env_says_which_env_to_install(tmp_path, monkeypatch):
@@ -91,8 +103,9 @@ def test_plaidml_is_configured_by_kbtool_not_by_the_users_plaidml_setup(tmp_path
 # ------------------------------------------------------------------------------------------------ modes
 def eager_only(name):
     launch = launch_for("numpy")
-    return dataclasses.replace(launch, backend=name, modes=("eager",),
-                               unsupported_modes={"symbolic": "this backend has no placeholders"})
+    return dataclasses.replace(
+        launch, backend=name, modes=("eager",), unsupported_modes={"symbolic": "this backend has no placeholders"}
+    )
 
 
 def test_a_mode_a_backend_cannot_run_is_said_once_not_failed_per_case(spec, no_known):
@@ -116,8 +129,7 @@ def test_a_selection_of_modes_no_backend_can_run_checks_nothing(spec):
     from kbtool.errors import KbtoolError
 
     with pytest.raises(KbtoolError, match=r"^nothing to check: numpy cannot run symbolic mode \(numpy: this "):
-        make_plan(spec, ops=["abs"], backends=["numpy"], modes=["symbolic"], launcher=eager_only,
-                  builtin=["numpy"])
+        make_plan(spec, ops=["abs"], backends=["numpy"], modes=["symbolic"], launcher=eager_only, builtin=["numpy"])
 
 
 # ------------------------------------------------------------------------------------------------ sessions
@@ -141,13 +153,12 @@ def abs(x):
 
 @pytest.mark.parametrize("clear", [True, False])
 def test_a_recipe_can_ask_for_a_fresh_session_before_every_case(spec, custom_backend, clear):
-    module = custom_backend("cleared_{}".format(clear), "kb", CLEARED)
+    module = custom_backend(f"cleared_{clear}", "kb", CLEARED)
 
     def launcher(name):
         return dataclasses.replace(launch_for(name), clear_session=clear)
 
-    report = run_check(make_plan(spec, ops=["abs"], backends=[module], launcher=launcher, builtin=[]),
-                       known_entries=[])
+    report = run_check(make_plan(spec, ops=["abs"], backends=[module], launcher=launcher, builtin=[]), known_entries=[])
     statuses = {r["status"] for r in report["results"] if not r["case"].startswith("grad")}  # (no autodiff)
     assert len(report["results"]) >= 6
     assert statuses == ({"pass"} if clear else {"error"})

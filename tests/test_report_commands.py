@@ -3,6 +3,7 @@
 Fast tests run the numpy backend (or a custom module on kbtool's Python) and synthetic reports; the last test
 shards two ops over every installed backend (marked `backends`).
 """
+
 import json
 import os
 import shutil
@@ -65,15 +66,29 @@ def small_known(tmp_path_factory):
     """A known-differences file of one entry (the reference has no autodiff): a check reads it in milliseconds,
     where the shipped file is validated against the whole spec first (seconds)."""
     path = tmp_path_factory.mktemp("known") / "known.yaml"
-    path.write_text("- op: [abs, mean, exp]\n  backend: numpy\n  case: grad*\n  status: unsupported\n"
-                    "  reason: the reference has no autodiff\n  count: 3\n")
+    path.write_text(
+        "- op: [abs, mean, exp]\n  backend: numpy\n  case: grad*\n  status: unsupported\n"
+        "  reason: the reference has no autodiff\n  count: 3\n"
+    )
     return str(path)
 
 
 # ---------------------------------------------------------------------------- synthetic reports
 
-def synthetic(rows, backends=None, filters=(), seed=0, entries=(), ops=None, shard=None, strict=False,
-              versions=None, checkable=None, all_cases=True):
+
+def synthetic(
+    rows,
+    backends=None,
+    filters=(),
+    seed=0,
+    entries=(),
+    ops=None,
+    shard=None,
+    strict=False,
+    versions=None,
+    checkable=None,
+    all_cases=True,
+):
     """A report as `kbtool check` assembles it, from rows (op, case, backend, mode, status, seconds[, message]).
 
     The spec of the plan has `checkable` ops (default: the rows' ops); the entries are applied as a check applies
@@ -81,35 +96,58 @@ def synthetic(rows, backends=None, filters=(), seed=0, entries=(), ops=None, sha
     results = []
     for row in rows:
         op, case, backend, mode, status, seconds = row[:6]
-        result = Result(op, case, backend, mode, Status(status), message=row[6] if len(row) > 6 else "",
-                        seconds=seconds)
+        result = Result(
+            op, case, backend, mode, Status(status), message=row[6] if len(row) > 6 else "", seconds=seconds
+        )
         if status != "pass":
-            result.repro = "kbtool check --op {} --case {} --backend {} --mode {}".format(op, case, backend, mode)
+            result.repro = f"kbtool check --op {op} --case {case} --backend {backend} --mode {mode}"
         results.append(result)
     ops = ops or sorted({r.op for r in results})
     order = list(backends or dict.fromkeys(r.backend for r in results))
     results.sort(key=lambda r: (r.op, r.case, order.index(r.backend), r.mode))  # as run.py sorts them
     checkable = checkable if checkable is not None else ops
     fake_spec = type("Spec", (), {"path": paths.spec_file(), "ops": {op: {"cases": [{}]} for op in checkable}})()
-    plan = Plan(spec=fake_spec, ops=ops, work=[], backends=[], seed=seed, filters=list(filters), shard=shard,
-                case_patterns=() if all_cases else ("x*",))
+    plan = Plan(
+        spec=fake_spec,
+        ops=ops,
+        work=[],
+        backends=[],
+        seed=seed,
+        filters=list(filters),
+        shard=shard,
+        case_patterns=() if all_cases else ("x*",),
+    )
     names = backends or list(dict.fromkeys(r.backend for r in results))
-    infos = [{"name": n, "kind": "builtin", "status": "available", "versions": (versions or {}).get(n, {n: "1.0"})}
-             for n in names]
+    infos = [
+        {"name": n, "kind": "builtin", "status": "available", "versions": (versions or {}).get(n, {n: "1.0"})}
+        for n in names
+    ]
     entries = [dict(e) for e in entries]
-    applied = known.apply(results, entries, whole_spec=plan.whole_spec, all_cases=plan.all_cases,
-                          planned_ops=plan.ops, spec_ops=set(checkable), counts_comparable=plan.counts_comparable)
+    applied = known.apply(
+        results,
+        entries,
+        whole_spec=plan.whole_spec,
+        all_cases=plan.all_cases,
+        planned_ops=plan.ops,
+        spec_ops=set(checkable),
+        counts_comparable=plan.counts_comparable,
+    )
     report = assemble_mod.assemble(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
     assert assemble_mod.validate(report) == []
     return json.loads(json.dumps(report))
 
 
-ROWS = [("abs", "a", "numpy", "eager", "pass", 0.1), ("abs", "a", "numpy", "symbolic", "pass", 0.1),
-        ("abs", "b", "numpy", "eager", "unsupported", 0.1, "no autodiff"),
-        ("mean", "a", "numpy", "eager", "pass", 0.2), ("mean", "b", "numpy", "eager", "pass", 0.2)]
-ENTRIES = [{"op": ["abs"], "backend": "numpy", "case": "b", "status": "unsupported", "reason": "no autodiff",
-            "count": 1},
-           {"op": ["mean"], "backend": "numpy", "case": "b", "status": "fail", "reason": "gone", "count": 1}]
+ROWS = [
+    ("abs", "a", "numpy", "eager", "pass", 0.1),
+    ("abs", "a", "numpy", "symbolic", "pass", 0.1),
+    ("abs", "b", "numpy", "eager", "unsupported", 0.1, "no autodiff"),
+    ("mean", "a", "numpy", "eager", "pass", 0.2),
+    ("mean", "b", "numpy", "eager", "pass", 0.2),
+]
+ENTRIES = [
+    {"op": ["abs"], "backend": "numpy", "case": "b", "status": "unsupported", "reason": "no autodiff", "count": 1},
+    {"op": ["mean"], "backend": "numpy", "case": "b", "status": "fail", "reason": "gone", "count": 1},
+]
 
 
 def write(tmp_path, name, report):
@@ -120,6 +158,7 @@ def write(tmp_path, name, report):
 
 # ---------------------------------------------------------------------------- real numpy runs
 
+
 @pytest.fixture(scope="module")
 def numpy_runs(tmp_path_factory):
     """OPS on numpy with a known-differences file of two entries (one explains the gradient cases, one is stale):
@@ -129,12 +168,13 @@ def numpy_runs(tmp_path_factory):
     known_file.write_text(
         "- op: [abs, mean, softmax, conv2d, reshape, exp]\n  backend: numpy\n  case: grad*\n  status: unsupported\n"
         "  reason: the reference has no autodiff\n  count: 5\n"
-        "- op: [mean]\n  backend: numpy\n  case: axis*\n  match: never seen\n  reason: a stale entry\n  count: 1\n")
+        "- op: [mean]\n  backend: numpy\n  case: axis*\n  match: never seen\n  reason: a stale entry\n  count: 1\n"
+    )
     common = sum([["--op", op] for op in OPS], []) + ["--backend", "numpy", "--known", str(known_file)]
-    whole = kbtool("check", *common, *sum([["-o", folder / ("whole." + ext)] for ext in FORMATS], []),
-                   home=folder)
-    shards = [kbtool("check", *common, "--shard", "{}/3".format(k), "-o", folder / "shard{}.json".format(k),
-                     home=folder) for k in (1, 2, 3)]
+    whole = kbtool("check", *common, *sum([["-o", folder / ("whole." + ext)] for ext in FORMATS], []), home=folder)
+    shards = [
+        kbtool("check", *common, "--shard", f"{k}/3", "-o", folder / f"shard{k}.json", home=folder) for k in (1, 2, 3)
+    ]
     return folder, whole, shards
 
 
@@ -155,18 +195,18 @@ def test_each_shard_says_its_share_and_judges_no_staleness(numpy_runs):
     total = read(folder / "whole.json")["spec"]["cases"]
     counts = []
     for k, ran in enumerate(shards, 1):
-        report = read(folder / "shard{}.json".format(k))
+        report = read(folder / f"shard{k}.json")
         assert "kbtool: shard {}/3: {} of {} cases, about".format(k, report["spec"]["cases"], total) in ran.stderr
         assert report["plan"]["shard"] == {"index": k, "count": 3} and not report["plan"]["all_cases"]
         assert report["stale_known_differences"] == [] and ran.code == 0
-        assert "--shard {}/3".format(k) in report["filters"]
+        assert f"--shard {k}/3" in report["filters"]
         counts.append(report["spec"]["cases"])
     assert sum(counts) == total and max(counts) - min(counts) <= total // 3
 
 
 def test_three_numpy_shards_merge_into_the_unsharded_run(numpy_runs, tmp_path):
     folder, whole, _ = numpy_runs
-    parts = [folder / "shard{}.json".format(k) for k in (3, 1, 2)]  # any order
+    parts = [folder / f"shard{k}.json" for k in (3, 1, 2)]  # any order
     ran = kbtool("report", "merge", *parts, "-o", tmp_path / "all.json", "-o", tmp_path / "all.md", home=tmp_path)
     merged, unsharded = read(tmp_path / "all.json"), read(folder / "whole.json")
     assert verdicts(merged) == verdicts(unsharded)
@@ -200,10 +240,17 @@ def test_render_reproduces_the_files_check_wrote(numpy_runs, tmp_path, ext):
 
 def test_render_of_a_merge_reproduces_its_files(numpy_runs, tmp_path):
     folder, _, _ = numpy_runs
-    kbtool("report", "merge", *[folder / "shard{}.json".format(k) for k in (1, 2, 3)], "-o", tmp_path / "m.json",
-           "-o", tmp_path / "m.html", home=tmp_path)
-    kbtool("report", "render", tmp_path / "m.json", "-o", tmp_path / "r.json", "-o", tmp_path / "r.html",
-           home=tmp_path)
+    kbtool(
+        "report",
+        "merge",
+        *[folder / f"shard{k}.json" for k in (1, 2, 3)],
+        "-o",
+        tmp_path / "m.json",
+        "-o",
+        tmp_path / "m.html",
+        home=tmp_path,
+    )
+    kbtool("report", "render", tmp_path / "m.json", "-o", tmp_path / "r.json", "-o", tmp_path / "r.html", home=tmp_path)
     for ext in ("json", "html"):
         assert (tmp_path / ("r." + ext)).read_bytes() == (tmp_path / ("m." + ext)).read_bytes()
 
@@ -222,18 +269,21 @@ def test_merge_refuses_overlapping_shards_and_a_file_given_twice(numpy_runs, tmp
     copy = tmp_path / "copy.json"
     shutil.copy(folder / "shard1.json", copy)
     ran = kbtool("report", "merge", folder / "shard1.json", copy, home=tmp_path)
-    assert ran.code == 2 and "shard1.json and {} both hold".format(copy) in ran.stderr and "overlap" in ran.stderr
+    assert ran.code == 2 and f"shard1.json and {copy} both hold" in ran.stderr and "overlap" in ran.stderr
     ran = kbtool("report", "merge", folder / "shard1.json", folder / "shard1.json", home=tmp_path)
     assert ran.code == 2 and "given twice" in ran.stderr
 
 
-@pytest.mark.parametrize("field, value, says", [
-    ("seed", 7, "different seeds (0 vs 7)"),
-    ("spec", None, "different specs"),
-    ("grid", "full", "different grids (pairwise vs full)"),
-    ("keras_config", None, "different --keras-config (none vs floatx=float64)"),
-    ("known_entries", None, "applied different known differences"),
-])
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("seed", 7, "different seeds (0 vs 7)"),
+        ("spec", None, "different specs"),
+        ("grid", "full", "different grids (pairwise vs full)"),
+        ("keras_config", None, "different --keras-config (none vs floatx=float64)"),
+        ("known_entries", None, "applied different known differences"),
+    ],
+)
 def test_merge_refuses_reports_of_different_runs(numpy_runs, tmp_path, field, value, says):
     folder, _, _ = numpy_runs
     other = read(folder / "shard2.json")
@@ -248,8 +298,9 @@ def test_merge_refuses_reports_of_different_runs(numpy_runs, tmp_path, field, va
     path = write(tmp_path, "other.json", other)
     ran = kbtool("report", "merge", folder / "shard1.json", path, home=tmp_path)
     assert ran.code == 2 and ran.stderr.count("\n") == 1, ran.stderr
-    assert "shard1.json and {} come from {}".format(path, says) in ran.stderr or (
-        field == "known_entries" and says in ran.stderr and "other.json" in ran.stderr)
+    assert f"shard1.json and {path} come from {says}" in ran.stderr or (
+        field == "known_entries" and says in ran.stderr and "other.json" in ran.stderr
+    )
 
 
 def test_merge_refuses_an_interrupted_report_unless_allowed(numpy_runs, tmp_path):
@@ -275,6 +326,7 @@ def test_merge_refuses_a_report_without_what_merge_needs(numpy_runs, tmp_path):
 
 # ---------------------------------------------------------------------------- merge: synthetic
 
+
 def test_merge_of_backends_run_apart_judges_as_one_run():
     rows_tf = [(op, case, "tensorflow", mode, "pass", s) for op, case, _, mode, _, s in ROWS[:2]]
     numpy_part = synthetic(ROWS, entries=ENTRIES)
@@ -288,8 +340,10 @@ def test_merge_of_backends_run_apart_judges_as_one_run():
 
 def test_merge_judges_growth_only_on_the_whole_plan():
     entries = [dict(ENTRIES[0], count=0)]  # explains one result, recorded none: grown on a whole default run
-    parts = [synthetic(ROWS[:3], entries=entries, shard=(1, 2), ops=["abs", "mean"]),
-             synthetic(ROWS[3:], entries=entries, shard=(2, 2), ops=["abs", "mean"])]
+    parts = [
+        synthetic(ROWS[:3], entries=entries, shard=(1, 2), ops=["abs", "mean"]),
+        synthetic(ROWS[3:], entries=entries, shard=(2, 2), ops=["abs", "mean"]),
+    ]
     merged = merge_mod.merge([("1.json", parts[0]), ("2.json", parts[1])])
     assert merged["plan"]["counts_comparable"] and [r.get("grown") for r in merged["known_differences"]] == [True]
     alone = merge_mod.merge([("1.json", parts[0])])
@@ -307,14 +361,17 @@ def test_merge_refuses_the_same_backend_at_two_versions():
 def test_merge_drops_and_reapplies_known_difference_notes():
     part = synthetic(ROWS, entries=ENTRIES)
     part["results"][2]["known"] = "a stale verdict from elsewhere"
-    part["results"][2]["note"] = ("from tf_keras.src.backend; known-difference entry 3: its match regex timed out "
-                                  "after 1 s on this message (taken as no match; later messages not searched)")
+    part["results"][2]["note"] = (
+        "from tf_keras.src.backend; known-difference entry 3: its match regex timed out "
+        "after 1 s on this message (taken as no match; later messages not searched)"
+    )
     merged = merge_mod.merge([("p.json", part)])
     assert merged["results"][2]["known"] == "no autodiff"
     assert merged["results"][2]["note"] == "from tf_keras.src.backend"
 
 
 # ---------------------------------------------------------------------------- diff
+
 
 def test_diff_names_a_regression_and_exits_1(tmp_path):
     old = synthetic(ROWS, entries=ENTRIES)
@@ -333,16 +390,26 @@ def test_diff_kinds_of_change():
     old = synthetic(ROWS + [("exp", "gone", "numpy", "eager", "pass", 0.1)], entries=ENTRIES[:1])
     rows = [r for r in ROWS if r[1] != "b" or r[0] != "abs"] + [
         ("abs", "b", "numpy", "eager", "error", 0.1, "raised"),  # known (unsupported, explained) → error
-        ("sum", "new", "numpy", "eager", "pass", 0.1)]
+        ("sum", "new", "numpy", "eager", "pass", 0.1),
+    ]
     new = synthetic(rows, entries=ENTRIES[:1], versions={"numpy": {"numpy": "2.0"}})
     found = diff(old, new)
     kinds = {(r["op"], r["case"], r["mode"]): (r["kind"], r["old"], r["new"]) for r in found["results"]}
-    assert kinds == {("abs", "b", "eager"): ("new_failure", "known", "error"),
-                     ("sum", "new", "eager"): ("new", None, "pass"),
-                     ("exp", "gone", "eager"): ("no_longer_run", "pass", None)}
+    assert kinds == {
+        ("abs", "b", "eager"): ("new_failure", "known", "error"),
+        ("sum", "new", "eager"): ("new", None, "pass"),
+        ("exp", "gone", "eager"): ("no_longer_run", "pass", None),
+    }
     assert found["worse"] and found["counts"]["no_longer_run"] == 1
-    assert found["backends"] == [{"backend": "numpy", "old_status": "available", "new_status": "available",
-                                  "versions": {"numpy": ["1.0", "2.0"]}, "worse": False}]
+    assert found["backends"] == [
+        {
+            "backend": "numpy",
+            "old_status": "available",
+            "new_status": "available",
+            "versions": {"numpy": ["1.0", "2.0"]},
+            "worse": False,
+        }
+    ]
     assert found["known_counts"][0]["old"] == 1 and found["known_counts"][0]["new"] == 0
     assert found["new_stale"] and found["new_stale"][0]["reason"] == "no autodiff"
 
@@ -373,6 +440,7 @@ def test_diff_a_newly_grown_entry_is_worse():
 
 # ---------------------------------------------------------------------------- render, load errors
 
+
 def test_render_json_is_the_identity_even_for_awkward_text(tmp_path):
     report = synthetic(ROWS[:2] + [("abs", "b", "numpy", "eager", "fail", 0.1, "é \udcff \x1b[31m <b>|")])
     from kbtool import reports
@@ -385,13 +453,16 @@ def test_render_json_is_the_identity_even_for_awkward_text(tmp_path):
     assert ran.stdout == source.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("content, says", [
-    (None, "cannot read report"),
-    ("{not json", "not JSON"),
-    ('{"a": 1}', "not a kbtool report"),
-    ('{"schema_version": 9, "results": []}', "schema_version 9 is newer than this kbtool reads (1)"),
-    ('{"schema_version": 1, "results": [{}]}', "report"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (None, "cannot read report"),
+        ("{not json", "not JSON"),
+        ('{"a": 1}', "not a kbtool report"),
+        ('{"schema_version": 9, "results": []}', "schema_version 9 is newer than this kbtool reads (1)"),
+        ('{"schema_version": 1, "results": [{}]}', "report"),
+    ],
+)
 def test_an_unreadable_report_is_one_line(tmp_path, content, says):
     path = tmp_path / "r.json"
     if content is not None:
@@ -402,6 +473,7 @@ def test_an_unreadable_report_is_one_line(tmp_path, content, says):
 
 
 # ---------------------------------------------------------------------------- --status
+
 
 def test_filtered_keeps_the_summary_and_picks_results():
     report = synthetic(ROWS + [("exp", "x", "numpy", "eager", "fail", 0.1, "differs")], entries=ENTRIES[:1])
@@ -454,14 +526,18 @@ def test_check_status_shows_only_those_results_and_keeps_the_exit_code(tmp_path,
 
 # ---------------------------------------------------------------------------- --strict
 
+
 def test_strict_fails_on_explained_unsupported_results(tmp_path, small_known):
     plain = check(small_known, "--op", "abs", "--backend", "numpy", home=tmp_path)
-    strict = check(small_known, "--op", "abs", "--backend", "numpy", "--strict", "-o", tmp_path / "s.json",
-                    home=tmp_path)
+    strict = check(
+        small_known, "--op", "abs", "--backend", "numpy", "--strict", "-o", tmp_path / "s.json", home=tmp_path
+    )
     assert plain.code == 0 and strict.code == 1
     report = read(tmp_path / "s.json")
-    assert report["summary"]["strict"] is True and report["summary"]["strict_failures"] == {"unsupported": 1,
-                                                                                         "grown": 0}
+    assert report["summary"]["strict"] is True and report["summary"]["strict_failures"] == {
+        "unsupported": 1,
+        "grown": 0,
+    }
     assert "--strict: 1 unsupported result(s)" in strict.stdout
     assert assemble_mod.verdict_reasons(report) == ["--strict: 1 unsupported result(s)"]
 
@@ -477,7 +553,7 @@ def test_strict_fails_on_grown_known_differences():
 
 # ---------------------------------------------------------------------------- --last-failed
 
-BROKEN_ABS = '''
+BROKEN_ABS = """
 import numpy as np
 from kbtool.reference import *  # noqa
 from kbtool.reference import abs as _abs
@@ -488,7 +564,7 @@ from kbtool.reference.core import op
 def abs(x):
     out = _abs(x)
     return out + 1 if np.asarray(x).dtype == np.float64 else out
-'''
+"""
 FIXED_ABS = "from kbtool.reference import *  # noqa\n"
 
 
@@ -541,9 +617,11 @@ def test_last_failed_reruns_every_op_of_a_backend_that_could_not_start():
     report["results"].append(dict(report["results"][0], op="conv2d", backend="tensorflow", case="a.kernel_flipped"))
     report["results"][-1].update(status="fail", repro="x")
     selection = failures_of(report)
-    assert selection == {"numpy": {("abs", "b", "eager")},  # unsupported and not explained
-                         "theano": {("abs", None, None), ("mean", None, None), ("exp", None, None)},
-                         "tensorflow": {("conv2d", "a", "eager")}}  # a variant reruns with its case
+    assert selection == {
+        "numpy": {("abs", "b", "eager")},  # unsupported and not explained
+        "theano": {("abs", None, None), ("mean", None, None), ("exp", None, None)},
+        "tensorflow": {("conv2d", "a", "eager")},
+    }  # a variant reruns with its case
     assert list(selection)[:2] == ["numpy", "theano"]  # the report's backend order
 
 
@@ -556,14 +634,17 @@ def test_last_failed_plan_runs_each_backend_only_its_failures():
     failed = {"numpy": {("abs", "float64", "eager"), ("exp", "basic", "symbolic")}}
     plan = make_plan(spec, backends=["numpy"], last_failed=failed)
     assert sorted((c.op, c.id, tuple(c.modes)) for _, c in plan.work_for("numpy")) == [
-        ("abs", "float64", ("eager",)), ("exp", "basic", ("symbolic",))]
+        ("abs", "float64", ("eager",)),
+        ("exp", "basic", ("symbolic",)),
+    ]
     assert plan.ops == ["abs", "exp"] and plan.last_failed and plan.filters == ["--last-failed"]
     assert not plan.all_cases and run.planned_results(plan) == 2
     sharded = make_plan(spec, backends=["numpy"], last_failed=failed, shard=(2, 2))
     assert len(sharded.work) == 1 and sharded.filters == ["--last-failed", "--shard 2/2"]
     every = make_plan(spec, ops=["abs"], backends=["numpy"], last_failed={"numpy": {("abs", None, None)}})
-    assert run.planned_results(every) == sum(len(c.modes) for _, c in make_plan(spec, ops=["abs"],
-                                                                                backends=["numpy"]).work)
+    assert run.planned_results(every) == sum(
+        len(c.modes) for _, c in make_plan(spec, ops=["abs"], backends=["numpy"]).work
+    )
     with pytest.raises(KbtoolError, match="nope"):
         make_plan(spec, ops=["nope"], backends=["numpy"], last_failed=failed)
 
@@ -585,6 +666,7 @@ def test_a_corrupt_last_report_is_one_line(tmp_path, small_known):
 
 # ---------------------------------------------------------------------------- real backends
 
+
 @pytest.mark.backends
 def test_two_shards_on_every_installed_backend_merge_into_the_unsharded_run(tmp_path):
     """conv2d (Theano's .kernel_flipped variants and the verified_by entries that need them) and mean, on every
@@ -592,13 +674,15 @@ def test_two_shards_on_every_installed_backend_merge_into_the_unsharded_run(tmp_
     common = ["--op", "conv2d", "--op", "mean"]
     whole = kbtool("check", *common, "-o", tmp_path / "whole.json", home=None)
     for k in (1, 2):
-        kbtool("check", *common, "--shard", "{}/2".format(k), "-o", tmp_path / "s{}.json".format(k), home=None)
-    merged = kbtool("report", "merge", tmp_path / "s1.json", tmp_path / "s2.json", "-o", tmp_path / "all.json",
-                    home=tmp_path)
+        kbtool("check", *common, "--shard", f"{k}/2", "-o", tmp_path / f"s{k}.json", home=None)
+    merged = kbtool(
+        "report", "merge", tmp_path / "s1.json", tmp_path / "s2.json", "-o", tmp_path / "all.json", home=tmp_path
+    )
     unsharded, together = read(tmp_path / "whole.json"), read(tmp_path / "all.json")
     assert len({b["name"] for b in unsharded["backends"] if b["status"] == "available"}) >= 2
     assert any(r["case"].endswith(".kernel_flipped") for r in together["results"]) or not any(
-        b["name"] == "theano" and b["status"] == "available" for b in unsharded["backends"])
+        b["name"] == "theano" and b["status"] == "available" for b in unsharded["backends"]
+    )
     assert verdicts(together) == verdicts(unsharded)
     assert together["stale_known_differences"] == unsharded["stale_known_differences"]
     assert together["known_differences"] == unsharded["known_differences"]

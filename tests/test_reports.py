@@ -3,6 +3,7 @@
 Hand-built reports for the tables; a few short runs on the numpy worker (and on custom backend modules) for
 the promise that every report kbtool writes validates against its schema.
 """
+
 import copy
 import io
 import json
@@ -31,37 +32,73 @@ from kbtool.specs import loader
 
 
 def record(op, case, backend, status, mode="eager", known=None, seconds=0.25, message=None, **extra):
-    result = Result(op=op, case=case, backend=backend, mode=mode, status=Status(status),
-                    message="" if message is None and status == "pass" else message or "{} here".format(status),
-                    seconds=seconds, known=known, **extra)
+    result = Result(
+        op=op,
+        case=case,
+        backend=backend,
+        mode=mode,
+        status=Status(status),
+        message="" if message is None and status == "pass" else message or f"{status} here",
+        seconds=seconds,
+        known=known,
+        **extra,
+    )
     if result.status != Status.PASS:
         result.repro = repro_command(result, 0)
     return result.as_dict()
 
 
 def available(name):
-    return {"name": name, "kind": "builtin", "python": "3.11.7", "status": BackendStatus.AVAILABLE.value,
-            "versions": {name: "1.0"}, "module": "kbtool.reference", "import_seconds": 0.1, "restarts": 0}
+    return {
+        "name": name,
+        "kind": "builtin",
+        "python": "3.11.7",
+        "status": BackendStatus.AVAILABLE.value,
+        "versions": {name: "1.0"},
+        "module": "kbtool.reference",
+        "import_seconds": 0.1,
+        "restarts": 0,
+    }
 
 
 def broken(name):
-    return {"name": name, "kind": "custom", "python": "3.11.7", "status": BackendStatus.BROKEN.value,
-            "reason": "ImportError: no engine here", "restarts": 0}
+    return {
+        "name": name,
+        "kind": "custom",
+        "python": "3.11.7",
+        "status": BackendStatus.BROKEN.value,
+        "reason": "ImportError: no engine here",
+        "restarts": 0,
+    }
 
 
 def not_installed(name):
-    return not_installed_info(name, "not installed: run `kbtool env install {}`".format(name))
+    return not_installed_info(name, f"not installed: run `kbtool env install {name}`")
 
 
-STALE = {"op": "dot", "backend": "beta", "case": "basic", "reason": "beta rounds", "note": "did not reproduce in this "
-         "run (2 results checked)"}
+STALE = {
+    "op": "dot",
+    "backend": "beta",
+    "case": "basic",
+    "reason": "beta rounds",
+    "note": "did not reproduce in this run (2 results checked)",
+}
 
 
 def make_report(backends, results, stale=(), known_counts=()):
-    report = {"schema_version": SCHEMA_VERSION, "kbtool": __version__, "created": "2024-05-01T12:00:00+00:00",
-              "seed": 0, "spec": {"path": "specs/ops.yaml", "ops": 2, "cases": 3}, "filters": [],
-              "backends": backends, "results": results, "known_differences": list(known_counts),
-              "stale_known_differences": list(stale), "wall_seconds": 1.0}
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "kbtool": __version__,
+        "created": "2024-05-01T12:00:00+00:00",
+        "seed": 0,
+        "spec": {"path": "specs/ops.yaml", "ops": 2, "cases": 3},
+        "filters": [],
+        "backends": backends,
+        "results": results,
+        "known_differences": list(known_counts),
+        "stale_known_differences": list(stale),
+        "wall_seconds": 1.0,
+    }
     report["summary"] = summarize(report)
     return report
 
@@ -71,45 +108,88 @@ def make_report(backends, results, stale=(), known_counts=()):
 PASSES = [record("dot", "basic", "alpha", "pass"), record("dot", "big", "alpha", "pass")]
 
 
-@pytest.mark.parametrize("backends, results, stale, expected", [
-    # (results, divergences, stale, unavailable_backends, could_not_start, ok)
-    ([available("alpha")], [], (), (0, 0, 0, [], [], False)),  # nothing ran: never green
-    ([available("alpha")], PASSES, (), (2, 0, 0, [], [], True)),
-    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail")], (), (3, 1, 0, [], [], False)),
-    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "unsupported")], (), (3, 1, 0, [], [], False)),
-    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail", known="r"),
-                                     record("dot", "y", "alpha", "crash", known="r")], (), (4, 0, 0, [], [], True)),
-    ([available("alpha")], PASSES, [STALE], (2, 0, 1, [], [], False)),
-    ([available("alpha")], PASSES + [record("dot", "x", "alpha", "could_not_start")], (), (3, 1, 0, [], [], False)),
-    ([available("alpha"), broken("my.kb")], PASSES, (), (2, 0, 0, ["my.kb"], ["my.kb"], False)),
-    ([available("alpha"), not_installed("cntk")], PASSES, (), (2, 0, 0, ["cntk"], [], True)),
-    ([not_installed("cntk"), available("alpha"), not_installed("theano")], PASSES, (),
-     (2, 0, 0, ["cntk", "theano"], [], True)),
-    ([broken("my.kb")], [], (), (0, 0, 0, ["my.kb"], ["my.kb"], False)),
-])
+@pytest.mark.parametrize(
+    "backends, results, stale, expected",
+    [
+        # (results, divergences, stale, unavailable_backends, could_not_start, ok)
+        ([available("alpha")], [], (), (0, 0, 0, [], [], False)),  # nothing ran: never green
+        ([available("alpha")], PASSES, (), (2, 0, 0, [], [], True)),
+        ([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail")], (), (3, 1, 0, [], [], False)),
+        ([available("alpha")], PASSES + [record("dot", "x", "alpha", "unsupported")], (), (3, 1, 0, [], [], False)),
+        (
+            [available("alpha")],
+            PASSES + [record("dot", "x", "alpha", "fail", known="r"), record("dot", "y", "alpha", "crash", known="r")],
+            (),
+            (4, 0, 0, [], [], True),
+        ),
+        ([available("alpha")], PASSES, [STALE], (2, 0, 1, [], [], False)),
+        ([available("alpha")], PASSES + [record("dot", "x", "alpha", "could_not_start")], (), (3, 1, 0, [], [], False)),
+        ([available("alpha"), broken("my.kb")], PASSES, (), (2, 0, 0, ["my.kb"], ["my.kb"], False)),
+        ([available("alpha"), not_installed("cntk")], PASSES, (), (2, 0, 0, ["cntk"], [], True)),
+        (
+            [not_installed("cntk"), available("alpha"), not_installed("theano")],
+            PASSES,
+            (),
+            (2, 0, 0, ["cntk", "theano"], [], True),
+        ),
+        ([broken("my.kb")], [], (), (0, 0, 0, ["my.kb"], ["my.kb"], False)),
+    ],
+)
 def test_summary_and_exit_code(backends, results, stale, expected):
     report = make_report(backends, results, stale)
     s = report["summary"]
-    assert (s["results"], s["divergences"], s["stale"], s["unavailable_backends"], s["could_not_start"],
-            s["ok"]) == expected
+    assert (
+        s["results"],
+        s["divergences"],
+        s["stale"],
+        s["unavailable_backends"],
+        s["could_not_start"],
+        s["ok"],
+    ) == expected
     assert exit_code(report) == (0 if expected[-1] else 1)
 
 
 def test_per_backend_counts_cover_every_status_and_known():
     results = [record("dot", s, "alpha", s) for s in (st.value for st in Status)]
-    results += [record("dot", "explained", "alpha", "fail", known="alpha rounds"),
-                record("dot", "explained2", "alpha", "timeout", known="alpha hangs"),
-                record("dot", "basic", "beta", "pass", seconds=0.125), record("dot", "big", "beta", "error",
-                                                                             seconds=0.0625)]
+    results += [
+        record("dot", "explained", "alpha", "fail", known="alpha rounds"),
+        record("dot", "explained2", "alpha", "timeout", known="alpha hangs"),
+        record("dot", "basic", "beta", "pass", seconds=0.125),
+        record("dot", "big", "beta", "error", seconds=0.0625),
+    ]
     report = make_report([available("alpha"), available("beta"), not_installed("cntk")], results)
     s = report["summary"]
     assert s["per_backend"] == {
-        "alpha": {"pass": 1, "fail": 1, "error": 1, "unsupported": 1, "crash": 1, "timeout": 1, "could_not_start": 1,
-                  "known": 2},
-        "beta": {"pass": 1, "fail": 0, "error": 1, "unsupported": 0, "crash": 0, "timeout": 0, "could_not_start": 0,
-                 "known": 0},
-        "cntk": {"pass": 0, "fail": 0, "error": 0, "unsupported": 0, "crash": 0, "timeout": 0, "could_not_start": 0,
-                 "known": 0},
+        "alpha": {
+            "pass": 1,
+            "fail": 1,
+            "error": 1,
+            "unsupported": 1,
+            "crash": 1,
+            "timeout": 1,
+            "could_not_start": 1,
+            "known": 2,
+        },
+        "beta": {
+            "pass": 1,
+            "fail": 0,
+            "error": 1,
+            "unsupported": 0,
+            "crash": 0,
+            "timeout": 0,
+            "could_not_start": 0,
+            "known": 0,
+        },
+        "cntk": {
+            "pass": 0,
+            "fail": 0,
+            "error": 0,
+            "unsupported": 0,
+            "crash": 0,
+            "timeout": 0,
+            "could_not_start": 0,
+            "known": 0,
+        },
     }
     assert s["case_seconds"] == {"alpha": 2.25, "beta": 0.19}  # 9 × 0.25; 0.1875 rounded
     assert (s["results"], s["divergences"], s["ok"]) == (11, 7, False)
@@ -134,19 +214,53 @@ def test_schema_words_are_the_results_words():
 def full_report():
     results = [
         record("dot", "basic", "alpha", "pass"),
-        record("dot", "basic", "alpha", "fail", mode="symbolic",
-               details=Details(expected_shape=[2, 3], actual_shape=[2, 3], expected_dtype="float32",
-                               actual_dtype="float32", max_abs_diff=0.5, max_rel_diff=1.0, mismatched=6, size=6,
-                               first_index=[0, 0], expected_value=-0.5, actual_value="nan", rtol=1e-5,
-                               atol=1e-6).as_dict()),
-        record("dot", "example:doc", "alpha", "pass", doc_check=[{"docs": ["ko-2.2"], "shown": "[[1]]",
-                                                                  "matches": True}]),
+        record(
+            "dot",
+            "basic",
+            "alpha",
+            "fail",
+            mode="symbolic",
+            details=Details(
+                expected_shape=[2, 3],
+                actual_shape=[2, 3],
+                expected_dtype="float32",
+                actual_dtype="float32",
+                max_abs_diff=0.5,
+                max_rel_diff=1.0,
+                mismatched=6,
+                size=6,
+                first_index=[0, 0],
+                expected_value=-0.5,
+                actual_value="nan",
+                rtol=1e-5,
+                atol=1e-6,
+            ).as_dict(),
+        ),
+        record(
+            "dot", "example:doc", "alpha", "pass", doc_check=[{"docs": ["ko-2.2"], "shown": "[[1]]", "matches": True}]
+        ),
         record("sum", "basic", "alpha", "unsupported", known="alpha lacks sum", note="from a private module"),
     ]
-    known_counts = [{"entry": 1, "op": "sum", "backend": ["alpha", "beta"], "reason": "alpha lacks sum",
-                     "targeted": 1, "explained": 1, "named": 1},
-                    {"entry": "spec alias", "op": "lesser", "backend": "alpha", "reason": "renamed",
-                     "targeted": 2, "explained": 0, "named": 0}]
+    known_counts = [
+        {
+            "entry": 1,
+            "op": "sum",
+            "backend": ["alpha", "beta"],
+            "reason": "alpha lacks sum",
+            "targeted": 1,
+            "explained": 1,
+            "named": 1,
+        },
+        {
+            "entry": "spec alias",
+            "op": "lesser",
+            "backend": "alpha",
+            "reason": "renamed",
+            "targeted": 2,
+            "explained": 0,
+            "named": 0,
+        },
+    ]
     return make_report([available("alpha"), broken("my.kb"), not_installed("cntk")], results, [STALE], known_counts)
 
 
@@ -158,17 +272,26 @@ def _drop(key):
     return lambda r: r.pop(key)
 
 
-@pytest.mark.parametrize("mutate, problems", [
-    (_drop("schema_version"), ["(top): 'schema_version' is a required property"]),
-    (lambda r: r.update(schema_version=2), ["schema_version: 1 was expected"]),
-    (lambda r: r["results"][1].update(status="flaky"),
-     ["results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
-      "'could_not_start']"]),
-    (lambda r: r["results"][1].pop("repro"), ["results/1: 'repro' is a required property"]),
-    (lambda r: r["results"][0].update(repro="kbtool check --op dot"), ["results/0: {} should not be valid under "
-                                                                       "{{'required': ['repro']}}"]),
-    (lambda r: r.update(extra=1), ["(top): Additional properties are not allowed ('extra' was unexpected)"]),
-])
+@pytest.mark.parametrize(
+    "mutate, problems",
+    [
+        (_drop("schema_version"), ["(top): 'schema_version' is a required property"]),
+        (lambda r: r.update(schema_version=2), ["schema_version: 1 was expected"]),
+        (
+            lambda r: r["results"][1].update(status="flaky"),
+            [
+                "results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
+                "'could_not_start']"
+            ],
+        ),
+        (lambda r: r["results"][1].pop("repro"), ["results/1: 'repro' is a required property"]),
+        (
+            lambda r: r["results"][0].update(repro="kbtool check --op dot"),
+            ["results/0: {} should not be valid under {{'required': ['repro']}}"],
+        ),
+        (lambda r: r.update(extra=1), ["(top): Additional properties are not allowed ('extra' was unexpected)"]),
+    ],
+)
 def test_validate_rejects(mutate, problems):
     report = full_report()
     mutate(report)
@@ -186,8 +309,21 @@ def cli(*args):
 
 def test_every_report_kbtool_writes_validates(tmp_path):
     out = {ext: str(tmp_path / ("X." + ext)) for ext in ("json", "md", "html", "xml")}
-    code, stdout = cli("check", "--op", "batch_dot", "--op", "clip", "--op", "random_normal", "--op", "rnn",
-                       "--backend", "numpy", "--json", *[a for p in out.values() for a in ("-o", p)])
+    code, stdout = cli(
+        "check",
+        "--op",
+        "batch_dot",
+        "--op",
+        "clip",
+        "--op",
+        "random_normal",
+        "--op",
+        "rnn",
+        "--backend",
+        "numpy",
+        "--json",
+        *[a for p in out.values() for a in ("-o", p)],
+    )
     assert code == 0, stdout
     report = json.loads(stdout)
     assert report["schema_version"] == 1
@@ -223,8 +359,26 @@ def abs(x):  # right values, wrong dtype
 def test_failing_results_carry_details_and_validate(tmp_path, custom_backend):
     module = custom_backend("wrongkb", "kb", CUSTOM)
     target = str(tmp_path / "X.json")
-    code, stdout = cli("check", "--op", "clip", "--op", "transpose", "--op", "abs", "--backend", module,
-                       "--case", "basic", "--case", "rank3", "--mode", "eager", "--json", "-o", target)
+    code, stdout = cli(
+        "check",
+        "--op",
+        "clip",
+        "--op",
+        "transpose",
+        "--op",
+        "abs",
+        "--backend",
+        module,
+        "--case",
+        "basic",
+        "--case",
+        "rank3",
+        "--mode",
+        "eager",
+        "--json",
+        "-o",
+        target,
+    )
     assert code == 1, stdout
     report = json.loads(stdout)
     assert validate(report) == []
@@ -233,14 +387,26 @@ def test_failing_results_carry_details_and_validate(tmp_path, custom_backend):
     by_op = {r["op"]: r for r in report["results"]}
     assert sorted(by_op) == ["abs", "clip", "transpose"] and len(report["results"]) == 3
     assert {r["status"] for r in report["results"]} == {"fail"}
-    assert all(r["repro"] == "kbtool check --op {} --case {} --backend {} --mode eager --seed 0".format(
-        r["op"], r["case"], module) for r in report["results"])
+    assert all(
+        r["repro"]
+        == "kbtool check --op {} --case {} --backend {} --mode eager --seed 0".format(r["op"], r["case"], module)
+        for r in report["results"]
+    )
     clip = by_op["clip"]["details"]
     assert (clip["expected_shape"], clip["actual_shape"], clip["expected_dtype"], clip["actual_dtype"]) == (
-        [3, 4], [3, 4], "float32", "float32")
+        [3, 4],
+        [3, 4],
+        "float32",
+        "float32",
+    )
     assert clip["max_abs_diff"] == pytest.approx(0.5, abs=1e-6)
     assert (clip["mismatched"], clip["size"], clip["first_index"], clip["rtol"], clip["atol"]) == (
-        12, 12, [0, 0], 1e-05, 1e-06)
+        12,
+        12,
+        [0, 0],
+        1e-05,
+        1e-06,
+    )
     assert clip["actual_value"] - clip["expected_value"] == pytest.approx(0.5, abs=1e-6)
     transpose = by_op["transpose"]["details"]
     assert transpose["actual_shape"] == transpose["expected_shape"][::-1] and len(transpose["actual_shape"]) == 3
@@ -258,12 +424,16 @@ def test_reports_with_unavailable_and_broken_backends_validate(custom_backend):
         return registry.launch_for(name)
 
     spec = loader.load()
-    the_plan = plan.make_plan(spec, ops=["clip"], case_patterns=["basic"], launcher=launcher,
-                              builtin=["numpy", "tensorflow", module])
+    the_plan = plan.make_plan(
+        spec, ops=["clip"], case_patterns=["basic"], launcher=launcher, builtin=["numpy", "tensorflow", module]
+    )
     report = run_check(the_plan, known_entries=[])
     assert validate(report) == []
     assert [(b["name"], b["status"]) for b in report["backends"]] == [
-        ("numpy", "available"), ("tensorflow", "not installed"), (module, "broken")]
+        ("numpy", "available"),
+        ("tensorflow", "not installed"),
+        (module, "broken"),
+    ]
     assert "ImportError: no engine here" in report["backends"][2]["reason"]
     assert [(r["backend"], r["status"]) for r in report["results"]] == [("numpy", "pass"), ("numpy", "pass")]
     s = report["summary"]
@@ -286,12 +456,16 @@ def test_reports_with_unavailable_and_broken_backends_validate(custom_backend):
 def renderer_report():
     """Two backends, two ops: alpha dot ✓✓✗, alpha sum ✓≈; beta dot –––, beta sum E☠."""
     results = [
-        record("dot", "a", "alpha", "pass"), record("dot", "b", "alpha", "pass"),
+        record("dot", "a", "alpha", "pass"),
+        record("dot", "b", "alpha", "pass"),
         record("dot", "c", "alpha", "fail", message="values differ | by 0.5"),
-        record("sum", "a", "alpha", "pass"), record("sum", "b", "alpha", "error", known="alpha raises here"),
-        record("dot", "a", "beta", "unsupported"), record("dot", "b", "beta", "unsupported"),
+        record("sum", "a", "alpha", "pass"),
+        record("sum", "b", "alpha", "error", known="alpha raises here"),
+        record("dot", "a", "beta", "unsupported"),
+        record("dot", "b", "beta", "unsupported"),
         record("dot", "c", "beta", "unsupported"),
-        record("sum", "a", "beta", "error"), record("sum", "b", "beta", "crash", mode="symbolic"),
+        record("sum", "a", "beta", "error"),
+        record("sum", "b", "beta", "crash", mode="symbolic"),
     ]
     return make_report([available("alpha"), available("beta")], results)
 
@@ -307,8 +481,10 @@ def test_markdown_matrix_and_divergences():
     rows = section.splitlines()
     assert rows[0] == "| op | case | backend | mode | status | message | numbers | repro |"
     assert len(rows[2:]) == 6  # every unexplained result, each with the command that runs it again
-    assert ("| dot | c | alpha | eager | ✗ fail | values differ \\| by 0.5 |  | "
-            "`kbtool check --op dot --case c --backend alpha --mode eager --seed 0` |") in rows
+    assert (
+        "| dot | c | alpha | eager | ✗ fail | values differ \\| by 0.5 |  | "
+        "`kbtool check --op dot --case c --backend alpha --mode eager --seed 0` |"
+    ) in rows
     assert not any("| sum | b | alpha |" in row for row in rows)  # the known one is not a failure ...
     known = text.split("## Known differences\n", 1)[1]
     assert "| 1 | alpha | sum | alpha raises here |" in known  # ... it is counted under its reason
@@ -317,10 +493,13 @@ def test_markdown_matrix_and_divergences():
 def test_junit_counts_per_suite():
     root = ET.fromstring(junit.render(renderer_report()))
     suites = {s.get("name"): s for s in root.findall("testsuite")}
-    assert {name: (s.get("tests"), s.get("failures"), s.get("errors"), s.get("skipped"))
-            for name, s in suites.items()} == {"kbtool.alpha": ("5", "1", "0", "1"),
-                                               # unexplained unsupported is a divergence, as the CLI counts it
-                                               "kbtool.beta": ("5", "3", "2", "0")}
+    assert {
+        name: (s.get("tests"), s.get("failures"), s.get("errors"), s.get("skipped")) for name, s in suites.items()
+    } == {
+        "kbtool.alpha": ("5", "1", "0", "1"),
+        # unexplained unsupported is a divergence, as the CLI counts it
+        "kbtool.beta": ("5", "3", "2", "0"),
+    }
     for suite in suites.values():
         cases = suite.findall("testcase")
         assert len(cases) == int(suite.get("tests"))
@@ -332,8 +511,10 @@ def test_junit_counts_per_suite():
 
 
 def test_junit_is_well_formed_with_control_characters_in_a_message():
-    report = make_report([available("alpha")], [
-        record("dot", "a", "alpha", "error", message="ValueError: bad \x1b[31mred\x1b[0m \x07 bell")])
+    report = make_report(
+        [available("alpha")],
+        [record("dot", "a", "alpha", "error", message="ValueError: bad \x1b[31mred\x1b[0m \x07 bell")],
+    )
     root = ET.fromstring(junit.render(report))
     (case,) = root.iter("testcase")
     assert "bad" in case.find("error").get("message")
@@ -342,12 +523,19 @@ def test_junit_is_well_formed_with_control_characters_in_a_message():
 def test_html_rows_and_cells():
     page = html.render(renderer_report())
     # the unexplained divergences as HTML (the known one is not among them), by op, the worst first
-    assert re.findall(r'<tr class="(\w+)"><td class="op">', page) == ["fail", "unsupported", "unsupported",
-                                                                      "unsupported", "crash", "error"]
+    assert re.findall(r'<tr class="(\w+)"><td class="op">', page) == [
+        "fail",
+        "unsupported",
+        "unsupported",
+        "unsupported",
+        "crash",
+        "error",
+    ]
     # the matrix's cells, embedded for the page's script (tests/test_html_scoreboard.py draws them in a browser)
     data = json.loads(re.search(r'<script type="application/json" id="kbtool-data">(.*?)</script>', page).group(1))
-    cells = [(c["s"], "{} {}/{}".format(data["symbols"][c["s"]], c["p"], c["t"])) for op in data["ops"]
-             for c in op["cells"]]
+    cells = [
+        (c["s"], "{} {}/{}".format(data["symbols"][c["s"]], c["p"], c["t"])) for op in data["ops"] for c in op["cells"]
+    ]
     assert cells == [("fail", "✗ 2/3"), ("unsupported", "– 0/3"), ("known", "≈ 1/2"), ("crash", "☠ 0/2")]
 
 
@@ -390,20 +578,23 @@ def test_terminal_verdict_says_why_a_check_with_a_broken_backend_failed():
     assert "my.kb" in verdict or "could not start" in verdict
 
 
-@pytest.mark.parametrize("statuses, worst", [
-    (["pass", "pass"], "pass"),
-    (["pass", "known"], "known"),
-    (["known", "unsupported"], "unsupported"),
-    (["unsupported", "fail"], "fail"),
-    (["fail", "error"], "error"),
-    (["error", "timeout"], "timeout"),
-    (["timeout", "crash"], "crash"),
-    (["crash", "could_not_start"], "could_not_start"),
-    (["could_not_start", "pass"], "could_not_start"),
-    (["fail", "pass", "unsupported"], "fail"),
-    (["pass"], "pass"),
-    ([], None),
-])
+@pytest.mark.parametrize(
+    "statuses, worst",
+    [
+        (["pass", "pass"], "pass"),
+        (["pass", "known"], "known"),
+        (["known", "unsupported"], "unsupported"),
+        (["unsupported", "fail"], "fail"),
+        (["fail", "error"], "error"),
+        (["error", "timeout"], "timeout"),
+        (["timeout", "crash"], "crash"),
+        (["crash", "could_not_start"], "could_not_start"),
+        (["could_not_start", "pass"], "could_not_start"),
+        (["fail", "pass", "unsupported"], "fail"),
+        (["pass"], "pass"),
+        ([], None),
+    ],
+)
 def test_cell_status_picks_the_worst(statuses, worst):
     records = [{"status": "error", "known": "why"} if s == "known" else {"status": s} for s in statuses]
     assert matrix.cell_status(records) == worst
@@ -424,9 +615,15 @@ def test_render_json_and_unknown_format():
 # --- files ---
 
 
-@pytest.mark.parametrize("path, fmt", [
-    ("r.json", "json"), ("out/r.md", "markdown"), ("/tmp/a.b/r.html", "html"), ("junit.xml", "junit"),
-])
+@pytest.mark.parametrize(
+    "path, fmt",
+    [
+        ("r.json", "json"),
+        ("out/r.md", "markdown"),
+        ("/tmp/a.b/r.html", "html"),
+        ("junit.xml", "junit"),
+    ],
+)
 def test_format_of(path, fmt):
     assert format_of(path) == fmt
 
@@ -435,7 +632,7 @@ def test_format_of(path, fmt):
 def test_format_of_unknown(path):
     with pytest.raises(KbtoolError) as info:
         format_of(path)
-    assert str(info.value) == "cannot tell the format of {!r}: use one of .json, .md, .html, .xml".format(path)
+    assert str(info.value) == f"cannot tell the format of {path!r}: use one of .json, .md, .html, .xml"
 
 
 def test_prepare_outputs_makes_folders_and_refuses_directories_and_uncreatable_folders(tmp_path):
@@ -446,7 +643,7 @@ def test_prepare_outputs_makes_folders_and_refuses_directories_and_uncreatable_f
     folder.mkdir()
     with pytest.raises(KbtoolError) as info:
         prepare_outputs([str(made), str(folder)])
-    assert str(info.value) == "{} is a directory".format(folder)
+    assert str(info.value) == f"{folder} is a directory"
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     target = blocker / "sub" / "r.md"
@@ -498,7 +695,7 @@ def test_write_failure_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatc
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(KbtoolError) as info:
         write(renderer_report(), str(target))
-    assert str(info.value) == "cannot write {}: Permission denied".format(target)
+    assert str(info.value) == f"cannot write {target}: Permission denied"
     assert target.read_text() == "old" and os.listdir(str(tmp_path)) == ["report.md"]
 
 
@@ -509,7 +706,8 @@ def test_progress_in_a_log_is_a_few_lines_never_one_per_result():
             show("numpy", Result(op="clip", case=status, backend="numpy", mode="eager", status=Status(status)))
     assert out.getvalue().splitlines() == [
         "  numpy        done: 3 results in 0:00 · 2 pass, 1 not pass",
-        "  total        3 results in 0:00 (not pass = not yet matched against known differences)"]
+        "  total        3 results in 0:00 (not pass = not yet matched against known differences)",
+    ]
 
 
 def test_reports_are_pure_functions_of_the_report():

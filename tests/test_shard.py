@@ -1,5 +1,6 @@
 """`kbtool check --shard K/N`: the partition (deterministic, disjoint, covering, balanced by specs/timings.json),
 its plan, the timings file and scripts/record-timings.py."""
+
 import json
 import os
 import random
@@ -42,9 +43,18 @@ def test_parse(text, expected):
     assert shard.parse(text) == expected
 
 
-@pytest.mark.parametrize("text, says", [("0/3", "between 1 and N"), ("4/3", "between 1 and N"), ("1/0", "between"),
-                                        ("a/b", "takes K/N"), ("2", "takes K/N"), ("-1/2", "takes K/N"),
-                                        ("1/2/3", "takes K/N")])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("0/3", "between 1 and N"),
+        ("4/3", "between 1 and N"),
+        ("1/0", "between"),
+        ("a/b", "takes K/N"),
+        ("2", "takes K/N"),
+        ("-1/2", "takes K/N"),
+        ("1/2/3", "takes K/N"),
+    ],
+)
 def test_parse_refuses(text, says):
     with pytest.raises(KbtoolError, match=says):
         shard.parse(text)
@@ -72,7 +82,7 @@ def test_parts_of_the_real_spec_are_balanced_by_recorded_time(keys, timings, cou
     parts = shard.partition(keys, count, timings)
     times = loads(keys, parts, timings)
     ratio = max(times) / min(times)
-    assert ratio <= tolerance, "max/min estimated seconds {:.4f} over {} shards: {}".format(ratio, count, times)
+    assert ratio <= tolerance, f"max/min estimated seconds {ratio:.4f} over {count} shards: {times}"
 
 
 def test_the_shipped_timings_know_nearly_every_planned_case(keys, timings):
@@ -101,8 +111,15 @@ def test_a_shard_with_no_case_is_refused():
         shard.select(work, 3, 3, {})
 
 
-@pytest.mark.parametrize("text, says", [("[1, 2]", "expected"), ("{nope", "not JSON"), ('{"a": {"b": -1}}', "expected"),
-                                        ('{"a": {"b": true}}', "expected")])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[1, 2]", "expected"),
+        ("{nope", "not JSON"),
+        ('{"a": {"b": -1}}', "expected"),
+        ('{"a": {"b": true}}', "expected"),
+    ],
+)
 def test_a_bad_timings_file_is_one_line(tmp_path, text, says):
     path = tmp_path / "timings.json"
     path.write_text(text)
@@ -124,9 +141,9 @@ def test_plan_of_a_shard(spec):
     ids = [(c.op, c.id) for p in plans for _, c in p.work]
     assert sorted(ids) == sorted((c.op, c.id) for _, c in whole.work) and len(set(ids)) == len(ids)
     for k, plan in enumerate(plans, 1):
-        assert plan.shard == (k, 3) and plan.filters == ["--shard {}/3".format(k)]
+        assert plan.shard == (k, 3) and plan.filters == [f"--shard {k}/3"]
         assert plan.whole_spec and not plan.all_cases and not plan.counts_comparable  # never judges stale/grown
-        assert plan.shard_share.describe().startswith("shard {}/3: {} of 1432 cases".format(k, len(plan.work)))
+        assert plan.shard_share.describe().startswith(f"shard {k}/3: {len(plan.work)} of 1432 cases")
     assert whole.all_cases and whole.counts_comparable
 
 
@@ -139,22 +156,30 @@ def test_a_variant_case_runs_in_the_shard_of_its_case(spec):
 
 # ---------------------------------------------------------------------------- scripts/record-timings.py
 
+
 def record(tmp_path, report):
     source = tmp_path / "report.json"
     source.write_text(json.dumps(report))
     target = tmp_path / "timings.json"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "record-timings.py"), str(source),
-                           "--file", str(target)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts", "record-timings.py"), str(source), "--file", str(target)],
+        capture_output=True,
+        text=True,
+    )
     return proc, target
 
 
 def test_record_timings_sums_backends_modes_and_variants(tmp_path):
     from tests.test_report_commands import synthetic
 
-    report = synthetic([("conv2d", "basic", "numpy", "eager", "pass", 1.0),
-                        ("conv2d", "basic", "theano", "symbolic", "pass", 2.0),
-                        ("conv2d", "basic.kernel_flipped", "theano", "symbolic", "pass", 0.5),
-                        ("abs", "x", "numpy", "eager", "pass", 0.25)])
+    report = synthetic(
+        [
+            ("conv2d", "basic", "numpy", "eager", "pass", 1.0),
+            ("conv2d", "basic", "theano", "symbolic", "pass", 2.0),
+            ("conv2d", "basic.kernel_flipped", "theano", "symbolic", "pass", 0.5),
+            ("abs", "x", "numpy", "eager", "pass", 0.25),
+        ]
+    )
     proc, target = record(tmp_path, report)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(target.read_text()) == {"abs": {"x": 0.25}, "conv2d": {"basic": 3.5}}
@@ -177,13 +202,14 @@ def test_shard_errors_say_what_was_given_and_what_is_expected(tmp_path):
     assert str(info.value) == "--shard 5/4: K must be between 1 and N"
     bad = tmp_path / "timings.json"
     bad.write_text("{")
-    with pytest.raises(KbtoolError, match="^{}: not JSON \\(".format(bad)):
+    with pytest.raises(KbtoolError, match=f"^{bad}: not JSON \\("):
         shard.load_timings(str(bad))
     bad.write_text('{"abs": {"basic": -1}}')
     with pytest.raises(KbtoolError) as info:
         shard.load_timings(str(bad))
-    assert str(info.value) == ("{}: expected {{op: {{case: seconds}}}} with seconds >= 0 (scripts/record-timings.py "
-                               "writes it)".format(bad))
+    assert str(info.value) == (
+        f"{bad}: expected {{op: {{case: seconds}}}} with seconds >= 0 (scripts/record-timings.py writes it)"
+    )
     bad.write_text('{"abs": {"basic": 0}}')  # a case that took no measurable time is a time
     assert shard.load_timings(str(bad)) == {"abs": {"basic": 0}}
 

@@ -1,4 +1,3 @@
-
 import pytest
 from click.testing import CliRunner
 
@@ -30,33 +29,51 @@ def problems_of(path):
 
 def test_shipped_spec_is_valid():
     spec = loader.load()
-    assert {"batch_dot", "dot", "transpose", "sum", "mean", "softmax", "concatenate", "reshape", "conv2d",
-            "pool2d", "one_hot", "clip"} <= set(spec.ops)
+    assert {
+        "batch_dot",
+        "dot",
+        "transpose",
+        "sum",
+        "mean",
+        "softmax",
+        "concatenate",
+        "reshape",
+        "conv2d",
+        "pool2d",
+        "one_hot",
+        "clip",
+    } <= set(spec.ops)
 
 
 def test_schema_error_names_file_line_and_op(tmp_path):
-    path = write_spec(tmp_path, """  dot:
+    path = write_spec(
+        tmp_path,
+        """  dot:
     category: linalg
     summary: x
     documented_in: [ko-2.2]
     signature: [{name: x, kind: tensor}]
     cases:
       - {id: a, inputs: [{shape: [2, 3], dtype: float31}]}
-""")
+""",
+    )
     (problem,) = problems_of(path)
     assert problem.startswith(path + ":11: ops.dot.cases[0].inputs[0].dtype:")
     assert "float31" in problem
 
 
 def test_unknown_doc_id_and_bad_kwarg_are_semantic_errors(tmp_path):
-    path = write_spec(tmp_path, """  dot:
+    path = write_spec(
+        tmp_path,
+        """  dot:
     category: linalg
     summary: x
     documented_in: [en-9]
     signature: [{name: x, kind: tensor}]
     cases:
       - {id: a, inputs: [{shape: [2]}], kwargs: {axis: 1}}
-""")
+""",
+    )
     problems = problems_of(path)
     assert any(":8: ops.dot.documented_in: unknown doc id 'en-9'" in p for p in problems)
     assert any(":11: ops.dot.cases[0].kwargs.axis: 'axis' is not a parameter of dot" in p for p in problems)
@@ -74,13 +91,16 @@ def test_duplicate_op_is_an_error(tmp_path):
 
 
 def test_shape_rules_cannot_run_python(tmp_path):
-    path = write_spec(tmp_path, """  dot:
+    path = write_spec(
+        tmp_path,
+        """  dot:
     category: linalg
     summary: x
     documented_in: [ko-2.2]
     signature: [{name: x, kind: tensor}]
     shape_rules: [{shape: "__import__('os').system('true')"}]
-""")
+""",
+    )
     (problem,) = problems_of(path)
     assert "ops.dot.shape_rules[0].shape" in problem and "may be called" in problem
 
@@ -99,12 +119,15 @@ def test_spec_validate_cli_exit_codes(tmp_path):
     assert result.exit_code == 0 and "valid" in result.output
 
 
-@pytest.mark.parametrize("expr,names,want", [
-    ("x[:-1] + y[1:]", {"x": [2, 3], "y": [3, 4]}, [2, 4]),
-    ("[x[0], ceil_div(x[1], 2)]", {"x": [4, 5]}, [4, 3]),
-    ("drop(x, 1) if len(x) > 2 else x", {"x": [1, 2, 3]}, [1, 3]),
-    ("[1] * len(x)", {"x": [5, 6]}, [1, 1]),
-])
+@pytest.mark.parametrize(
+    "expr,names,want",
+    [
+        ("x[:-1] + y[1:]", {"x": [2, 3], "y": [3, 4]}, [2, 4]),
+        ("[x[0], ceil_div(x[1], 2)]", {"x": [4, 5]}, [4, 3]),
+        ("drop(x, 1) if len(x) > 2 else x", {"x": [1, 2, 3]}, [1, 3]),
+        ("[1] * len(x)", {"x": [5, 6]}, [1, 1]),
+    ],
+)
 def test_shape_expressions(expr, names, want):
     assert shapes.evaluate(expr, names) == want
 
@@ -151,6 +174,9 @@ def test_documented_in_matches_the_docs():
         misprinted = {d for e in entry.get("doc_errors", []) if "signature line" in e["claim"] for d in e["docs"]}
         return sorted({by_file[f] for f in union[name]} | misprinted)
 
-    wrong = {name: found(name, entry) for name, entry in spec.ops.items()
-             if name in union and sorted(entry["documented_in"]) != found(name, entry)}
+    wrong = {
+        name: found(name, entry)
+        for name, entry in spec.ops.items()
+        if name in union and sorted(entry["documented_in"]) != found(name, entry)
+    }
     assert not wrong

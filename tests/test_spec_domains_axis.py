@@ -1,6 +1,7 @@
 """The documented domains of the axis / keepdims / dtype / from_logits family in the shipped spec (issue #8, item 1):
 each such parameter declares its values, the grids exercise them (and the keras.json settings the ops read), the
 coverage of the family is complete, and the reference follows floatx and epsilon. No backend needed."""
+
 import numpy as np
 import pytest
 
@@ -10,13 +11,30 @@ from kbtool.specs import coverage, domains, loader
 
 REDUCTIONS = ["max", "min", "sum", "prod", "mean", "var", "std", "any", "all", "logsumexp"]
 INT_AXIS = ["argmax", "argmin", "cumsum", "cumprod", "softmax"]
-AXIS_OPS = REDUCTIONS + INT_AXIS + ["l2_normalize", "concatenate", "stack", "squeeze", "expand_dims",
-                                   "categorical_crossentropy", "sparse_categorical_crossentropy",
-                                   "batch_normalization"]
+AXIS_OPS = (
+    REDUCTIONS
+    + INT_AXIS
+    + [
+        "l2_normalize",
+        "concatenate",
+        "stack",
+        "squeeze",
+        "expand_dims",
+        "categorical_crossentropy",
+        "sparse_categorical_crossentropy",
+        "batch_normalization",
+    ]
+)
 READS_FLOATX = ["zeros", "ones", "eye", "constant", "variable", "floatx"]
 READS_EPSILON = ["epsilon", "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"]
-FAMILY = sorted(set(AXIS_OPS + READS_FLOATX + READS_EPSILON + [
-    "reverse", "cast", "zeros_like", "ones_like", "arange", "rnn", "normalize_batch_in_training"]))
+FAMILY = sorted(
+    set(
+        AXIS_OPS
+        + READS_FLOATX
+        + READS_EPSILON
+        + ["reverse", "cast", "zeros_like", "ones_like", "arange", "rnn", "normalize_batch_in_training"]
+    )
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +69,10 @@ def test_crossentropies_grid_from_logits_under_another_epsilon(spec, op):
     assert domains.param_domains(spec, op)["from_logits"] == [False, True]
     cases = domains.grid_cases(spec, op)
     assert {(c["kwargs"]["from_logits"], c["keras_config"]["epsilon"]) for c in cases} >= {
-        (False, 1e-3), (True, 1e-3), (False, 1e-7)}
+        (False, 1e-3),
+        (True, 1e-3),
+        (False, 1e-7),
+    }
 
 
 @pytest.mark.parametrize("op", READS_FLOATX)

@@ -1,5 +1,6 @@
 """The spec against the five doc pages (shared/seeds), line by line: signatures per doc version, Raises per doc
 version, doc errors recorded as such, and shape rules where the docs state a shape (issue #8, items 1, 4, 6)."""
+
 import ast
 import os
 import re
@@ -44,10 +45,10 @@ def _sections(path):
                 found.append((i, j, heading, sig))
                 break
     out = {}
-    for k, (i, j, heading, sig) in enumerate(found):
+    for k, (_i, j, heading, sig) in enumerate(found):
         end = found[k + 1][0] if k + 1 < len(found) else len(lines)
-        out.setdefault(heading, sig + (lines[j + 1:end],))
-        out.setdefault(sig[0], sig + (lines[j + 1:end],))  # a misnamed heading (ja-1's "normalize_batch")
+        out.setdefault(heading, sig + (lines[j + 1 : end],))
+        out.setdefault(sig[0], sig + (lines[j + 1 : end],))  # a misnamed heading (ja-1's "normalize_batch")
     return out
 
 
@@ -92,8 +93,11 @@ def _as_lists(value):
 
 
 def _spec_params(entry, doc):
-    return [(p["name"], _as_lists(p.get("default")), "default" in p)
-            for p in entry["signature"] if doc in p.get("docs", [doc])]
+    return [
+        (p["name"], _as_lists(p.get("default")), "default" in p)
+        for p in entry["signature"]
+        if doc in p.get("docs", [doc])
+    ]
 
 
 def _documented(entry, doc):
@@ -109,18 +113,17 @@ def test_every_documented_signature_line_is_the_spec_signature_or_a_recorded_cha
             sig_name, args, complete, _ = pages[doc][name]
             if sig_name != name:
                 if not any(doc in e["docs"] and sig_name in e["claim"] for e in entry.get("doc_errors", [])):
-                    wrong.append("{} {}: signature line names {} and no doc error says so".format(name, doc, sig_name))
+                    wrong.append(f"{name} {doc}: signature line names {sig_name} and no doc error says so")
                 continue
             got, want = _params(args), _spec_params(entry, doc)
             if not complete:  # cut short: its whole parameters are a prefix of the spec's
                 got = got[:-1]
-                want = want[:len(got)]
+                want = want[: len(got)]
             if got == want:
                 continue
             line = "{}({}{}".format(sig_name, args, ")" if complete else "")
             if line not in _documented(entry, doc):
-                wrong.append("{} {}: documented {} is neither the spec's signature nor a signature change".format(
-                    name, doc, line))
+                wrong.append(f"{name} {doc}: documented {line} is neither the spec's signature nor a signature change")
     assert not wrong, "\n".join(wrong)
 
 
@@ -130,22 +133,28 @@ def test_every_signature_change_quotes_its_doc_versions_verbatim(spec, pages):
         for change in entry.get("signature_changes", []):
             for doc in change["docs"] if "signature" in change else []:
                 sig_name, args, complete, _ = pages[doc][name]
-                assert change["signature"] == "{}({})".format(sig_name, args), (name, doc)
+                assert change["signature"] == f"{sig_name}({args})", (name, doc)
                 checked += 1
     assert checked >= 50
 
 
-@pytest.mark.parametrize("op, docs, needles", [
-    ("conv2d", ["ja-1", "ja-1md"], ["strides=(1, 1)", "border_mode='valid'", "dim_ordering='th'", "image_shape=None",
-                                    "filter_shape=None"]),
-    ("pool2d", ["ja-1", "ja-1md"], ["border_mode='valid'", "dim_ordering='th'", "pool_mode='max'"]),
-    ("ctc_decode", ["ja-1", "ja-1md"], ["beam_width=None", "dict_seq_lens=None", "dict_values=None"]),
-    ("normalize_batch_in_training", ["ja-1", "ja-1md"], ["epsilon=0.0001"]),
-    ("placeholder", ["ja-1", "ja-1md"], ["dtype='float32'"]),
-    ("variable", ["ja-1", "ja-1md"], ["dtype='float32'"]),
-    ("batch_get_value", ["ja-1", "ja-1md"], ["(xs)"]),
-    ("function", ["ja-2", "zh-2.2", "ko-2.2"], ["updates=None)"]),
-])
+@pytest.mark.parametrize(
+    "op, docs, needles",
+    [
+        (
+            "conv2d",
+            ["ja-1", "ja-1md"],
+            ["strides=(1, 1)", "border_mode='valid'", "dim_ordering='th'", "image_shape=None", "filter_shape=None"],
+        ),
+        ("pool2d", ["ja-1", "ja-1md"], ["border_mode='valid'", "dim_ordering='th'", "pool_mode='max'"]),
+        ("ctc_decode", ["ja-1", "ja-1md"], ["beam_width=None", "dict_seq_lens=None", "dict_values=None"]),
+        ("normalize_batch_in_training", ["ja-1", "ja-1md"], ["epsilon=0.0001"]),
+        ("placeholder", ["ja-1", "ja-1md"], ["dtype='float32'"]),
+        ("variable", ["ja-1", "ja-1md"], ["dtype='float32'"]),
+        ("batch_get_value", ["ja-1", "ja-1md"], ["(xs)"]),
+        ("function", ["ja-2", "zh-2.2", "ko-2.2"], ["updates=None)"]),
+    ],
+)
 def test_the_audited_keras_1_signatures(spec, op, docs, needles):
     for doc in docs:
         (line,) = _documented(spec.ops[op], doc)
@@ -177,7 +186,7 @@ def _raises_in_docs(pages, name):
         for i, line in enumerate(body):
             if _RAISES.match(line.strip()):
                 items = []
-                for item in body[i + 1:i + 9]:
+                for item in body[i + 1 : i + 9]:
                     text = item.strip()
                     if not text:
                         if items:
@@ -196,7 +205,7 @@ def test_raises_name_exactly_the_doc_versions_whose_raises_section_lists_them(sp
         in_docs = {doc for doc, items in _raises_in_docs(pages, name).items() if items}
         in_spec = {doc for r in entry.get("raises", []) for doc in r.get("docs", [])}
         if in_docs != in_spec:
-            wrong.append("{}: docs {} spec {}".format(name, sorted(in_docs), sorted(in_spec)))
+            wrong.append(f"{name}: docs {sorted(in_docs)} spec {sorted(in_spec)}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -233,17 +242,16 @@ def test_relu_threshold_formula_is_a_doc_error_and_the_reference_follows_the_bac
     assert error["docs"] == ["ko-2.2"] and "threshold <= x" in error["claim"]
     x = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 0.75, 3.0], dtype="float32")
     np.testing.assert_allclose(reference.relu(x, threshold=0.5), [0, 0, 0, 0, 0, 0.75, 3.0])  # 0 at x == 0.5
-    np.testing.assert_allclose(reference.relu(x, alpha=0.1, max_value=2.0, threshold=0.5),
-                               [-0.25, -0.15, -0.1, -0.05, 0, 0.75, 2.0], rtol=1e-6)
+    np.testing.assert_allclose(
+        reference.relu(x, alpha=0.1, max_value=2.0, threshold=0.5), [-0.25, -0.15, -0.1, -0.05, 0, 0.75, 2.0], rtol=1e-6
+    )
     # a negative threshold without max_value keeps x in (threshold, 0) as it is (no clip at 0)
     np.testing.assert_allclose(reference.relu(x, threshold=-1.0), [0, 0, -0.5, 0, 0.5, 0.75, 3.0])
     np.testing.assert_allclose(reference.relu(x), np.maximum(x, 0))
 
 
 def test_the_relu_doc_error_is_no_known_difference_any_more():
-    from kbtool import paths
-
-    from kbtool import known
+    from kbtool import known, paths
 
     entries = known.load(paths.known_differences_file())
     about = [e for e in entries if "threshold_exact" in str(e.get("case", "")) + str(e.get("match", ""))]
@@ -251,8 +259,9 @@ def test_the_relu_doc_error_is_no_known_difference_any_more():
     assert [e["backend"] for e in about] == ["plaidml"]
 
 
-@pytest.mark.parametrize("op", ["relu", "batch_dot", "dtype", "image_data_format", "argmin", "conv2d", "clip",
-                                "ctc_decode"])
+@pytest.mark.parametrize(
+    "op", ["relu", "batch_dot", "dtype", "image_data_format", "argmin", "conv2d", "clip", "ctc_decode"]
+)
 def test_doc_errors_are_recorded_with_their_evidence(spec, op):
     for error in spec.ops[op]["doc_errors"]:
         assert set(error["docs"]) <= set(spec.ops[op]["documented_in"])
@@ -278,17 +287,25 @@ ops:
 """
 
 
-@pytest.mark.parametrize("body, needle", [
-    ("    doc_errors: [{docs: [ko-2.2], claim: c, actual: a}]\n", "'evidence' is a required property"),
-    ("    doc_errors: [{docs: [ko-2.2], claim: c, actual: a, evidence: e, why: w}]\n", "Additional properties"),
-    ("    doc_errors: [{docs: [], claim: c, actual: a, evidence: e}]\n", "should be non-empty"),
-    ("    doc_errors: [{docs: [ko-2.2], claim: '', actual: a, evidence: e}]\n", "should be non-empty"),
-    ("    doc_errors: [{docs: [zh-2.2], claim: c, actual: a, evidence: e}]\n",
-     "doc version 'zh-2.2' does not document this op"),
-    ("    doc_errors: [{docs: [ja-9], claim: c, actual: a, evidence: e}]\n", "doc version 'ja-9' does not document"),
-    ("    raises: [{type: ValueError, when: w}]\n", "is not valid under any of the given schemas"),
-    ("    raises: [{type: ValueError, when: w, docs: [ko-2.2], source: s}]\n", "is valid under each of"),
-])
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        ("    doc_errors: [{docs: [ko-2.2], claim: c, actual: a}]\n", "'evidence' is a required property"),
+        ("    doc_errors: [{docs: [ko-2.2], claim: c, actual: a, evidence: e, why: w}]\n", "Additional properties"),
+        ("    doc_errors: [{docs: [], claim: c, actual: a, evidence: e}]\n", "should be non-empty"),
+        ("    doc_errors: [{docs: [ko-2.2], claim: '', actual: a, evidence: e}]\n", "should be non-empty"),
+        (
+            "    doc_errors: [{docs: [zh-2.2], claim: c, actual: a, evidence: e}]\n",
+            "doc version 'zh-2.2' does not document this op",
+        ),
+        (
+            "    doc_errors: [{docs: [ja-9], claim: c, actual: a, evidence: e}]\n",
+            "doc version 'ja-9' does not document",
+        ),
+        ("    raises: [{type: ValueError, when: w}]\n", "is not valid under any of the given schemas"),
+        ("    raises: [{type: ValueError, when: w, docs: [ko-2.2], source: s}]\n", "is valid under each of"),
+    ],
+)
 def test_a_malformed_doc_error_or_raise_is_refused_in_one_line(tmp_path, body, needle):
     path = tmp_path / "ops.yaml"
     path.write_text(HEADER + body)
@@ -310,10 +327,20 @@ REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std", "any", "all", "
 
 
 @pytest.mark.parametrize("op", REDUCTIONS)
-@pytest.mark.parametrize("axis, keepdims, want", [
-    (None, False, []), (None, True, [1, 1, 1]), (1, False, [2, 4]), (-1, False, [2, 3]), (-3, True, [1, 3, 4]),
-    ([0, 2], False, [3]), ([0, -1], True, [1, 3, 1]), ((1, 2), False, [2]), ([2, 0], False, [3]),
-])
+@pytest.mark.parametrize(
+    "axis, keepdims, want",
+    [
+        (None, False, []),
+        (None, True, [1, 1, 1]),
+        (1, False, [2, 4]),
+        (-1, False, [2, 3]),
+        (-3, True, [1, 3, 4]),
+        ([0, 2], False, [3]),
+        ([0, -1], True, [1, 3, 1]),
+        ((1, 2), False, [2]),
+        ([2, 0], False, [3]),
+    ],
+)
 def test_each_reduction_has_the_documented_shape(spec, op, axis, keepdims, want):
     names = {"x": [2, 3, 4], "axis": axis, "keepdims": keepdims}
     assert shapes.expected_shape(spec.ops[op]["shape_rules"], names)[0] == want
@@ -335,24 +362,35 @@ def test_cumulative_ops_keep_the_shape(spec, op):
 
 
 def _conv_names(x, kernel, strides, padding, data_format, dilation=(1, 1)):
-    return {"x": list(x), "kernel": list(kernel), "strides": list(strides), "padding": padding,
-            "data_format": data_format, "dilation_rate": list(dilation)}
+    return {
+        "x": list(x),
+        "kernel": list(kernel),
+        "strides": list(strides),
+        "padding": padding,
+        "data_format": data_format,
+        "dilation_rate": list(dilation),
+    }
 
 
 @pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
 @pytest.mark.parametrize("padding", ["valid", "same"])
 @pytest.mark.parametrize("strides", [(1, 1), (2, 1), (2, 3)])
 @pytest.mark.parametrize("rows", [7, 8])
-def test_conv2d_and_pool2d_rules_hold_on_the_reference_in_both_data_formats(spec, data_format, padding, strides,
-                                                                             rows):
+def test_conv2d_and_pool2d_rules_hold_on_the_reference_in_both_data_formats(spec, data_format, padding, strides, rows):
     cf = data_format == "channels_first"
     x = np.random.default_rng(1).normal(size=(2, 3, rows, 6) if cf else (2, rows, 6, 3)).astype("float32")
     kernel = np.ones((3, 2, 3, 4), dtype="float32")
     names = _conv_names(x.shape, kernel.shape, strides, padding, data_format)
     got = reference.conv2d(x, kernel, strides=strides, padding=padding, data_format=data_format)
     assert shapes.expected_shape(spec.ops["conv2d"]["shape_rules"], names)[0] == list(got.shape)
-    names = {"x": list(x.shape), "pool_size": [3, 2], "strides": list(strides), "padding": padding,
-             "data_format": data_format, "pool_mode": "max"}
+    names = {
+        "x": list(x.shape),
+        "pool_size": [3, 2],
+        "strides": list(strides),
+        "padding": padding,
+        "data_format": data_format,
+        "pool_mode": "max",
+    }
     got = reference.pool2d(x, (3, 2), strides=strides, padding=padding, data_format=data_format)
     assert shapes.expected_shape(spec.ops["pool2d"]["shape_rules"], names)[0] == list(got.shape)
 
@@ -361,16 +399,30 @@ def test_channels_first_same_convolutions_and_pools_have_rules(spec):
     cases = {
         "conv1d": ({"x": [2, 3, 7], "kernel": [3, 3, 4], "strides": 2, "dilation_rate": 1}, [2, 4, 4]),
         "conv2d": (_conv_names([2, 3, 7, 6], [3, 3, 3, 4], [2, 2], "same", "channels_first"), [2, 4, 4, 3]),
-        "conv3d": ({"x": [1, 2, 5, 6, 7], "kernel": [2, 2, 2, 2, 3], "strides": [2, 2, 2],
-                    "dilation_rate": [1, 1, 1]}, [1, 3, 3, 3, 4]),
-        "separable_conv2d": ({"x": [1, 2, 7, 6], "depthwise_kernel": [3, 3, 2, 1], "pointwise_kernel": [1, 1, 2, 5],
-                              "strides": [2, 2], "dilation_rate": [1, 1]}, [1, 5, 4, 3]),
-        "depthwise_conv2d": ({"x": [1, 2, 7, 6], "depthwise_kernel": [3, 3, 2, 2], "strides": [2, 2],
-                              "dilation_rate": [1, 1]}, [1, 4, 4, 3]),
+        "conv3d": (
+            {"x": [1, 2, 5, 6, 7], "kernel": [2, 2, 2, 2, 3], "strides": [2, 2, 2], "dilation_rate": [1, 1, 1]},
+            [1, 3, 3, 3, 4],
+        ),
+        "separable_conv2d": (
+            {
+                "x": [1, 2, 7, 6],
+                "depthwise_kernel": [3, 3, 2, 1],
+                "pointwise_kernel": [1, 1, 2, 5],
+                "strides": [2, 2],
+                "dilation_rate": [1, 1],
+            },
+            [1, 5, 4, 3],
+        ),
+        "depthwise_conv2d": (
+            {"x": [1, 2, 7, 6], "depthwise_kernel": [3, 3, 2, 2], "strides": [2, 2], "dilation_rate": [1, 1]},
+            [1, 4, 4, 3],
+        ),
         "pool2d": ({"x": [1, 2, 7, 6], "pool_size": [3, 3], "strides": [2, 2]}, [1, 2, 4, 3]),
         "pool3d": ({"x": [1, 2, 5, 6, 7], "pool_size": [2, 2, 2], "strides": [2, 2, 2]}, [1, 2, 3, 3, 4]),
-        "conv2d_transpose": ({"x": [1, 2, 3, 3], "kernel": [3, 3, 4, 2], "output_shape": [1, 4, 6, 6],
-                              "strides": [2, 2]}, [1, 4, 6, 6]),
+        "conv2d_transpose": (
+            {"x": [1, 2, 3, 3], "kernel": [3, 3, 4, 2], "output_shape": [1, 4, 6, 6], "strides": [2, 2]},
+            [1, 4, 6, 6],
+        ),
     }
     for op, (names, want) in cases.items():
         names = dict(names, padding="same", data_format="channels_first")
@@ -393,11 +445,14 @@ def test_a_rule_about_a_tensor_parameter_skips_a_case_that_passes_a_callable(spe
         shapes.expected_shape([{"shape": "y"}], {"x": [2]})
 
 
-@pytest.mark.parametrize("expr, names, message", [
-    ("axes(x, 3)", {"x": [2, 3]}, "axis 3 is not an axis of a rank-2 shape"),
-    ("axes(x, [0, 'a'])", {"x": [2, 3]}, "is not an axis"),
-    ("broadcast(x, y)", {"x": [2, 3], "y": [4]}, "do not broadcast"),
-])
+@pytest.mark.parametrize(
+    "expr, names, message",
+    [
+        ("axes(x, 3)", {"x": [2, 3]}, "axis 3 is not an axis of a rank-2 shape"),
+        ("axes(x, [0, 'a'])", {"x": [2, 3]}, "is not an axis"),
+        ("broadcast(x, y)", {"x": [2, 3], "y": [4]}, "do not broadcast"),
+    ],
+)
 def test_the_new_shape_functions_refuse_what_makes_no_shape(expr, names, message):
     with pytest.raises(shapes.ShapeExprError, match=message):
         shapes.evaluate(expr, names)
@@ -406,7 +461,24 @@ def test_the_new_shape_functions_refuse_what_makes_no_shape(expr, names, message
 def test_shape_rules_cover_the_functions_whose_docs_state_a_shape(spec):
     with_rules = {name for name, entry in spec.ops.items() if entry.get("shape_rules")}
     assert len(with_rules) >= 116
-    must = set(REDUCTIONS) | {"argmax", "argmin", "cumsum", "cumprod", "conv1d", "conv2d", "conv3d",
-                              "conv2d_transpose", "conv3d_transpose", "separable_conv1d", "separable_conv2d",
-                              "depthwise_conv2d", "pool2d", "pool3d", "reshape", "equal", "maximum", "switch"}
+    must = set(REDUCTIONS) | {
+        "argmax",
+        "argmin",
+        "cumsum",
+        "cumprod",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv2d_transpose",
+        "conv3d_transpose",
+        "separable_conv1d",
+        "separable_conv2d",
+        "depthwise_conv2d",
+        "pool2d",
+        "pool3d",
+        "reshape",
+        "equal",
+        "maximum",
+        "switch",
+    }
     assert must <= with_rules, sorted(must - with_rules)

@@ -5,6 +5,7 @@ lines in a log, never a line per result.
 Hand-built reports and the published full run (reports/parity.json, 19857 results on 8 backends), also with every
 known difference taken off (4269 unexplained failures) and with many long failures made up: the worst cases.
 """
+
 import copy
 import io
 import json
@@ -62,13 +63,20 @@ def many_failures(n_ops=80, backends=("alpha", "beta", "gamma", "delta")):
     for b, backend in enumerate(backends):
         for i in range(n_ops):
             for j in range(3):
-                results.append(record("op{:03d}".format(i), "grid.strides=2x1.padding=same.data_format=channels_first"
-                                      ".dilation_rate=1x1.case{}".format(j), backend, statuses[(i + b) % 6],
-                                      message="ValueError: " + "a long backend message {} ".format(i) * 30))
+                results.append(
+                    record(
+                        f"op{i:03d}",
+                        f"grid.strides=2x1.padding=same.data_format=channels_first.dilation_rate=1x1.case{j}",
+                        backend,
+                        statuses[(i + b) % 6],
+                        message="ValueError: " + f"a long backend message {i} " * 30,
+                    )
+                )
     return make_report([available(b) for b in backends], results)
 
 
 # ---------------------------------------------------------------------------------------------------- fits a screen
+
 
 @pytest.mark.parametrize("width", [80, 120])
 def test_the_full_run_fits_a_screen(parity, width):
@@ -81,9 +89,11 @@ def test_the_full_run_fits_a_screen(parity, width):
     reasons = summary.known_groups(parity)
     assert len(reasons) > terminal.KNOWN_REASONS  # the fixture has more reasons than the default shows
     assert sum(1 for line in lines if line.startswith("  ≈ ")) == terminal.KNOWN_REASONS
-    hidden = reasons[terminal.KNOWN_REASONS:]
-    assert "  … {} more reasons ({} results): -v lists every one".format(
-        len(hidden), sum(g["results"] for g in hidden)) in lines
+    hidden = reasons[terminal.KNOWN_REASONS :]
+    assert (
+        "  … {} more reasons ({} results): -v lists every one".format(len(hidden), sum(g["results"] for g in hidden))
+        in lines
+    )
     assert not any(line.startswith("  print_tensor") for line in lines)  # 154 ops: no matrix by default
 
 
@@ -95,7 +105,7 @@ def test_thousands_of_unexplained_failures_still_fit_a_screen(parity, width):
     groups = summary.failure_groups(report)
     shown = [line for line in lines if line.startswith("      kbtool check --op")]
     assert terminal.FAILURE_GROUPS[0] <= len(shown) <= terminal.FAILURE_GROUPS[1]
-    assert any(line.startswith("  … {} more group(s)".format(len(groups) - len(shown))) for line in lines)
+    assert any(line.startswith(f"  … {len(groups) - len(shown)} more group(s)") for line in lines)
     # the failures shown are taken round-robin over the backends, not only the first one's: as many backends as groups
     # shown (every backend with failures, when the screen holds a group of each)
     shown_backends = {line.split("--backend ")[1].split()[0] for line in shown}
@@ -131,15 +141,25 @@ def test_verbose_lists_everything(parity):
 
 # ---------------------------------------------------------------------------------------------------- sections
 
+
 def test_backend_lines_count_every_status_and_the_conformance():
-    results = PASSES + [record("dot", "k", "alpha", "fail", known="r"), record("dot", "u", "alpha", "unsupported"),
-                        record("dot", "c", "alpha", "crash")]
+    results = PASSES + [
+        record("dot", "k", "alpha", "fail", known="r"),
+        record("dot", "u", "alpha", "unsupported"),
+        record("dot", "c", "alpha", "crash"),
+    ]
     report = make_report([available("alpha")], results)
     header, rows = summary.backend_rows(report)
     assert header[:3] == ["backend", "version", "results"]
     row = dict(zip(header, rows[0]))
     assert (row["results"], row["pass"], row["known"], row["unsup."], row["crash"], row["unexpl."]) == (
-        "5", "2", "1", "1", "1", "2")
+        "5",
+        "2",
+        "1",
+        "1",
+        "1",
+        "2",
+    )
     assert row["conform."] == "60.0%"  # (pass + known) / results
 
 
@@ -153,15 +173,24 @@ def test_the_active_backend_comes_first_and_the_settings_line_says_where_they_ca
     results = PASSES + [record("dot", "basic", "beta", "pass"), record("dot", "x", "beta", "fail")]
     report = make_report([available("alpha"), available("beta")], results)
     report["active_backend"] = "beta"
-    report["keras_config"] = {"override": {}, "ran": [{"floatx": "float32"}],
-                              "values": {"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07},
-                              "source": {"backend": "KERAS_BACKEND", "image_data_format": "keras.json",
-                                         "floatx": "documented default", "epsilon": "documented default"}}
+    report["keras_config"] = {
+        "override": {},
+        "ran": [{"floatx": "float32"}],
+        "values": {"image_data_format": "channels_first", "floatx": "float32", "epsilon": 1e-07},
+        "source": {
+            "backend": "KERAS_BACKEND",
+            "image_data_format": "keras.json",
+            "floatx": "documented default",
+            "epsilon": "documented default",
+        },
+    }
     lines = printed(report, width=200)
     table = [line for line in lines if line.startswith(("alpha", "beta"))]
     assert table[0].startswith("beta (active)") and table[1].startswith("alpha ")
-    assert ("keras.json settings: backend beta (active; KERAS_BACKEND), image_data_format channels_first "
-            "(keras.json), floatx float32, epsilon 1e-07 (documented default)") in lines
+    assert (
+        "keras.json settings: backend beta (active; KERAS_BACKEND), image_data_format channels_first "
+        "(keras.json), floatx float32, epsilon 1e-07 (documented default)"
+    ) in lines
     failures = [line for line in lines if line.startswith("      kbtool check")]
     assert failures == ["      kbtool check --op dot --case x --backend beta --mode eager --seed 0"]
 
@@ -177,40 +206,68 @@ def test_reports_without_the_new_fields_render():
 
 def test_failures_are_grouped_with_their_message_numbers_and_repro():
     details = {"expected_shape": [2, 3], "actual_shape": [2, 3], "max_abs_diff": 0.5, "mismatched": 2, "size": 6}
-    results = [record("dot", "c{}".format(i), "alpha", "fail", details=details,
-                      message="2 of 6 values differ (max abs diff 0.5, rtol 1e-05, atol 1e-06); first at (0, 1)")
-               for i in range(4)]
+    results = [
+        record(
+            "dot",
+            f"c{i}",
+            "alpha",
+            "fail",
+            details=details,
+            message="2 of 6 values differ (max abs diff 0.5, rtol 1e-05, atol 1e-06); first at (0, 1)",
+        )
+        for i in range(4)
+    ]
     # one message in three ops: one group, as a backend that lacks a feature says so everywhere
-    results += [record(op, "grad", "alpha", "unsupported", message="NotImplementedError: no autodiff")
-                for op in ("abs", "exp", "sum")]
+    results += [
+        record(op, "grad", "alpha", "unsupported", message="NotImplementedError: no autodiff")
+        for op in ("abs", "exp", "sum")
+    ]
     report = make_report([available("alpha")], results)
     lines = printed(report, width=300)
     assert "Unexplained failures (7 results in 2 groups):" in lines
-    assert ("  ✗ fail dot on alpha · 4 results, the first: 2 of 6 values differ (max abs diff 0.5, rtol 1e-05, "
-            "atol 1e-06); first at (0, 1)") in lines
+    assert (
+        "  ✗ fail dot on alpha · 4 results, the first: 2 of 6 values differ (max abs diff 0.5, rtol 1e-05, "
+        "atol 1e-06); first at (0, 1)"
+    ) in lines
     assert "      kbtool check --op dot --case c0 --backend alpha --mode eager --seed 0" in lines
-    assert ("  – unsupported 3 ops on alpha (abs, exp, sum) · 3 results, the first: NotImplementedError: no "
-            "autodiff") in lines
+    assert (
+        "  – unsupported 3 ops on alpha (abs, exp, sum) · 3 results, the first: NotImplementedError: no autodiff"
+    ) in lines
     verbose = printed(report, verbosity=2, width=300)
-    assert verbose.count("      expected vs actual: shape (2, 3) vs (2, 3), 2 of 6 values differ, "
-                         "max abs diff 0.5") == 4
+    assert (
+        verbose.count("      expected vs actual: shape (2, 3) vs (2, 3), 2 of 6 values differ, max abs diff 0.5") == 4
+    )
 
 
 def test_details_text():
     assert summary.details_text(None) == ""
-    assert summary.details_text({"expected_shape": [3], "actual_shape": [], "expected_dtype": "bool",
-                                  "actual_dtype": "float32", "first_index": [0], "expected_value": 1.0,
-                                  "actual_value": "inf", "rtol": 1e-05, "atol": 1e-06}) == (
-        "expected vs actual: shape (3,) vs (), dtype bool vs float32, first at (0,): 1 vs inf, rtol 1e-05 atol 1e-06")
+    assert summary.details_text(
+        {
+            "expected_shape": [3],
+            "actual_shape": [],
+            "expected_dtype": "bool",
+            "actual_dtype": "float32",
+            "first_index": [0],
+            "expected_value": 1.0,
+            "actual_value": "inf",
+            "rtol": 1e-05,
+            "atol": 1e-06,
+        }
+    ) == ("expected vs actual: shape (3,) vs (), dtype bool vs float32, first at (0,): 1 vs inf, rtol 1e-05 atol 1e-06")
 
 
 def test_known_differences_are_grouped_by_reason():
-    results = [record(op, "c", backend, "fail", known="same cause") for op in ("a", "b") for backend in
-               ("alpha", "beta")] + [record("a", "d", "beta", "error", known="another cause")] + PASSES
+    results = (
+        [record(op, "c", backend, "fail", known="same cause") for op in ("a", "b") for backend in ("alpha", "beta")]
+        + [record("a", "d", "beta", "error", known="another cause")]
+        + PASSES
+    )
     report = make_report([available("alpha"), available("beta")], results)
     groups = summary.known_groups(report)
     assert [(g["reason"], g["results"], g["ops"], g["backends"]) for g in groups] == [
-        ("same cause", 4, ["a", "b"], ["alpha", "beta"]), ("another cause", 1, ["a"], ["beta"])]
+        ("same cause", 4, ["a", "b"], ["alpha", "beta"]),
+        ("another cause", 1, ["a"], ["beta"]),
+    ]
     lines = printed(report, width=200)
     assert "Known differences (5 results, 2 reasons; re-checked this run):" in lines
     assert "  ≈ 4  alpha, beta  2 ops  same cause" in lines
@@ -218,24 +275,45 @@ def test_known_differences_are_grouped_by_reason():
 
 
 def test_grown_and_stale_known_differences_are_always_shown():
-    rows = [{"entry": 3, "op": ["conv2d"], "backend": "theano", "reason": "flip", "targeted": 9, "explained": 7,
-             "named": 7, "count": 4, "grown": True, "grown_by": 3}]
+    rows = [
+        {
+            "entry": 3,
+            "op": ["conv2d"],
+            "backend": "theano",
+            "reason": "flip",
+            "targeted": 9,
+            "explained": 7,
+            "named": 7,
+            "count": 4,
+            "grown": True,
+            "grown_by": 3,
+        }
+    ]
     report = make_report([available("alpha")], PASSES, stale=[STALE], known_counts=rows)
     lines = printed(report, width=200)
     assert "known difference grew: entry 3 (conv2d on theano) explained 7 results, 4 recorded (+3): flip" in lines
-    assert ("stale known difference: dot basic on beta: beta rounds (did not reproduce in this run (2 results "
-            "checked))") in lines
+    assert (
+        "stale known difference: dot basic on beta: beta rounds (did not reproduce in this run (2 results checked))"
+    ) in lines
     assert lines[-1] == "2 results in 1.0 s: 1 stale known difference(s); 1 known difference(s) grew"
 
 
 def test_documentation_examples_are_one_line_unless_verbose():
     def example(backend, matches):
-        return record("arange", "example:1", backend, "pass", doc_check=[{"docs": ["keras-2"], "shown": "[0, 1]",
-                                                                           "matches": matches}])
+        return record(
+            "arange",
+            "example:1",
+            backend,
+            "pass",
+            doc_check=[{"docs": ["keras-2"], "shown": "[0, 1]", "matches": matches}],
+        )
+
     report = make_report([available("alpha"), available("beta")], [example("alpha", True), example("beta", False)])
     lines = printed(report, width=200)
-    assert ("Documentation examples: 1 shown by the docs: 0 hold on every backend, 1 on some, 0 on none, 0 text "
-            "(not judged) (-v lists them)") in lines
+    assert (
+        "Documentation examples: 1 shown by the docs: 0 hold on every backend, 1 on some, 0 on none, 0 text "
+        "(not judged) (-v lists them)"
+    ) in lines
     verbose = printed(report, verbosity=2, width=200)
     assert "  arange example:1 [keras-2] shows [0, 1]: holds on alpha only; not on beta" in verbose
 
@@ -282,24 +360,28 @@ def test_render_passes_options_to_the_terminal_only():
 
 # ---------------------------------------------------------------------------------------------------- the CLI
 
+
 def test_check_quiet_prints_the_verdict_line_alone():
     result = CliRunner().invoke(main, ["check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", "-q"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == ["2 results in {} s: all pass".format(
-        result.stdout.split(" s:")[0].split(" in ")[1])]
+    assert result.stdout.splitlines() == [
+        "2 results in {} s: all pass".format(result.stdout.split(" s:")[0].split(" in ")[1])
+    ]
     assert result.stderr == ""
 
 
 def test_check_verbose_and_quiet_together_is_a_usage_error():
     result = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", "numpy", "-q", "-v"])
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.splitlines() == ["kbtool: error: give -q (the verdict line only) or -v (everything), "
-                                          "not both"]
+    assert result.stderr.splitlines() == ["kbtool: error: give -q (the verdict line only) or -v (everything), not both"]
 
 
 def test_check_verbose_lists_every_failure(custom_backend):
-    module = custom_backend("failingkb", "kb", "from kbtool.reference import *\n\ndef transpose(x):\n"
-                                               "    raise ValueError('no transpose here')\n")
+    module = custom_backend(
+        "failingkb",
+        "kb",
+        "from kbtool.reference import *\n\ndef transpose(x):\n    raise ValueError('no transpose here')\n",
+    )
     default = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", module])
     verbose = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", module, "-v"])
     assert default.exit_code == verbose.exit_code == 1
@@ -310,6 +392,7 @@ def test_check_verbose_lists_every_failure(custom_backend):
 
 
 # ---------------------------------------------------------------------------------------------------- progress
+
 
 def result(status="pass", backend="numpy"):
     return Result(op="clip", case="c", backend=backend, mode="eager", status=Status(status))
@@ -340,8 +423,7 @@ def test_plain_progress_is_at_most_a_line_per_tenth_and_ten_seconds():
     assert theano_lines[-1] == "  theano       stopped: 500 of 1000 planned results in 1:40 · 500 pass, 0 not pass"
     totals = [line for line in lines if line.startswith("  total")]
     assert 1 <= len(totals) <= 11 and "left" in totals[0]
-    assert lines[-1] == ("  total        1500 results in 1:40 (not pass = not yet matched against known "
-                         "differences)")
+    assert lines[-1] == ("  total        1500 results in 1:40 (not pass = not yet matched against known differences)")
 
 
 def test_plain_progress_waits_at_least_ten_seconds_between_lines():
@@ -366,15 +448,17 @@ def test_progress_copes_with_more_results_than_planned():
     assert out.getvalue().splitlines() == [
         "  theano       done: 2 results in 0:00 · 2 pass, 0 not pass",
         "  theano       done: 3 results in 0:00 · 3 pass, 0 not pass",
-        "  total        3 results in 0:00 (not pass = not yet matched against known differences)"]
+        "  total        3 results in 0:00 (not pass = not yet matched against known differences)",
+    ]
 
 
 def test_live_progress_counts_from_many_threads_and_leaves_no_bar():
     out = io.StringIO()
     with progress.CheckProgress({"numpy": 400, "theano": 400}, stream=out, live=True) as show:
-        threads = [threading.Thread(target=lambda b=b: [show(b, result("pass" if i % 4 else "fail", b))
-                                                        for i in range(200)])
-                   for b in ("numpy", "numpy", "theano", "theano")]
+        threads = [
+            threading.Thread(target=lambda b=b: [show(b, result("pass" if i % 4 else "fail", b)) for i in range(200)])
+            for b in ("numpy", "numpy", "theano", "theano")
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -421,9 +505,11 @@ def test_planned_per_backend_counts_modes_and_variants():
 
     class Plan:
         work = [({}, Case("conv2d", ["eager", "symbolic"])), ({}, Case("sum", ["eager"]))]
-        runnable = [Slot("numpy", Launch(lambda case: [])),
-                    Slot("theano", Launch(lambda case: [Case(case.op, case.modes)] if case.op == "conv2d" else [])),
-                    Slot("broken", Launch(lambda case: 1 / 0))]
+        runnable = [
+            Slot("numpy", Launch(lambda case: [])),
+            Slot("theano", Launch(lambda case: [Case(case.op, case.modes)] if case.op == "conv2d" else [])),
+            Slot("broken", Launch(lambda case: 1 / 0)),
+        ]
 
     assert progress.planned_per_backend(Plan()) == {"numpy": 3, "theano": 5, "broken": 3}
 

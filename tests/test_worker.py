@@ -1,4 +1,5 @@
 """The worker protocol and worker lifecycle, on real worker processes (the numpy backend and custom modules)."""
+
 import ast
 import io
 import os
@@ -8,8 +9,8 @@ import numpy as np
 import pytest
 
 from kbtool.check import run_check
-from kbtool.plan import make_plan
 from kbtool.errors import KbtoolError
+from kbtool.plan import make_plan
 from kbtool.runners.base import find_interpreter
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.registry import launch_for
@@ -19,8 +20,15 @@ from kbtool.specs import loader
 from .conftest import ROOT
 
 
-@pytest.mark.parametrize("array", [np.arange(6, dtype="float32").reshape(2, 3), np.array(3.5, dtype="float64"),
-                                   np.zeros((0, 4), dtype="int64"), np.array([True, False])])
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(6, dtype="float32").reshape(2, 3),
+        np.array(3.5, dtype="float64"),
+        np.zeros((0, 4), dtype="int64"),
+        np.array([True, False]),
+    ],
+)
 def test_protocol_roundtrip(array):
     stream = io.BytesIO()
     protocol.write_message(stream, {"cmd": "run", "op": "x"}, [array, array])
@@ -50,10 +58,31 @@ def test_worker_files_parse_under_python36():
 
 
 def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
-    allowed = {"argparse", "contextlib", "importlib", "io", "json", "os", "struct", "sys", "time", "traceback",
-               "numpy", "protocol", "shims", "steps", "invoke", "timing", "gc", "collections", "tensorflow", "re", "tempfile",
-               "scipy",  # scipy: only for sparse inputs, where the env has it (invoke.sparse_matrix)
-               "plaidml"}  # only in the plaidml env's start-up shim, which plugs its backend into keras
+    allowed = {
+        "argparse",
+        "contextlib",
+        "importlib",
+        "io",
+        "json",
+        "os",
+        "struct",
+        "sys",
+        "time",
+        "traceback",
+        "numpy",
+        "protocol",
+        "shims",
+        "steps",
+        "invoke",
+        "timing",
+        "gc",
+        "collections",
+        "tensorflow",
+        "re",
+        "tempfile",
+        "scipy",  # scipy: only for sparse inputs, where the env has it (invoke.sparse_matrix)
+        "plaidml",
+    }  # only in the plaidml env's start-up shim, which plugs its backend into keras
     folder = os.path.join(ROOT, "kbtool", "runners", "worker")
     for name in os.listdir(folder):
         if not name.endswith(".py"):
@@ -75,20 +104,29 @@ def test_numpy_worker_answers_requests():
     try:
         assert hello["status"] == "ready" and hello["backend"] == "numpy"
         x = np.array([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
-        header, arrays = client.request({"cmd": "run", "op": "batch_dot", "mode": "symbolic",
-                                         "args": [{"tensor": 0}, {"tensor": 1}], "kwargs": {"axes": {"value": 1}}},
-                                        [x, x])
+        header, arrays = client.request(
+            {
+                "cmd": "run",
+                "op": "batch_dot",
+                "mode": "symbolic",
+                "args": [{"tensor": 0}, {"tensor": 1}],
+                "kwargs": {"axes": {"value": 1}},
+            },
+            [x, x],
+        )
         assert header["status"] == "ok" and arrays[0].tolist() == [[5.0], [25.0]]
         header, _ = client.request({"cmd": "run", "op": "no_such_op", "args": []})
         assert header["status"] == "unsupported"
-        header, _ = client.request({"cmd": "run", "op": "batch_dot", "args": [{"tensor": 0}, {"tensor": 0}],
-                                    "kwargs": {"axes": {"value": 0}}}, [x])
+        header, _ = client.request(
+            {"cmd": "run", "op": "batch_dot", "args": [{"tensor": 0}, {"tensor": 0}], "kwargs": {"axes": {"value": 0}}},
+            [x],
+        )
         assert header["status"] == "raised" and header["error"]["type"] == "ValueError"
     finally:
         client.stop()
 
 
-CRASHY = '''
+CRASHY = """
 import os, time
 from kbtool.reference import *  # placeholder, variable, function, eval and the ops
 from kbtool.reference import transpose as _transpose
@@ -102,9 +140,9 @@ def transpose(x):
     if rows == 6:
         os._exit(7)         # a plain exit
     return _transpose(x)
-'''
+"""
 
-SPEC = '''schema_version: 1
+SPEC = """schema_version: 1
 docs:
   ko-2.2: {file: 004.txt, lang: ko}
 ops:
@@ -120,7 +158,7 @@ ops:
       - {id: d_ok_after_restart, inputs: [{shape: [5, 2]}], modes: [eager]}
       - {id: e_exit, inputs: [{shape: [6, 2]}], modes: [eager]}
       - {id: f_ok, inputs: [{shape: [7, 2]}], modes: [eager]}
-'''
+"""
 
 
 def test_crashing_and_hanging_custom_backend_costs_only_the_case(tmp_path, custom_backend):
@@ -128,11 +166,18 @@ def test_crashing_and_hanging_custom_backend_costs_only_the_case(tmp_path, custo
     spec_path = tmp_path / "ops.yaml"
     spec_path.write_text(SPEC)
     spec = loader.load(str(spec_path))
-    report = run_check(make_plan(spec, ops=["transpose"], backends=[module]), case_timeout=3, known_entries=[],
-                       jobs=1)  # one worker: its restarts are counted in order
+    report = run_check(
+        make_plan(spec, ops=["transpose"], backends=[module]), case_timeout=3, known_entries=[], jobs=1
+    )  # one worker: its restarts are counted in order
     statuses = {r["case"]: r["status"] for r in report["results"]}
-    assert statuses == {"a_ok": "pass", "b_abort": "crash", "c_hang": "timeout", "d_ok_after_restart": "pass",
-                        "e_exit": "crash", "f_ok": "pass"}
+    assert statuses == {
+        "a_ok": "pass",
+        "b_abort": "crash",
+        "c_hang": "timeout",
+        "d_ok_after_restart": "pass",
+        "e_exit": "crash",
+        "f_ok": "pass",
+    }
     messages = {r["case"]: r["message"] for r in report["results"]}
     assert "SIGABRT" in messages["b_abort"] and "exited with code 7" in messages["e_exit"]
     assert "no answer within 3 s" in messages["c_hang"]
@@ -160,10 +205,16 @@ def test_call_and_result_arguments_build_losses_and_inspect_results():
 
     x = np.arange(6, dtype="float64").reshape(2, 3)
     loss = {"call": "sum", "args": [{"call": "square", "args": [{"tensor": 0}]}]}
-    header, arrays = invoke.evaluate(reference, {"op": "gradients", "mode": "symbolic",
-                                                 "args": [loss, {"list": [{"tensor": 0}]}]}, [x])
+    header, arrays = invoke.evaluate(
+        reference, {"op": "gradients", "mode": "symbolic", "args": [loss, {"list": [{"tensor": 0}]}]}, [x]
+    )
     assert header["status"] == "ok" and np.allclose(arrays[0], 2 * x, atol=1e-5)
-    request = {"op": "placeholder", "mode": "symbolic", "kwargs": {"shape": {"tuple": [None, 3]}},
-               "then": [{"op": "int_shape", "args": [{"result": 0}]}], "then_only": True}
+    request = {
+        "op": "placeholder",
+        "mode": "symbolic",
+        "kwargs": {"shape": {"tuple": [None, 3]}},
+        "then": [{"op": "int_shape", "args": [{"result": 0}]}],
+        "then_only": True,
+    }
     header, _ = invoke.evaluate(reference, request, [])
     assert header["status"] == "ok" and header["outputs"][0]["value"] == [[None, 3]]  # the then-results

@@ -1,4 +1,5 @@
 """`kbtool bench`: the command line (the work is in run.py; every view renders the JSON of report.py)."""
+
 import math
 import signal
 import sys
@@ -21,8 +22,7 @@ def _sizes(size, sizes):
         return list(SIZE_NAMES)
     bad = [s for s in names if s not in SIZE_NAMES]
     if bad or not names:
-        raise KbtoolError("--sizes takes a comma-separated list of small, medium, large (or all); got {!r}".format(
-            sizes))
+        raise KbtoolError(f"--sizes takes a comma-separated list of small, medium, large (or all); got {sizes!r}")
     return [s for s in SIZE_NAMES if s in names]
 
 
@@ -30,41 +30,114 @@ def _positive(name, value, upper):
     if value is None:
         return None
     if not (math.isfinite(value) and 0 < value <= upper):
-        raise KbtoolError("{} takes a number of seconds above 0 and at most {:g} (got {:g})".format(name, upper, value))
+        raise KbtoolError(f"{name} takes a number of seconds above 0 and at most {upper:g} (got {value:g})")
     return value
 
 
 @click.command("bench")
-@click.option("--op", "ops", multiple=True, shell_complete=complete_op,
-              help="Op to time (repeatable; default: every op of the spec that has a case).")
-@click.option("--backend", "backend_names", multiple=True, shell_complete=complete_backend,
-              help="Backend (repeatable): a built-in name or a module path [@ENV]. Default: every installed one.")
+@click.option(
+    "--op",
+    "ops",
+    multiple=True,
+    shell_complete=complete_op,
+    help="Op to time (repeatable; default: every op of the spec that has a case).",
+)
+@click.option(
+    "--backend",
+    "backend_names",
+    multiple=True,
+    shell_complete=complete_backend,
+    help="Backend (repeatable): a built-in name or a module path [@ENV]. Default: every installed one.",
+)
 @click.option("--size", type=click.Choice(SIZE_NAMES), help="One size of each op's family (default: medium).")
 @click.option("--sizes", metavar="LIST", help="Several sizes, e.g. small,medium,large or all (fits the growth).")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]),
-              help="Only this mode (repeatable; default both).")
-@click.option("--budget", type=float, default=0.1, show_default=True, metavar="SECONDS",
-              help="Seconds of samples per result (after calibration and warmup).")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["eager", "symbolic"]),
+    help="Only this mode (repeatable; default both).",
+)
+@click.option(
+    "--budget",
+    type=float,
+    default=0.1,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds of samples per result (after calibration and warmup).",
+)
 @click.option("--min-samples", type=click.IntRange(2, 1000), default=5, show_default=True)
-@click.option("--max-seconds", type=float, default=5.0, show_default=True, metavar="SECONDS",
-              help="A result's time limit: it stops sampling there (and says how few samples it has).")
-@click.option("--compare", "baseline", type=click.Path(dir_okay=False), metavar="BASELINE.json",
-              help="Compare with an earlier `kbtool bench -o BASELINE.json` (Mann-Whitney U on the samples).")
-@click.option("--fail-over", type=float, default=10.0, show_default=True, metavar="PCT",
-              help="With --compare: exit 1 when a significant slowdown exceeds PCT percent.")
-@click.option("--min-effect", type=float, default=5.0, show_default=True, metavar="PCT",
-              help="With --compare: smaller changes of the median count as unchanged, however significant.")
-@click.option("--from", "source", type=click.Path(dir_okay=False), metavar="BENCH.json",
-              help="Measure nothing: render (and --compare) an earlier bench's JSON.")
+@click.option(
+    "--max-seconds",
+    type=float,
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A result's time limit: it stops sampling there (and says how few samples it has).",
+)
+@click.option(
+    "--compare",
+    "baseline",
+    type=click.Path(dir_okay=False),
+    metavar="BASELINE.json",
+    help="Compare with an earlier `kbtool bench -o BASELINE.json` (Mann-Whitney U on the samples).",
+)
+@click.option(
+    "--fail-over",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="PCT",
+    help="With --compare: exit 1 when a significant slowdown exceeds PCT percent.",
+)
+@click.option(
+    "--min-effect",
+    type=float,
+    default=5.0,
+    show_default=True,
+    metavar="PCT",
+    help="With --compare: smaller changes of the median count as unchanged, however significant.",
+)
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(dir_okay=False),
+    metavar="BENCH.json",
+    help="Measure nothing: render (and --compare) an earlier bench's JSON.",
+)
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON (with every sample) instead of the table.")
-@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False),
-              help="Also write the bench: .json, .md or .html, by extension (repeatable).")
+@click.option(
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Also write the bench: .json, .md or .html, by extension (repeatable).",
+)
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
 @click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")
-def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_seconds, baseline, fail_over, min_effect,
-          source, seed, as_json, outputs, spec_path, quiet, verbose):
+def bench(
+    ops,
+    backend_names,
+    size,
+    sizes,
+    modes,
+    budget,
+    min_samples,
+    max_seconds,
+    baseline,
+    fail_over,
+    min_effect,
+    source,
+    seed,
+    as_json,
+    outputs,
+    spec_path,
+    quiet,
+    verbose,
+):
     """Time each op on each backend: one-time cost (graph build, compile, first call) apart from the steady-state
     call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak, the ratio to
     the fastest backend and to NumPy, the growth over sizes, and a regression gate against a baseline.
@@ -76,7 +149,8 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     import time
 
     from ..specs import loader
-    from . import compare, peak, report as bench_report, run
+    from . import compare, peak, run
+    from . import report as bench_report
     from .run import Settings
 
     started = time.time()
@@ -85,37 +159,61 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     _positive("--max-seconds", max_seconds, 86400)
     for name, value in (("--fail-over", fail_over), ("--min-effect", min_effect)):
         if not (math.isfinite(value) and value >= 0):
-            raise KbtoolError("{} takes a percentage of 0 or more (got {:g})".format(name, value))
+            raise KbtoolError(f"{name} takes a percentage of 0 or more (got {value:g})")
     if quiet and verbose:
         raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
     base = bench_report.load(baseline) if baseline else None
     bench_report.prepare_outputs(outputs)
     if source:
-        given = [name for name, value in (("--op", ops), ("--backend", backend_names), ("--size", size),
-                                          ("--sizes", sizes), ("--mode", modes)) if value]
+        given = [
+            name
+            for name, value in (
+                ("--op", ops),
+                ("--backend", backend_names),
+                ("--size", size),
+                ("--sizes", sizes),
+                ("--mode", modes),
+            )
+            if value
+        ]
         if given:
-            raise KbtoolError("--from renders an earlier bench as it was measured; {} cannot apply".format(
-                "/".join(given)))
+            raise KbtoolError(
+                "--from renders an earlier bench as it was measured; {} cannot apply".format("/".join(given))
+            )
         data = bench_report.load(source)
         if base is not None:
-            data["comparison"] = compare.compare(data, base, baseline, min_effect_pct=min_effect,
-                                                 fail_over_pct=fail_over)
-            data["summary"]["ok"] = data["summary"]["measured"] > 0 and not data.get("incomplete") \
-                and not data["comparison"]["failed"]
+            data["comparison"] = compare.compare(
+                data, base, baseline, min_effect_pct=min_effect, fail_over_pct=fail_over
+            )
+            data["summary"]["ok"] = (
+                data["summary"]["measured"] > 0 and not data.get("incomplete") and not data["comparison"]["failed"]
+            )
         _show(data, outputs, as_json, quiet, verbose, lambda line: click.echo(line, err=True))
         return
-    settings = Settings(sizes=chosen, modes=list(modes) or ["eager", "symbolic"], budget=budget,
-                        min_samples=min_samples, max_seconds=max_seconds, seed=seed)
+    settings = Settings(
+        sizes=chosen,
+        modes=list(modes) or ["eager", "symbolic"],
+        budget=budget,
+        min_samples=min_samples,
+        max_seconds=max_seconds,
+        seed=seed,
+    )
     spec = loader.load(spec_path)
     items, families, skipped = run.plan_items(spec, list(ops), chosen, seed)
     slots = run.backend_slots(backend_names)
     runnable = [s for s in slots if s.launch is not None]
     if not runnable:
-        raise KbtoolError("nothing to bench: no backend can run here ({})".format(
-            "; ".join("{}: {}".format(s.name, s.unavailable) for s in slots)))
+        raise KbtoolError(
+            "nothing to bench: no backend can run here ({})".format(
+                "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
+            )
+        )
     say = (lambda line: click.echo(line, err=True)) if not quiet else (lambda line: None)
-    say("kbtool bench: {} op(s) × {} size(s) on {}; measuring this machine's peak first".format(
-        len(families), len(chosen), ", ".join(s.name for s in runnable)))
+    say(
+        "kbtool bench: {} op(s) × {} size(s) on {}; measuring this machine's peak first".format(
+            len(families), len(chosen), ", ".join(s.name for s in runnable)
+        )
+    )
     measured_peak = peak.measure()
     infos, results, incomplete = [], [], None
     lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
@@ -132,11 +230,10 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
                 run.run_backend(slot, items, settings, infos, results, progress=progress)
     except (KeyboardInterrupt, Terminated) as exc:  # the worker is gone (run_backend's finally); keep the rest
         name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        incomplete = {"signal": name, "note": "interrupted by {}: {} results measured before it".format(
-            name, len(results))}
+        incomplete = {"signal": name, "note": f"interrupted by {name}: {len(results)} results measured before it"}
         done = {i["name"] for i in infos}
         infos.extend(not_installed_info(s.name, "interrupted before it ran") for s in slots if s.name not in done)
-        say("kbtool: {}: stopping; the partial bench follows".format(name))
+        say(f"kbtool: {name}: stopping; the partial bench follows")
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -146,12 +243,24 @@ def bench(ops, backend_names, size, sizes, modes, budget, min_samples, max_secon
     scaling = run.finish(results, lookup, measured_peak)
     comparison = None
     if base is not None:
-        comparison = compare.compare({"results": results}, base, baseline, min_effect_pct=min_effect,
-                                     fail_over_pct=fail_over)
+        comparison = compare.compare(
+            {"results": results}, base, baseline, min_effect_pct=min_effect, fail_over_pct=fail_over
+        )
     notes = [n for n in [run.skipped_note(skipped)] if n]
-    data = bench_report.assemble(" ".join(["kbtool"] + sys.argv[1:]), run.machine(), measured_peak,
-                                 settings.as_dict(list(families)), families, infos, results, scaling,
-                                 time.time() - started, comparison=comparison, incomplete=incomplete, notes=notes)
+    data = bench_report.assemble(
+        " ".join(["kbtool"] + sys.argv[1:]),
+        run.machine(),
+        measured_peak,
+        settings.as_dict(list(families)),
+        families,
+        infos,
+        results,
+        scaling,
+        time.time() - started,
+        comparison=comparison,
+        incomplete=incomplete,
+        notes=notes,
+    )
     _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
 
 
@@ -171,13 +280,14 @@ def _main_thread():
 
 def _show(data, outputs, as_json, quiet, verbose, say, interrupted=None):
     """Write the -o files, print the chosen view, exit with the bench's code."""
-    from . import report as bench_report, terminal
+    from . import report as bench_report
+    from . import terminal
     from .units import verdict_line
 
     failures = bench_report.write_all(data, outputs)
     for path in outputs:
         if not any(path in f for f in failures):
-            say("kbtool: wrote {}".format(path))
+            say(f"kbtool: wrote {path}")
     if as_json:
         click.echo(bench_report.render(data, "json"), nl=False)
     elif quiet:
@@ -186,5 +296,6 @@ def _show(data, outputs, as_json, quiet, verbose, say, interrupted=None):
         terminal.render(data, verbose=verbose)
     if failures:
         click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
-    sys.exit({"SIGINT": 130, "SIGTERM": 143}[interrupted] if interrupted else 2 if failures
-             else bench_report.exit_code(data))
+    sys.exit(
+        {"SIGINT": 130, "SIGTERM": 143}[interrupted] if interrupted else 2 if failures else bench_report.exit_code(data)
+    )

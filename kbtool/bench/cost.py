@@ -1,6 +1,7 @@
 """What one call of a benchmark case costs: floating-point operations (from the family's `flops` model) and the
 bytes it must move at least (the family's `bytes` model, or its inputs' and outputs' bytes), and what that makes
 of a measured time: GFLOP/s, GB/s and the fraction of this machine's peak."""
+
 import numpy as np
 
 from ..specs import shapes
@@ -27,8 +28,11 @@ def bytes_moved(family, case, outputs):
     if family.bytes:
         return float(shapes.evaluate(family.bytes, cost_names(case, outputs)))
     read = sum(int(np.asarray(a).nbytes) for a in case.arrays)
-    written = sum(int(np.prod(o["shape"], dtype=np.int64)) * np.dtype(o["dtype"]).itemsize
-                  for o in outputs if o.get("dtype") and _numeric(o["dtype"]))
+    written = sum(
+        int(np.prod(o["shape"], dtype=np.int64)) * np.dtype(o["dtype"]).itemsize
+        for o in outputs
+        if o.get("dtype") and _numeric(o["dtype"])
+    )
     return float(read + written)
 
 

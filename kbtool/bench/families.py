@@ -6,6 +6,7 @@ SCALED_ELEMENTS[size] elements (kind "scaled"; n counts input elements), or, whe
 refuses every scaled form, that case as it is at every size (kind "fixed"). The reference is asked once per
 op, on a small scaled case, so a family never sends a backend inputs kbtool's own reference cannot take.
 """
+
 import copy
 from dataclasses import dataclass, field
 from typing import Dict, Optional
@@ -16,7 +17,7 @@ SIZES = ("small", "medium", "large")
 DEFAULT_SIZE = "medium"
 # input elements of a scaled family per size: small shows per-call overhead; kept modest, as many such ops loop
 # in Python per row (map_fn, foldl, ctc_*): the heavy ops have families of their own in the spec
-SCALED_ELEMENTS = {"small": 2 ** 8, "medium": 2 ** 12, "large": 2 ** 16}
+SCALED_ELEMENTS = {"small": 2**8, "medium": 2**12, "large": 2**16}
 
 
 class FamilyError(Exception):
@@ -62,16 +63,28 @@ def _with_id(raw, size):
 
 def benchable_ops(spec):
     """The ops bench times: every op with a case, not an alias (an alias runs its target's code)."""
-    return sorted(name for name, entry in spec.ops.items()
-                  if not entry.get("alias_of") and not entry.get("not_checkable")
-                  and (entry.get("bench") or entry.get("cases") or any("case" in e for e in entry.get("examples", []))))
+    return sorted(
+        name
+        for name, entry in spec.ops.items()
+        if not entry.get("alias_of")
+        and not entry.get("not_checkable")
+        and (entry.get("bench") or entry.get("cases") or any("case" in e for e in entry.get("examples", [])))
+    )
 
 
 def family_for_entry(op, entry):
     """The family an op's `bench:` declares."""
     declared = entry["bench"]
-    return Family(op=op, kind="spec", variable="n", raw=dict(declared["case"]), scale=dict(declared["sizes"]),
-                  about=declared.get("about", ""), flops=declared.get("flops"), bytes=declared.get("bytes"))
+    return Family(
+        op=op,
+        kind="spec",
+        variable="n",
+        raw=dict(declared["case"]),
+        scale=dict(declared["sizes"]),
+        about=declared.get("about", ""),
+        flops=declared.get("flops"),
+        bytes=declared.get("bytes"),
+    )
 
 
 def family_for(spec, op):
@@ -80,8 +93,10 @@ def family_for(spec, op):
         return family_for_entry(op, entry)
     base = _base_case(entry)
     if base is None:
-        raise FamilyError("{} has no case that runs as a plain call (every case raises, differentiates, is sparse "
-                          "or sets keras.json) and no bench: entry".format(op))
+        raise FamilyError(
+            f"{op} has no case that runs as a plain call (every case raises, differentiates, is sparse "
+            "or sets keras.json) and no bench: entry"
+        )
     base_elements = _reference_output_elements(op, entry, base)
     for positions in _scaling_choices(op, entry, base):
         # the reference must take the grown case, and its output must not shrink (an empty result means the
@@ -90,10 +105,23 @@ def family_for(spec, op):
         if grown is not None and grown >= (base_elements or 0) and (grown > 0 or not base_elements):
             elements = _elements(base, positions)
             scale = {size: max(1, int(round(SCALED_ELEMENTS[size] / max(1, elements)))) for size in SIZES}
-            return Family(op=op, kind="scaled", variable="elements", raw=base, scale=scale,
-                          scaled_inputs=positions, base_case=base.get("id"))
-    return Family(op=op, kind="fixed", variable="elements", raw=base, base_case=base.get("id"),
-                  about="its inputs do not grow: the reference refuses {} with dim 0 scaled".format(base.get("id")))
+            return Family(
+                op=op,
+                kind="scaled",
+                variable="elements",
+                raw=base,
+                scale=scale,
+                scaled_inputs=positions,
+                base_case=base.get("id"),
+            )
+    return Family(
+        op=op,
+        kind="fixed",
+        variable="elements",
+        raw=base,
+        base_case=base.get("id"),
+        about="its inputs do not grow: the reference refuses {} with dim 0 scaled".format(base.get("id")),
+    )
 
 
 def bench_case(spec, family, size, seed=0):
@@ -101,7 +129,7 @@ def bench_case(spec, family, size, seed=0):
     entry = spec.ops[family.op]
     raw = family.raw_case(size)
     case = cases.expand_case(family.op, entry, raw, seed, case_id=raw["id"])
-    case.modes = [m for m in raw.get("modes", cases.DEFAULT_MODES)]
+    case.modes = list(raw.get("modes", cases.DEFAULT_MODES))
     if family.kind == "spec":
         return case, float(family.scale[size])
     return case, float(sum(a.size for a in case.arrays))
@@ -109,8 +137,9 @@ def bench_case(spec, family, size, seed=0):
 
 def _base_case(entry):
     """The first spec case (then example) that is a plain call: no raise, gradient, sparse input or None dim."""
-    candidates = list(entry.get("cases", [])) + [dict(e["case"], id="example:" + e["id"])
-                                                 for e in entry.get("examples", []) if "case" in e]
+    candidates = list(entry.get("cases", [])) + [
+        dict(e["case"], id="example:" + e["id"]) for e in entry.get("examples", []) if "case" in e
+    ]
     plain = [raw for raw in candidates if _plain(raw)]
     both = [raw for raw in plain if "modes" not in raw]  # runs in both modes
     return (both or plain or [None])[0]
@@ -158,8 +187,11 @@ def _weights(op, entry, raw):
     visit(bound.args)
     visit(list(bound.kwargs.values()))
     flat = _inputs(raw)
-    return {next(p for p, inp in enumerate(flat) if inp is bound.inputs[i]) for i in indices
-            if any(inp is bound.inputs[i] for inp in flat)}
+    return {
+        next(p for p, inp in enumerate(flat) if inp is bound.inputs[i])
+        for i in indices
+        if any(inp is bound.inputs[i] for inp in flat)
+    }
 
 
 def _scaling_choices(op, entry, raw):

@@ -3,6 +3,7 @@
 Per op: its results table, a log-log plot of time against size per backend and mode (with two sizes or more),
 and the one-time cost beside the steady-state call per backend at the largest size measured (log scale). The
 plots are inline SVG drawn here; colours follow the backend, dashes the mode."""
+
 import math
 import os
 from collections import OrderedDict
@@ -12,28 +13,45 @@ import jinja2
 from . import stats
 from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
 
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf"]
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 DASH = {"eager": "", "symbolic": "5,3"}
 SIZES = ("small", "medium", "large")
 
 
 def render(report):
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     colours = {b["name"]: PALETTE[i % len(PALETTE)] for i, b in enumerate(report["backends"])}
     ops = OrderedDict()
-    for r in sorted(report["results"], key=lambda r: (r["op"], SIZES.index(r["size"]), r["mode"],
-                                                       r.get("median_s") or math.inf)):
+    for r in sorted(
+        report["results"], key=lambda r: (r["op"], SIZES.index(r["size"]), r["mode"], r.get("median_s") or math.inf)
+    ):
         ops.setdefault(r["op"], []).append(r)
-    sections = [{"op": op, "family": report["families"].get(op, {}), "rows": [_row(r) for r in rows],
-                 "growth": markup(growth_svg(op, rows, colours)), "one_time": markup(one_time_svg(rows, colours))}
-                for op, rows in ops.items()]
+    sections = [
+        {
+            "op": op,
+            "family": report["families"].get(op, {}),
+            "rows": [_row(r) for r in rows],
+            "growth": markup(growth_svg(op, rows, colours)),
+            "one_time": markup(one_time_svg(rows, colours)),
+        }
+        for op, rows in ops.items()
+    ]
     slowest = [_row(r) for r in stats.slowest_pairs(report["results"], 10)]
     return env.get_template("bench.html.j2").render(
-        report=report, verdict=verdict_line(report), sections=sections, colours=colours, slowest=slowest,
-        fmt_seconds=fmt_seconds, comparison=report.get("comparison"),
-        changed=[row for row in (report.get("comparison") or {}).get("rows", []) if row["verdict"] != "unchanged"])
+        report=report,
+        verdict=verdict_line(report),
+        sections=sections,
+        colours=colours,
+        slowest=slowest,
+        fmt_seconds=fmt_seconds,
+        comparison=report.get("comparison"),
+        changed=[row for row in (report.get("comparison") or {}).get("rows", []) if row["verdict"] != "unchanged"],
+    )
 
 
 def markup(svg):
@@ -42,16 +60,30 @@ def markup(svg):
 
 def _row(r):
     ok = r["status"] == "ok"
-    return {"op": r["op"], "size": r["size"], "backend": r["backend"], "mode": r["mode"], "status": r["status"],
-            "message": r.get("message") or "",
-            "one_time": fmt_seconds(r["one_time"]["total_s"]) if ok else "",
-            "median": "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])) if ok else r["status"],
-            "min": fmt_seconds(r.get("min_s")), "gflops": fmt_rate(r.get("gflops")), "gbs": fmt_rate(r.get("gbs")),
-            "peak": fmt_pct(r.get("peak_fraction")), "fastest": fmt_ratio(r.get("ratio_to_fastest")),
-            "numpy": fmt_ratio(r.get("ratio_to_numpy")),
-            "flags": "; ".join(f for f in ("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"])
-                                           if ok and r.get("unstable") else "", r.get("message") or "" if ok else "")
-                               if f)}
+    return {
+        "op": r["op"],
+        "size": r["size"],
+        "backend": r["backend"],
+        "mode": r["mode"],
+        "status": r["status"],
+        "message": r.get("message") or "",
+        "one_time": fmt_seconds(r["one_time"]["total_s"]) if ok else "",
+        "median": "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])) if ok else r["status"],
+        "min": fmt_seconds(r.get("min_s")),
+        "gflops": fmt_rate(r.get("gflops")),
+        "gbs": fmt_rate(r.get("gbs")),
+        "peak": fmt_pct(r.get("peak_fraction")),
+        "fastest": fmt_ratio(r.get("ratio_to_fastest")),
+        "numpy": fmt_ratio(r.get("ratio_to_numpy")),
+        "flags": "; ".join(
+            f
+            for f in (
+                "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if ok and r.get("unstable") else "",
+                r.get("message") or "" if ok else "",
+            )
+            if f
+        ),
+    }
 
 
 # ------------------------------------------------------------------------------------------------ plots (SVG)
@@ -79,20 +111,22 @@ def growth_svg(op, rows, colours):
     (x0, x1), (y0, y1) = _log_axis(xs), _log_axis(ys)
     px = lambda n: LEFT + (math.log10(n) - x0) / (x1 - x0) * (W - LEFT - RIGHT)  # noqa: E731
     py = lambda t: H - BOTTOM - (math.log10(t) - y0) / (y1 - y0) * (H - BOTTOM - TOP)  # noqa: E731
-    parts = [_frame("time per call against n ({}), log-log".format(op))]
+    parts = [_frame(f"time per call against n ({op}), log-log")]
     for e in range(x0, x1 + 1):
-        parts.append(_tick_x(px(10 ** e), "1e{}".format(e)))
+        parts.append(_tick_x(px(10**e), f"1e{e}"))
     for e in range(y0, y1 + 1):
-        parts.append(_tick_y(py(10 ** e), fmt_seconds(10.0 ** e)))
+        parts.append(_tick_y(py(10**e), fmt_seconds(10.0**e)))
     for i, ((backend, mode), points) in enumerate(lines.items()):
         colour = colours.get(backend, "#000")
-        path = " ".join("{:.1f},{:.1f}".format(px(n), py(t)) for n, t in points)
-        parts.append('<polyline fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="{}" points="{}">'
-                     '<title>{} {}</title></polyline>'.format(colour, DASH.get(mode, ""), path, _esc(backend), mode))
-        parts.append('<text x="{}" y="{}" font-size="10" fill="{}">{} {}</text>'.format(
-            W - RIGHT + 6, TOP + 10 + 12 * i, colour, _esc(backend), mode[:3]))
-    parts.append('<text x="{}" y="{}" font-size="10" text-anchor="middle">n</text>'.format(
-        (LEFT + W - RIGHT) / 2, H - 4))
+        path = " ".join(f"{px(n):.1f},{py(t):.1f}" for n, t in points)
+        parts.append(
+            '<polyline fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="{}" points="{}">'
+            "<title>{} {}</title></polyline>".format(colour, DASH.get(mode, ""), path, _esc(backend), mode)
+        )
+        parts.append(
+            f'<text x="{W - RIGHT + 6}" y="{TOP + 10 + 12 * i}" font-size="10" fill="{colour}">{_esc(backend)} {mode[:3]}</text>'
+        )
+    parts.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 4}" font-size="10" text-anchor="middle">n</text>')
     return _svg(W, H, parts)
 
 
@@ -108,47 +142,59 @@ def one_time_svg(rows, colours):
     bar, gap = 7, 5
     height = TOP + BOTTOM + len(ok) * (2 * bar + gap)
     width = W + 40
-    px = lambda t: 150 + (math.log10(max(t, 10.0 ** lo)) - lo) / (hi - lo) * (width - 170)  # noqa: E731
-    parts = ['<text x="4" y="10" font-size="10">{}: one-time (light) and per call (dark), log scale</text>'.format(
-        SIZES[largest])]
+    px = lambda t: 150 + (math.log10(max(t, 10.0**lo)) - lo) / (hi - lo) * (width - 170)  # noqa: E731
+    parts = [
+        f'<text x="4" y="10" font-size="10">{SIZES[largest]}: one-time (light) and per call (dark), log scale</text>'
+    ]
     for i, r in enumerate(ok):
         y = TOP + i * (2 * bar + gap)
         colour = colours.get(r["backend"], "#000")
-        parts.append('<text x="146" y="{}" font-size="10" text-anchor="end">{} {}</text>'.format(
-            y + bar + 3, _esc(r["backend"]), r["mode"]))
+        parts.append(
+            '<text x="146" y="{}" font-size="10" text-anchor="end">{} {}</text>'.format(
+                y + bar + 3, _esc(r["backend"]), r["mode"]
+            )
+        )
         for k, (value, opacity) in enumerate(((r["one_time"]["total_s"], 0.35), (r["median_s"], 1.0))):
-            parts.append('<rect x="150" y="{}" width="{:.1f}" height="{}" fill="{}" fill-opacity="{}">'
-                         '<title>{}</title></rect>'.format(y + k * bar, max(px(value) - 150, 1), bar, colour,
-                                                           opacity, fmt_seconds(value)))
+            parts.append(
+                f'<rect x="150" y="{y + k * bar}" width="{max(px(value) - 150, 1):.1f}" height="{bar}" fill="{colour}" fill-opacity="{opacity}">'
+                f"<title>{fmt_seconds(value)}</title></rect>"
+            )
     axis_y = height - BOTTOM + 4
     for e in range(lo, hi + 1):
-        parts.append('<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ccc"/>'
-                     '<text x="{0:.1f}" y="{3}" font-size="9" text-anchor="middle">{4}</text>'.format(
-                         px(10 ** e), TOP - 2, axis_y, axis_y + 11, fmt_seconds(10.0 ** e)))
+        parts.append(
+            '<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ccc"/>'
+            '<text x="{0:.1f}" y="{3}" font-size="9" text-anchor="middle">{4}</text>'.format(
+                px(10**e), TOP - 2, axis_y, axis_y + 11, fmt_seconds(10.0**e)
+            )
+        )
     return _svg(width, height, parts)
 
 
 def _frame(title):
-    return ('<rect x="{l}" y="{t}" width="{w}" height="{h}" fill="none" stroke="#999"/>'
-            '<text x="{l}" y="9" font-size="10">{title}</text>').format(
-        l=LEFT, t=TOP, w=W - LEFT - RIGHT, h=H - TOP - BOTTOM, title=_esc(title))
+    return (
+        f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" fill="none" stroke="#999"/>'
+        f'<text x="{LEFT}" y="9" font-size="10">{_esc(title)}</text>'
+    )
 
 
 def _tick_x(x, label):
-    return ('<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ddd"/>'
-            '<text x="{0:.1f}" y="{3}" font-size="9" text-anchor="middle">{4}</text>').format(
-        x, TOP, H - BOTTOM, H - BOTTOM + 12, label)
+    return (
+        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{H - BOTTOM}" stroke="#ddd"/>'
+        f'<text x="{x:.1f}" y="{H - BOTTOM + 12}" font-size="9" text-anchor="middle">{label}</text>'
+    )
 
 
 def _tick_y(y, label):
-    return ('<line x1="{1}" x2="{2}" y1="{0:.1f}" y2="{0:.1f}" stroke="#ddd"/>'
-            '<text x="{3}" y="{4:.1f}" font-size="9" text-anchor="end">{5}</text>').format(
-        y, LEFT, W - RIGHT, LEFT - 4, y + 3, label)
+    return (
+        f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+        f'<text x="{LEFT - 4}" y="{y + 3:.1f}" font-size="9" text-anchor="end">{label}</text>'
+    )
 
 
 def _svg(width, height, parts):
-    return '<svg width="{0}" height="{1}" viewBox="0 0 {0} {1}" ' \
-           'font-family="sans-serif">{2}</svg>'.format(width, height, "".join(parts))
+    return '<svg width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif">{2}</svg>'.format(
+        width, height, "".join(parts)
+    )
 
 
 def _esc(text):

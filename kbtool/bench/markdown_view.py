@@ -1,5 +1,6 @@
 """The Markdown view of a bench report: verdict, machine and peak, the harness's cost, one table per size, the
 growth exponents, the comparison and the slowest pairs. Rendered from the JSON alone."""
+
 from . import compare, stats
 from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
 
@@ -15,27 +16,67 @@ def _table(header, rows):
 
 
 def render(report):
-    out = ["# kbtool bench", "", "**{}**".format(verdict_line(report)), ""]
+    out = ["# kbtool bench", "", f"**{verdict_line(report)}**", ""]
     out += _facts(report)
     for size in report["settings"]["sizes"]:
         rows = [r for r in report["results"] if r["size"] == size]
         if rows:
-            out += ["## Size {}".format(size), "", results_table(rows), ""]
+            out += [f"## Size {size}", "", results_table(rows), ""]
     failed = [r for r in report["results"] if r["status"] != "ok"]
     if failed:
-        out += ["## Not measured", "", _table(["op", "size", "backend", "mode", "status", "why"], [
-            [r["op"], r["size"], r["backend"], r["mode"], r["status"], (r.get("message") or "")[:300]]
-            for r in failed]), ""]
+        out += [
+            "## Not measured",
+            "",
+            _table(
+                ["op", "size", "backend", "mode", "status", "why"],
+                [
+                    [r["op"], r["size"], r["backend"], r["mode"], r["status"], (r.get("message") or "")[:300]]
+                    for r in failed
+                ],
+            ),
+            "",
+        ]
     if report["scaling"]:
-        out += ["## Growth: time ∝ n^k", "", _table(["op", "backend", "mode", "k", "n (from → to)"], [
-            [row["op"], row["backend"], row["mode"], "{:.2f}".format(row["exponent"]),
-             "{:g} → {:g}".format(row["points"][0][0], row["points"][-1][0])] for row in report["scaling"]]), ""]
+        out += [
+            "## Growth: time ∝ n^k",
+            "",
+            _table(
+                ["op", "backend", "mode", "k", "n (from → to)"],
+                [
+                    [
+                        row["op"],
+                        row["backend"],
+                        row["mode"],
+                        "{:.2f}".format(row["exponent"]),
+                        "{:g} → {:g}".format(row["points"][0][0], row["points"][-1][0]),
+                    ]
+                    for row in report["scaling"]
+                ],
+            ),
+            "",
+        ]
     slowest = stats.slowest_pairs(report["results"], 10)
     if slowest:
-        out += ["## Furthest behind the fastest backend", "", _table(
-            ["op", "backend", "× fastest", "size", "mode", "median", "fastest there"],
-            [[r["op"], r["backend"], fmt_ratio(r["ratio_to_fastest"]), r["size"], r["mode"],
-              fmt_seconds(r["median_s"]), fmt_seconds(r["median_s"] / r["ratio_to_fastest"])] for r in slowest]), ""]
+        out += [
+            "## Furthest behind the fastest backend",
+            "",
+            _table(
+                ["op", "backend", "× fastest", "size", "mode", "median", "fastest there"],
+                [
+                    [
+                        r["op"],
+                        r["backend"],
+                        fmt_ratio(r["ratio_to_fastest"]),
+                        r["size"],
+                        r["mode"],
+                        fmt_seconds(r["median_s"]),
+                        fmt_seconds(r["median_s"] / r["ratio_to_fastest"]),
+                    ]
+                    for r in slowest
+                ],
+            ),
+            "",
+        ]
     if report.get("comparison"):
         out += comparison_section(report["comparison"])
     return "\n".join(out).rstrip() + "\n"
@@ -43,25 +84,38 @@ def render(report):
 
 def _facts(report):
     m, peak = report["machine"], report["peak"]
-    lines = ["- Machine: {}, {} cores, {:.0f} GiB; {}".format(m["cpu"], m["cores"], m["memory_gb"], m["platform"]),
-             "- Controller: Python {}, NumPy {}{}".format(m["python"], m["numpy"],
-                                                          " ({})".format(m["blas"]) if m.get("blas") else ""),
-             "- Peak, measured in this run: {:.1f} GFLOP/s (float32 matmul {n}×{n}), {:.1f} GB/s (copy of {:.0f} MB, "
-             "read + write)".format(peak["matmul_gflops"], peak["copy_gbs"], peak["copy_mb"], n=peak["matmul_n"]),
-             "- Method: per result, calls per sample calibrated to ≥ {:g} ms, warmup, samples for {:g} s (at least {}); "
-             "median ± IQR; unstable when CV > {:.0%}. Backends one at a time. Command: `{}`".format(
-                 report["settings"]["min_sample_seconds"] * 1e3, report["settings"]["budget_seconds"],
-                 report["settings"]["min_samples"], report["settings"].get("unstable_cv", 0.1), report["command"]),
-             "", "| backend | versions | Python | harness per call |", "|---|---|---|---|"]
+    lines = [
+        "- Machine: {}, {} cores, {:.0f} GiB; {}".format(m["cpu"], m["cores"], m["memory_gb"], m["platform"]),
+        "- Controller: Python {}, NumPy {}{}".format(
+            m["python"], m["numpy"], " ({})".format(m["blas"]) if m.get("blas") else ""
+        ),
+        "- Peak, measured in this run: {:.1f} GFLOP/s (float32 matmul {n}×{n}), {:.1f} GB/s (copy of {:.0f} MB, "
+        "read + write)".format(peak["matmul_gflops"], peak["copy_gbs"], peak["copy_mb"], n=peak["matmul_n"]),
+        "- Method: per result, calls per sample calibrated to ≥ {:g} ms, warmup, samples for {:g} s (at least {}); "
+        "median ± IQR; unstable when CV > {:.0%}. Backends one at a time. Command: `{}`".format(
+            report["settings"]["min_sample_seconds"] * 1e3,
+            report["settings"]["budget_seconds"],
+            report["settings"]["min_samples"],
+            report["settings"].get("unstable_cv", 0.1),
+            report["command"],
+        ),
+        "",
+        "| backend | versions | Python | harness per call |",
+        "|---|---|---|---|",
+    ]
     for b in report["backends"]:
         if b["status"] != "available":
-            lines.append("| {} | {}: {} | | |".format(b["name"], b["status"].replace("_", " "),
-                                                     _cell(b.get("reason") or "")))
+            lines.append(
+                "| {} | {}: {} | | |".format(b["name"], b["status"].replace("_", " "), _cell(b.get("reason") or ""))
+            )
             continue
-        versions = ", ".join("{} {}".format(k, v) for k, v in sorted((b.get("versions") or {}).items()))
+        versions = ", ".join(f"{k} {v}" for k, v in sorted((b.get("versions") or {}).items()))
         overhead = b.get("overhead") or {}
-        lines.append("| {} | {} | {} | {} |".format(b["name"], _cell(versions), b.get("python") or "",
-                                                     fmt_seconds(overhead.get("harness_s"))))
+        lines.append(
+            "| {} | {} | {} | {} |".format(
+                b["name"], _cell(versions), b.get("python") or "", fmt_seconds(overhead.get("harness_s"))
+            )
+        )
     notes = report["summary"].get("notes") or []
     return lines + [""] + ["> " + _cell(n) for n in notes] + ([""] if notes else [])
 
@@ -72,29 +126,79 @@ def results_table(results):
         if r["status"] != "ok":
             rows.append([r["op"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", "", ""])
             continue
-        flags = "; ".join(f for f in ("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"])
-                                      if r.get("unstable") else "", r.get("message") or "") if f)
-        rows.append([r["op"], r["backend"], r["mode"], fmt_seconds(r["one_time"]["total_s"]),
-                     "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])), fmt_seconds(r["min_s"]),
-                     fmt_rate(r.get("gflops")), fmt_rate(r.get("gbs")), fmt_pct(r.get("peak_fraction")),
-                     fmt_ratio(r.get("ratio_to_fastest")), fmt_ratio(r.get("ratio_to_numpy")), flags])
-    return _table(["op", "backend", "mode", "one-time", "median ± IQR", "min", "GFLOP/s", "GB/s", "% peak",
-                   "× fastest", "× numpy", "flags"], rows)
+        flags = "; ".join(
+            f
+            for f in (
+                "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if r.get("unstable") else "",
+                r.get("message") or "",
+            )
+            if f
+        )
+        rows.append(
+            [
+                r["op"],
+                r["backend"],
+                r["mode"],
+                fmt_seconds(r["one_time"]["total_s"]),
+                "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
+                fmt_seconds(r["min_s"]),
+                fmt_rate(r.get("gflops")),
+                fmt_rate(r.get("gbs")),
+                fmt_pct(r.get("peak_fraction")),
+                fmt_ratio(r.get("ratio_to_fastest")),
+                fmt_ratio(r.get("ratio_to_numpy")),
+                flags,
+            ]
+        )
+    return _table(
+        [
+            "op",
+            "backend",
+            "mode",
+            "one-time",
+            "median ± IQR",
+            "min",
+            "GFLOP/s",
+            "GB/s",
+            "% peak",
+            "× fastest",
+            "× numpy",
+            "flags",
+        ],
+        rows,
+    )
 
 
 def comparison_section(comparison):
     counts = compare.counts(comparison)
-    head = ["## Against {}".format(comparison["baseline"]), "",
-            "{}. A change counts when Mann-Whitney U gives p < {:g} and the medians differ by ≥ {:g} %; the gate "
-            "fails on a worse result beyond {:g} %: **{}**.".format(
-                ", ".join("{} {}".format(v, k) for k, v in sorted(counts.items())), comparison["alpha"],
-                comparison["min_effect_pct"], comparison["fail_over_pct"],
-                "failed" if comparison["failed"] else "passed"), ""]
-    rows = [[row["op"], row["size"], row["backend"], row["mode"], fmt_seconds(row["baseline_median_s"]),
-             fmt_seconds(row["median_s"]), "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
-             "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
-             row["verdict"] + (" (fails the gate)" if row["fails_gate"] else "")]
-            for row in comparison["rows"] if row["verdict"] != "unchanged"]
+    head = [
+        "## Against {}".format(comparison["baseline"]),
+        "",
+        "{}. A change counts when Mann-Whitney U gives p < {:g} and the medians differ by ≥ {:g} %; the gate "
+        "fails on a worse result beyond {:g} %: **{}**.".format(
+            ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
+            comparison["alpha"],
+            comparison["min_effect_pct"],
+            comparison["fail_over_pct"],
+            "failed" if comparison["failed"] else "passed",
+        ),
+        "",
+    ]
+    rows = [
+        [
+            row["op"],
+            row["size"],
+            row["backend"],
+            row["mode"],
+            fmt_seconds(row["baseline_median_s"]),
+            fmt_seconds(row["median_s"]),
+            "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
+            "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
+            row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
+        ]
+        for row in comparison["rows"]
+        if row["verdict"] != "unchanged"
+    ]
     if not rows:
         return head + ["No change.", ""]
     return head + [_table(["op", "size", "backend", "mode", "baseline", "now", "change", "p", "verdict"], rows), ""]

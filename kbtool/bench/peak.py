@@ -1,6 +1,7 @@
 """This machine's peak: a large float32 matmul (NumPy's BLAS) for GFLOP/s and a large copy (read + write) for GB/s,
 measured before any backend runs and again after the last one. The best sample stands for the peak (the machine's
 capability, not its typical speed; a shared machine's clock moves during a long bench); all samples are kept."""
+
 import time
 
 import numpy as np
@@ -15,13 +16,18 @@ def measure(matmul_n=MATMUL_N, copy_mb=COPY_MB, repeats=5):
     b = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
     np.dot(a, b)  # warm: threads started, pages touched
     matmul = _samples(lambda: np.dot(a, b), repeats)
-    source = np.ones(copy_mb * 2 ** 20 // 4, dtype=np.float32)
+    source = np.ones(copy_mb * 2**20 // 4, dtype=np.float32)
     target = np.empty_like(source)
     np.copyto(target, source)
     copy = _samples(lambda: np.copyto(target, source), repeats * 2)
-    return {"matmul_gflops": 2.0 * matmul_n ** 3 / min(matmul) / 1e9, "matmul_n": matmul_n,
-            "matmul_samples_s": matmul, "copy_gbs": 2.0 * source.nbytes / min(copy) / 1e9, "copy_mb": float(copy_mb),
-            "copy_samples_s": copy}
+    return {
+        "matmul_gflops": 2.0 * matmul_n**3 / min(matmul) / 1e9,
+        "matmul_n": matmul_n,
+        "matmul_samples_s": matmul,
+        "copy_gbs": 2.0 * source.nbytes / min(copy) / 1e9,
+        "copy_mb": float(copy_mb),
+        "copy_samples_s": copy,
+    }
 
 
 def _samples(call, repeats):

@@ -1,5 +1,6 @@
 """Progress of a bench, on stderr (stdout stays clean for --json): rich bars on a terminal, one per backend; in
 a log, a plain line per backend each time it passes another tenth of its results, and when it is done."""
+
 import sys
 import time
 
@@ -12,7 +13,7 @@ def planned(slot, items, settings):
 class BenchProgress:
     def __init__(self, slots, items, settings, enabled=True, stream=None):
         self.planned = {slot.name: planned(slot, items, settings) for slot in slots}
-        self.done = {name: 0 for name in self.planned}
+        self.done = dict.fromkeys(self.planned, 0)
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.bars = None
@@ -24,8 +25,14 @@ class BenchProgress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=Console(file=self.stream), transient=True)
+            self.bars = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=self.stream),
+                transient=True,
+            )
             self.bars.start()
             for name, total in self.planned.items():
                 self.tasks[name] = self.bars.add_task(name, total=total)
@@ -43,9 +50,11 @@ class BenchProgress:
         self.done[backend] = before + 1
         total = max(1, self.planned[backend])
         if self.bars is not None:
-            self.bars.update(self.tasks[backend], advance=1,
-                             description="{} {} {}".format(backend, result["op"], result["size"]))
+            self.bars.update(
+                self.tasks[backend], advance=1, description="{} {} {}".format(backend, result["op"], result["size"])
+            )
         elif self.done[backend] == total or self.done[backend] * 10 // total > before * 10 // total:
-            self.stream.write("kbtool bench: {} {}/{} ({:.0f} s)\n".format(
-                backend, self.done[backend], total, time.monotonic() - self.started))
+            self.stream.write(
+                f"kbtool bench: {backend} {self.done[backend]}/{total} ({time.monotonic() - self.started:.0f} s)\n"
+            )
             self.stream.flush()

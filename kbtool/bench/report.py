@@ -1,4 +1,5 @@
 """The versioned JSON of a bench (the source of truth), its validation, and the views rendered from it."""
+
 import datetime
 import json
 import os
@@ -19,24 +20,50 @@ def validate(report):
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
-    return ["{}: {}".format("/".join(str(p) for p in e.absolute_path) or "(top)", e.message)
-            for e in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))]
+    return [
+        "{}: {}".format("/".join(str(p) for p in e.absolute_path) or "(top)", e.message)
+        for e in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
+    ]
 
 
-def assemble(command, machine, peak, settings, families, backends, results, scaling, wall_seconds,
-             comparison=None, incomplete=None, notes=()):
+def assemble(
+    command,
+    machine,
+    peak,
+    settings,
+    families,
+    backends,
+    results,
+    scaling,
+    wall_seconds,
+    comparison=None,
+    incomplete=None,
+    notes=(),
+):
     failed = [r for r in results if r["status"] not in ("ok", "unsupported")]
     measured = [r for r in results if r["status"] == "ok"]
     report = {
-        "format": "kbtool-bench", "schema_version": 1, "kbtool": __version__,
+        "format": "kbtool-bench",
+        "schema_version": 1,
+        "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
-        "command": command, "machine": machine, "peak": peak, "settings": settings, "families": families,
-        "backends": backends, "results": results, "scaling": scaling, "wall_seconds": round(wall_seconds, 3),
-        "summary": {"measured": len(measured), "failed": len(failed),
-                    "unsupported": sum(r["status"] == "unsupported" for r in results),
-                    "unstable": sum(bool(r.get("unstable")) for r in measured),
-                    "ok": bool(measured) and not incomplete and not (comparison and comparison["failed"]),
-                    "notes": list(notes)},
+        "command": command,
+        "machine": machine,
+        "peak": peak,
+        "settings": settings,
+        "families": families,
+        "backends": backends,
+        "results": results,
+        "scaling": scaling,
+        "wall_seconds": round(wall_seconds, 3),
+        "summary": {
+            "measured": len(measured),
+            "failed": len(failed),
+            "unsupported": sum(r["status"] == "unsupported" for r in results),
+            "unstable": sum(bool(r.get("unstable")) for r in measured),
+            "ok": bool(measured) and not incomplete and not (comparison and comparison["failed"]),
+            "notes": list(notes),
+        },
     }
     if comparison is not None:
         report["comparison"] = comparison
@@ -57,13 +84,16 @@ def load(path):
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise KbtoolError("{}: not JSON ({})".format(path, exc))
+        raise KbtoolError(f"{path}: not JSON ({exc})")
     if not isinstance(data, dict) or data.get("format") != "kbtool-bench":
-        raise KbtoolError("{}: not a kbtool bench report (a `kbtool bench -o FILE.json` file)".format(path))
+        raise KbtoolError(f"{path}: not a kbtool bench report (a `kbtool bench -o FILE.json` file)")
     problems = validate(data)
     if problems:
-        raise KbtoolError("{}: not a valid bench report: {}{}".format(
-            path, problems[0], " (and {} more)".format(len(problems) - 1) if len(problems) > 1 else ""))
+        raise KbtoolError(
+            "{}: not a valid bench report: {}{}".format(
+                path, problems[0], f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            )
+        )
     return data
 
 
@@ -79,11 +109,13 @@ def render(report, fmt):
         return json.dumps(report, indent=1, sort_keys=False) + "\n"
     if fmt == "markdown":
         from . import markdown_view
+
         return markdown_view.render(report)
     if fmt == "html":
         from . import html_view
+
         return html_view.render(report)
-    raise KbtoolError("unknown bench format {!r}".format(fmt))
+    raise KbtoolError(f"unknown bench format {fmt!r}")
 
 
 def prepare_outputs(paths):
@@ -104,5 +136,5 @@ def write_all(report, paths):
         try:
             files.write_atomic(path, encodable(render(report, format_of(path))))
         except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
-            failures.append(str(exc) if isinstance(exc, KbtoolError) else "cannot write {}: {}".format(path, exc))
+            failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
     return failures

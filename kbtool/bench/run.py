@@ -3,6 +3,7 @@
 Backends run one after another, one worker at a time, so that no measurement shares the cores with another
 (check runs them side by side; bench never does). Each backend's worker first measures the harness's own
 per-call cost, then times every op × size in each mode it runs (kbtool/runners/worker/timing.py)."""
+
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -23,15 +24,28 @@ class Settings:
     seed: int = 0
 
     def request_fields(self):
-        return {"budget": self.budget, "min_sample": self.min_sample, "min_samples": self.min_samples,
-                "max_seconds": self.max_seconds, "warmup": self.warmup}
+        return {
+            "budget": self.budget,
+            "min_sample": self.min_sample,
+            "min_samples": self.min_samples,
+            "max_seconds": self.max_seconds,
+            "warmup": self.warmup,
+        }
 
     def as_dict(self, ops):
         from .stats import UNSTABLE_CV
 
-        return {"sizes": list(self.sizes), "modes": list(self.modes), "budget_seconds": self.budget,
-                "min_sample_seconds": self.min_sample, "min_samples": self.min_samples,
-                "max_seconds": self.max_seconds, "unstable_cv": UNSTABLE_CV, "seed": self.seed, "ops": list(ops)}
+        return {
+            "sizes": list(self.sizes),
+            "modes": list(self.modes),
+            "budget_seconds": self.budget,
+            "min_sample_seconds": self.min_sample,
+            "min_samples": self.min_samples,
+            "max_seconds": self.max_seconds,
+            "unstable_cv": UNSTABLE_CV,
+            "seed": self.seed,
+            "ops": list(ops),
+        }
 
 
 @dataclass
@@ -47,12 +61,17 @@ def plan_items(spec, ops, sizes, seed=0):
     benchable = fam.benchable_ops(spec)
     for op in ops:
         if op not in spec.ops:
-            raise KbtoolError("unknown op {!r}: `kbtool spec list` lists the spec's ops".format(op))
+            raise KbtoolError(f"unknown op {op!r}: `kbtool spec list` lists the spec's ops")
         if op not in benchable:
             target = spec.ops[op].get("alias_of")
-            raise KbtoolError("{} cannot be benched: {}".format(
-                op, "it is an alias of {} (bench that)".format(target) if target else
-                spec.ops[op].get("not_checkable") or "it has no case"))
+            raise KbtoolError(
+                "{} cannot be benched: {}".format(
+                    op,
+                    f"it is an alias of {target} (bench that)"
+                    if target
+                    else spec.ops[op].get("not_checkable") or "it has no case",
+                )
+            )
     items, described, skipped = [], {}, {}
     for op in list(dict.fromkeys(ops)) or benchable:
         try:
@@ -110,14 +129,26 @@ def run_backend(slot, items, settings, infos, results, progress=None):
 
 def result_of(backend, item, mode, header):
     """One result for the report from the worker's reply (timing fields summarized later)."""
-    result = {"op": item.family.op, "size": item.size, "n": item.n, "backend": backend, "mode": mode,
-              "inputs": [{"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)} for a in item.case.arrays],
-              "kwargs": _jsonable(item.case.kwargs)}
+    result = {
+        "op": item.family.op,
+        "size": item.size,
+        "n": item.n,
+        "backend": backend,
+        "mode": mode,
+        "inputs": [{"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)} for a in item.case.arrays],
+        "kwargs": _jsonable(item.case.kwargs),
+    }
     status = header.get("status")
     if status == "ok":
-        result.update(status="ok", message=header.get("message"), outputs=header.get("outputs", []),
-                      one_time=header["one_time"],
-                      loops=header["loops"], warmup_calls=header["warmup_calls"], samples_s=header["samples"])
+        result.update(
+            status="ok",
+            message=header.get("message"),
+            outputs=header.get("outputs", []),
+            one_time=header["one_time"],
+            loops=header["loops"],
+            warmup_calls=header["warmup_calls"],
+            samples_s=header["samples"],
+        )
     elif status == "raised":
         error = header.get("error", {})
         result.update(status="raised", message="{}: {}".format(error.get("type"), error.get("message", ""))[:500])
@@ -153,7 +184,7 @@ def finish(results, families, peak, unstable_cv=None):
             r["bytes"] = cost.bytes_moved(family, case, r["outputs"])
         except Exception as exc:  # a cost model that does not fit the output: said, never guessed
             r["flops"] = r["bytes"] = None
-            r["message"] = "cost model: {}".format(exc)
+            r["message"] = f"cost model: {exc}"
         r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], peak))
     stats.add_ratios(results)
     return stats.scaling(results)
@@ -173,13 +204,19 @@ def machine():
     except OSError:
         pass
     try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
         memory = 0.0
     from ..pool import default_jobs
 
-    found = {"platform": platform.platform(), "cpu": cpu, "cores": default_jobs(), "memory_gb": round(memory, 1),
-             "python": platform.python_version(), "numpy": np.__version__}
+    found = {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": default_jobs(),
+        "memory_gb": round(memory, 1),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
     blas = _blas()
     if blas:
         found["blas"] = blas

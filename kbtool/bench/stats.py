@@ -2,6 +2,7 @@
 
 Each result's samples are seconds per call. A result is unstable when its coefficient of variation (standard
 deviation / mean) passes `unstable_cv`, or when fewer than MIN_STABLE_SAMPLES samples fit its time limit."""
+
 import math
 from collections import defaultdict
 
@@ -17,9 +18,14 @@ def summarize(samples, unstable_cv=UNSTABLE_CV):
     q1, median, q3 = np.percentile(values, [25, 50, 75])
     mean = float(values.mean())
     cv = float(values.std(ddof=1) / mean) if len(values) > 1 and mean > 0 else 0.0
-    return {"median_s": float(median), "iqr_s": float(q3 - q1), "min_s": float(values.min()),
-            "n_samples": int(len(values)), "cv": cv,
-            "unstable": bool(cv > unstable_cv or len(values) < MIN_STABLE_SAMPLES)}
+    return {
+        "median_s": float(median),
+        "iqr_s": float(q3 - q1),
+        "min_s": float(values.min()),
+        "n_samples": int(len(values)),
+        "cv": cv,
+        "unstable": bool(cv > unstable_cv or len(values) < MIN_STABLE_SAMPLES),
+    }
 
 
 def growth_exponent(points):
@@ -43,8 +49,15 @@ def scaling(results):
     for (op, backend, mode), points in sorted(grouped.items()):
         exponent = growth_exponent(points)
         if exponent is not None:
-            rows.append({"op": op, "backend": backend, "mode": mode, "exponent": exponent,
-                         "points": [list(p) for p in sorted(points)]})
+            rows.append(
+                {
+                    "op": op,
+                    "backend": backend,
+                    "mode": mode,
+                    "exponent": exponent,
+                    "points": [list(p) for p in sorted(points)],
+                }
+            )
     return rows
 
 

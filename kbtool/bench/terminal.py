@@ -1,6 +1,7 @@
 """The terminal view of a bench report (rich): machine and peak, the harness's cost per backend, a table of
 results (every result up to MAX_ROWS, else the ones furthest behind the fastest backend), the comparison, and a
 verdict line."""
+
 import sys
 
 from rich.console import Console
@@ -21,50 +22,82 @@ def render(report, console=None, verbose=False):
         console.print(text, markup=False, soft_wrap=True, highlight=False)
 
     m, peak = report["machine"], report["peak"]
-    say("machine: {} ({} cores, {:.0f} GiB), Python {}, NumPy {}{}".format(
-        m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""))
-    say("peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
-        peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]))
+    say(
+        "machine: {} ({} cores, {:.0f} GiB), Python {}, NumPy {}{}".format(
+            m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""
+        )
+    )
+    say(
+        "peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
+            peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]
+        )
+    )
     for b in report["backends"]:
         if b["status"] != "available":
             say("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")))
         elif b.get("overhead"):
-            say("{}: harness {} per call over a bare loop ({} a no-op call)".format(
-                b["name"], fmt_seconds(b["overhead"]["harness_s"]), fmt_seconds(b["overhead"]["noop_call_s"])))
+            say(
+                "{}: harness {} per call over a bare loop ({} a no-op call)".format(
+                    b["name"], fmt_seconds(b["overhead"]["harness_s"]), fmt_seconds(b["overhead"]["noop_call_s"])
+                )
+            )
     results = report["results"]
     shown, note = results, None
     if len(results) > MAX_ROWS and not verbose:
-        shown = sorted((r for r in results if r.get("ratio_to_fastest") is not None),
-                       key=lambda r: -r["ratio_to_fastest"])[:30]
-        note = "{} results: the 30 furthest behind the fastest backend are shown (all: -v, -o FILE.md/.html, " \
-               "--json)".format(len(results))
+        shown = sorted(
+            (r for r in results if r.get("ratio_to_fastest") is not None), key=lambda r: -r["ratio_to_fastest"]
+        )[:30]
+        note = (
+            f"{len(results)} results: the 30 furthest behind the fastest backend are shown (all: -v, -o FILE.md/.html, "
+            "--json)"
+        )
     if shown:
         console.print(results_table(shown))
     if note:
         say(note)
     failed = [r for r in results if r["status"] not in ("ok",)]
     for r in failed[:20]:
-        say("{} {} {} {}: {}: {}".format(r["op"], r["size"], r["backend"], r["mode"], r["status"],
-                                         one_line(r.get("message") or "", 200)))
+        say(
+            "{} {} {} {}: {}: {}".format(
+                r["op"], r["size"], r["backend"], r["mode"], r["status"], one_line(r.get("message") or "", 200)
+            )
+        )
     if len(failed) > 20:
-        say("... and {} more not measured (see --json)".format(len(failed) - 20))
+        say(f"... and {len(failed) - 20} more not measured (see --json)")
     if report["scaling"] and verbose:
         console.print(scaling_table(report["scaling"]))
     if report.get("comparison"):
         console.print(comparison_table(report["comparison"]))
     slowest = stats.slowest_pairs(results, 3)
     if slowest and len({r["backend"] for r in results}) > 1:
-        say("slowest relative to the fastest backend: " + "; ".join(
-            "{} on {} {} ({} {})".format(r["op"], r["backend"], fmt_ratio(r["ratio_to_fastest"]), r["size"], r["mode"])
-            for r in slowest))
+        say(
+            "slowest relative to the fastest backend: "
+            + "; ".join(
+                "{} on {} {} ({} {})".format(
+                    r["op"], r["backend"], fmt_ratio(r["ratio_to_fastest"]), r["size"], r["mode"]
+                )
+                for r in slowest
+            )
+        )
     say(verdict_line(report))
 
 
 def results_table(results):
     table = Table(show_edge=False, pad_edge=False)
-    for name, justify in (("op", "left"), ("size", "left"), ("backend", "left"), ("mode", "left"),
-                          ("one-time", "right"), ("median ± IQR", "right"), ("min", "right"), ("GFLOP/s", "right"),
-                          ("GB/s", "right"), ("% peak", "right"), ("× fastest", "right"), ("", "left")):
+    for name, justify in (
+        ("op", "left"),
+        ("size", "left"),
+        ("backend", "left"),
+        ("mode", "left"),
+        ("one-time", "right"),
+        ("median ± IQR", "right"),
+        ("min", "right"),
+        ("GFLOP/s", "right"),
+        ("GB/s", "right"),
+        ("% peak", "right"),
+        ("× fastest", "right"),
+        ("", "left"),
+    ):
         table.add_column(name, justify=justify)
     for r in results:
         if r["status"] != "ok":
@@ -75,10 +108,20 @@ def results_table(results):
             flags.append("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]))
         if r.get("message"):
             flags.append(r["message"])
-        table.add_row(r["op"], r["size"], r["backend"], r["mode"], fmt_seconds(r["one_time"]["total_s"]),
-                      "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])), fmt_seconds(r["min_s"]),
-                      fmt_rate(r.get("gflops")), fmt_rate(r.get("gbs")), fmt_pct(r.get("peak_fraction")),
-                      fmt_ratio(r.get("ratio_to_fastest")), ", ".join(flags))
+        table.add_row(
+            r["op"],
+            r["size"],
+            r["backend"],
+            r["mode"],
+            fmt_seconds(r["one_time"]["total_s"]),
+            "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
+            fmt_seconds(r["min_s"]),
+            fmt_rate(r.get("gflops")),
+            fmt_rate(r.get("gbs")),
+            fmt_pct(r.get("peak_fraction")),
+            fmt_ratio(r.get("ratio_to_fastest")),
+            ", ".join(flags),
+        )
     return table
 
 
@@ -87,23 +130,33 @@ def scaling_table(rows):
     for name in ("op", "backend", "mode", "k", "sizes"):
         table.add_column(name)
     for row in rows:
-        table.add_row(row["op"], row["backend"], row["mode"], "{:.2f}".format(row["exponent"]),
-                      str(len(row["points"])))
+        table.add_row(row["op"], row["backend"], row["mode"], "{:.2f}".format(row["exponent"]), str(len(row["points"])))
     return table
 
 
 def comparison_table(comparison):
     counts = compare.counts(comparison)
-    table = Table(title="against {} ({})".format(comparison["baseline"], ", ".join(
-        "{} {}".format(v, k) for k, v in sorted(counts.items()))), show_edge=False, pad_edge=False)
+    table = Table(
+        title="against {} ({})".format(
+            comparison["baseline"], ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        ),
+        show_edge=False,
+        pad_edge=False,
+    )
     for name in ("op", "size", "backend", "mode", "baseline", "now", "change", "p", "verdict"):
         table.add_column(name)
     for row in comparison["rows"]:
         if row["verdict"] == "unchanged" and len(comparison["rows"]) > 40:
             continue
-        table.add_row(row["op"], row["size"], row["backend"], row["mode"], fmt_seconds(row["baseline_median_s"]),
-                      fmt_seconds(row["median_s"]),
-                      "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
-                      "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
-                      row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""))
+        table.add_row(
+            row["op"],
+            row["size"],
+            row["backend"],
+            row["mode"],
+            fmt_seconds(row["baseline_median_s"]),
+            fmt_seconds(row["median_s"]),
+            "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
+            "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
+            row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
+        )
     return table

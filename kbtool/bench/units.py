@@ -1,4 +1,5 @@
 """Numbers as every bench view writes them: times in adaptive units, rates, percentages, ratios, the verdict."""
+
 import math
 
 
@@ -9,20 +10,20 @@ def fmt_seconds(seconds):
     magnitude = abs(seconds)
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if magnitude >= scale:
-            return "{:.3g} {}".format(seconds / scale, unit)
-    return "{:.3g} ns".format(seconds / 1e-9)
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
 
 
 def fmt_rate(value):
-    return "" if value is None else "{:.3g}".format(value)
+    return "" if value is None else f"{value:.3g}"
 
 
 def fmt_pct(fraction):
-    return "" if fraction is None else "{:.1f} %".format(fraction * 100)
+    return "" if fraction is None else f"{fraction * 100:.1f} %"
 
 
 def fmt_ratio(ratio):
-    return "" if ratio is None else "×{:.3g}".format(ratio)
+    return "" if ratio is None else f"×{ratio:.3g}"
 
 
 def verdict_line(report):
@@ -39,10 +40,16 @@ def verdict_line(report):
         gate = sum(r["fails_gate"] for r in comparison["rows"])
         worse = sum(r["verdict"] == "worse" for r in comparison["rows"])
         better = sum(r["verdict"] == "better" for r in comparison["rows"])
-        parts.append("against {}: {} worse, {} better; {}".format(
-            comparison["baseline"], worse, better,
-            "{} slower beyond {:g} %: gate FAILED".format(gate, comparison["fail_over_pct"]) if gate
-            else "gate passed"))
+        parts.append(
+            "against {}: {} worse, {} better; {}".format(
+                comparison["baseline"],
+                worse,
+                better,
+                "{} slower beyond {:g} %: gate FAILED".format(gate, comparison["fail_over_pct"])
+                if gate
+                else "gate passed",
+            )
+        )
     if report.get("incomplete"):
         parts.append("incomplete ({})".format(report["incomplete"].get("note", "interrupted")))
     if s["measured"] == 0:

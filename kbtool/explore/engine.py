@@ -8,6 +8,7 @@ the case does not bind) is rejected, never a failure. A failure a known differen
 and the search goes on; the first unexplained one ends the search for that backend and is shrunk to a minimal
 example, with a command that replays it.
 """
+
 import contextlib
 import dataclasses
 import hashlib
@@ -47,11 +48,21 @@ class Failure:
     repro: str = ""
 
     def as_dict(self):
-        return {"op": self.op, "backend": self.backend, "mode": self.mode, "case": self.case_id,
-                "inputs": self.case.get("inputs"), "kwargs": self.case.get("kwargs", {}),
-                "keras_config": self.case.get("keras_config"), "status": self.status, "message": self.message,
-                "known": self.known is not None, "known_reason": self.known, "details": self.details,
-                "repro": self.repro}
+        return {
+            "op": self.op,
+            "backend": self.backend,
+            "mode": self.mode,
+            "case": self.case_id,
+            "inputs": self.case.get("inputs"),
+            "kwargs": self.case.get("kwargs", {}),
+            "keras_config": self.case.get("keras_config"),
+            "status": self.status,
+            "message": self.message,
+            "known": self.known is not None,
+            "known_reason": self.known,
+            "details": self.details,
+            "repro": self.repro,
+        }
 
 
 @dataclass
@@ -70,9 +81,15 @@ class BackendOutcome:
         return [f for f in self.failures if f.known is None]
 
     def as_dict(self):
-        return {"backend": self.backend, "examples": self.examples, "rejected": self.rejected,
-                "failures": len(self.failures), "unexplained": len(self.unexplained),
-                "could_not_run": self.could_not_run, "note": self.note}
+        return {
+            "backend": self.backend,
+            "examples": self.examples,
+            "rejected": self.rejected,
+            "failures": len(self.failures),
+            "unexplained": len(self.unexplained),
+            "could_not_run": self.could_not_run,
+            "note": self.note,
+        }
 
 
 class _Divergence(Exception):
@@ -98,8 +115,11 @@ class Workers:
         if key not in self._started:
             client = WorkerClient(self.launch, keras_config=dict(keras_config))
             hello = client.start()
-            mismatch = run.settings_mismatch(keras_config, hello.get("keras_config")) \
-                if hello.get("status") == protocol.READY else None
+            mismatch = (
+                run.settings_mismatch(keras_config, hello.get("keras_config"))
+                if hello.get("status") == protocol.READY
+                else None
+            )
             self._started[key] = (client, hello, mismatch)
         return self._started[key]
 
@@ -116,7 +136,8 @@ class Session:
         self.entry = spec.op(op)  # an unknown op: one line naming the closest ones
         self.strategy = strategies.case_strategy(op, self.entry, raw_cases(spec, op), *domains_of(spec, op))
         self.known_entries = known.alias_entries(spec) + list(
-            load_known_entries(spec) if known_entries is None else known_entries)
+            load_known_entries(spec) if known_entries is None else known_entries
+        )
 
     def evaluate(self, workers, raw):
         """The failures of `raw` on one backend's workers, one per mode (and backend variant) that does not pass;
@@ -135,10 +156,17 @@ class Session:
             return None
         client, hello, mismatch = workers.get(case.keras_config)
         if hello.get("status") != protocol.READY or mismatch:
-            why = mismatch and "the backend did not apply its keras.json: {}".format(mismatch)
-            return [self._failure(raw, backend, mode, Status.COULD_NOT_START if not mismatch else Status.ERROR,
-                                  why or "no worker with these keras.json settings: {}".format(hello.get("error")))
-                    for mode in case.modes]
+            why = mismatch and f"the backend did not apply its keras.json: {mismatch}"
+            return [
+                self._failure(
+                    raw,
+                    backend,
+                    mode,
+                    Status.COULD_NOT_START if not mismatch else Status.ERROR,
+                    why or "no worker with these keras.json settings: {}".format(hello.get("error")),
+                )
+                for mode in case.modes
+            ]
         failures = []
         for variant in [case] + list(workers.launch.variants(case) or []):
             for mode in variant.modes:
@@ -150,13 +178,32 @@ class Session:
                 known.apply([result], self.known_entries)
                 if result.known is None:
                     explain_at_template_shape(result, self.known_entries)
-                failures.append(self._failure(raw, backend, mode, result.status, result.message, result.known,
-                                              result.details, case_id=variant.id))
+                failures.append(
+                    self._failure(
+                        raw,
+                        backend,
+                        mode,
+                        result.status,
+                        result.message,
+                        result.known,
+                        result.details,
+                        case_id=variant.id,
+                    )
+                )
         return failures
 
     def _failure(self, raw, backend, mode, status, message, known_reason=None, details=None, case_id=None):
-        failure = Failure(op=self.op, backend=backend, mode=mode, case=raw, case_id=case_id or raw["id"],
-                          status=str(status), message=message, known=known_reason, details=details)
+        failure = Failure(
+            op=self.op,
+            backend=backend,
+            mode=mode,
+            case=raw,
+            case_id=case_id or raw["id"],
+            status=str(status),
+            message=message,
+            known=known_reason,
+            details=details,
+        )
         failure.repro = self.repro(failure)
         return failure
 
@@ -166,9 +213,8 @@ class Session:
         text = json.dumps(case, sort_keys=True, separators=(",", ":"))
         if len(text) > MAX_INLINE_REPLAY:
             text = "@" + save_replay(text)
-        spec = "" if self.spec.path == paths.spec_file() else " --spec {}".format(shlex.quote(self.spec.path))
-        return "kbtool explore --op {} --backend {}{} --seed {} --replay {}".format(
-            shlex.quote(self.op), shlex.quote(failure.backend), spec, self.seed, shlex.quote(text))
+        spec = "" if self.spec.path == paths.spec_file() else f" --spec {shlex.quote(self.spec.path)}"
+        return f"kbtool explore --op {shlex.quote(self.op)} --backend {shlex.quote(failure.backend)}{spec} --seed {self.seed} --replay {shlex.quote(text)}"
 
 
 _SHAPE_PART = re.compile(r"\.shape=[^.]*$")
@@ -183,7 +229,7 @@ def explain_at_template_shape(result, entries):
     probe = dataclasses.replace(result, case=base, known=None)
     known.apply([probe], entries)
     if probe.known is not None:
-        result.known = "{} (case {} at another shape)".format(probe.known, base)
+        result.known = f"{probe.known} (case {base} at another shape)"
 
 
 def load_known_entries(spec, path=None):
@@ -240,10 +286,17 @@ def explore_backend(session, backend, launch, max_examples, database_dir=None, t
                 raise _Divergence(unexplained[0])
 
         database = DirectoryBasedExampleDatabase(database_dir) if database_dir else None
-        test = settings(max_examples=max_examples, database=database, deadline=None, derandomize=False,
-                        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-                        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-                        report_multiple_bugs=False, print_blob=False)(seed(session.seed)(given(session.strategy)(probe)))
+        test = settings(
+            max_examples=max_examples,
+            database=database,
+            deadline=None,
+            derandomize=False,
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+            report_multiple_bugs=False,
+            print_blob=False,
+        )(seed(session.seed)(given(session.strategy)(probe)))
         try:
             with _without_local_constants():
                 test()
@@ -252,7 +305,7 @@ def explore_backend(session, backend, launch, max_examples, database_dir=None, t
         except Flaky:  # the minimal example did not fail again: keep the last one that did
             outcome.failures.extend(last)
         except Unsatisfiable:
-            outcome.note = "the reference refused every drawn case ({} rejected)".format(outcome.rejected)
+            outcome.note = f"the reference refused every drawn case ({outcome.rejected} rejected)"
         outcome.failures.extend(f for kept in known_seen.values() for f in kept)
         return outcome
     finally:
@@ -266,6 +319,7 @@ def _without_local_constants():
     kbtool's code changed. Explore draws from the spec's domains alone (guarded: that provider API is internal)."""
     try:
         from hypothesis.internal.conjecture import providers
+
         original = providers.HypothesisProvider.__dict__["_local_constants"]
         cached = providers.CONSTANTS_CACHE.cache  # the values drawn per choice type, local constants included
     except (ImportError, KeyError, AttributeError):
@@ -287,8 +341,10 @@ def replay(session, backend, launch, raw):
     try:
         failures = session.evaluate(workers, raw)
         if failures is None:
-            raise KbtoolError("the reference refuses this case (it does not bind to {}'s signature, or the reference "
-                              "raises on it): nothing to compare".format(session.op))
+            raise KbtoolError(
+                f"the reference refuses this case (it does not bind to {session.op}'s signature, or the reference "
+                "raises on it): nothing to compare"
+            )
         outcome.examples = 1
         outcome.failures = failures
         return outcome
@@ -305,7 +361,7 @@ def database_dir(op, backend):
     """Where the Hypothesis example database of one op on one backend lives (failing examples replay first)."""
     from ..runners.base import kbtool_home
 
-    safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in "{}__{}".format(op, backend))
+    safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in f"{op}__{backend}")
     return os.path.join(kbtool_home(), "hypothesis", safe)
 
 
@@ -318,7 +374,7 @@ def parse_replay(text):
     try:
         raw = json.loads(text)
     except ValueError as exc:
-        raise KbtoolError("--replay takes a case as JSON (or @FILE): {}".format(files.clip(exc)))
+        raise KbtoolError(f"--replay takes a case as JSON (or @FILE): {files.clip(exc)}")
     if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
         raise KbtoolError("--replay takes a JSON object with an `id` and the case's `inputs` (as `repro` prints it)")
     return raw
@@ -331,13 +387,18 @@ def explore(session, slots, max_examples, use_database=True, progress=None):
     for slot in slots:
         if slot.launch is None:
             # a built-in backend that is not installed is listed, as `check` lists it, and is no failure
-            outcomes.append(BackendOutcome(slot.name, note="not run: {}".format(slot.unavailable)))
+            outcomes.append(BackendOutcome(slot.name, note=f"not run: {slot.unavailable}"))
             continue
         if progress:
             progress.start(slot.name, max_examples)
-        outcome = explore_backend(session, slot.name, slot.launch, max_examples,
-                                  database_dir(session.op, slot.name) if use_database else None,
-                                  tick=progress.tick if progress else None)
+        outcome = explore_backend(
+            session,
+            slot.name,
+            slot.launch,
+            max_examples,
+            database_dir(session.op, slot.name) if use_database else None,
+            tick=progress.tick if progress else None,
+        )
         if progress:
             progress.done(outcome)
         outcomes.append(outcome)

@@ -1,4 +1,5 @@
 """What `kbtool explore` shows: the JSON document, the terminal text, and progress on stderr (rich)."""
+
 import json
 
 import click
@@ -6,11 +7,16 @@ import click
 
 def as_json(op, seed, max_examples, outcomes, saved=()):
     failures = [f.as_dict() for o in outcomes for f in o.failures]
-    return {"op": op, "seed": seed, "max_examples": max_examples,
-            "backends": [o.as_dict() for o in outcomes],
-            "examples": {o.backend: o.examples for o in outcomes},
-            "failures": failures, "unexplained": sum(1 for f in failures if not f["known"]),
-            "saved": list(saved)}
+    return {
+        "op": op,
+        "seed": seed,
+        "max_examples": max_examples,
+        "backends": [o.as_dict() for o in outcomes],
+        "examples": {o.backend: o.examples for o in outcomes},
+        "failures": failures,
+        "unexplained": sum(1 for f in failures if not f["known"]),
+        "saved": list(saved),
+    }
 
 
 def text(op, outcomes, saved=()):
@@ -18,37 +24,49 @@ def text(op, outcomes, saved=()):
     lines = []
     for outcome in outcomes:
         if outcome.could_not_run:
-            lines.append("{:<12} did not run: {}".format(outcome.backend, outcome.could_not_run))
+            lines.append(f"{outcome.backend:<12} did not run: {outcome.could_not_run}")
             continue
         unexplained, known = len(outcome.unexplained), len(outcome.failures) - len(outcome.unexplained)
-        verdict = "{} unexplained failure{}".format(unexplained, "" if unexplained == 1 else "s") if unexplained \
+        verdict = (
+            "{} unexplained failure{}".format(unexplained, "" if unexplained == 1 else "s")
+            if unexplained
             else "nothing unexplained"
-        lines.append("{:<12} {}: {} examples ({} rejected), {}{}".format(
-            outcome.backend, op, outcome.examples, outcome.rejected, verdict,
-            ", {} known".format(known) if known else ""))
+        )
+        lines.append(
+            "{:<12} {}: {} examples ({} rejected), {}{}".format(
+                outcome.backend, op, outcome.examples, outcome.rejected, verdict, f", {known} known" if known else ""
+            )
+        )
         if outcome.note:
-            lines.append("             note: {}".format(outcome.note))
+            lines.append(f"             note: {outcome.note}")
     for failure in [f for o in outcomes for f in o.failures]:
         lines.append("")
-        lines.append("{} {} on {} ({} mode): {}{}".format(
-            "KNOWN" if failure.known else "FAILURE", failure.op, failure.backend, failure.mode, failure.status,
-            " (known: {})".format(failure.known) if failure.known else ""))
-        lines.append("  case:    {}".format(failure.case_id))
+        lines.append(
+            "{} {} on {} ({} mode): {}{}".format(
+                "KNOWN" if failure.known else "FAILURE",
+                failure.op,
+                failure.backend,
+                failure.mode,
+                failure.status,
+                f" (known: {failure.known})" if failure.known else "",
+            )
+        )
+        lines.append(f"  case:    {failure.case_id}")
         lines.append("  inputs:  {}".format(_short(failure.case.get("inputs"))))
         if failure.case.get("kwargs"):
             lines.append("  kwargs:  {}".format(_short(failure.case["kwargs"])))
         if failure.case.get("keras_config"):
             lines.append("  keras.json: {}".format(_short(failure.case["keras_config"])))
-        lines.append("  message: {}".format(failure.message))
-        lines.append("  replay:  {}".format(failure.repro))
+        lines.append(f"  message: {failure.message}")
+        lines.append(f"  replay:  {failure.repro}")
     for line in saved:
-        lines.append("saved: {}".format(line))
+        lines.append(f"saved: {line}")
     return "\n".join(lines)
 
 
 def _short(value, limit=400):
     out = json.dumps(value)
-    return out if len(out) <= limit else out[:limit - 3] + "..."
+    return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
 class Progress:
@@ -56,17 +74,24 @@ class Progress:
     terminal, where one summary line per backend is printed instead."""
 
     def __init__(self):
+        import sys
+
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as RichProgress
 
-        import sys
-
         # the stream bound now: the reference redirects sys.stderr while it computes a case (kbtool/capture.py)
         self.console = Console(file=sys.stderr)
-        self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[found]}"), TimeElapsedColumn(), console=self.console,
-                                transient=True, disable=not self.console.is_terminal)
+        self.bar = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[found]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+            disable=not self.console.is_terminal,
+        )
         self.task = None
 
     def __enter__(self):
@@ -77,14 +102,19 @@ class Progress:
         return self.bar.__exit__(*exc)
 
     def start(self, backend, total):
-        self.task = self.bar.add_task("explore {}".format(backend), total=total, found="")
+        self.task = self.bar.add_task(f"explore {backend}", total=total, found="")
 
     def tick(self, outcome):
         # shrinking runs examples too: the bar stops at the budget while the count goes on
-        self.bar.update(self.task, completed=min(outcome.examples, self.bar.tasks[-1].total or 0),
-                        found="{} rejected".format(outcome.rejected))
+        self.bar.update(
+            self.task,
+            completed=min(outcome.examples, self.bar.tasks[-1].total or 0),
+            found=f"{outcome.rejected} rejected",
+        )
 
     def done(self, outcome):
         self.bar.remove_task(self.task)
-        click.echo("  {:<12} {} examples, {} rejected, {} unexplained".format(
-            outcome.backend, outcome.examples, outcome.rejected, len(outcome.unexplained)), err=True)
+        click.echo(
+            f"  {outcome.backend:<12} {outcome.examples} examples, {outcome.rejected} rejected, {len(outcome.unexplained)} unexplained",
+            err=True,
+        )

@@ -5,6 +5,7 @@ new `cases:` key at the end of the op), so the rest of the file keeps its format
 is loaded and validated as a whole before it replaces the file atomically; a case that would not validate is
 refused with the first problem, and the file is left as it was.
 """
+
 import os
 import tempfile
 
@@ -23,7 +24,7 @@ def save_case(spec_path, op, raw, about=None):
     root, data = files.parse_yaml(spec_path, text)
     op_node = _child(_child(root, "ops"), op)
     if op_node is None or not isinstance(op_node, yaml.MappingNode):
-        raise KbtoolError("{}: no op {!r} to save a case into".format(spec_path, op))
+        raise KbtoolError(f"{spec_path}: no op {op!r} to save a case into")
     case = dict(raw)
     taken = {c.get("id") for c in data["ops"][op].get("cases", [])}
     case["id"] = unique_id(spec_case_id(raw["id"]), taken)
@@ -33,8 +34,7 @@ def save_case(spec_path, op, raw, about=None):
     new_text = _inserted(text, op_node, case)
     problem = _validation_problem(loader, spec_path, new_text)
     if problem:
-        raise KbtoolError(files.one_line("not saved: the case would not validate in {}: {}".format(
-            spec_path, problem)))
+        raise KbtoolError(files.one_line(f"not saved: the case would not validate in {spec_path}: {problem}"))
     files.write_atomic(spec_path, new_text)
     return case["id"]
 
@@ -43,9 +43,9 @@ def unique_id(wanted, taken):
     if wanted not in taken:
         return wanted
     number = 2
-    while "{}.n{}".format(wanted, number) in taken:
+    while f"{wanted}.n{number}" in taken:
         number += 1
-    return "{}.n{}".format(wanted, number)
+    return f"{wanted}.n{number}"
 
 
 def _ordered(case):
@@ -56,8 +56,9 @@ def _ordered(case):
 
 def _flow(case):
     """The case as one line of flow-style YAML."""
-    return yaml.safe_dump(case, default_flow_style=True, sort_keys=False, width=float("inf"),
-                          allow_unicode=True).strip()
+    return yaml.safe_dump(
+        case, default_flow_style=True, sort_keys=False, width=float("inf"), allow_unicode=True
+    ).strip()
 
 
 def _inserted(text, op_node, case):
@@ -72,8 +73,9 @@ def _inserted(text, op_node, case):
         addition = "{}- {}\n".format(" " * indent, _flow(case))
         after = _last_line(cases_node)
     else:
-        raise KbtoolError("the cases of this op are written as a flow list ([...]); add the case by hand: {}".format(
-            files.clip(_flow(case))))
+        raise KbtoolError(
+            f"the cases of this op are written as a flow list ([...]); add the case by hand: {files.clip(_flow(case))}"
+        )
     if after < len(lines) and not lines[after].endswith("\n"):
         lines[after] += "\n"
     lines.insert(after + 1, addition)

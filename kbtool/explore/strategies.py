@@ -8,6 +8,7 @@ first, so a failure shrinks towards the template. Shapes vary where the op allow
 inputs an unconditional shape rule names (`shape: x`, elementwise ops), dimension by dimension for an op with a
 single input; every other shape stays the template's (a conv kernel keeps matching its input's channels).
 """
+
 import json
 import math
 import re
@@ -70,9 +71,14 @@ def float_dtypes(cases):
 def free_shape_params(entry):
     """Parameters an unconditional shape rule returns as they are (`shape: x`): their shape may be anything."""
     names = {p["name"] for p in entry.get("signature", [])}
-    return {rule["shape"].strip() for rule in entry.get("shape_rules", [])
-            if "when" not in rule and "let" not in rule and isinstance(rule.get("shape"), str)
-            and rule["shape"].strip() in names}
+    return {
+        rule["shape"].strip()
+        for rule in entry.get("shape_rules", [])
+        if "when" not in rule
+        and "let" not in rule
+        and isinstance(rule.get("shape"), str)
+        and rule["shape"].strip() in names
+    }
 
 
 def input_params(entry):
@@ -91,8 +97,7 @@ def case_strategy(op, entry, cases=None, domains=None, config_domains=None):
     free = free_shape_params(entry)
     order = input_params(entry)
     configs = {key: _unique(list(values)) for key, values in (config_domains or {}).items() if values}
-    return st.sampled_from(usable).flatmap(
-        lambda template: _drawn_case(template, pools, dtypes, free, order, configs))
+    return st.sampled_from(usable).flatmap(lambda template: _drawn_case(template, pools, dtypes, free, order, configs))
 
 
 @st.composite
@@ -106,9 +111,11 @@ def _drawn_case(draw, template, pools, dtypes, free, order, configs):
         else:
             kwargs[name] = value
     own_kwargs = template.get("kwargs") or {}
-    parts = ["{}={}".format(name, id_text(kwargs[name]) if name in kwargs else "default")
-             for name in _unique(list(kwargs) + list(own_kwargs))
-             if name not in kwargs or name not in own_kwargs or not _same(kwargs[name], own_kwargs[name])]
+    parts = [
+        "{}={}".format(name, id_text(kwargs[name]) if name in kwargs else "default")
+        for name in _unique(list(kwargs) + list(own_kwargs))
+        if name not in kwargs or name not in own_kwargs or not _same(kwargs[name], own_kwargs[name])
+    ]
     shape_parts = []  # what the parameters do not say: the float dtype, the shapes
     float_dtype = None
     if any(np.dtype(inp.get("dtype", "float32")).kind == "f" for inp in _input_specs(template)):
@@ -134,7 +141,7 @@ def _drawn_case(draw, template, pools, dtypes, free, order, configs):
         raw["keras_config"] = config
     if template["id"].startswith(domains.GRID_PREFIX):  # named as the grid names its rows
         row = dict(kwargs, **config)
-        named = sorted((template["id"].find(".{}=".format(k)), k) for k in row if ".{}=".format(k) in template["id"])
+        named = sorted((template["id"].find(f".{k}="), k) for k in row if f".{k}=" in template["id"])
         raw["id"] = case_id(domains.case_id({k: row[k] for _, k in named}), shape_parts)
     else:
         raw["id"] = case_id(template["id"], parts + shape_parts)
@@ -152,8 +159,13 @@ def _drawn_inputs(draw, template, free, order, float_dtype):
     if free_specs:  # inputs with the shape of the one the rule returns share one drawn shape
         anchor = shapes[specs.index(free_specs[0])]
         if all(d > 0 for d in anchor):
-            drawn = tuple(draw(st.one_of(st.just(anchor), hnp.array_shapes(min_dims=1, max_dims=MAX_RANK,
-                                                                           min_side=1, max_side=MAX_DIM))))
+            drawn = tuple(
+                draw(
+                    st.one_of(
+                        st.just(anchor), hnp.array_shapes(min_dims=1, max_dims=MAX_RANK, min_side=1, max_side=MAX_DIM)
+                    )
+                )
+            )
             new_shapes = [drawn if shape == anchor else shape for shape in shapes]
     elif len(specs) == 1 and shapes[0] and all(d > 0 for d in shapes[0]):
         same_rank = st.tuples(*[st.integers(1, MAX_DIM) for _ in shapes[0]])
@@ -246,7 +258,7 @@ def case_id(template_id, parts):
 
 def id_text(value):
     if isinstance(value, dict) and set(value) != {"tuple"}:  # a {step: name} literal
-        return "_".join("{}_{}".format(k, id_text(v)) for k, v in value.items())
+        return "_".join(f"{k}_{id_text(v)}" for k, v in value.items())
     return domains.label(value)
 
 
@@ -256,8 +268,9 @@ def spec_case_id(drawn_id):
 
 
 def _first_float_dtype(raw):
-    return next(inp.get("dtype", "float32") for inp in _input_specs(raw)
-                if np.dtype(inp.get("dtype", "float32")).kind == "f")
+    return next(
+        inp.get("dtype", "float32") for inp in _input_specs(raw) if np.dtype(inp.get("dtype", "float32")).kind == "f"
+    )
 
 
 def _input_specs(raw):
@@ -278,8 +291,10 @@ def _relayout(layout, arrays):
     """The drawn input specs, in the template's list or mapping layout."""
     items = iter(arrays)
     if isinstance(layout, dict):
-        return {name: ([next(items) for _ in value] if isinstance(value, list) else next(items))
-                for name, value in layout.items()}
+        return {
+            name: ([next(items) for _ in value] if isinstance(value, list) else next(items))
+            for name, value in layout.items()
+        }
     return [next(items) for _ in layout]
 
 

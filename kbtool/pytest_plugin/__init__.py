@@ -14,35 +14,76 @@ Without `--kbtool` the plugin only adds its options: nothing of kbtool (numpy, t
     verdict.py   one result's known difference, the unexpected pass, the failure text
     session.py   the hooks of an active run: collect, judge stale entries over every result, summary, cleanup
 """
+
 import pytest
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("kbtool", "kbtool conformance run (pytest --kbtool)")
-    group.addoption("--kbtool", action="store_true", default=False,
-                    help="Collect kbtool's conformance items: one per op x case x backend x mode. Without a path "
-                         "argument only these are collected (give paths to collect tests too).")
-    group.addoption("--kbtool-op", action="append", default=[], metavar="OP",
-                    help="Only this op (repeatable; default: every op with cases).")
-    group.addoption("--kbtool-backend", action="append", default=[], metavar="BACKEND",
-                    help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. Default: "
-                         "every built-in backend (one skipped item for each that is not installed).")
-    group.addoption("--kbtool-case", action="append", default=[], metavar="GLOB",
-                    help="Only cases whose id matches this glob (repeatable).")
-    group.addoption("--kbtool-mode", action="append", default=[], metavar="MODE",
-                    help="Only this evaluation mode: eager or symbolic (repeatable).")
-    group.addoption("--kbtool-examples", action="store_true", default=False,
-                    help="Only the documented examples.")
+    group.addoption(
+        "--kbtool",
+        action="store_true",
+        default=False,
+        help="Collect kbtool's conformance items: one per op x case x backend x mode. Without a path "
+        "argument only these are collected (give paths to collect tests too).",
+    )
+    group.addoption(
+        "--kbtool-op",
+        action="append",
+        default=[],
+        metavar="OP",
+        help="Only this op (repeatable; default: every op with cases).",
+    )
+    group.addoption(
+        "--kbtool-backend",
+        action="append",
+        default=[],
+        metavar="BACKEND",
+        help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. Default: "
+        "every built-in backend (one skipped item for each that is not installed).",
+    )
+    group.addoption(
+        "--kbtool-case",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="Only cases whose id matches this glob (repeatable).",
+    )
+    group.addoption(
+        "--kbtool-mode",
+        action="append",
+        default=[],
+        metavar="MODE",
+        help="Only this evaluation mode: eager or symbolic (repeatable).",
+    )
+    group.addoption("--kbtool-examples", action="store_true", default=False, help="Only the documented examples.")
     group.addoption("--kbtool-seed", default="0", metavar="N", help="Seed for generated inputs (default 0).")
     group.addoption("--kbtool-spec", default=None, metavar="FILE", help="Spec file (default: the shipped one).")
-    group.addoption("--kbtool-known", default=None, metavar="FILE",
-                    help="Known-differences file (default: the one beside the shipped spec).")
-    group.addoption("--kbtool-grid", default="pairwise", metavar="GRID",
-                    help="Cases from the parameters' documented domains: pairwise (default) or full.")
-    group.addoption("--kbtool-keras-config", action="append", default=[], metavar="KEY=VALUE",
-                    help="Run every case under this keras.json setting (repeatable; `defaults` ignores keras.json).")
-    group.addoption("--kbtool-timeout", default=None, metavar="SECONDS",
-                    help="Seconds one case may take before its worker is killed (default: the backend's own).")
+    group.addoption(
+        "--kbtool-known",
+        default=None,
+        metavar="FILE",
+        help="Known-differences file (default: the one beside the shipped spec).",
+    )
+    group.addoption(
+        "--kbtool-grid",
+        default="pairwise",
+        metavar="GRID",
+        help="Cases from the parameters' documented domains: pairwise (default) or full.",
+    )
+    group.addoption(
+        "--kbtool-keras-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Run every case under this keras.json setting (repeatable; `defaults` ignores keras.json).",
+    )
+    group.addoption(
+        "--kbtool-timeout",
+        default=None,
+        metavar="SECONDS",
+        help="Seconds one case may take before its worker is killed (default: the backend's own).",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -50,8 +91,11 @@ def pytest_cmdline_main(config):
     """Under pytest-xdist (-n N) without a --dist of the user's, items go to workers by backend (--dist loadgroup
     and an xdist_group mark per backend worker): each backend's worker process is started once, not per item."""
     option = config.option
-    if getattr(option, "kbtool", False) and getattr(option, "numprocesses", None) and \
-            getattr(option, "dist", None) == "no":
+    if (
+        getattr(option, "kbtool", False)
+        and getattr(option, "numprocesses", None)
+        and getattr(option, "dist", None) == "no"
+    ):
         option.dist = "loadgroup"
 
 

@@ -7,6 +7,7 @@
 (and a ':' that would make '::') is written %XX, so ids stay unique. Each backend worker (a backend, and its share of
 the cases where it runs several workers, as `kbtool check` shares them) is one xdist group.
 """
+
 import re
 from dataclasses import dataclass, field
 from typing import Tuple
@@ -40,7 +41,7 @@ class Target:
     @property
     def group(self):
         """Its xdist group: the backend worker it runs on (no '@': xdist reads the group after the last '@')."""
-        return re.sub(r"[^A-Za-z0-9_.-]", "_", self.backend) + ("" if self.share == 0 else "-{}".format(self.share))
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", self.backend) + ("" if self.share == 0 else f"-{self.share}")
 
 
 def plan_targets(plan):
@@ -55,8 +56,11 @@ def plan_targets(plan):
             launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
             variants = list(slot.launch.variants(case) or [])
             for mode in case.modes:
-                own = tuple(Target(slot.name, share, launch, entry, variant, case, mode)
-                            for variant in variants if mode in variant.modes)
+                own = tuple(
+                    Target(slot.name, share, launch, entry, variant, case, mode)
+                    for variant in variants
+                    if mode in variant.modes
+                )
                 targets.append(Target(slot.name, share, launch, entry, case, case, mode, variants=own))
                 targets.extend(own)
     targets.sort(key=lambda t: (t.case.op, t.case.id, order[t.backend], t.mode))
@@ -70,12 +74,12 @@ def safe(text):
         if _SAFE.match(char) or (char == ":" and out and not out[-1].endswith(":")):
             out.append(char)
         else:
-            out.append("".join("%{:02X}".format(byte) for byte in char.encode("utf-8")))
+            out.append("".join(f"%{byte:02X}" for byte in char.encode("utf-8")))
     return "".join(out)
 
 
 def item_name(target):
-    return "{}[{}-{}]".format(safe(target.case.id), safe(target.backend), target.mode)
+    return f"{safe(target.case.id)}[{safe(target.backend)}-{target.mode}]"
 
 
 class KbtoolRoot(pytest.Collector):
@@ -86,8 +90,11 @@ class KbtoolRoot(pytest.Collector):
         self.run = run
 
     def collect(self):
-        nodes = [UnavailableBackend.from_parent(self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable)
-                 for slot in self.run.plan.backends if slot.launch is None]
+        nodes = [
+            UnavailableBackend.from_parent(self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable)
+            for slot in self.run.plan.backends
+            if slot.launch is None
+        ]
         by_op = {}
         for target in self.run.targets:
             by_op.setdefault(target.case.op, []).append(target)
@@ -102,8 +109,10 @@ class OpCollector(pytest.Collector):
 
     def collect(self):
         names = set()
-        return [KbtoolItem.from_parent(self, name=unique(item_name(target), names), target=target, run=self.parent.run)
-                for target in self.targets]
+        return [
+            KbtoolItem.from_parent(self, name=unique(item_name(target), names), target=target, run=self.parent.run)
+            for target in self.targets
+        ]
 
 
 class KbtoolItem(pytest.Item):
@@ -138,7 +147,7 @@ class UnavailableBackend(pytest.Item):
     def __init__(self, *, backend, reason, **kwargs):
         super().__init__(**kwargs)
         self.user_properties.extend([("backend", backend), ("status", "not installed")])
-        self.add_marker(pytest.mark.skip(reason="{}: {}".format(backend, reason)))  # reported at the item's id
+        self.add_marker(pytest.mark.skip(reason=f"{backend}: {reason}"))  # reported at the item's id
 
     def runtest(self):
         pass  # skipped at setup
@@ -152,6 +161,6 @@ def unique(name, taken):
     candidate, n = name, 1
     while candidate in taken:
         n += 1
-        candidate = "{}~{}".format(name, n)
+        candidate = f"{name}~{n}"
     taken.add(candidate)
     return candidate

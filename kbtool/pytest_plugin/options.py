@@ -3,6 +3,7 @@
 Every bad value is a pytest.UsageError of one line (pytest prints `ERROR: kbtool: ...` and exits 4), as `kbtool check`
 prints one line and exits 2.
 """
+
 import math
 import os
 from dataclasses import dataclass
@@ -45,15 +46,27 @@ def _read(config):
     known_path = _path(get("kbtool_known"), here)
     for flag, path in (("--kbtool-spec", spec_path), ("--kbtool-known", known_path)):
         if path and not os.path.isfile(path):
-            raise KbtoolError("{} {}: no such file".format(flag, path))
+            raise KbtoolError(f"{flag} {path}: no such file")
     settings = keras_settings.resolve(get("kbtool_keras_config"))
-    plan = make_plan(loader.load(spec_path), ops=get("kbtool_op"), backends=get("kbtool_backend"),
-                     case_patterns=get("kbtool_case"), modes=get("kbtool_mode"), examples=get("kbtool_examples"),
-                     seed=seed, grid=get("kbtool_grid"), keras_config=settings.override)
+    plan = make_plan(
+        loader.load(spec_path),
+        ops=get("kbtool_op"),
+        backends=get("kbtool_backend"),
+        case_patterns=get("kbtool_case"),
+        modes=get("kbtool_mode"),
+        examples=get("kbtool_examples"),
+        seed=seed,
+        grid=get("kbtool_grid"),
+        keras_config=settings.override,
+    )
     keras_settings.apply(plan, settings)
     entries, _ = known_entries_for(plan.spec, known_path)
-    return Selection(plan=plan, entries=alias_entries(plan.spec) + list(entries), case_timeout=case_timeout,
-                     settings_line=settings.header())
+    return Selection(
+        plan=plan,
+        entries=alias_entries(plan.spec) + list(entries),
+        case_timeout=case_timeout,
+        settings_line=settings.header(),
+    )
 
 
 def _path(value, here):
@@ -66,7 +79,7 @@ def _whole_number(text, flag):
     try:
         return int(str(text).strip())
     except ValueError:
-        raise KbtoolError("{} takes a whole number, not {!r}".format(flag, text))
+        raise KbtoolError(f"{flag} takes a whole number, not {text!r}")
 
 
 def _seconds(text):
@@ -80,6 +93,5 @@ def _seconds(text):
     except ValueError:
         seconds = math.nan
     if not (math.isfinite(seconds) and 0 < seconds <= 86400):
-        raise KbtoolError("--kbtool-timeout takes a number of seconds, more than 0 and at most 86400 (got {!r})"
-                          .format(text))
+        raise KbtoolError(f"--kbtool-timeout takes a number of seconds, more than 0 and at most 86400 (got {text!r})")
     return seconds

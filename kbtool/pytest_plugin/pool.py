@@ -5,6 +5,7 @@ keras.json settings, as a check's pool has one lane per set of settings (run._ru
 with the backend's own case timeout). Each result is computed once (run.run_case, judged against the reference of its case;
 a variant against its case's) and kept: an item whose known difference needs its variant's result reuses it.
 """
+
 import atexit
 
 from .verdict import WorkerUnavailable
@@ -32,16 +33,18 @@ class Pool:
             timeout = self.case_timeout
             if timeout is None:
                 timeout = getattr(target.launch, "case_timeout", None)  # the backend's own default, where it has one
-            client = WorkerClient(target.launch, keras_config=settings,
-                                  **({"case_timeout": timeout} if timeout is not None else {}))
+            client = WorkerClient(
+                target.launch, keras_config=settings, **({"case_timeout": timeout} if timeout is not None else {})
+            )
             hello = client.start()
             ready = hello.get("status") == protocol.READY
             mismatch = run.settings_mismatch(settings, hello.get("keras_config")) if ready else None
             self._workers[key] = (client, hello, mismatch)
         client, hello, mismatch = self._workers[key]
         if hello.get("status") != protocol.READY:
-            raise WorkerUnavailable("{}: the worker could not start: {}".format(
-                target.backend, hello.get("error") or "no reason given"))
+            raise WorkerUnavailable(
+                "{}: the worker could not start: {}".format(target.backend, hello.get("error") or "no reason given")
+            )
         return client, hello, mismatch
 
     def result(self, target):
@@ -55,10 +58,9 @@ class Pool:
             result = run._not_applied(target.backend, target.case, target.mode, mismatch, self.seed)
         else:
             expected = run._expected(self.oracle, target.base, hello, target.backend)
-            result = run.run_case(client, target.backend, target.entry, target.case, target.mode, expected,
-                                  self.seed)
+            result = run.run_case(client, target.backend, target.entry, target.case, target.mode, expected, self.seed)
         if result is None:
-            raise WorkerUnavailable("{}: the worker was killed before it answered".format(target.backend))
+            raise WorkerUnavailable(f"{target.backend}: the worker was killed before it answered")
         self._results[target.key] = result
         return result
 

@@ -9,6 +9,7 @@ every planned result has come back (no -k/-m deselection, no -x stop), the known
 them as `kbtool check` applies them: an entry that targets results but explains none is stale, listed in the summary,
 and the session fails (exit 1), as check exits 1.
 """
+
 import time
 
 import pytest
@@ -44,9 +45,10 @@ class KbtoolSession:
     # ---------------------------------------------------------------- collection
     def pytest_report_header(self, config):
         runnable = ", ".join(slot.name for slot in self.plan.runnable)
-        return ["kbtool: {} results of {} ops on {} (seed {}, grid {}; planned in {:.1f} s)".format(
-            len(self.targets), len(self.plan.ops), runnable, self.plan.seed, self.plan.grid, self.plan_seconds),
-            "kbtool: {}".format(self.selection.settings_line)]
+        return [
+            f"kbtool: {len(self.targets)} results of {len(self.plan.ops)} ops on {runnable} (seed {self.plan.seed}, grid {self.plan.grid}; planned in {self.plan_seconds:.1f} s)",
+            f"kbtool: {self.selection.settings_line}",
+        ]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_make_collect_report(self, collector):
@@ -77,7 +79,7 @@ class KbtoolSession:
             item.user_properties.append(("message", result.message))
         if reason is not None:
             item.user_properties.extend([("known", reason), ("verdict", "known")])
-            pytest.xfail("known difference ({}): {}".format(result.status, reason))
+            pytest.xfail(f"known difference ({result.status}): {reason}")
         if stale is not None:
             item.user_properties.extend([("stale_entry", str(stale[0])), ("verdict", "stale")])
             raise KbtoolFailure(verdict.stale_text(*stale))
@@ -104,8 +106,14 @@ class KbtoolSession:
         if report.when == "call" and "status" in props:
             from ..results import Result
 
-            self.results[key] = Result(op=key[0], case=key[1], backend=key[2], mode=key[3], status=props["status"],
-                                       message=props.get("message", ""))
+            self.results[key] = Result(
+                op=key[0],
+                case=key[1],
+                backend=key[2],
+                mode=key[3],
+                status=props["status"],
+                message=props.get("message", ""),
+            )
         if report.when == "call" or report.failed:
             self.reported.add(key)
 
@@ -120,11 +128,17 @@ class KbtoolSession:
         planned = {t.key for t in self.targets}
         missing = planned - self.reported
         if missing:
-            self.unjudged = "{} of the {} planned results did not run".format(len(missing), len(planned))
+            self.unjudged = f"{len(missing)} of the {len(planned)} planned results did not run"
             return
-        applied = known.apply(list(self.results.values()), self.entries, whole_spec=self.plan.whole_spec,
-                              all_cases=self.plan.all_cases, planned_ops=self.plan.ops,
-                              spec_ops=checkable_ops(self.plan.spec), counts_comparable=self.plan.counts_comparable)
+        applied = known.apply(
+            list(self.results.values()),
+            self.entries,
+            whole_spec=self.plan.whole_spec,
+            all_cases=self.plan.all_cases,
+            planned_ops=self.plan.ops,
+            spec_ops=checkable_ops(self.plan.spec),
+            counts_comparable=self.plan.counts_comparable,
+        )
         self.stale, self.grown = applied.stale, known.grown(applied.counts)
         if self.stale and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -137,21 +151,39 @@ class KbtoolSession:
         for result in self.results.values():
             counts[str(result.status)] = counts.get(str(result.status), 0) + 1
         terminalreporter.section("kbtool")
-        write("{} result{}: {}".format(len(self.results), "" if len(self.results) == 1 else "s", ", ".join(
-            "{} {}".format(n, status) for status, n in sorted(counts.items())) or "none"))
+        write(
+            "{} result{}: {}".format(
+                len(self.results),
+                "" if len(self.results) == 1 else "s",
+                ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none",
+            )
+        )
         numbers = verdict.entry_numbers(self.entries)
         for entry in self.stale:
-            number = next((n for n, e in zip(numbers, self.entries)
-                           if all(entry.get(k) == v for k, v in e.items())), "?")
-            write("stale known difference (entry {}): {} {} on {}: {} ({})".format(
-                number, entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]),
-                red=True)
+            number = next(
+                (n for n, e in zip(numbers, self.entries) if all(entry.get(k) == v for k, v in e.items())), "?"
+            )
+            write(
+                "stale known difference (entry {}): {} {} on {}: {} ({})".format(
+                    number, entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]
+                ),
+                red=True,
+            )
         for row in self.grown:
-            write("known difference grew: entry {} ({} on {}) explained {} results, {} recorded (+{}): {}".format(
-                row["entry"], row["op"], row["backend"], row["explained"], row["count"], row["grown_by"],
-                row["reason"]), yellow=True)
+            write(
+                "known difference grew: entry {} ({} on {}) explained {} results, {} recorded (+{}): {}".format(
+                    row["entry"],
+                    row["op"],
+                    row["backend"],
+                    row["explained"],
+                    row["count"],
+                    row["grown_by"],
+                    row["reason"],
+                ),
+                yellow=True,
+            )
         if self.unjudged:
-            write("known differences not judged for staleness: {}".format(self.unjudged))
+            write(f"known differences not judged for staleness: {self.unjudged}")
 
     def pytest_unconfigure(self, config):
         self.pool.close()

@@ -8,6 +8,7 @@ A stale entry is one that targets results but explains none of them: it is judge
 (session.py). An entry that targets this item's result alone (in the whole plan) is certainly stale when the item
 passes: that item fails at once, as an unexpected pass.
 """
+
 import dataclasses
 import json
 from collections import namedtuple
@@ -67,8 +68,13 @@ def sole_targets(plan, keys, entries):
     for number, entry in zip(entry_numbers(entries), entries):
         if not (plan.whole_spec or (entry["op"] != "*" and known._covers(entry, plan.ops, spec_ops))):
             continue
-        targeted = [k for op, op_keys in by_op.items() if known.matches(op, entry["op"])
-                    for k in op_keys if known.targets(entry, k)]
+        targeted = [
+            k
+            for op, op_keys in by_op.items()
+            if known.matches(op, entry["op"])
+            for k in op_keys
+            if known.targets(entry, k)
+        ]
         if len(targeted) == 1:
             out.setdefault(tuple(targeted[0]), (number, entry))
     return out
@@ -77,25 +83,27 @@ def sole_targets(plan, keys, entries):
 def failure_text(result):
     """What a failing item shows: the verdict, the structured details, the backend's note, the repro command."""
     message = (result.message or "").splitlines() or [""]
-    lines = ["{}: {}".format(result.status, message[0])] + ["  " + line for line in message[1:]]
+    lines = [f"{result.status}: {message[0]}"] + ["  " + line for line in message[1:]]
     for key, value in (result.details or {}).items():
-        lines.append("  {}: {}".format(key, json.dumps(value) if not isinstance(value, str) else value))
+        lines.append(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
     if result.note:
-        lines.append("note: {}".format(result.note))
+        lines.append(f"note: {result.note}")
     for side, text in sorted((getattr(result, "captured", None) or {}).items()):  # what it printed or warned
         lines.append("{} printed: {}".format(side, " | ".join(str(text).split("\n"))[:500]))
     if result.repro:
-        lines.append("repro: {}".format(result.repro))
+        lines.append(f"repro: {result.repro}")
     return "\n".join(lines)
 
 
 def stale_text(number, entry):
-    return ("passed, but known-difference entry {} targets this result alone: it no longer reproduces (stale). "
-            "Its reason: {}").format(number, entry["reason"])
+    return (
+        "passed, but known-difference entry {} targets this result alone: it no longer reproduces (stale). "
+        "Its reason: {}"
+    ).format(number, entry["reason"])
 
 
 def headline(target):
     """The title of an item's report: op, case, backend and mode in words (not a suffix of its id, which pytest
     would rewrite)."""
     op, case, backend, mode = target.key
-    return "{} {} on {} ({})".format(op, case, backend, mode)
+    return f"{op} {case} on {backend} ({mode})"

@@ -1,10 +1,21 @@
 """Elementwise comparisons (boolean results) and elementwise maximum/minimum."""
+
 import numpy as np
 
 from .core import op
 
-__all__ = ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "lesser", "lesser_equal",
-           "maximum", "minimum"]
+__all__ = [
+    "equal",
+    "not_equal",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "lesser",
+    "lesser_equal",
+    "maximum",
+    "minimum",
+]
 
 
 @op

@@ -1,4 +1,5 @@
 """Control flow, functional ops and gradients. Callables come from the worker's named steps (steps.py)."""
+
 import numpy as np
 
 from .core import Symbol, _has_symbol, learning_phase, multi_op, op
@@ -47,8 +48,16 @@ def _rnn_leaves(step_function, inputs, initial_states, *args, **kwargs):
     return 2 + len(initial_states)
 
 
-def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, constants=None, unroll=False,
-        input_length=None):
+def rnn(
+    step_function,
+    inputs,
+    initial_states,
+    go_backwards=False,
+    mask=None,
+    constants=None,
+    unroll=False,
+    input_length=None,
+):
     """Iterate over dim 1 of `inputs`; returns (last_output, outputs, new_states).
 
     Masked steps (mask 0) repeat the previous output (zeros before the first step) and keep the states.
@@ -72,12 +81,13 @@ def _rnn(step_function, inputs, initial_states, go_backwards, mask, constants):
         mask = mask.reshape(mask.shape[:2]) != 0  # (samples, time) or (samples, time, 1)
     steps = range(inputs.shape[1])
     outputs, previous = [], None
-    for t in (reversed(steps) if go_backwards else steps):
+    for t in reversed(steps) if go_backwards else steps:
         output, new_states = step_function(inputs[:, t], states + constants)
         output, new_states = np.asarray(output), [np.asarray(s) for s in new_states]
         if mask is not None:
             previous = np.zeros_like(output) if previous is None else previous
-            keep = lambda ref: mask[:, t].reshape((-1,) + (1,) * (ref.ndim - 1))  # noqa: E731
+            row = mask[:, t]
+            keep = lambda ref, row=row: row.reshape((-1,) + (1,) * (ref.ndim - 1))  # noqa: E731
             output = np.where(keep(output), output, previous)
             new_states = [np.where(keep(new), new, old) for new, old in zip(new_states, states)]
         states, previous = new_states, output
@@ -121,8 +131,9 @@ class _Gradient(Symbol):
     def evaluate(self, bindings):
         if self in bindings:
             return bindings[self]
-        fed = dict((k, v) for k, v in bindings.items() if isinstance(k, Symbol) and k.fn is None
-                   and not isinstance(k, _Gradient))
+        fed = {
+            k: v for k, v in bindings.items() if isinstance(k, Symbol) and k.fn is None and not isinstance(k, _Gradient)
+        }
         base = np.asarray(self.variable.evaluate(dict(fed)), dtype="float64")
 
         def total(value):

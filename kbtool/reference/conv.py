@@ -3,14 +3,28 @@
 Inputs are moved to channels_last, computed there, and moved back. Kernels are
 (*spatial, in_channels, out_channels) whatever the data format, as in Keras.
 """
+
 import itertools
 
 import numpy as np
 
 from .core import normalize_data_format, op
 
-__all__ = ["conv1d", "conv2d", "conv3d", "pool2d", "pool3d", "conv2d_transpose", "deconv2d", "conv3d_transpose",
-           "separable_conv1d", "separable_conv2d", "depthwise_conv2d", "local_conv1d", "local_conv2d"]
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "pool2d",
+    "pool3d",
+    "conv2d_transpose",
+    "deconv2d",
+    "conv3d_transpose",
+    "separable_conv1d",
+    "separable_conv2d",
+    "depthwise_conv2d",
+    "local_conv1d",
+    "local_conv2d",
+]
 
 PADDINGS = ("valid", "same")
 POOL_MODES = ("max", "avg")
@@ -52,7 +66,7 @@ def _windows(x, window, strides, dilation, padding, pad_value):
         index = [np.s_[:]]
         for i in range(rank):
             start = offset[i] * dilation[i]
-            index.append(np.s_[start: start + (out[i] - 1) * strides[i] + 1: strides[i]])
+            index.append(np.s_[start : start + (out[i] - 1) * strides[i] + 1 : strides[i]])
         index.append(np.s_[:])
         views.append((offset, padded[tuple(index)]))
     return views, out
@@ -60,7 +74,7 @@ def _windows(x, window, strides, dilation, padding, pad_value):
 
 def _check_padding(padding, allowed=PADDINGS):
     if padding not in allowed:
-        raise ValueError("Invalid padding: {}".format(padding))
+        raise ValueError(f"Invalid padding: {padding}")
 
 
 def _conv(x, kernel, strides, padding, data_format, dilation_rate, rank, allowed=PADDINGS):
@@ -94,7 +108,7 @@ def _pool(x, pool_size, strides, padding, data_format, pool_mode, rank):
     _check_padding(padding)
     data_format = normalize_data_format(data_format)
     if pool_mode not in POOL_MODES:
-        raise ValueError("Invalid pooling mode: {}".format(pool_mode))
+        raise ValueError(f"Invalid pooling mode: {pool_mode}")
     x = np.asarray(x)
     xl = _to_last(x, data_format).astype("float64")
     ones = (1,) * rank
@@ -139,23 +153,23 @@ def _conv_transpose(x, kernel, output_shape, strides, padding, data_format, rank
     for offset in itertools.product(*[range(w) for w in window]):
         index = [np.s_[:]]
         for i in range(rank):
-            index.append(np.s_[offset[i]: offset[i] + (xl.shape[1 + i] - 1) * strides[i] + 1: strides[i]])
+            index.append(np.s_[offset[i] : offset[i] + (xl.shape[1 + i] - 1) * strides[i] + 1 : strides[i]])
         index.append(np.s_[:])
         result[tuple(index)] += np.tensordot(xl, kernel[offset], axes=([rank + 1], [1]))
-    crop = tuple([np.s_[:]] + [np.s_[pads[i]: pads[i] + out_shape[1 + i]] for i in range(rank)] + [np.s_[:]])
+    crop = tuple([np.s_[:]] + [np.s_[pads[i] : pads[i] + out_shape[1 + i]] for i in range(rank)] + [np.s_[:]])
     return _from_last(result[crop], data_format)
 
 
 @op
-def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None,
-                     dilation_rate=(1, 1)):
+def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
     dilation = _tuple(dilation_rate, 2)
     if tuple(dilation) != (1, 1):
         # a dilated kernel is the kernel with dilation - 1 zeros between its taps
         kernel = np.asarray(kernel)
-        dilated = np.zeros([(kernel.shape[i] - 1) * dilation[i] + 1 for i in range(2)] + list(kernel.shape[2:]),
-                           dtype=kernel.dtype)
-        dilated[::dilation[0], ::dilation[1]] = kernel
+        dilated = np.zeros(
+            [(kernel.shape[i] - 1) * dilation[i] + 1 for i in range(2)] + list(kernel.shape[2:]), dtype=kernel.dtype
+        )
+        dilated[:: dilation[0], :: dilation[1]] = kernel
         kernel = dilated
     return _conv_transpose(x, kernel, output_shape, strides, padding, data_format, 2)
 
@@ -196,14 +210,16 @@ def _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_for
 
 
 @op
-def separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None,
-                     dilation_rate=1):
+def separable_conv1d(
+    x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1
+):
     return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 1)
 
 
 @op
-def separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None,
-                     dilation_rate=(1, 1)):
+def separable_conv2d(
+    x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)
+):
     return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 2)
 
 
@@ -217,8 +233,11 @@ def _local(inputs, kernel, kernel_size, strides, data_format, rank):
     out = [(x.shape[1 + i] - kernel_size[i]) // strides[i] + 1 for i in range(rank)]
     result = np.zeros([x.shape[0]] + out + [kernel.shape[-1]], dtype=np.result_type(x, kernel))
     for position, cell in enumerate(itertools.product(*[range(o) for o in out])):
-        index = [np.s_[:]] + [np.s_[cell[i] * strides[i]: cell[i] * strides[i] + kernel_size[i]]
-                              for i in range(rank)] + [np.s_[:]]
+        index = (
+            [np.s_[:]]
+            + [np.s_[cell[i] * strides[i] : cell[i] * strides[i] + kernel_size[i]] for i in range(rank)]
+            + [np.s_[:]]
+        )
         patch = x[tuple(index)]
         if data_format == "channels_first":
             # Keras flattens a channels_first patch as (channels, *window)

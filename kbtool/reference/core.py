@@ -5,6 +5,7 @@ op wrapped with `@op` returns a deferred `Symbol` when any argument is symbolic;
 evaluates such a graph with the fed values. So the reference answers both ways of calling
 the API, like the real backends.
 """
+
 import functools
 import sys
 
@@ -26,7 +27,7 @@ class Symbol:
         if self in bindings:
             return bindings[self]
         if self.fn is None:
-            raise ValueError("placeholder {!r} was not fed".format(self.name))
+            raise ValueError(f"placeholder {self.name!r} was not fed")
         args = _substitute(self.args, bindings)
         kwargs = {k: _substitute(v, bindings) for k, v in self.kwargs.items()}
         value = self.fn(*args, **kwargs)
@@ -99,7 +100,7 @@ def _flat(value):
 def normalize_data_format(data_format):
     data_format = image_data_format() if data_format is None else data_format
     if data_format not in DATA_FORMATS:
-        raise ValueError("Unknown data_format: {}".format(data_format))
+        raise ValueError(f"Unknown data_format: {data_format}")
     return data_format
 
 
@@ -114,7 +115,7 @@ def floatx():
 
 def set_floatx(value):
     if value not in ("float16", "float32", "float64"):
-        raise ValueError("Unknown floatx type: {}".format(value))
+        raise ValueError(f"Unknown floatx type: {value}")
     _CONFIG["floatx"] = str(value)
 
 
@@ -132,7 +133,7 @@ def image_data_format():
 
 def set_image_data_format(data_format):
     if data_format not in DATA_FORMATS:
-        raise ValueError("Unknown data_format: {}".format(data_format))
+        raise ValueError(f"Unknown data_format: {data_format}")
     _CONFIG["image_data_format"] = str(data_format)
 
 
@@ -143,7 +144,7 @@ def image_dim_ordering():
 
 def set_image_dim_ordering(dim_ordering):
     if dim_ordering not in ("tf", "th"):
-        raise ValueError("Unknown dim_ordering: {}".format(dim_ordering))
+        raise ValueError(f"Unknown dim_ordering: {dim_ordering}")
     set_image_data_format("channels_last" if dim_ordering == "tf" else "channels_first")
 
 
@@ -201,8 +202,9 @@ def is_tensor(x):
 
 def is_keras_tensor(x):
     if not is_tensor(x):
-        raise ValueError("Unexpectedly found an instance of type `{}`. Expected a symbolic tensor instance."
-                         .format(type(x).__name__))
+        raise ValueError(
+            f"Unexpectedly found an instance of type `{type(x).__name__}`. Expected a symbolic tensor instance."
+        )
     return False  # only layer outputs are Keras tensors; the reference has no layers
 
 
@@ -216,7 +218,7 @@ def count_params(x):
     # static: the product of int_shape (a None dim has no static count)
     dims = int_shape(x)
     if dims is None or any(d is None for d in dims):
-        raise ValueError("count_params needs a fully defined static shape, got {}".format(dims))
+        raise ValueError(f"count_params needs a fully defined static shape, got {dims}")
     return int(np.prod(dims, dtype="int64"))
 
 
@@ -232,7 +234,7 @@ def _assign(x, value):
     """Write `value` into variable `x` in place; like a variable assignment, the shape must match."""
     value = np.asarray(value)
     if value.shape != x.shape:
-        raise ValueError("cannot assign a value of shape {} to a variable of shape {}".format(value.shape, x.shape))
+        raise ValueError(f"cannot assign a value of shape {value.shape} to a variable of shape {x.shape}")
     x[...] = value.astype(x.dtype)
     return x
 
@@ -287,13 +289,13 @@ def eval(x):
 
 def function(inputs, outputs, updates=None, **kwargs):
     if kwargs:
-        raise ValueError("Invalid argument {} passed to K.function".format(sorted(kwargs)[0]))
+        raise ValueError(f"Invalid argument {sorted(kwargs)[0]} passed to K.function")
     single = not isinstance(outputs, (list, tuple))
     outputs = [outputs] if single else list(outputs)
 
     def run(values):
         if len(values) != len(inputs):
-            raise ValueError("expected {} inputs, got {}".format(len(inputs), len(values)))
+            raise ValueError(f"expected {len(inputs)} inputs, got {len(values)}")
         bindings = {ph: np.asarray(_dense(v)) for ph, v in zip(inputs, values)}
         results = [_substitute(out, bindings) for out in outputs]
         for update in updates or []:

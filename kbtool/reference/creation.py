@@ -1,10 +1,22 @@
 """Tensor creation, casting, and the sparse/dense helpers (the reference is dense only)."""
+
 import numpy as np
 
 from .core import floatx, op
 
-__all__ = ["arange", "eye", "zeros", "ones", "zeros_like", "ones_like", "identity", "cast", "cast_to_floatx",
-           "to_dense", "is_sparse"]
+__all__ = [
+    "arange",
+    "eye",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+    "identity",
+    "cast",
+    "cast_to_floatx",
+    "to_dense",
+    "is_sparse",
+]
 
 
 def arange(start, stop=None, step=1, dtype="int32"):

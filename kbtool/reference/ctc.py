@@ -2,6 +2,7 @@
 
 The blank label is the last class, as in Keras.
 """
+
 import numpy as np
 
 from .core import epsilon, multi_op, op
@@ -49,12 +50,17 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     lengths = np.asarray(input_length).reshape(-1).astype(int)
     label_lengths = np.asarray(label_length).reshape(-1).astype(int)
     labels = np.asarray(y_true).astype(int)
-    losses = [_ctc_loss(log_probs[i, :lengths[i]], labels[i, :label_lengths[i]]) for i in range(len(lengths))]
+    losses = [_ctc_loss(log_probs[i, : lengths[i]], labels[i, : label_lengths[i]]) for i in range(len(lengths))]
     return np.asarray(losses).reshape(-1, 1).astype(y_pred.dtype)
 
 
-@multi_op(lambda *args, **kwargs: (kwargs.get("top_paths", args[4] if len(args) > 4 else 1) + 1
-                                   if not kwargs.get("greedy", args[2] if len(args) > 2 else True) else 2))
+@multi_op(
+    lambda *args, **kwargs: (
+        kwargs.get("top_paths", args[4] if len(args) > 4 else 1) + 1
+        if not kwargs.get("greedy", args[2] if len(args) > 2 else True)
+        else 2
+    )
+)
 def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
     """Greedy: best class per step, repeats merged, blanks removed; the score is minus the sum of the
     best log(y + eps) per step. Beam search (greedy=False): the `top_paths` most probable labelings,
@@ -87,7 +93,7 @@ def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
         width = max([len(s) for s in sequences] + [0])
         dense = np.full((len(sequences), width), -1, dtype="int64")
         for i, sequence in enumerate(sequences):
-            dense[i, :len(sequence)] = sequence
+            dense[i, : len(sequence)] = sequence
         decoded.append(dense)
     return decoded, np.asarray(scores, dtype=y_pred.dtype).reshape(len(lengths), top_paths)
 
@@ -99,7 +105,7 @@ def _collapse(path, blank):
 def _ranked_labelings(log_probs, blank, limit=200000):
     """Every labeling with its log probability (summed over its paths), most probable first."""
     steps, classes = log_probs.shape
-    if classes ** steps > limit:
+    if classes**steps > limit:
         raise NotImplementedError("the reference enumerates paths: input too large for beam decoding")
     totals = {}
     for path in np.ndindex(*([classes] * steps)):

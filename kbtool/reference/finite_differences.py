@@ -3,6 +3,7 @@
 Differences in float64 are independent of every backend's gradient code, which is the point of comparing them.
 (Not named `gradients`: a submodule would shadow the op of that name on the package.)
 """
+
 import numpy as np
 
 STEP = 1e-6

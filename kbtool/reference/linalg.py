@@ -1,4 +1,5 @@
 """Linear algebra: dot (Theano-style n-D rule), batch_dot, transpose."""
+
 import numpy as np
 
 from .core import op
@@ -21,9 +22,9 @@ def batch_dot(x, y, axes=None):
     """
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim < 2 or y.ndim < 2:
-        raise ValueError("batch_dot requires inputs of rank >= 2, got ranks {} and {}".format(x.ndim, y.ndim))
+        raise ValueError(f"batch_dot requires inputs of rank >= 2, got ranks {x.ndim} and {y.ndim}")
     if x.shape[0] != y.shape[0]:
-        raise ValueError("batch_dot: batch sizes differ: {} and {}".format(x.shape[0], y.shape[0]))
+        raise ValueError(f"batch_dot: batch sizes differ: {x.shape[0]} and {y.shape[0]}")
     if axes is None:
         axes = [x.ndim - 1, y.ndim - 1 if y.ndim == 2 else y.ndim - 2]
     elif isinstance(axes, int):
@@ -34,14 +35,17 @@ def batch_dot(x, y, axes=None):
     if ax == 0 or ay == 0:
         raise ValueError("batch_dot: cannot contract over the batch axis 0")
     if x.shape[ax] != y.shape[ay]:
-        raise ValueError("batch_dot: contracted dims differ: {} and {}".format(x.shape[ax], y.shape[ay]))
+        raise ValueError(f"batch_dot: contracted dims differ: {x.shape[ax]} and {y.shape[ay]}")
     letters = "abcdefghijklmnopqrstuvwxyz"
     xs = "z" + letters[: x.ndim - 1]
-    ys = "z" + letters[x.ndim - 1: x.ndim + y.ndim - 2]
-    ys = ys[:ay] + xs[ax] + ys[ay + 1:]
-    out = "z" + "".join(c for i, c in enumerate(xs) if i not in (0, ax)) + "".join(
-        c for i, c in enumerate(ys) if i not in (0, ay))
-    result = np.einsum("{},{}->{}".format(xs, ys, out), x, y)
+    ys = "z" + letters[x.ndim - 1 : x.ndim + y.ndim - 2]
+    ys = ys[:ay] + xs[ax] + ys[ay + 1 :]
+    out = (
+        "z"
+        + "".join(c for i, c in enumerate(xs) if i not in (0, ax))
+        + "".join(c for i, c in enumerate(ys) if i not in (0, ay))
+    )
+    result = np.einsum(f"{xs},{ys}->{out}", x, y)
     return result.reshape(result.shape + (1,)) if result.ndim == 1 else result
 
 

@@ -1,4 +1,5 @@
 """Losses. Keras 2 order is (target, output); Keras 1.x documented (output, target)."""
+
 import numpy as np
 
 from .core import epsilon, op
@@ -36,8 +37,10 @@ def binary_crossentropy(target, output, from_logits=False):
 def _check_axis(output, axis):
     ndim = np.asarray(output).ndim
     if axis != -1 and axis not in range(ndim):
-        raise ValueError("Unexpected channels axis {}. Expected to be -1 or one of the axes of `output`, "
-                         "which has {} dimensions.".format(axis, ndim))
+        raise ValueError(
+            f"Unexpected channels axis {axis}. Expected to be -1 or one of the axes of `output`, "
+            f"which has {ndim} dimensions."
+        )
 
 
 @op

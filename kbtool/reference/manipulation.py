@@ -1,11 +1,31 @@
 """Shape manipulation."""
+
 import numpy as np
 
 from .core import floatx, normalize_data_format, op
 
-__all__ = ["concatenate", "reshape", "one_hot", "permute_dimensions", "repeat_elements", "repeat", "tile",
-           "flatten", "batch_flatten", "expand_dims", "squeeze", "temporal_padding", "spatial_2d_padding",
-           "spatial_3d_padding", "resize_images", "resize_volumes", "stack", "reverse", "slice", "gather"]
+__all__ = [
+    "concatenate",
+    "reshape",
+    "one_hot",
+    "permute_dimensions",
+    "repeat_elements",
+    "repeat",
+    "tile",
+    "flatten",
+    "batch_flatten",
+    "expand_dims",
+    "squeeze",
+    "temporal_padding",
+    "spatial_2d_padding",
+    "spatial_3d_padding",
+    "resize_images",
+    "resize_volumes",
+    "stack",
+    "reverse",
+    "slice",
+    "gather",
+]
 
 
 @op
@@ -38,7 +58,7 @@ def repeat_elements(x, rep, axis):
 def repeat(x, n):
     x = np.asarray(x)
     if x.ndim != 2:
-        raise ValueError("repeat expects a 2D tensor (samples, dim), got rank {}".format(x.ndim))
+        raise ValueError(f"repeat expects a 2D tensor (samples, dim), got rank {x.ndim}")
     return np.repeat(x[:, None, :], n, axis=1)
 
 
@@ -82,7 +102,7 @@ def _spatial_padding(x, padding, data_format, rank):
     data_format = normalize_data_format(data_format)
     padding = [tuple(p) for p in padding]
     if len(padding) != rank or any(len(p) != 2 for p in padding):
-        raise ValueError("padding must be {} pairs of ints".format(rank))
+        raise ValueError(f"padding must be {rank} pairs of ints")
     if data_format == "channels_first":
         return _pad(x, [(0, 0), (0, 0)] + padding)
     return _pad(x, [(0, 0)] + padding + [(0, 0)])
@@ -151,9 +171,9 @@ def reverse(x, axes):
 
 
 @op
-def slice(x, start, size):  # noqa: A001 - the Keras name
+def slice(x, start, size):
     x = np.asarray(x)
-    index = tuple(np.s_[s: x.shape[i] if z == -1 else s + z] for i, (s, z) in enumerate(zip(start, size)))
+    index = tuple(np.s_[s : x.shape[i] if z == -1 else s + z] for i, (s, z) in enumerate(zip(start, size)))
     return x[index]
 
 

@@ -1,4 +1,5 @@
 """Elementwise math."""
+
 import numpy as np
 
 from .core import op
@@ -23,7 +24,7 @@ def clip(x, min_value, max_value):
 
 
 @op
-def abs(x):  # noqa: A001 - the Keras name
+def abs(x):
     return _keep(x, np.abs)
 
 
@@ -50,13 +51,13 @@ def log(x):
 
 
 @op
-def pow(x, a):  # noqa: A001 - the Keras name
+def pow(x, a):
     with np.errstate(divide="ignore", invalid="ignore"):
         return _keep(x, lambda v: np.power(v, a))
 
 
 @op
-def round(x):  # noqa: A001 - the Keras name
+def round(x):
     return _keep(x, np.round)  # half to even, as tf.round and Theano's half_to_even
 
 

@@ -1,10 +1,23 @@
 """Activations and other neural-network helpers."""
+
 import numpy as np
 
 from .core import normalize_data_format, op
 
-__all__ = ["softmax", "relu", "elu", "sigmoid", "hard_sigmoid", "softplus", "softsign", "tanh", "l2_normalize",
-           "in_top_k", "bias_add", "dropout"]
+__all__ = [
+    "softmax",
+    "relu",
+    "elu",
+    "sigmoid",
+    "hard_sigmoid",
+    "softplus",
+    "softsign",
+    "tanh",
+    "l2_normalize",
+    "in_top_k",
+    "bias_add",
+    "dropout",
+]
 
 
 def _keep(x, fn):
@@ -31,6 +44,7 @@ def relu(x, alpha=0.0, max_value=None, threshold=0.0):
         if max_value is not None:
             kept = np.clip(kept, 0.0, max_value)
         return kept - alpha * np.maximum(threshold - v, 0.0)
+
     return _keep(x, f)
 
 
@@ -70,6 +84,7 @@ def l2_normalize(x, axis=None):
     def f(v):
         axes = tuple(axis) if isinstance(axis, list) else axis
         return v / np.sqrt(np.maximum(np.sum(v * v, axis=axes, keepdims=True), 1e-12))
+
     return _keep(x, f)
 
 
@@ -88,7 +103,7 @@ def bias_add(x, bias, data_format=None):
     data_format = normalize_data_format(data_format)
     x, bias = np.asarray(x), np.asarray(bias)
     if bias.ndim != 1 and bias.ndim != x.ndim - 1:
-        raise ValueError("Unexpected bias dimensions {}, expect to be 1 or {} dimensions".format(bias.ndim, x.ndim - 1))
+        raise ValueError(f"Unexpected bias dimensions {bias.ndim}, expect to be 1 or {x.ndim - 1} dimensions")
     if data_format == "channels_first" and x.ndim > 2:
         if bias.ndim == 1:
             shape = (1, bias.shape[0]) + (1,) * (x.ndim - 2)

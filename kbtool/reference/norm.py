@@ -1,4 +1,5 @@
 """Batch normalisation: both documented formulas reduce to (x - mean) / sqrt(var + eps) * gamma + beta."""
+
 import numpy as np
 
 from .core import multi_op, op

@@ -1,5 +1,6 @@
 """What the reference expects of a case: its outcome, computed in-process through the same invoke path as the
 workers, once per case (cached; the run stage asks from one thread per backend)."""
+
 import contextlib
 import threading
 
@@ -73,16 +74,18 @@ def numeric_gradients(module, case):
         return float(sum(np.sum(o, dtype="float64") for o in outs))
 
     def total_at(index):
-        return lambda value: total(arrays64[:index] + [value] + arrays64[index + 1:])
+        return lambda value: total(arrays64[:index] + [value] + arrays64[index + 1 :])
 
     try:
         total(arrays64)  # a call that has no value has no gradient: the reference's reply says why
-        grads = [central_differences(total_at(i), arrays64[i]).astype(case.arrays[i].dtype)
-                 for i in case.tensor_indices]
+        grads = [
+            central_differences(total_at(i), arrays64[i]).astype(case.arrays[i].dtype) for i in case.tensor_indices
+        ]
     except _NoValue as exc:
         return exc.args[0], []
-    outputs = [{"kind": "array", "index": i, "dtype": str(g.dtype), "shape": list(g.shape)}
-               for i, g in enumerate(grads)]
+    outputs = [
+        {"kind": "array", "index": i, "dtype": str(g.dtype), "shape": list(g.shape)} for i, g in enumerate(grads)
+    ]
     return {"status": protocol.OK, "outputs": outputs, "sequence": True}, grads
 
 
@@ -97,5 +100,8 @@ def own_name(backend_name, hello):
         from ..runners.registry import keras_name
 
         want = keras_name(want)
-    return {"status": protocol.OK, "outputs": [{"kind": "python", "value": want, "pytype": "str"}],
-            "sequence": False}, []
+    return {
+        "status": protocol.OK,
+        "outputs": [{"kind": "python", "value": want, "pytype": "str"}],
+        "sequence": False,
+    }, []

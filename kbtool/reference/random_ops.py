@@ -1,10 +1,17 @@
 """Random ops: checked by shape, dtype and statistics, never by value."""
+
 import numpy as np
 
 from .core import floatx, variable
 
-__all__ = ["random_normal", "random_uniform", "truncated_normal", "random_binomial", "random_normal_variable",
-           "random_uniform_variable"]
+__all__ = [
+    "random_normal",
+    "random_uniform",
+    "truncated_normal",
+    "random_binomial",
+    "random_normal_variable",
+    "random_uniform_variable",
+]
 
 
 def _rng(seed):

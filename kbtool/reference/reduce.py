@@ -1,10 +1,25 @@
 """Reductions along `axis` (an int, a list of ints or None) with `keepdims`."""
+
 import numpy as np
 
 from .core import floatx, op
 
-__all__ = ["sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin", "cumsum",
-           "cumprod", "logsumexp"]
+__all__ = [
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "std",
+    "var",
+    "any",
+    "all",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "cumprod",
+    "logsumexp",
+]
 
 
 def _axis(axis):
@@ -18,7 +33,7 @@ def _reduce(fn, x, axis, keepdims):
 
 
 @op
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+def sum(x, axis=None, keepdims=False):
     return _reduce(np.sum, x, axis, keepdims)
 
 
@@ -28,12 +43,12 @@ def prod(x, axis=None, keepdims=False):
 
 
 @op
-def max(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+def max(x, axis=None, keepdims=False):
     return _reduce(np.max, x, axis, keepdims)
 
 
 @op
-def min(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+def min(x, axis=None, keepdims=False):
     return _reduce(np.min, x, axis, keepdims)
 
 
@@ -59,12 +74,12 @@ def std(x, axis=None, keepdims=False):
 
 
 @op
-def any(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+def any(x, axis=None, keepdims=False):
     return np.any(np.asarray(x), axis=_axis(axis), keepdims=keepdims)
 
 
 @op
-def all(x, axis=None, keepdims=False):  # noqa: A001 - the Keras name
+def all(x, axis=None, keepdims=False):
     return np.all(np.asarray(x), axis=_axis(axis), keepdims=keepdims)
 
 

@@ -5,6 +5,7 @@ takes effect when run through K.function(..., updates=[...]); TensorFlow 2 eager
 The values observable afterwards are the same, which is what cases with `observe: true` compare.
 As with a variable assignment, the new value must have x's shape (the docs: "of same shape as x").
 """
+
 import numpy as np
 
 from .core import _assign

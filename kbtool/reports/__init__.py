@@ -1,9 +1,10 @@
 """Views of the JSON report: one renderer module per format, each rendering the report dict.
 
-    json_report.py  the report itself          terminal.py  a summary that fits a screen
-    markdown.py     for PR comments, reports/  html.py      one self-contained page
-    junit.py        for CI dashboards          matrix.py    the op × backend matrix they share
+json_report.py  the report itself          terminal.py  a summary that fits a screen
+markdown.py     for PR comments, reports/  html.py      one self-contained page
+junit.py        for CI dashboards          matrix.py    the op × backend matrix they share
 """
+
 import importlib
 import os
 import tempfile
@@ -22,7 +23,8 @@ def render(report, fmt, **options):
     if fmt not in FORMATS:
         raise ValueError(fmt)
     return importlib.import_module("kbtool.reports." + ("json_report" if fmt == "json" else fmt)).render(
-        report, **options)
+        report, **options
+    )
 
 
 def format_of(path):
@@ -42,19 +44,19 @@ def prepare_outputs(paths):
 def check_writable(path):
     """A report path kbtool can write (its folder made now), or a one-line KbtoolError."""
     if os.path.isdir(path):
-        raise KbtoolError("{} is a directory".format(path))
+        raise KbtoolError(f"{path} is a directory")
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
-        raise KbtoolError("cannot create {} for {}: {}".format(folder, path, exc.strerror))
+        raise KbtoolError(f"cannot create {folder} for {path}: {exc.strerror}")
     if not os.access(folder, os.W_OK):
-        raise KbtoolError("cannot write {}: {} is not writable".format(path, folder))
+        raise KbtoolError(f"cannot write {path}: {folder} is not writable")
     # os.access says yes to root for /proc and for a read-only mount: make (and remove) a file there
     try:
         fd, probe = tempfile.mkstemp(prefix=".kbtool-probe-", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
+        raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
     os.close(fd)
     os.unlink(probe)
 
@@ -66,7 +68,7 @@ def write(report, path):
     try:
         files.write_atomic(path, text)
     except OSError as exc:
-        raise KbtoolError("cannot write {}: {}".format(path, exc.strerror or exc))
+        raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def write_all(report, paths, echo=None):
@@ -76,8 +78,8 @@ def write_all(report, paths, echo=None):
         try:
             write(report, path)
         except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
-            failures.append(str(exc) if isinstance(exc, KbtoolError) else "cannot write {}: {}".format(path, exc))
+            failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
             continue
         if echo:
-            echo("wrote {}".format(path))
+            echo(f"wrote {path}")
     return failures

@@ -2,6 +2,7 @@
 
 The format is versioned by `schema_version` and described by report.schema.json beside this file.
 """
+
 import datetime
 import json
 import os
@@ -13,8 +14,18 @@ SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
 
 
-def assemble(plan, infos, results, applied, wall_seconds, incomplete=None, known_entries=None, known_path=None,
-             strict=False, usage=None):
+def assemble(
+    plan,
+    infos,
+    results,
+    applied,
+    wall_seconds,
+    incomplete=None,
+    known_entries=None,
+    known_path=None,
+    strict=False,
+    usage=None,
+):
     """The report of one check: what was planned, what each backend said, every result, the known differences.
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
@@ -25,13 +36,17 @@ def assemble(plan, infos, results, applied, wall_seconds, incomplete=None, known
         "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "seed": plan.seed,
-        "spec": dict({"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
-                     **_sha256_of(getattr(plan.spec, "path", None))),
+        "spec": dict(
+            {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
+            **_sha256_of(getattr(plan.spec, "path", None)),
+        ),
         "filters": list(plan.filters),
         "grid": plan.grid,
         # the settings every case was forced to (--keras-config), and each set of settings that ran
-        "keras_config": dict({"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
-                             **(getattr(plan, "settings", None).as_report() if getattr(plan, "settings", None) else {})),
+        "keras_config": dict(
+            {"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
+            **(getattr(plan, "settings", None).as_report() if getattr(plan, "settings", None) else {}),
+        ),
         # the user's configured Keras backend (KERAS_BACKEND or keras.json): first in every view
         "active_backend": getattr(plan, "active_backend", None),
         "backends": infos,
@@ -58,12 +73,18 @@ def plan_record(plan):
     from ..plan import checkable_ops
 
     shard = getattr(plan, "shard", None)
-    return {"ops": list(plan.ops), "case_patterns": list(plan.case_patterns), "modes": list(plan.modes),
-            "examples_only": bool(plan.examples_only), "whole_spec": bool(plan.whole_spec),
-            "all_cases": bool(plan.all_cases), "counts_comparable": bool(plan.counts_comparable),
-            "last_failed": bool(getattr(plan, "last_failed", False)),
-            "shard": {"index": shard[0], "count": shard[1]} if shard else None,
-            "checkable_ops": sorted(checkable_ops(plan.spec))}
+    return {
+        "ops": list(plan.ops),
+        "case_patterns": list(plan.case_patterns),
+        "modes": list(plan.modes),
+        "examples_only": bool(plan.examples_only),
+        "whole_spec": bool(plan.whole_spec),
+        "all_cases": bool(plan.all_cases),
+        "counts_comparable": bool(plan.counts_comparable),
+        "last_failed": bool(getattr(plan, "last_failed", False)),
+        "shard": {"index": shard[0], "count": shard[1]} if shard else None,
+        "checkable_ops": sorted(checkable_ops(plan.spec)),
+    }
 
 
 def _sha256_of(path):
@@ -103,12 +124,23 @@ def summarize(report, strict=None):
     divergences = sum(1 for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known"))
     unavailable = [b["name"] for b in report["backends"] if b["status"] != BackendStatus.AVAILABLE.value]
     could_not_start = [b["name"] for b in report["backends"] if b["status"] == BackendStatus.BROKEN.value]
-    ok = (bool(report["results"]) and divergences == 0 and not report["stale_known_differences"]
-          and not could_not_start and not report.get("incomplete"))
-    summary = {"per_backend": per_backend, "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
-               "results": len(report["results"]), "divergences": divergences,
-               "stale": len(report["stale_known_differences"]), "unavailable_backends": unavailable,
-               "could_not_start": could_not_start, "ok": ok}
+    ok = (
+        bool(report["results"])
+        and divergences == 0
+        and not report["stale_known_differences"]
+        and not could_not_start
+        and not report.get("incomplete")
+    )
+    summary = {
+        "per_backend": per_backend,
+        "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "results": len(report["results"]),
+        "divergences": divergences,
+        "stale": len(report["stale_known_differences"]),
+        "unavailable_backends": unavailable,
+        "could_not_start": could_not_start,
+        "ok": ok,
+    }
     if strict:
         failures = strict_failures(report)
         summary.update(strict=True, strict_failures=failures, ok=ok and not any(failures.values()))
@@ -120,8 +152,10 @@ def strict_failures(report):
     explained more results than their recorded count."""
     from ..known import grown
 
-    return {"unsupported": sum(1 for r in report["results"] if r["status"] == Status.UNSUPPORTED.value),
-            "grown": len(grown(report.get("known_differences", [])))}
+    return {
+        "unsupported": sum(1 for r in report["results"] if r["status"] == Status.UNSUPPORTED.value),
+        "grown": len(grown(report.get("known_differences", []))),
+    }
 
 
 def verdict_reasons(report):
@@ -166,5 +200,7 @@ def validate(report):
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
-    return ["{}: {}".format("/".join(str(p) for p in error.absolute_path) or "(top)", error.message)
-            for error in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))]
+    return [
+        "{}: {}".format("/".join(str(p) for p in error.absolute_path) or "(top)", error.message)
+        for error in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
+    ]

@@ -14,14 +14,20 @@ Besides: backend version and start-up changes, each known difference's explained
 NEW that were not in OLD. Worse (exit 1): a new failure, a result no longer run, a backend that no longer starts,
 a newly stale or grown entry.
 """
+
 import json
 
 from ..results import BackendStatus, Status
 from .text import plain
 
 KINDS = ("new_failure", "fixed", "changed", "no_longer_run", "new")
-TITLES = {"new_failure": "new failure", "fixed": "fixed", "changed": "changed", "no_longer_run": "no longer run",
-          "new": "new"}
+TITLES = {
+    "new_failure": "new failure",
+    "fixed": "fixed",
+    "changed": "changed",
+    "no_longer_run": "no longer run",
+    "new": "new",
+}
 LISTED = 10  # result lines per op × backend in the human output (--json lists all)
 
 
@@ -49,18 +55,39 @@ def diff(old, new):
             rows.append(_row(key, kind, previous, record))
     rows.extend(_row(key, "no_longer_run", record, None) for key, record in before.items() if key not in after)
     order = _backend_order(old, new)
-    rows.sort(key=lambda row: (row["op"], order.get(row["backend"], len(order)), KINDS.index(row["kind"]),
-                               row["case"], row["mode"]))
+    rows.sort(
+        key=lambda row: (
+            row["op"],
+            order.get(row["backend"], len(order)),
+            KINDS.index(row["kind"]),
+            row["case"],
+            row["mode"],
+        )
+    )
     backends = _backend_changes(old, new)
     counts = _count_changes(old, new)
     stale = _new_items(old["stale_known_differences"], new["stale_known_differences"], _entry_key)
-    grown = _new_items([r for r in old.get("known_differences", []) if r.get("grown")],
-                       [r for r in new.get("known_differences", []) if r.get("grown")], _entry_key)
-    worse = (any(row["kind"] in ("new_failure", "no_longer_run") for row in rows)
-             or any(change["worse"] for change in backends) or bool(stale) or bool(grown))
-    return {"worse": worse, "notes": _notes(old, new), "results": rows,
-            "counts": {kind: sum(1 for row in rows if row["kind"] == kind) for kind in KINDS},
-            "backends": backends, "known_counts": counts, "new_stale": stale, "new_grown": grown}
+    grown = _new_items(
+        [r for r in old.get("known_differences", []) if r.get("grown")],
+        [r for r in new.get("known_differences", []) if r.get("grown")],
+        _entry_key,
+    )
+    worse = (
+        any(row["kind"] in ("new_failure", "no_longer_run") for row in rows)
+        or any(change["worse"] for change in backends)
+        or bool(stale)
+        or bool(grown)
+    )
+    return {
+        "worse": worse,
+        "notes": _notes(old, new),
+        "results": rows,
+        "counts": {kind: sum(1 for row in rows if row["kind"] == kind) for kind in KINDS},
+        "backends": backends,
+        "known_counts": counts,
+        "new_stale": stale,
+        "new_grown": grown,
+    }
 
 
 def _kind(previous, record):
@@ -77,8 +104,15 @@ def _kind(previous, record):
 
 def _row(key, kind, previous, record):
     op, case, backend, mode = key
-    row = {"op": op, "case": case, "backend": backend, "mode": mode, "kind": kind,
-           "old": word(previous) if previous else None, "new": word(record) if record else None}
+    row = {
+        "op": op,
+        "case": case,
+        "backend": backend,
+        "mode": mode,
+        "kind": kind,
+        "old": word(previous) if previous else None,
+        "new": word(record) if record else None,
+    }
     latest = record or previous
     if latest["status"] != Status.PASS.value:
         row["message"] = latest.get("message", "")
@@ -103,12 +137,21 @@ def _backend_changes(old, new):
         versions_b = (b or {}).get("versions") or {}
         started_a = status_a == BackendStatus.AVAILABLE.value
         started_b = status_b == BackendStatus.AVAILABLE.value
-        versions = {pkg: [versions_a.get(pkg), versions_b.get(pkg)]
-                    for pkg in dict.fromkeys(list(versions_a) + list(versions_b))
-                    if versions_a.get(pkg) != versions_b.get(pkg) and started_a and started_b}
+        versions = {
+            pkg: [versions_a.get(pkg), versions_b.get(pkg)]
+            for pkg in dict.fromkeys(list(versions_a) + list(versions_b))
+            if versions_a.get(pkg) != versions_b.get(pkg) and started_a and started_b
+        }
         if status_a != status_b or versions:
-            changes.append({"backend": name, "old_status": status_a, "new_status": status_b, "versions": versions,
-                            "worse": started_a and not started_b})
+            changes.append(
+                {
+                    "backend": name,
+                    "old_status": status_a,
+                    "new_status": status_b,
+                    "versions": versions,
+                    "worse": started_a and not started_b,
+                }
+            )
     return changes
 
 
@@ -125,8 +168,16 @@ def _count_changes(old, new):
         was, now = (a or {}).get("explained", 0), (b or {}).get("explained", 0)
         if was != now:
             row = b or a
-            changes.append({"entry": row["entry"], "op": row["op"], "backend": row["backend"],
-                            "reason": row["reason"], "old": was, "new": now})
+            changes.append(
+                {
+                    "entry": row["entry"],
+                    "op": row["op"],
+                    "backend": row["backend"],
+                    "reason": row["reason"],
+                    "old": was,
+                    "new": now,
+                }
+            )
     return changes
 
 
@@ -151,59 +202,88 @@ def _notes(old, new):
         notes.append("the spec differs between the runs")
     for field, what in (("seed", "seed"), ("grid", "grid")):
         if old.get(field) != new.get(field):
-            notes.append("the {} differs: {} vs {}".format(what, old.get(field), new.get(field)))
+            notes.append(f"the {what} differs: {old.get(field)} vs {new.get(field)}")
     if (old.get("keras_config") or {}).get("override") != (new.get("keras_config") or {}).get("override"):
         notes.append("the --keras-config override differs")
     return notes
 
 
 def empty(found):
-    return not (found["results"] or found["backends"] or found["known_counts"] or found["new_stale"]
-                or found["new_grown"])
+    return not (
+        found["results"] or found["backends"] or found["known_counts"] or found["new_stale"] or found["new_grown"]
+    )
 
 
 def render_text(found, old_name="OLD", new_name="NEW"):
     """The human output: notes, then per op × backend its changes (at most LISTED lines each), then backends and
     known differences, then one verdict line."""
-    lines = ["note: {}".format(note) for note in found["notes"]]
+    lines = [f"note: {note}" for note in found["notes"]]
     if empty(found):
-        return "\n".join(lines + ["no difference between {} and {}".format(old_name, new_name)]) + "\n"
+        return "\n".join(lines + [f"no difference between {old_name} and {new_name}"]) + "\n"
     groups = {}
     for row in found["results"]:
         groups.setdefault((row["op"], row["backend"]), []).append(row)
     for (op, backend), rows in groups.items():
         counts = {kind: sum(1 for r in rows if r["kind"] == kind) for kind in KINDS}
-        lines.append("{} on {}: {}".format(plain(op), plain(backend), ", ".join(
-            "{} {}".format(n, TITLES[kind]) for kind, n in counts.items() if n)))
-        if len(rows) > 1 and all(r["kind"] == rows[0]["kind"] for r in rows) and rows[0]["kind"] in (
-                "no_longer_run", "new"):
+        lines.append(
+            "{} on {}: {}".format(
+                plain(op), plain(backend), ", ".join(f"{n} {TITLES[kind]}" for kind, n in counts.items() if n)
+            )
+        )
+        if (
+            len(rows) > 1
+            and all(r["kind"] == rows[0]["kind"] for r in rows)
+            and rows[0]["kind"] in ("no_longer_run", "new")
+        ):
             continue  # a whole op that stopped or started running on a backend: its header says it
         for row in rows[:LISTED]:
             change = "{} → {}".format(row["old"] or "-", row["new"] or "-")
             message = " ".join(plain(row.get("message", "")).split())
-            lines.append("  {:<13} {} ({}): {}{}".format(TITLES[row["kind"]], plain(row["case"]), row["mode"], change,
-                                                         ": " + message[:200] if message else ""))
+            lines.append(
+                "  {:<13} {} ({}): {}{}".format(
+                    TITLES[row["kind"]],
+                    plain(row["case"]),
+                    row["mode"],
+                    change,
+                    ": " + message[:200] if message else "",
+                )
+            )
         if len(rows) > LISTED:
-            lines.append("  ... {} more (--json lists every one)".format(len(rows) - LISTED))
+            lines.append(f"  ... {len(rows) - LISTED} more (--json lists every one)")
     for change in found["backends"]:
         parts = []
         if change["old_status"] != change["new_status"]:
             parts.append("{} → {}".format(change["old_status"], change["new_status"]))
         parts.extend("{} {} → {}".format(pkg, a or "-", b or "-") for pkg, (a, b) in change["versions"].items())
-        lines.append("backend {}: {}{}".format(plain(change["backend"]), "; ".join(parts),
-                                               " (no longer starts)" if change["worse"] else ""))
+        lines.append(
+            "backend {}: {}{}".format(
+                plain(change["backend"]), "; ".join(parts), " (no longer starts)" if change["worse"] else ""
+            )
+        )
     for change in found["known_counts"]:
-        lines.append("known difference {} ({} on {}): explained {} → {}: {}".format(
-            change["entry"], _names(change["op"]), _names(change["backend"]), change["old"], change["new"],
-            plain(change["reason"])[:120]))
+        lines.append(
+            "known difference {} ({} on {}): explained {} → {}: {}".format(
+                change["entry"],
+                _names(change["op"]),
+                _names(change["backend"]),
+                change["old"],
+                change["new"],
+                plain(change["reason"])[:120],
+            )
+        )
     for entry in found["new_stale"]:
-        lines.append("newly stale known difference: {} on {}: {}".format(
-            _names(entry["op"]), _names(entry["backend"]), plain(entry["reason"])[:120]))
+        lines.append(
+            "newly stale known difference: {} on {}: {}".format(
+                _names(entry["op"]), _names(entry["backend"]), plain(entry["reason"])[:120]
+            )
+        )
     for row in found["new_grown"]:
-        lines.append("newly grown known difference {} ({} on {}): explained {}, {} recorded".format(
-            row["entry"], _names(row["op"]), _names(row["backend"]), row["explained"], row.get("count")))
-    counts = ", ".join("{} {}".format(n, TITLES[kind]) for kind, n in found["counts"].items() if n) or \
-        "no result changed"
+        lines.append(
+            "newly grown known difference {} ({} on {}): explained {}, {} recorded".format(
+                row["entry"], _names(row["op"]), _names(row["backend"]), row["explained"], row.get("count")
+            )
+        )
+    counts = ", ".join(f"{n} {TITLES[kind]}" for kind, n in found["counts"].items() if n) or "no result changed"
     lines.append("{}: {}".format("worse" if found["worse"] else "not worse", counts))
     return "\n".join(lines) + "\n"
 

@@ -10,6 +10,7 @@ Every text shown, embedded or not, goes through text.plain first (no ANSI escape
 surrogate); the embedded JSON escapes < > & so no text can close its <script> element, and the script sets text
 with textContent only.
 """
+
 import json
 import math
 
@@ -28,8 +29,9 @@ MAX_LISTED = 200  # unexplained divergences listed as HTML; the matrix reaches t
 RESULT_STATUSES = [s.value for s in Status]  # a result's status, by its code in the embedded data
 CELL_STATUSES = [str(s) for s in SEVERITY]  # a cell's worst status, mildest first
 MODES = ["eager", "symbolic"]
-_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-                                  "\u2029": "\\u2029"})
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
 
 
 def _finalize(value):
@@ -37,8 +39,11 @@ def _finalize(value):
 
 
 def _environment():
-    return jinja2.Environment(loader=jinja2.PackageLoader("kbtool.reports", "templates"),
-                              autoescape=jinja2.select_autoescape(["html", "j2"]), finalize=_finalize)
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("kbtool.reports", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        finalize=_finalize,
+    )
 
 
 def render(report):
@@ -48,17 +53,36 @@ def render(report):
     data = page_data(report, order, op_info(report))
     info = {b["name"]: b for b in report["backends"]}
     unexplained = [r for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known")]
-    unexplained.sort(key=lambda r: (r["op"], order.index(r["backend"]) if r["backend"] in order else len(order),
-                                    -CELL_STATUSES.index(r["status"]), r["case"], r["mode"]))
+    unexplained.sort(
+        key=lambda r: (
+            r["op"],
+            order.index(r["backend"]) if r["backend"] in order else len(order),
+            -CELL_STATUSES.index(r["status"]),
+            r["case"],
+            r["mode"],
+        )
+    )
     return env.get_template("report.html.j2").render(
-        report=report, summary=summary, reasons=verdict_reasons(report, summary),
+        report=report,
+        summary=summary,
+        reasons=verdict_reasons(report, summary),
         cards=[card(info[name], summary, report.get("active_backend")) for name in order],
-        unexplained=unexplained[:MAX_LISTED], unexplained_total=len(unexplained),
+        unexplained=unexplained[:MAX_LISTED],
+        unexplained_total=len(unexplained),
         known_groups=known_groups(report.get("known_differences", [])),
-        grown=grown(report.get("known_differences", [])), claims=doc_claims(report), symbols=SYMBOLS,
-        cell_statuses=CELL_STATUSES, categories=sorted({op["category"] for op in data["ops"]}),
-        settings=_settings, names=_names, clip=_clip, percent=_percent,
-        data=markupsafe.Markup(script_json(data)), css=_asset(env, "report.css.j2"), script=_asset(env, "report.js.j2"))
+        grown=grown(report.get("known_differences", [])),
+        claims=doc_claims(report),
+        symbols=SYMBOLS,
+        cell_statuses=CELL_STATUSES,
+        categories=sorted({op["category"] for op in data["ops"]}),
+        settings=_settings,
+        names=_names,
+        clip=_clip,
+        percent=_percent,
+        data=markupsafe.Markup(script_json(data)),
+        css=_asset(env, "report.css.j2"),
+        script=_asset(env, "report.js.j2"),
+    )
 
 
 def _asset(env, name):
@@ -67,6 +91,7 @@ def _asset(env, name):
 
 
 # --- what the page shows -----------------------------------------------------------------------------------------
+
 
 def backend_order(report):
     """The report's backends, the active one (the user's configured Keras backend) first."""
@@ -92,7 +117,7 @@ def op_info(report):
 
             ops = loader.load(path).ops
             break
-        except Exception:  # noqa: BLE001  (any failure of the spec costs only the categories, never the page)
+        except Exception:
             continue
     else:
         return {}
@@ -104,9 +129,14 @@ def verdict_reasons(report, summary):
     reasons = []
     incomplete = report.get("incomplete")
     if incomplete:  # its note is the banner above the reasons
-        reasons.append("incomplete ({})".format(incomplete.get("signal", "interrupted")) + (
-            ": {} of the {} planned results ran".format(incomplete["ran"], incomplete["planned"])
-            if "ran" in incomplete and "planned" in incomplete else ""))
+        reasons.append(
+            "incomplete ({})".format(incomplete.get("signal", "interrupted"))
+            + (
+                ": {} of the {} planned results ran".format(incomplete["ran"], incomplete["planned"])
+                if "ran" in incomplete and "planned" in incomplete
+                else ""
+            )
+        )
     if not report["results"]:
         reasons.append("no result: nothing was checked")
     if summary.get("divergences"):
@@ -114,7 +144,7 @@ def verdict_reasons(report, summary):
     if summary.get("stale"):
         reasons.append("{} stale known difference(s)".format(summary["stale"]))
     for name in summary.get("could_not_start", []):
-        reasons.append("{} could not start".format(name))
+        reasons.append(f"{name} could not start")
     if report.get("summary") is summary:
         reasons.extend(strict_reasons(report))  # --strict: unsupported results, grown known differences
     return reasons
@@ -124,11 +154,16 @@ def card(backend, summary, active):
     counts = (summary.get("per_backend") or {}).get(backend["name"]) or {}
     total = sum(counts.values())
     explained = counts.get("pass", 0) + counts.get("known", 0)
-    return {"info": backend, "active": backend["name"] == active, "total": total,
-            "conformance": explained / total if total else None, "unexplained": total - explained,
-            "passed": counts.get("pass", 0) / total if total else None,
-            "counts": [(status, counts.get(status, 0)) for status in CELL_STATUSES],
-            "seconds": (summary.get("case_seconds") or {}).get(backend["name"])}
+    return {
+        "info": backend,
+        "active": backend["name"] == active,
+        "total": total,
+        "conformance": explained / total if total else None,
+        "unexplained": total - explained,
+        "passed": counts.get("pass", 0) / total if total else None,
+        "counts": [(status, counts.get(status, 0)) for status in CELL_STATUSES],
+        "seconds": (summary.get("case_seconds") or {}).get(backend["name"]),
+    }
 
 
 def known_groups(rows):
@@ -136,8 +171,15 @@ def known_groups(rows):
     groups = {}
     for row in rows:
         groups.setdefault(row["reason"], []).append(row)
-    out = [{"reason": reason, "entries": entries, "explained": sum(e["explained"] for e in entries),
-            "grown": any(e.get("grown") for e in entries)} for reason, entries in groups.items()]
+    out = [
+        {
+            "reason": reason,
+            "entries": entries,
+            "explained": sum(e["explained"] for e in entries),
+            "grown": any(e.get("grown") for e in entries),
+        }
+        for reason, entries in groups.items()
+    ]
     out.sort(key=lambda g: (not g["grown"], -g["explained"]))
     return out
 
@@ -148,22 +190,23 @@ def _names(value):
 
 
 def _settings(config):
-    return " · ".join("{}={}".format(k, v) for k, v in (config or {}).items()) or "(defaults)"
+    return " · ".join(f"{k}={v}" for k, v in (config or {}).items()) or "(defaults)"
 
 
 def _clip(text, limit=300):
     text = plain(text)
-    return text if len(text) <= limit else text[:limit] + "… ({} more characters)".format(len(text) - limit)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
 def _percent(fraction):
     if fraction is None:
         return "–"
-    text = "{:.1f}%".format(fraction * 100)
+    text = f"{fraction * 100:.1f}%"
     return "99.9%" if text == "100.0%" and fraction < 1 else text  # never round a miss up to 100%
 
 
 # --- the embedded data -------------------------------------------------------------------------------------------
+
 
 def page_data(report, order, ops_info):
     """What the script draws, compact: the published run's 10,704 results are about 1.4 MB of it.
@@ -180,17 +223,37 @@ def page_data(report, order, ops_info):
     for row in rows:
         category, summary = ops_info.get(row["op"], ("unknown", ""))
         cells = [row["cells"][name] if row["cells"][name]["status"] else None for name in order]
-        ops.append({"op": row["op"], "category": category, "summary": summary,
-                    "cells": [{"s": c["status"], "p": c["passed"], "t": c["total"]} if c else None for c in cells],
-                    "r": [grouped.get((row["op"], name), []) for name in order]})
-    return _clean({"backends": order, "active": report.get("active_backend"), "ops": ops,
-                   "resultStatuses": RESULT_STATUSES, "cellStatuses": CELL_STATUSES, "modes": MODES,
-                   "symbols": SYMBOLS, "reasons": reasons, "settings": settings})
+        ops.append(
+            {
+                "op": row["op"],
+                "category": category,
+                "summary": summary,
+                "cells": [{"s": c["status"], "p": c["passed"], "t": c["total"]} if c else None for c in cells],
+                "r": [grouped.get((row["op"], name), []) for name in order],
+            }
+        )
+    return _clean(
+        {
+            "backends": order,
+            "active": report.get("active_backend"),
+            "ops": ops,
+            "resultStatuses": RESULT_STATUSES,
+            "cellStatuses": CELL_STATUSES,
+            "modes": MODES,
+            "symbols": SYMBOLS,
+            "reasons": reasons,
+            "settings": settings,
+        }
+    )
 
 
 def _result(record, reasons, settings):
-    item = [record["case"], MODES.index(record["mode"]) if record["mode"] in MODES else 0,
-            RESULT_STATUSES.index(record["status"]), record.get("seconds", 0)]
+    item = [
+        record["case"],
+        MODES.index(record["mode"]) if record["mode"] in MODES else 0,
+        RESULT_STATUSES.index(record["status"]),
+        record.get("seconds", 0),
+    ]
     if record["status"] == Status.PASS.value:
         return item
     extra = {"m": _clip(record.get("message", ""), MAX_MESSAGE)}

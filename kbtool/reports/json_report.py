@@ -1,4 +1,5 @@
 """JSON: the report itself, stable key order."""
+
 import json
 
 

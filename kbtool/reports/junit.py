@@ -15,6 +15,7 @@ erroring suite of its own. Each suite carries its time (the sum of its cases' se
 <properties>: the backend's versions, python and module, the keras.json settings that ran, the seed, kbtool's
 version. What a backend or the reference printed while a case ran goes to that testcase's <system-out>.
 """
+
 import datetime
 import json
 import re
@@ -43,10 +44,10 @@ def _timestamp(created):
 
 
 def _seconds(value):
-    return "{:.3f}".format(value)
+    return f"{value:.3f}"
 
 
-class _Suite(object):
+class _Suite:
     """One <testsuite> being filled: its counts follow the testcases added."""
 
     def __init__(self, parent, name, timestamp):
@@ -66,8 +67,9 @@ class _Suite(object):
 
     def case(self, classname, name, seconds=0.0, outcome=None, message="", text="", output=""):
         """A testcase; `outcome` is None (passed), "failure", "error" or "skipped"."""
-        case = ET.SubElement(self.element, "testcase", classname=_text(classname), name=_text(name),
-                             time=_seconds(seconds))
+        case = ET.SubElement(
+            self.element, "testcase", classname=_text(classname), name=_text(name), time=_seconds(seconds)
+        )
         self.counts["tests"] += 1
         self.time += seconds
         if outcome is not None:
@@ -98,14 +100,14 @@ def _outcome(record, strict):
         return "skipped", "known difference: {}".format(record["known"])
     if status in (Status.FAIL.value, Status.UNSUPPORTED.value):
         return "failure", record["message"] if status == Status.FAIL.value else "unsupported: {}".format(
-            record["message"])
+            record["message"]
+        )
     return "error", "{}: {}".format(status, record["message"])
 
 
 def _output(record):
     captured = record.get("captured") or {}
-    return "\n".join("{} printed:\n{}".format(side, captured[side]) for side in ("reference", "backend")
-                     if captured.get(side))
+    return "\n".join(f"{side} printed:\n{captured[side]}" for side in ("reference", "backend") if captured.get(side))
 
 
 def _common_properties(suite, report):
@@ -118,9 +120,9 @@ def _common_properties(suite, report):
     if config.get("override"):
         suite.property("keras_config.override", config["override"])
     for key, value in sorted((config.get("values") or {}).items()):
-        suite.property("keras.json.{}".format(key), value)
+        suite.property(f"keras.json.{key}", value)
     for key, source in sorted((config.get("source") or {}).items()):
-        suite.property("keras.json.{}.source".format(key), source)
+        suite.property(f"keras.json.{key}.source", source)
     if config.get("ran"):
         suite.property("keras_config.ran", config["ran"])
     if report.get("active_backend"):
@@ -140,42 +142,65 @@ def render(report):
     for backend in names:
         info = infos.get(backend, {"name": backend, "status": BackendStatus.AVAILABLE.value})
         records = by_backend.get(backend, [])
-        suite = _Suite(suites, "kbtool.{}".format(backend), timestamp)
+        suite = _Suite(suites, f"kbtool.{backend}", timestamp)
         suite.property("backend.status", info.get("status"))
         suite.property("python", info.get("python"))
         suite.property("module", info.get("module"))
         for package, version in sorted((info.get("versions") or {}).items()):
-            suite.property("version.{}".format(package), version)
+            suite.property(f"version.{package}", version)
         for key in ("import_seconds", "restarts", "workers"):
             suite.property(key, info.get(key))
         _common_properties(suite, report)
         if info.get("status") == BackendStatus.BROKEN.value:  # could not start: never green, results or not
-            suite.case("kbtool.{}".format(backend), "start", outcome="error",
-                       message="could not start: {}".format(info.get("reason", "")), output=info.get("start_output", ""))
+            suite.case(
+                f"kbtool.{backend}",
+                "start",
+                outcome="error",
+                message="could not start: {}".format(info.get("reason", "")),
+                output=info.get("start_output", ""),
+            )
         elif info.get("status") == BackendStatus.NOT_INSTALLED.value and not records:
-            suite.case("kbtool.{}".format(backend), "start", outcome="skipped",
-                       message="not run: {}".format(info.get("reason", "")))
+            suite.case(
+                f"kbtool.{backend}", "start", outcome="skipped", message="not run: {}".format(info.get("reason", ""))
+            )
         for mode, why in sorted((info.get("unsupported_modes") or {}).items()):  # one testcase, not one per case
-            suite.case("kbtool.{}".format(backend), "{} mode".format(mode), outcome="skipped",
-                       message="{} mode unsupported: {}".format(mode, why))
+            suite.case(
+                f"kbtool.{backend}", f"{mode} mode", outcome="skipped", message=f"{mode} mode unsupported: {why}"
+            )
         for r in records:
             outcome, message = _outcome(r, strict)
-            suite.case("kbtool.{}.{}".format(backend, r["op"]), "{}[{}]".format(r["case"], r["mode"]), r["seconds"],
-                       outcome, message, text=r.get("repro", "") if outcome in ("failure", "error") else "",
-                       output=_output(r))
+            suite.case(
+                "kbtool.{}.{}".format(backend, r["op"]),
+                "{}[{}]".format(r["case"], r["mode"]),
+                r["seconds"],
+                outcome,
+                message,
+                text=r.get("repro", "") if outcome in ("failure", "error") else "",
+                output=_output(r),
+            )
         closed.append(suite)
     stale = report.get("stale_known_differences") or []
     grew = grown(report.get("known_differences", [])) if strict else []
     if stale or grew:
         suite = _Suite(suites, "kbtool.known_differences", timestamp)
         for entry in stale:
-            suite.case("kbtool.known_differences", "stale known difference: {} {} on {}".format(
-                _names(entry.get("op")), entry.get("case", "*"), _names(entry.get("backend"))), outcome="failure",
-                message="{} ({})".format(entry.get("reason", ""), entry.get("note", "")))
+            suite.case(
+                "kbtool.known_differences",
+                "stale known difference: {} {} on {}".format(
+                    _names(entry.get("op")), entry.get("case", "*"), _names(entry.get("backend"))
+                ),
+                outcome="failure",
+                message="{} ({})".format(entry.get("reason", ""), entry.get("note", "")),
+            )
         for row in grew:
-            suite.case("kbtool.known_differences", "grown known difference: entry {}".format(row["entry"]),
-                       outcome="failure", message="explained {} results, {} recorded (--strict): {}".format(
-                           row["explained"], row["count"], row["reason"]))
+            suite.case(
+                "kbtool.known_differences",
+                "grown known difference: entry {}".format(row["entry"]),
+                outcome="failure",
+                message="explained {} results, {} recorded (--strict): {}".format(
+                    row["explained"], row["count"], row["reason"]
+                ),
+            )
         closed.append(suite)
     incomplete = report.get("incomplete")
     if incomplete:  # an interrupted check: a dashboard must not show the results that ran as the whole story

@@ -3,6 +3,7 @@
 A report file may be anything: each problem is one line naming the file (missing, not JSON, not a kbtool report,
 a newer schema_version than this kbtool reads, or the first way it breaks the schema).
 """
+
 import json
 import os
 import sys
@@ -21,28 +22,36 @@ def read_report(path):
     try:
         size = os.stat(path).st_size
     except OSError as exc:
-        raise KbtoolError("cannot read report {}: {}".format(path, exc.strerror or exc))
+        raise KbtoolError(f"cannot read report {path}: {exc.strerror or exc}")
     if size > MAX_REPORT_BYTES:
-        raise KbtoolError("report {}: larger than {} MB".format(path, MAX_REPORT_BYTES // (1024 * 1024)))
+        raise KbtoolError(f"report {path}: larger than {MAX_REPORT_BYTES // (1024 * 1024)} MB")
     text = files.read_text(path, what="report ", max_bytes=MAX_REPORT_BYTES)
     try:
         report = json.loads(text)
     except ValueError as exc:
-        raise KbtoolError("report {}: not JSON ({})".format(path, exc))
+        raise KbtoolError(f"report {path}: not JSON ({exc})")
     except RecursionError:
-        raise KbtoolError("report {}: not JSON (nested too deeply)".format(path))
+        raise KbtoolError(f"report {path}: not JSON (nested too deeply)")
     if not isinstance(report, dict) or "schema_version" not in report or "results" not in report:
-        raise KbtoolError("{}: not a kbtool report (no schema_version and results; write one with "
-                          "`kbtool check -o FILE.json`)".format(path))
+        raise KbtoolError(
+            f"{path}: not a kbtool report (no schema_version and results; write one with `kbtool check -o FILE.json`)"
+        )
     version = report["schema_version"]
     if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        raise KbtoolError("report {}: schema_version {} is newer than this kbtool reads ({}); upgrade kbtool".format(
-            path, version, SCHEMA_VERSION))
+        raise KbtoolError(
+            f"report {path}: schema_version {version} is newer than this kbtool reads ({SCHEMA_VERSION}); upgrade kbtool"
+        )
     problems = validate(report)
     if problems:
-        raise KbtoolError(files.one_line("report {}: {}{}".format(
-            path, files.clip(problems[0], 300),
-            " (and {} more problems)".format(len(problems) - 1) if len(problems) > 1 else "")))
+        raise KbtoolError(
+            files.one_line(
+                "report {}: {}{}".format(
+                    path,
+                    files.clip(problems[0], 300),
+                    f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "",
+                )
+            )
+        )
     return report
 
 
@@ -61,7 +70,8 @@ def save_last(report, warn=None):
         files.write_atomic(last_report_path(), encodable(render(report, "json")))
     except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
         message = "kbtool: warning: could not save the report for --last-failed: {}".format(
-            getattr(exc, "strerror", None) or exc)
+            getattr(exc, "strerror", None) or exc
+        )
         (warn or (lambda line: print(line, file=sys.stderr)))(message)
 
 

@@ -5,11 +5,20 @@ Every text that comes from a backend (and every other field, for good measure) g
 no raw HTML, no table pipes, no backticks, no control characters reach the page. The only HTML is kbtool's own
 <details> folds, which GitHub renders.
 """
+
 from ..known import grown
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
-from .summary import (backend_rows, claim_kind, details_text, failure_groups, known_groups,
-                      resources_line, settings_line, unexplained)
+from .summary import (
+    backend_rows,
+    claim_kind,
+    details_text,
+    failure_groups,
+    known_groups,
+    resources_line,
+    settings_line,
+    unexplained,
+)
 from .text import markdown as _escape
 from .text import plain
 
@@ -25,7 +34,7 @@ def _names(value):
 def _code(text):
     """A code span a table cell can hold: no backtick can close it early, no pipe can split the cell."""
     text = plain(text).replace("\n", " ").replace("`", "'").replace("|", "\\|")
-    return "`{}`".format(text) if text.strip() else ""
+    return f"`{text}`" if text.strip() else ""
 
 
 def _table(header, rows):
@@ -35,7 +44,7 @@ def _table(header, rows):
 
 
 def _fold(summary, lines):
-    return ["<details><summary>{}</summary>".format(summary), ""] + lines + ["", "</details>", ""]
+    return [f"<details><summary>{summary}</summary>", ""] + lines + ["", "</details>", ""]
 
 
 def render(report):
@@ -50,16 +59,20 @@ def _verdict(report):
     if reasons:
         verdict = "**Not OK: {}**".format(_escape("; ".join(reasons)))
     else:
-        verdict = "**OK**: {}".format("all pass" if not n_known else "no unexplained divergence ({} known)".format(
-            n_known))
+        verdict = "**OK**: {}".format("all pass" if not n_known else f"no unexplained divergence ({n_known} known)")
     n_grown = len(grown(report.get("known_differences", [])))
     if n_grown and not report["summary"].get("strict"):
-        verdict += " · {} known difference(s) grew (see below)".format(n_grown)
+        verdict += f" · {n_grown} known difference(s) grew (see below)"
     spec = report.get("spec") or {}
-    facts = ["{} results".format(len(report["results"])), "{:.1f} s wall".format(report["wall_seconds"]),
-             "seed {}".format(report["seed"]), "grid {}".format(report.get("grid", "pairwise")),
-             "{} ops, {} cases".format(spec.get("ops", "?"), spec.get("cases", "?")),
-             "created {}".format(report["created"]), "kbtool {}".format(report.get("kbtool", "?"))]
+    facts = [
+        "{} results".format(len(report["results"])),
+        "{:.1f} s wall".format(report["wall_seconds"]),
+        "seed {}".format(report["seed"]),
+        "grid {}".format(report.get("grid", "pairwise")),
+        "{} ops, {} cases".format(spec.get("ops", "?"), spec.get("cases", "?")),
+        "created {}".format(report["created"]),
+        "kbtool {}".format(report.get("kbtool", "?")),
+    ]
     if report.get("filters"):
         facts.append("filters: " + ", ".join(report["filters"]))
     if report.get("resources"):
@@ -75,20 +88,33 @@ def _verdict(report):
 
 def _backends(report):
     header, rows = backend_rows(report)
-    lines = ["## Backends", "",
-             "Conformance = (pass + known) / results: a known difference is a recorded, explained divergence.", ""]
+    lines = [
+        "## Backends",
+        "",
+        "Conformance = (pass + known) / results: a known difference is a recorded, explained divergence.",
+        "",
+    ]
     if rows:
         lines += _table([_escape(h) for h in header], [[_escape(c) for c in row] for row in rows])
         lines.append("")
     for b in report["backends"]:
         if b["status"] != "available":
-            lines.append("- **{}**: {}: {}".format(_escape(b["name"]), _escape(b["status"]), _escape(b.get("reason", ""))))
+            lines.append(
+                "- **{}**: {}: {}".format(_escape(b["name"]), _escape(b["status"]), _escape(b.get("reason", "")))
+            )
         for mode, why in sorted((b.get("unsupported_modes") or {}).items()):
-            lines.append("- **{}**: {} mode unsupported, none of its cases ran in it: {}".format(
-                _escape(b["name"]), mode, _escape(why)))
-    versions = ["{}: {}".format(_escape(b["name"]), _escape(", ".join("{} {}".format(k, v) for k, v in
-                                                                          (b.get("versions") or {}).items())))
-                for b in report["backends"] if b.get("versions")]
+            lines.append(
+                "- **{}**: {} mode unsupported, none of its cases ran in it: {}".format(
+                    _escape(b["name"]), mode, _escape(why)
+                )
+            )
+    versions = [
+        "{}: {}".format(
+            _escape(b["name"]), _escape(", ".join(f"{k} {v}" for k, v in (b.get("versions") or {}).items()))
+        )
+        for b in report["backends"]
+        if b.get("versions")
+    ]
     if versions:
         lines.append("Versions: " + "; ".join(versions))
     return lines + [""]
@@ -99,21 +125,36 @@ def _failures(report):
     if not records:
         return []
     groups = failure_groups(report)
-    lines = ["## Unexplained failures", "",
-             "{} results in {} group(s) (by backend × op × status, or one message across ops). Each row: what "
-             "differs, the numbers, and the command that runs it again.".format(len(records), len(groups)), ""]
+    lines = [
+        "## Unexplained failures",
+        "",
+        f"{len(records)} results in {len(groups)} group(s) (by backend × op × status, or one message across ops). Each row: what "
+        "differs, the numbers, and the command that runs it again.",
+        "",
+    ]
     rows = []
-    for (backend, status, ops), members in groups:
+    for _key, members in groups:
         for r in members:
             if len(rows) >= FAILURE_ROWS:
                 break
-            rows.append([_escape(v) for v in (r["op"], r["case"], r["backend"], r["mode"],
-                                              "{} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]),
-                                              r.get("message", "")[:MESSAGE_CHARS], details_text(r.get("details")))]
-                        + [_code(r.get("repro", ""))])
+            rows.append(
+                [
+                    _escape(v)
+                    for v in (
+                        r["op"],
+                        r["case"],
+                        r["backend"],
+                        r["mode"],
+                        "{} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]),
+                        r.get("message", "")[:MESSAGE_CHARS],
+                        details_text(r.get("details")),
+                    )
+                ]
+                + [_code(r.get("repro", ""))]
+            )
     lines += _table(["op", "case", "backend", "mode", "status", "message", "numbers", "repro"], rows)
     if len(records) > len(rows):
-        lines += ["", "… {} more unexplained results: the JSON report has them all.".format(len(records) - len(rows))]
+        lines += ["", f"… {len(records) - len(rows)} more unexplained results: the JSON report has them all."]
     return lines + [""]
 
 
@@ -121,20 +162,45 @@ def _known(report):
     groups = known_groups(report)
     lines = []
     if groups:
-        lines += ["## Known differences", "",
-                  "{} results explained by {} reason(s), re-checked this run.".format(
-                      sum(g["results"] for g in groups), len(groups)), ""]
-        lines += _table(["results", "backends", "ops", "reason"],
-                        [[str(g["results"]), _escape(", ".join(g["backends"])), _escape(", ".join(g["ops"])),
-                          _escape(g["reason"])] for g in groups])
+        lines += [
+            "## Known differences",
+            "",
+            "{} results explained by {} reason(s), re-checked this run.".format(
+                sum(g["results"] for g in groups), len(groups)
+            ),
+            "",
+        ]
+        lines += _table(
+            ["results", "backends", "ops", "reason"],
+            [
+                [
+                    str(g["results"]),
+                    _escape(", ".join(g["backends"])),
+                    _escape(", ".join(g["ops"])),
+                    _escape(g["reason"]),
+                ]
+                for g in groups
+            ],
+        )
         lines.append("")
     stale = report.get("stale_known_differences") or []
     if stale:
-        lines += ["## Stale known differences", "", "Entries that explained nothing this run: the difference is "
-                  "gone (remove the entry) or the entry no longer matches it.", ""]
+        lines += [
+            "## Stale known differences",
+            "",
+            "Entries that explained nothing this run: the difference is "
+            "gone (remove the entry) or the entry no longer matches it.",
+            "",
+        ]
         for e in stale:
-            lines.append("- {} {} on {}: {} ({})".format(*(_escape(v) for v in (
-                _names(e["op"]), e.get("case", "*"), _names(e["backend"]), e["reason"], e["note"]))))
+            lines.append(
+                "- {} {} on {}: {} ({})".format(
+                    *(
+                        _escape(v)
+                        for v in (_names(e["op"]), e.get("case", "*"), _names(e["backend"]), e["reason"], e["note"])
+                    )
+                )
+            )
         lines.append("")
     return lines
 
@@ -143,13 +209,25 @@ def _matrix(report):
     backends, rows = build(report)
     if not rows:
         return []
-    table = _table(["op"] + [_escape(b) for b in backends],
-                   [[_escape(row["op"])] + ["" if row["cells"][b]["status"] is None else "{} {}/{}".format(
-                       SYMBOLS[row["cells"][b]["status"]], row["cells"][b]["passed"], row["cells"][b]["total"])
-                       for b in backends] for row in rows])
-    legend = "Legend: " + ", ".join("{} {}".format(v, k) for k, v in SYMBOLS.items())
-    return _fold("Op × backend matrix ({} ops): each cell is its worst result, passed/total".format(len(rows)),
-                 table + ["", legend])
+    table = _table(
+        ["op"] + [_escape(b) for b in backends],
+        [
+            [_escape(row["op"])]
+            + [
+                ""
+                if row["cells"][b]["status"] is None
+                else "{} {}/{}".format(
+                    SYMBOLS[row["cells"][b]["status"]], row["cells"][b]["passed"], row["cells"][b]["total"]
+                )
+                for b in backends
+            ]
+            for row in rows
+        ],
+    )
+    legend = "Legend: " + ", ".join(f"{v} {k}" for k, v in SYMBOLS.items())
+    return _fold(
+        f"Op × backend matrix ({len(rows)} ops): each cell is its worst result, passed/total", table + ["", legend]
+    )
 
 
 def _entries(report):
@@ -158,18 +236,24 @@ def _entries(report):
         return []
     rows = []
     for row in counts:
-        cells = [_escape(v) for v in (row["entry"], _names(row["op"]), _names(row["backend"]),
-                                      row.get("count", ""), row["explained"])]
+        cells = [
+            _escape(v)
+            for v in (row["entry"], _names(row["op"]), _names(row["backend"]), row.get("count", ""), row["explained"])
+        ]
         cells.append("**+{}**".format(row["grown_by"]) if row.get("grown") else "")  # a number: nothing to escape
         rows.append(cells + [_escape(row["reason"])])
     grew = [row for row in counts if row.get("grown")]
     lines = []
     if grew:
-        lines += ["**{} known difference(s) grew**: an entry that explains more than recorded may hide a new failure "
-                  "under an old reason: entries {}.".format(len(grew), ", ".join(_escape(r["entry"]) for r in grew)),
-                  ""]
-    return lines + _fold("Known-difference entries ({}): results each explained, and the count recorded".format(
-        len(counts)), _table(["entry", "op", "backend", "recorded", "explained", "grew", "reason"], rows))
+        lines += [
+            "**{} known difference(s) grew**: an entry that explains more than recorded may hide a new failure "
+            "under an old reason: entries {}.".format(len(grew), ", ".join(_escape(r["entry"]) for r in grew)),
+            "",
+        ]
+    return lines + _fold(
+        f"Known-difference entries ({len(counts)}): results each explained, and the count recorded",
+        _table(["entry", "op", "backend", "recorded", "explained", "grew", "reason"], rows),
+    )
 
 
 def _doc_examples(report):
@@ -177,10 +261,23 @@ def _doc_examples(report):
     if not claims:
         return []
     kinds = [claim_kind(c) for c in claims]
-    rows = [[_escape(v) for v in (c["op"], c["case"], ", ".join(c["docs"]), c["shown"],
-                                  ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
-                                  ", ".join(c["fails"]))] for c in claims]
-    return _fold("Documentation examples: {} hold on every backend, {} on some, {} on none, {} text (not judged)"
-                 .format(kinds.count("holds"), kinds.count("some"), kinds.count("wrong"), kinds.count("text")),
-                 _table(["op", "example", "doc versions", "shown", "holds on", "not on"], rows))
-
+    rows = [
+        [
+            _escape(v)
+            for v in (
+                c["op"],
+                c["case"],
+                ", ".join(c["docs"]),
+                c["shown"],
+                ", ".join(c["holds"]) or ("(not judged)" if not c["fails"] else ""),
+                ", ".join(c["fails"]),
+            )
+        ]
+        for c in claims
+    ]
+    return _fold(
+        "Documentation examples: {} hold on every backend, {} on some, {} on none, {} text (not judged)".format(
+            kinds.count("holds"), kinds.count("some"), kinds.count("wrong"), kinds.count("text")
+        ),
+        _table(["op", "example", "doc versions", "shown", "holds on", "not on"], rows),
+    )

@@ -43,8 +43,17 @@ def doc_claims(report):
     for record in report["results"]:
         for verdict in record.get("doc_check", []):
             key = (record["op"], record["case"], tuple(verdict["docs"]))
-            row = rows.setdefault(key, {"op": record["op"], "case": record["case"], "docs": verdict["docs"],
-                                        "shown": verdict.get("shown", ""), "holds": [], "fails": []})
+            row = rows.setdefault(
+                key,
+                {
+                    "op": record["op"],
+                    "case": record["case"],
+                    "docs": verdict["docs"],
+                    "shown": verdict.get("shown", ""),
+                    "holds": [],
+                    "fails": [],
+                },
+            )
             bucket = row["holds"] if verdict["matches"] else row["fails"]
             if verdict["matches"] is not None and record["backend"] not in bucket:
                 bucket.append(record["backend"])

@@ -8,6 +8,7 @@ file is needed): staleness and growth are judged only when the parts together ar
 backend that ran, either one unsharded report or shards 1..N of one N, all with the same selection. Its
 `wall_seconds` is the longest part's (the parts ran side by side); `merged_from` lists each part's own.
 """
+
 import datetime
 import re
 from dataclasses import fields
@@ -20,8 +21,10 @@ from .assemble import SCHEMA_VERSION, summarize
 REQUIRED = ("plan", "known_entries")  # what a report needs for merge (kbtool check writes them)
 SELECTION = ("ops", "case_patterns", "modes", "examples_only", "last_failed")  # what a part's plan selected
 # the note known.apply appends when a regex timed out: dropped before re-judging, which appends it again
-TIMEOUT_NOTE = re.compile(r"(?:^|; )known-difference entry [^;]*?: its match regex timed out after .*?"
-                          r"later messages not searched\)")
+TIMEOUT_NOTE = re.compile(
+    r"(?:^|; )known-difference entry [^;]*?: its match regex timed out after .*?"
+    r"later messages not searched\)"
+)
 
 
 def merge(parts, allow_incomplete=False, strict=False):
@@ -40,17 +43,23 @@ def merge(parts, allow_incomplete=False, strict=False):
     plan = _plan(parts, infos)
     order = {info["name"]: i for i, info in enumerate(infos)}
     results.sort(key=lambda r: (r.op, r.case, order.get(r.backend, len(order)), r.mode))
-    applied = known.apply(results, first["known_entries"], whole_spec=plan["whole_spec"],
-                          all_cases=plan["all_cases"], planned_ops=plan["ops"],
-                          spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
-                          counts_comparable=plan["counts_comparable"])
+    applied = known.apply(
+        results,
+        first["known_entries"],
+        whole_spec=plan["whole_spec"],
+        all_cases=plan["all_cases"],
+        planned_ops=plan["ops"],
+        spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
+        counts_comparable=plan["counts_comparable"],
+    )
     computed = {
         "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "spec": dict(first["spec"], ops=len(plan["ops"]), cases=_cases(parts)),
         "filters": _filters(parts),
         "keras_config": dict(first["keras_config"], ran=_union_of(p["keras_config"]["ran"] for _, p in parts))
-        if "keras_config" in first else None,
+        if "keras_config" in first
+        else None,
         "backends": infos,
         "results": [r.as_dict() for r in results],
         "known_differences": applied.counts,
@@ -69,12 +78,17 @@ def merge(parts, allow_incomplete=False, strict=False):
     if interrupted:
         merged["incomplete"] = {
             "signal": interrupted[0][1]["incomplete"]["signal"],
-            "planned": sum(p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete")
-                           else len(p["results"]) for _, p in parts),
+            "planned": sum(
+                p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
+                for _, p in parts
+            ),
             "ran": len(results),
             "note": "merged from {} reports, {} of them interrupted: {}".format(
-                len(parts), len(interrupted), "; ".join("{} ({})".format(name, r["incomplete"]["note"])
-                                                         for name, r in interrupted))}
+                len(parts),
+                len(interrupted),
+                "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
+            ),
+        }
     merged["summary"] = summarize(merged, strict=strict)
     return merged
 
@@ -82,11 +96,17 @@ def merge(parts, allow_incomplete=False, strict=False):
 def _mergeable(name, report, allow_incomplete):
     missing = [key for key in REQUIRED if key not in report] + ([] if report["spec"].get("sha256") else ["spec.sha256"])
     if missing:
-        raise KbtoolError("{}: cannot be merged: it lacks {} (written by an older kbtool); run its check again".format(
-            name, ", ".join(missing)))
+        raise KbtoolError(
+            "{}: cannot be merged: it lacks {} (written by an older kbtool); run its check again".format(
+                name, ", ".join(missing)
+            )
+        )
     if report.get("incomplete") and not allow_incomplete:
-        raise KbtoolError("{}: the check was interrupted ({}); merge it anyway with --allow-incomplete".format(
-            name, report["incomplete"].get("note", report["incomplete"].get("signal"))))
+        raise KbtoolError(
+            "{}: the check was interrupted ({}); merge it anyway with --allow-incomplete".format(
+                name, report["incomplete"].get("note", report["incomplete"].get("signal"))
+            )
+        )
 
 
 def _same_run(name_a, a, name_b, b):
@@ -95,20 +115,27 @@ def _same_run(name_a, a, name_b, b):
         ("different specs", a["spec"]["sha256"], b["spec"]["sha256"], lambda v: "sha256 " + v[:12]),
         ("different seeds", a["seed"], b["seed"], str),
         ("different grids", a.get("grid", "pairwise"), b.get("grid", "pairwise"), str),
-        ("different --keras-config", _override(a), _override(b),
-         lambda v: ", ".join("{}={}".format(k, v[k]) for k in sorted(v)) or "none"),
+        (
+            "different --keras-config",
+            _override(a),
+            _override(b),
+            lambda v: ", ".join(f"{k}={v[k]}" for k in sorted(v)) or "none",
+        ),
     ]
     for what, x, y, show in checks:
         if x != y:
-            raise KbtoolError("{} and {} come from {} ({} vs {}); only parts of one run merge".format(
-                name_a, name_b, what, show(x), show(y)))
+            raise KbtoolError(
+                f"{name_a} and {name_b} come from {what} ({show(x)} vs {show(y)}); only parts of one run merge"
+            )
     if a["known_entries"] != b["known_entries"]:
         entries_a, entries_b = a["known_entries"], b["known_entries"]
-        where = next((i for i, (x, y) in enumerate(zip(entries_a, entries_b)) if x != y), min(len(entries_a),
-                                                                                               len(entries_b)))
-        raise KbtoolError("{} and {} applied different known differences ({} vs {} entries, the first difference at "
-                          "entry {}); run both with the same file".format(
-                              name_a, name_b, len(entries_a), len(entries_b), where + 1))
+        where = next(
+            (i for i, (x, y) in enumerate(zip(entries_a, entries_b)) if x != y), min(len(entries_a), len(entries_b))
+        )
+        raise KbtoolError(
+            f"{name_a} and {name_b} applied different known differences ({len(entries_a)} vs {len(entries_b)} entries, the first difference at "
+            f"entry {where + 1}); run both with the same file"
+        )
 
 
 def _override(report):
@@ -124,8 +151,10 @@ def _union(parts):
         for record in report["results"]:
             key = (record["op"], record["case"], record["backend"], record["mode"])
             if key in held:
-                raise KbtoolError("{} and {} both hold {} {} on {} ({}): the reports overlap; merge the shards of "
-                                  "one run, or runs of different backends".format(held[key], name, *key))
+                raise KbtoolError(
+                    "{} and {} both hold {} {} on {} ({}): the reports overlap; merge the shards of "
+                    "one run, or runs of different backends".format(held[key], name, *key)
+                )
             held[key] = name
             result = Result(**{k: v for k, v in record.items() if k in names})
             result.status, result.known = Status(result.status), None
@@ -157,9 +186,10 @@ def _backends(parts):
         versions = [(name, info) for name, info in runs if info.get("versions")]
         for name, info in versions[1:]:
             if info["versions"] != versions[0][1]["versions"]:
-                raise KbtoolError("{} and {} ran {} at different versions ({} vs {}); merge runs of one "
-                                  "installation".format(versions[0][0], name, backend,
-                                                        _versions(versions[0][1]), _versions(info)))
+                raise KbtoolError(
+                    f"{versions[0][0]} and {name} ran {backend} at different versions ({_versions(versions[0][1])} vs {_versions(info)}); merge runs of one "
+                    "installation"
+                )
         broken = [info for _, info in runs if info["status"] == BackendStatus.BROKEN.value]
         info = dict(broken[0] if broken else runs[0][1])
         restarts = [i["restarts"] for _, i in runs if isinstance(i.get("restarts"), int)]
@@ -170,7 +200,7 @@ def _backends(parts):
 
 
 def _versions(info):
-    return ", ".join("{} {}".format(k, v) for k, v in info["versions"].items())
+    return ", ".join(f"{k} {v}" for k, v in info["versions"].items())
 
 
 def _plan(parts, infos):
@@ -183,22 +213,33 @@ def _plan(parts, infos):
     same_selection = all(all(p.get(k) == first.get(k) for k in SELECTION) for p in plans)
     ops = _union_of(p["ops"] for p in plans)
     checkable = first.get("checkable_ops")
-    covered = same_selection and not any(r.get("incomplete") for _, r in parts) and all(
-        _covered(backend, parts) for backend in (i["name"] for i in infos
-                                                 if i["status"] != BackendStatus.NOT_INSTALLED.value))
+    covered = (
+        same_selection
+        and not any(r.get("incomplete") for _, r in parts)
+        and all(
+            _covered(backend, parts)
+            for backend in (i["name"] for i in infos if i["status"] != BackendStatus.NOT_INSTALLED.value)
+        )
+    )
     override = _override(parts[0][1])
-    all_cases = covered and not first.get("last_failed") and unfiltered(
-        first["case_patterns"], first["modes"], first["examples_only"], override)
+    all_cases = (
+        covered
+        and not first.get("last_failed")
+        and unfiltered(first["case_patterns"], first["modes"], first["examples_only"], override)
+    )
     whole_spec = set(ops) >= set(checkable) if checkable is not None else all(p["whole_spec"] for p in plans)
     grid = parts[0][1].get("grid", "pairwise")
-    plan = {"ops": ops,
-            "case_patterns": first["case_patterns"] if same_selection else _union_of(p["case_patterns"] for p in plans),
-            "modes": first["modes"] if same_selection else _union_of(p["modes"] for p in plans),
-            "examples_only": all(p["examples_only"] for p in plans),
-            "whole_spec": whole_spec, "all_cases": all_cases,
-            "counts_comparable": all_cases and whole_spec and grid == "pairwise" and not override,
-            "last_failed": any(p.get("last_failed") for p in plans),
-            "shard": None}
+    plan = {
+        "ops": ops,
+        "case_patterns": first["case_patterns"] if same_selection else _union_of(p["case_patterns"] for p in plans),
+        "modes": first["modes"] if same_selection else _union_of(p["modes"] for p in plans),
+        "examples_only": all(p["examples_only"] for p in plans),
+        "whole_spec": whole_spec,
+        "all_cases": all_cases,
+        "counts_comparable": all_cases and whole_spec and grid == "pairwise" and not override,
+        "last_failed": any(p.get("last_failed") for p in plans),
+        "shard": None,
+    }
     if checkable is not None:
         plan["checkable_ops"] = checkable
     return plan
@@ -206,16 +247,17 @@ def _plan(parts, infos):
 
 def _covered(backend, parts):
     """Whether the parts that ran `backend` are the whole plan for it: one unsharded part, or shards 1..N."""
-    shards = [report["plan"].get("shard") for _, report in parts
-              if any(i["name"] == backend and i["status"] != BackendStatus.NOT_INSTALLED.value
-                     for i in report["backends"])]
+    shards = [
+        report["plan"].get("shard")
+        for _, report in parts
+        if any(i["name"] == backend and i["status"] != BackendStatus.NOT_INSTALLED.value for i in report["backends"])
+    ]
     if shards == [None]:
         return True
     if not shards or None in shards:
         return False
     count = shards[0]["count"]
-    return all(s["count"] == count for s in shards) and sorted(s["index"] for s in shards) == list(
-        range(1, count + 1))
+    return all(s["count"] == count for s in shards) and sorted(s["index"] for s in shards) == list(range(1, count + 1))
 
 
 def _cases(parts):
@@ -251,7 +293,11 @@ def _union_of(lists):
 
 
 def _part(name, report):
-    return {"file": name, "created": report["created"], "kbtool": report["kbtool"],
-            "shard": report["plan"].get("shard"),
-            "backends": [i["name"] for i in report["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value],
-            "wall_seconds": report["wall_seconds"]}
+    return {
+        "file": name,
+        "created": report["created"],
+        "kbtool": report["kbtool"],
+        "shard": report["plan"].get("shard"),
+        "backends": [i["name"] for i in report["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value],
+        "wall_seconds": report["wall_seconds"],
+    }

@@ -11,6 +11,7 @@ Known differences are matched once every result is in, so a running count can on
 `CheckProgress` is the callback `progress(backend, result)` that run.py calls from the backends' threads, and a
 context manager: the bars are gone before the summary prints, also when the check is interrupted.
 """
+
 import sys
 import threading
 import time
@@ -42,15 +43,18 @@ def planned_per_backend(plan):
 
 def _clock(seconds):
     seconds = int(max(0, seconds))
-    return "{}:{:02d}:{:02d}".format(seconds // 3600, seconds // 60 % 60, seconds % 60) if seconds >= 3600 \
-        else "{}:{:02d}".format(seconds // 60, seconds % 60)
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
+        else f"{seconds // 60}:{seconds % 60:02d}"
+    )
 
 
 def _eta_words(seconds):
-    return "time left unknown" if seconds is None else "about {} left".format(_clock(seconds))
+    return "time left unknown" if seconds is None else f"about {_clock(seconds)} left"
 
 
-class _Tally(object):
+class _Tally:
     __slots__ = ("planned", "done", "passed", "step", "last_line", "finished", "task")
 
     def __init__(self, planned, now):
@@ -62,15 +66,16 @@ class _Tally(object):
         return self.done - self.passed
 
 
-class CheckProgress(object):
+class CheckProgress:
     """The progress of one check: `with CheckProgress(planned) as progress: run_check(plan, progress=progress)`.
 
     `planned` maps each backend to the results it should produce (in display order). The stream is bound here,
     not looked up at each write: the reference redirects sys.stderr while it computes a case (to record what it
     prints), and progress from another backend's thread must not land in that record."""
 
-    def __init__(self, planned, stream=None, live=None, clock=time.monotonic, min_seconds=10.0, step=0.1,
-                 heartbeat=60.0):
+    def __init__(
+        self, planned, stream=None, live=None, clock=time.monotonic, min_seconds=10.0, step=0.1, heartbeat=60.0
+    ):
         self.stream = stream if stream is not None else sys.stderr
         self.clock, self.min_seconds, self.step, self.heartbeat = clock, min_seconds, step, heartbeat
         self.started = clock()
@@ -103,15 +108,24 @@ class CheckProgress(object):
             self._console = Console(file=self.stream)
             # no stdout/stderr redirection: nothing but kbtool writes there during a check (the reference and
             # the workers are captured), and a redirect would race the reference's own capture
-            self._bars = Progress(TextColumn("{task.description:<12}"), BarColumn(bar_width=30), MofNCompleteColumn(),
-                                  TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
-                                  TextColumn("{task.fields[eta]}"), console=self._console, transient=True,
-                                  redirect_stdout=False, redirect_stderr=False)
+            self._bars = Progress(
+                TextColumn("{task.description:<12}"),
+                BarColumn(bar_width=30),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[eta]}"),
+                console=self._console,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             with self._lock:
                 for name, tally in self._tallies.items():
                     tally.task = self._bars.add_task(name, total=max(tally.planned, 1), counts="", eta="")
-                self._total_task = self._bars.add_task("total", total=max(self._planned_total(), 1),
-                                                       counts="({})".format(NOT_YET_MATCHED), eta="")
+                self._total_task = self._bars.add_task(
+                    "total", total=max(self._planned_total(), 1), counts=f"({NOT_YET_MATCHED})", eta=""
+                )
             self._bars.start()
         return self
 
@@ -144,11 +158,19 @@ class CheckProgress(object):
     def _update_bars(self, tally):
         # a backend may produce more than planned (variants): the bar stays full and its total follows
         now = self.clock()
-        self._bars.update(tally.task, completed=tally.done, total=max(tally.planned, tally.done, 1),
-                          counts="{} pass · {} not pass".format(tally.passed, tally.not_passed),
-                          eta=_eta_words(self._left(tally, now)))
-        self._bars.update(self._total_task, completed=self._done_total(), total=max(self._planned_total(), 1),
-                          eta=_eta_words(self.time_left(now)))
+        self._bars.update(
+            tally.task,
+            completed=tally.done,
+            total=max(tally.planned, tally.done, 1),
+            counts=f"{tally.passed} pass · {tally.not_passed} not pass",
+            eta=_eta_words(self._left(tally, now)),
+        )
+        self._bars.update(
+            self._total_task,
+            completed=self._done_total(),
+            total=max(self._planned_total(), 1),
+            eta=_eta_words(self.time_left(now)),
+        )
 
     def _left(self, tally, now):
         """Seconds a backend still needs at its pace so far (None before its first result)."""
@@ -197,20 +219,19 @@ class CheckProgress(object):
             self._write(self._total_line_text(total, planned, now))
 
     def _counts(self, tally):
-        return "{} pass, {} not pass".format(tally.passed, tally.not_passed)
+        return f"{tally.passed} pass, {tally.not_passed} not pass"
 
     def _running_line(self, backend, tally, now):
-        share = " ({:.0%})".format(tally.done / tally.planned) if tally.planned else ""
-        return "  {:<12} {}/{} results{} · {} · {}".format(
-            backend, tally.done, tally.planned, share, self._counts(tally), _clock(now - self.started))
+        share = f" ({tally.done / tally.planned:.0%})" if tally.planned else ""
+        return f"  {backend:<12} {tally.done}/{tally.planned} results{share} · {self._counts(tally)} · {_clock(now - self.started)}"
 
     def _done_line(self, backend, tally, now):
-        return "  {:<12} done: {} results in {} · {}".format(
-            backend, tally.done, _clock(now - self.started), self._counts(tally))
+        return f"  {backend:<12} done: {tally.done} results in {_clock(now - self.started)} · {self._counts(tally)}"
 
     def _total_line_text(self, total, planned, now):
         return "  {:<12} {}/{} results ({:.0%}) · {} elapsed, {}".format(
-            "total", total, planned, total / planned, _clock(now - self.started), _eta_words(self.time_left(now)))
+            "total", total, planned, total / planned, _clock(now - self.started), _eta_words(self.time_left(now))
+        )
 
     def _final_lines(self):
         """When the run ends: a line for each backend that has not said it is done (stopped early, or more
@@ -224,8 +245,12 @@ class CheckProgress(object):
             if tally.done >= tally.planned:
                 self._write(self._done_line(backend, tally, now))
             else:
-                self._write("  {:<12} stopped: {} of {} planned results in {} · {}".format(
-                    backend, tally.done, tally.planned, _clock(now - self.started), self._counts(tally)))
+                self._write(
+                    f"  {backend:<12} stopped: {tally.done} of {tally.planned} planned results in {_clock(now - self.started)} · {self._counts(tally)}"
+                )
         if self._tallies:
-            self._write("  {:<12} {} results in {} ({})".format("total", self._done_total(),
-                                                                 _clock(now - self.started), NOT_YET_MATCHED))
+            self._write(
+                "  {:<12} {} results in {} ({})".format(
+                    "total", self._done_total(), _clock(now - self.started), NOT_YET_MATCHED
+                )
+            )

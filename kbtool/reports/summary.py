@@ -1,14 +1,23 @@
 """What every view says of a report, computed once: per-backend counts and conformance, the unexplained failures
 grouped, known differences grouped by reason, a failure's numbers in one line, the settings line. Plain data and
 plain strings: each renderer (terminal, Markdown) lays them out its own way."""
+
 import math
 
 from ..results import BackendStatus, Status
 from .text import plain
 
 # the per-backend table's count columns: (count key, header); "known" is explained results of any status
-COUNT_COLUMNS = [("pass", "pass"), ("known", "known"), ("unsupported", "unsup."), ("fail", "fail"),
-                 ("error", "error"), ("crash", "crash"), ("timeout", "timeout"), ("could_not_start", "not run")]
+COUNT_COLUMNS = [
+    ("pass", "pass"),
+    ("known", "known"),
+    ("unsupported", "unsup."),
+    ("fail", "fail"),
+    ("error", "error"),
+    ("crash", "crash"),
+    ("timeout", "timeout"),
+    ("could_not_start", "not run"),
+]
 
 
 def settings_line(report):
@@ -29,7 +38,7 @@ def settings_line(report):
     parts.extend("{} ({})".format(", ".join(keys), source) for source, keys in by_source.items())
     ran = config.get("ran") or []
     if len(ran) > 1:
-        parts.append("{} sets of settings ran (cases that read them)".format(len(ran)))
+        parts.append(f"{len(ran)} sets of settings ran (cases that read them)")
     return "keras.json settings: " + ", ".join(parts)
 
 
@@ -42,7 +51,7 @@ def ordered(report, names):
 def short_versions(info, verbosity):
     versions = info.get("versions") or {}
     if verbosity >= 2:
-        text = ", ".join("{} {}".format(k, v) for k, v in versions.items())
+        text = ", ".join(f"{k} {v}" for k, v in versions.items())
         return "{} · py{}".format(text, info["python"]) if info.get("python") else text
     # the backend's own version (-v gives every version): a custom module's first one
     own = versions.get(info["name"])
@@ -62,15 +71,19 @@ def backend_counts(report):
     for name, counts in per_backend.items():
         results = sum(counts.values())
         good = counts.get("pass", 0) + counts.get("known", 0)
-        out[name] = dict(counts, results=results, unexplained=results - good,
-                         conformance=None if not results else 100.0 * good / results)
+        out[name] = dict(
+            counts,
+            results=results,
+            unexplained=results - good,
+            conformance=None if not results else 100.0 * good / results,
+        )
     return out
 
 
 def percent(value):
     if value is None:
         return "–"
-    return "{:.1f}%".format(math.floor(value * 10) / 10)  # never round an imperfect backend up to 100%
+    return f"{math.floor(value * 10) / 10:.1f}%"  # never round an imperfect backend up to 100%
 
 
 def backend_rows(report, verbosity=1):
@@ -78,17 +91,28 @@ def backend_rows(report, verbosity=1):
     counts = backend_counts(report)
     infos = {b["name"]: b for b in report["backends"]}
     names = ordered(report, [b["name"] for b in report["backends"]] + [n for n in counts if n not in infos])
-    shown = [n for n in names if n in counts and (counts[n]["results"] or infos.get(n, {}).get("status") ==
-                                                   BackendStatus.AVAILABLE.value)]
-    header = ["backend", "versions" if verbosity >= 2 else "version", "results"] + [h for _, h in COUNT_COLUMNS] + [
-        "conform.", "unexpl."]
+    shown = [
+        n
+        for n in names
+        if n in counts and (counts[n]["results"] or infos.get(n, {}).get("status") == BackendStatus.AVAILABLE.value)
+    ]
+    header = (
+        ["backend", "versions" if verbosity >= 2 else "version", "results"]
+        + [h for _, h in COUNT_COLUMNS]
+        + ["conform.", "unexpl."]
+    )
     rows = []
     for name in shown:
         c = counts[name]
-        rows.append([name + (" (active)" if name == report.get("active_backend") else ""),
-                     plain(short_versions(infos.get(name, {"name": name}), verbosity)), str(c["results"])]
-                    + [str(c.get(key, 0)) for key, _ in COUNT_COLUMNS]
-                    + [percent(c["conformance"]), str(c["unexplained"])])
+        rows.append(
+            [
+                name + (" (active)" if name == report.get("active_backend") else ""),
+                plain(short_versions(infos.get(name, {"name": name}), verbosity)),
+                str(c["results"]),
+            ]
+            + [str(c.get(key, 0)) for key, _ in COUNT_COLUMNS]
+            + [percent(c["conformance"]), str(c["unexplained"])]
+        )
     return header, rows
 
 
@@ -136,8 +160,11 @@ def details_text(details):
     if "max_rel_diff" in d:
         parts.append("max rel diff {:.4g}".format(d["max_rel_diff"]))
     if "first_index" in d:
-        parts.append("first at {}: {} vs {}".format(shape(d["first_index"]), value(d.get("expected_value")),
-                                                    value(d.get("actual_value"))))
+        parts.append(
+            "first at {}: {} vs {}".format(
+                shape(d["first_index"]), value(d.get("expected_value")), value(d.get("actual_value"))
+            )
+        )
     elif "expected_value" in d or "actual_value" in d:
         parts.append("{} vs {}".format(value(d.get("expected_value")), value(d.get("actual_value"))))
     if "rtol" in d or "atol" in d:
@@ -152,7 +179,7 @@ def shape(shape):
 
 
 def value(value):
-    return "{:.6g}".format(value) if isinstance(value, float) else str(value)
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def known_groups(report):
@@ -185,4 +212,5 @@ def claim_kind(claim):
 def resources_line(resources):
     """The pool's worker slots and the peak memory, in words (kbtool/pool.py measures them)."""
     return "{} worker slot(s), peak memory {:.0f} MB in the workers together, {:.0f} MB in the controller".format(
-        resources.get("jobs", "?"), resources.get("peak_workers_rss_mb", 0), resources.get("peak_controller_rss_mb", 0))
+        resources.get("jobs", "?"), resources.get("peak_workers_rss_mb", 0), resources.get("peak_controller_rss_mb", 0)
+    )

@@ -11,6 +11,7 @@
 The verdict line is always the last line. Text from backends is shown as text: no ANSI escape or control character
 reaches the terminal (text.plain) and no rich markup is interpreted (escape, or rich Text objects).
 """
+
 import math
 
 from rich import box
@@ -24,9 +25,19 @@ from ..known import grown
 from ..results import SEVERITY, BackendStatus, Status
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
+from .summary import (
+    COUNT_COLUMNS,
+    backend_rows,
+    claim_kind,
+    details_text,
+    failure_groups,
+    known_groups,
+    resources_line,
+    settings_line,
+    unexplained,
+)
+from .summary import ordered as _ordered
 from .text import plain
-from .summary import (COUNT_COLUMNS, backend_rows, claim_kind, details_text, failure_groups,
-                      known_groups, ordered as _ordered, resources_line, settings_line, unexplained)
 
 MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
 FAILURE_ROWS = 30  # screen rows the unexplained failures may take by default ...
@@ -45,9 +56,19 @@ def _names(value):
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
-STYLES = {str(k): v for k, v in {
-    Status.PASS: "green", "known": "yellow", Status.FAIL: "red", Status.ERROR: "red", Status.CRASH: "bold red",
-    Status.TIMEOUT: "magenta", Status.UNSUPPORTED: "dim", Status.COULD_NOT_START: "bold red"}.items()}
+STYLES = {
+    str(k): v
+    for k, v in {
+        Status.PASS: "green",
+        "known": "yellow",
+        Status.FAIL: "red",
+        Status.ERROR: "red",
+        Status.CRASH: "bold red",
+        Status.TIMEOUT: "magenta",
+        Status.UNSUPPORTED: "dim",
+        Status.COULD_NOT_START: "bold red",
+    }.items()
+}
 
 
 def render(report, console=None, verbosity=1):
@@ -76,9 +97,11 @@ def _say(console, text, **options):
 # ------------------------------------------------------------------------------------------------ header
 def _header(report, console, verbosity):
     spec = report.get("spec") or {}
-    parts = ["seed {}".format(report.get("seed")),
-             "{}, {}".format(_count(spec.get("ops", "?"), "op"), _count(spec.get("cases", "?"), "case")),
-             "grid {}".format(report.get("grid", "pairwise"))]
+    parts = [
+        "seed {}".format(report.get("seed")),
+        "{}, {}".format(_count(spec.get("ops", "?"), "op"), _count(spec.get("cases", "?"), "case")),
+        "grid {}".format(report.get("grid", "pairwise")),
+    ]
     if report.get("filters"):
         parts.append(", ".join(report["filters"]))
     parts.append("kbtool {}".format(report.get("kbtool", "")))
@@ -103,10 +126,12 @@ def _matrix(report, console):
     table.add_column("op", style="bold")
     for name in backends:
         versions = info[name].get("versions", {})
-        label = name if info[name]["status"] == BackendStatus.AVAILABLE.value else "{} ({})".format(
-            name, info[name]["status"])
-        table.add_column(escape(label + "\n" + " ".join("{}".format(v) for v in list(versions.values())[:1])),
-                         justify="center")
+        label = (
+            name
+            if info[name]["status"] == BackendStatus.AVAILABLE.value
+            else "{} ({})".format(name, info[name]["status"])
+        )
+        table.add_column(escape(label + "\n" + " ".join(f"{v}" for v in list(versions.values())[:1])), justify="center")
     for row in rows:
         cells = []
         for name in backends:
@@ -114,8 +139,9 @@ def _matrix(report, console):
             if cell["status"] is None:
                 cells.append("")
                 continue
-            cells.append("[{}]{} {}/{}[/]".format(STYLES[cell["status"]], SYMBOLS[cell["status"]],
-                                                  cell["passed"], cell["total"]))
+            cells.append(
+                "[{}]{} {}/{}[/]".format(STYLES[cell["status"]], SYMBOLS[cell["status"]], cell["passed"], cell["total"])
+            )
         table.add_row(escape(row["op"]), *cells)
     console.print(table)
 
@@ -152,27 +178,39 @@ def _backends(report, console, verbosity):
         keep = _fit(header, rows, console.width, verbosity)
         table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
         for i in keep:
-            table.add_column(header[i], justify="left" if i < 2 else "right",
-                             no_wrap=not (verbosity >= 2 and i == 1))
+            table.add_column(header[i], justify="left" if i < 2 else "right", no_wrap=not (verbosity >= 2 and i == 1))
         for row in rows:
             bad = row[-1] != "0"
-            styles = dict({key: "dim" if row[i] == "0" else STYLES.get(key, "") for i, key in enumerate(_KEYS)},
-                          backend="bold", version="", results="", conformance="red" if bad else "green",
-                          unexplained="bold red" if bad else "dim")
+            styles = dict(
+                {key: "dim" if row[i] == "0" else STYLES.get(key, "") for i, key in enumerate(_KEYS)},
+                backend="bold",
+                version="",
+                results="",
+                conformance="red" if bad else "green",
+                unexplained="bold red" if bad else "dim",
+            )
             table.add_row(*[Text(row[i], style=styles[_KEYS[i]]) for i in keep])
         console.print(table)
     for b in report["backends"]:
         if b["status"] != BackendStatus.AVAILABLE.value:
-            _say(console, "[yellow]{}[/]: {} — {}".format(escape(b["name"]), escape(b["status"]),
-                                                          escape(b.get("reason", ""))))
+            _say(
+                console,
+                "[yellow]{}[/]: {} — {}".format(escape(b["name"]), escape(b["status"]), escape(b.get("reason", ""))),
+            )
         for mode, why in sorted((b.get("unsupported_modes") or {}).items()):
-            _say(console, "[yellow]{}[/]: {} mode unsupported, none of its cases ran in it — {}".format(
-                escape(b["name"]), mode, escape(why)))
+            _say(
+                console,
+                "[yellow]{}[/]: {} mode unsupported, none of its cases ran in it — {}".format(
+                    escape(b["name"]), mode, escape(why)
+                ),
+            )
     if verbosity >= 2:
         for b in report["backends"]:
             if b.get("start_output"):
-                _say(console, "[dim]{} printed while starting: {}[/]".format(escape(b["name"]),
-                                                                             escape(b["start_output"])))
+                _say(
+                    console,
+                    "[dim]{} printed while starting: {}[/]".format(escape(b["name"]), escape(b["start_output"])),
+                )
 
 
 # ------------------------------------------------------------------------------------------------ failures
@@ -205,7 +243,7 @@ def _rows(line, width):
 
 def _cut(text, limit):
     text = plain(text).replace("\n", " ")
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _group_lines(item, verbosity=1):
@@ -213,13 +251,13 @@ def _group_lines(item, verbosity=1):
     (backend, status, ops), records = item
     first = records[0]
     if len(ops) == 1:
-        what = "{} on {}".format(ops[0], backend)
+        what = f"{ops[0]} on {backend}"
     else:
         what = "{} ops on {} ({})".format(len(ops), backend, _cut(", ".join(ops), 60))
     if len(records) > 1:
-        what += " · {} results, the first".format(len(records))
+        what += f" · {len(records)} results, the first"
     message = first.get("message") or ""
-    what = " {}: {}".format(what, _cut(message, MESSAGE_CHARS) if verbosity < 2 else plain(message))
+    what = f" {what}: {_cut(message, MESSAGE_CHARS) if verbosity < 2 else plain(message)}"
     return "  {} {}".format(SYMBOLS.get(status, "?"), status), plain(what), "      " + plain(first.get("repro") or "")
 
 
@@ -233,19 +271,28 @@ def _failures(report, console, verbosity):
     if not records:
         return
     groups = failure_groups(report)
-    _say(console, "[bold red]Unexplained failures[/] ({} results in {}):".format(len(records),
-                                                                               _count(len(groups), "group")))
+    _say(
+        console,
+        "[bold red]Unexplained failures[/] ({} results in {}):".format(len(records), _count(len(groups), "group")),
+    )
     if verbosity >= 2:
         for r in records:
-            _say(console, Text.assemble(("  {} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]),
-                                         STYLES.get(r["status"], "")),
-                                        plain(" {} {} on {} ({}): {}".format(r["op"], r["case"], r["backend"],
-                                                                             r["mode"], r.get("message", "")))))
+            _say(
+                console,
+                Text.assemble(
+                    ("  {} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]), STYLES.get(r["status"], "")),
+                    plain(
+                        " {} {} on {} ({}): {}".format(
+                            r["op"], r["case"], r["backend"], r["mode"], r.get("message", "")
+                        )
+                    ),
+                ),
+            )
             numbers = details_text(r.get("details"))
             if numbers:
                 _say(console, "      " + escape(numbers))
             for side, text in sorted((r.get("captured") or {}).items()):
-                _say(console, "      [dim]{} printed: {}[/]".format(side, escape(_cut(text, 1000))))
+                _say(console, f"      [dim]{side} printed: {escape(_cut(text, 1000))}[/]")
             _say(console, "      reproduce: {}".format(escape(r.get("repro", ""))))
         return
     picked = _pick(groups, FAILURE_ROWS, console.width)
@@ -256,45 +303,87 @@ def _failures(report, console, verbosity):
     shown = {id(item) for item in picked}
     rest = [item for item in groups if id(item) not in shown]
     if rest:
-        _say(console, "  … {} more group(s) ({} results): -v lists every one (with --status unexplained, only "
-                      "those); the JSON report (-o FILE.json) has them all".format(
-                          len(rest), sum(len(item[1]) for item in rest)))
+        _say(
+            console,
+            f"  … {len(rest)} more group(s) ({sum(len(item[1]) for item in rest)} results): -v lists every one (with --status unexplained, only "
+            "those); the JSON report (-o FILE.json) has them all",
+        )
 
 
 # ------------------------------------------------------------------------------------------------ known
 def _known(report, console, verbosity):
     groups = known_groups(report)
     if groups:
-        _say(console, "[bold]Known differences[/] ({} results, {}; re-checked this run):".format(
-            sum(g["results"] for g in groups), _count(len(groups), "reason")))
+        _say(
+            console,
+            "[bold]Known differences[/] ({} results, {}; re-checked this run):".format(
+                sum(g["results"] for g in groups), _count(len(groups), "reason")
+            ),
+        )
         shown = groups if verbosity >= 2 else groups[:KNOWN_REASONS]
         if verbosity >= 2:
             for g in shown:
-                _say(console, "  [yellow]≈[/] {} result(s) on {}, {} op(s) ({}): {}".format(
-                    g["results"], escape(", ".join(g["backends"])), len(g["ops"]), escape(", ".join(g["ops"])),
-                    escape(g["reason"])))
+                _say(
+                    console,
+                    "  [yellow]≈[/] {} result(s) on {}, {} op(s) ({}): {}".format(
+                        g["results"],
+                        escape(", ".join(g["backends"])),
+                        len(g["ops"]),
+                        escape(", ".join(g["ops"])),
+                        escape(g["reason"]),
+                    ),
+                )
         else:
-            rows = [(str(g["results"]), ", ".join(g["backends"]),
-                     g["ops"][0] if len(g["ops"]) == 1 else "{} ops".format(len(g["ops"])), g["reason"])
-                    for g in shown]
+            rows = [
+                (
+                    str(g["results"]),
+                    ", ".join(g["backends"]),
+                    g["ops"][0] if len(g["ops"]) == 1 else "{} ops".format(len(g["ops"])),
+                    g["reason"],
+                )
+                for g in shown
+            ]
             widths = [max(cell_len(plain(row[i])) for row in rows) for i in range(3)]
             for count, backends, ops, reason in rows:
                 line = Text("  ")
                 line.append("≈ " + count.rjust(widths[0]), style="yellow")
-                line.append("  {}  {}  {}".format(plain(backends).ljust(widths[1]), plain(ops).ljust(widths[2]),
-                                                  plain(reason).replace("\n", " ")))
+                line.append(
+                    "  {}  {}  {}".format(
+                        plain(backends).ljust(widths[1]), plain(ops).ljust(widths[2]), plain(reason).replace("\n", " ")
+                    )
+                )
                 console.print(line, no_wrap=True, overflow="ellipsis", highlight=False)
             if len(groups) > len(shown):
-                _say(console, "  … {} more reasons ({} results): -v lists every one".format(
-                    len(groups) - len(shown), sum(g["results"] for g in groups[len(shown):])))
+                _say(
+                    console,
+                    "  … {} more reasons ({} results): -v lists every one".format(
+                        len(groups) - len(shown), sum(g["results"] for g in groups[len(shown) :])
+                    ),
+                )
     for row in grown(report.get("known_differences", [])):
-        _say(console, "[yellow]known difference grew[/]: entry {} ({} on {}) explained {} results, {} recorded "
-                      "(+{}): {}".format(row["entry"], escape(_names(row["op"])), escape(_names(row["backend"])),
-                                        row["explained"], row["count"], row["grown_by"], escape(row["reason"])))
+        _say(
+            console,
+            "[yellow]known difference grew[/]: entry {} ({} on {}) explained {} results, {} recorded (+{}): {}".format(
+                row["entry"],
+                escape(_names(row["op"])),
+                escape(_names(row["backend"])),
+                row["explained"],
+                row["count"],
+                row["grown_by"],
+                escape(row["reason"]),
+            ),
+        )
     for entry in report.get("stale_known_differences", []):
-        _say(console, "[red]stale known difference[/]: {} {} on {}: {} ({})".format(
-            escape(_names(entry["op"])), escape(str(entry.get("case", "*"))), escape(_names(entry["backend"])),
-            escape(entry["reason"]), escape(entry["note"])))
+        _say(
+            console,
+            "[red]stale known difference[/]: {} {} on {}: {} ({})".format(
+                escape(_names(entry["op"])),
+                escape(str(entry.get("case", "*"))),
+                escape(_names(entry["backend"])),
+                escape(entry["reason"]),
+                escape(entry["note"]),
+            ),
+        )
 
 
 # ------------------------------------------------------------------------------------------------ doc examples
@@ -304,10 +393,13 @@ def _doc_examples(report, console, verbosity):
         return
     if verbosity < 2:
         kinds = [claim_kind(c) for c in claims]
-        _say(console, "[bold]Documentation examples[/]: {} shown by the docs: [green]{} hold on every backend[/], "
-                      "[yellow]{} on some[/], [red]{} on none[/], {} text (not judged) (-v lists them)".format(
-                          len(claims), kinds.count("holds"), kinds.count("some"), kinds.count("wrong"),
-                          kinds.count("text")))
+        _say(
+            console,
+            "[bold]Documentation examples[/]: {} shown by the docs: [green]{} hold on every backend[/], "
+            "[yellow]{} on some[/], [red]{} on none[/], {} text (not judged) (-v lists them)".format(
+                len(claims), kinds.count("holds"), kinds.count("some"), kinds.count("wrong"), kinds.count("text")
+            ),
+        )
         return
     _say(console, "[bold]Documentation examples[/] (what each doc version shows vs what ran):")
     for c in claims:
@@ -319,10 +411,15 @@ def _doc_examples(report, console, verbosity):
         elif kind == "wrong":
             verdict = "[red]wrong on every backend run ({})[/]".format(escape(", ".join(c["fails"])))
         else:
-            verdict = "[yellow]holds on {} only; not on {}[/]".format(escape(", ".join(c["holds"])),
-                                                                     escape(", ".join(c["fails"])))
-        _say(console, "  {} {} \\[{}] shows {}: {}".format(escape(c["op"]), escape(c["case"]),
-                                                         escape(", ".join(c["docs"])), escape(c["shown"]), verdict))
+            verdict = "[yellow]holds on {} only; not on {}[/]".format(
+                escape(", ".join(c["holds"])), escape(", ".join(c["fails"]))
+            )
+        _say(
+            console,
+            "  {} {} \\[{}] shows {}: {}".format(
+                escape(c["op"]), escape(c["case"]), escape(", ".join(c["docs"])), escape(c["shown"]), verdict
+            ),
+        )
 
 
 # ------------------------------------------------------------------------------------------------ verdict
@@ -336,12 +433,11 @@ def verdict_line(report):
     summary = report["summary"]
     n_known = sum(c.get("known", 0) for c in summary["per_backend"].values())
     if summary["ok"]:
-        verdict = "[green]all pass[/]" if not n_known else "[green]no unexplained divergence[/] ({} known)".format(
-            n_known)
+        verdict = "[green]all pass[/]" if not n_known else f"[green]no unexplained divergence[/] ({n_known} known)"
     else:
         verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
     n_grown = len(grown(report.get("known_differences", [])))
     if n_grown and not summary.get("strict"):  # reported for review; it does not change the exit code
-        verdict += "; [yellow]{} known difference(s) grew[/]".format(n_grown)
+        verdict += f"; [yellow]{n_grown} known difference(s) grew[/]"
     results = summary.get("results", len(report["results"]))
     return "{} results in {:.1f} s: {}".format(results, report["wall_seconds"], verdict)

@@ -8,6 +8,7 @@ A backend's messages, reasons and versions are data, not markup: they may hold A
     markdown(text)   a Markdown table cell: plain, on one line, with < > | and backticks escaped
 HTML is escaped by Jinja's autoescape, JUnit XML by junit._text.
 """
+
 import re
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and the two-character escapes

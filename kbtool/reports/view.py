@@ -3,6 +3,7 @@
 Only the terminal view honours --status: files written with -o and `--json` always hold the whole report (the
 source of truth), and the summary and exit code never change with it.
 """
+
 from ..errors import KbtoolError
 from ..results import Status
 
@@ -47,4 +48,5 @@ def filtered(report, statuses):
 def shown_line(report, view, statuses):
     """The line a filtered terminal view ends with: how much of the report it shows."""
     return "kbtool: --status {}: showing {} of {} results (the summary and exit code are the whole run's)".format(
-        ",".join(statuses), len(view["results"]), len(report["results"]))
+        ",".join(statuses), len(view["results"]), len(report["results"])
+    )

@@ -4,13 +4,14 @@ A `Recipe` says how to build a backend's environment (interpreter, pinned packag
 libraries) and how to start a worker in it (module, shims, environment variables). The
 built-in recipes live in `kbtool/runners/<backend>.py`, one module per backend.
 """
+
 import glob
+import json
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
-import json
 from typing import Callable, Dict, List, Optional
 
 WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
@@ -27,9 +28,9 @@ def kbtool_home():
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe):
         what = "a dangling symlink" if os.path.islink(probe) and not os.path.exists(probe) else "not a directory"
-        name = "KBTOOL_HOME={}".format(home) if os.environ.get("KBTOOL_HOME") else "kbtool's home {}".format(home)
-        where = "" if probe == os.path.abspath(home) else ": {}".format(probe)
-        raise KbtoolError("{}{} is {}".format(name, where, what))
+        name = f"KBTOOL_HOME={home}" if os.environ.get("KBTOOL_HOME") else f"kbtool's home {home}"
+        where = "" if probe == os.path.abspath(home) else f": {probe}"
+        raise KbtoolError(f"{name}{where} is {what}")
     return home
 
 
@@ -39,7 +40,7 @@ def envs_dir():
 
     path = os.path.join(kbtool_home(), "envs")
     if os.path.lexists(path) and not os.path.isdir(path):
-        raise KbtoolError("{} is not a directory (kbtool keeps its backend environments there)".format(path))
+        raise KbtoolError(f"{path} is not a directory (kbtool keeps its backend environments there)")
     return path
 
 
@@ -49,7 +50,7 @@ def keras_home_for(keras_config=None):
     from ..specs.domains import settings
 
     config = settings(keras_config)
-    name = "_".join("{}-{}".format(k, config[k]) for k in sorted(config))
+    name = "_".join(f"{k}-{config[k]}" for k in sorted(config))
     home = os.path.join(kbtool_home(), "keras_home", name)
     os.makedirs(home, exist_ok=True)
     text = json.dumps(dict(config), indent=4, sort_keys=True) + "\n"
@@ -155,7 +156,7 @@ class Recipe:
     graph: str = "none"
     apt_packages: List[str] = field(default_factory=list)
     env_vars: Callable[[str], Dict[str, str]] = lambda env_dir: {}
-    system_check: Callable[[], List[str]] = lambda: []  # problems with system libraries
+    system_check: Callable[[], List[str]] = list  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
     variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
     workers: Optional[int] = None  # see Launch.workers
@@ -184,19 +185,33 @@ class Recipe:
     def launch(self):
         env_dir = self.env_dir()
         if not os.path.exists(os.path.join(env_dir, "kbtool-env.json")):
-            raise Unavailable("not installed: run `kbtool env install {}`{}".format(
-                self.name, "" if self.env_owner == self.name else " (it runs in the {} env)".format(self.env_owner)))
+            raise Unavailable(
+                "not installed: run `kbtool env install {}`{}".format(
+                    self.name, "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
+                )
+            )
         env = {"PYTHONNOUSERSITE": "1"}
         if self.keras_backend:
             env["KERAS_BACKEND"] = self.keras_backend
         env.update(self.env_vars(env_dir))
-        return Launch(backend=self.name, python=self.env_python(), module=self.module,
-                      fallback_modules=list(self.fallback_modules), shims=list(self.shims),
-                      version_of=list(self.version_of), graph=self.graph, env=env, variants=self.variants,
-                      workers=self.workers, case_timeout=self.case_timeout, case_seconds=self.case_seconds,
-                      clear_session=self.clear_session,
-                      per_worker_env=lambda index: self.per_worker_env(env_dir, index),
-                      modes=tuple(self.modes), unsupported_modes=dict(self.unsupported_modes))
+        return Launch(
+            backend=self.name,
+            python=self.env_python(),
+            module=self.module,
+            fallback_modules=list(self.fallback_modules),
+            shims=list(self.shims),
+            version_of=list(self.version_of),
+            graph=self.graph,
+            env=env,
+            variants=self.variants,
+            workers=self.workers,
+            case_timeout=self.case_timeout,
+            case_seconds=self.case_seconds,
+            clear_session=self.clear_session,
+            per_worker_env=lambda index: self.per_worker_env(env_dir, index),
+            modes=tuple(self.modes),
+            unsupported_modes=dict(self.unsupported_modes),
+        )
 
 
 def find_interpreter(version):
@@ -208,22 +223,29 @@ def find_interpreter(version):
     if "{}.{}".format(*sys.version_info[:2]) == version:
         return sys.executable
     pyenv_root = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
-    candidates = sorted(glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python" + version)),
-                        reverse=True)
+    candidates = sorted(
+        glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python" + version)), reverse=True
+    )
     on_path = shutil.which("python" + version)
     if on_path:
         candidates.append(on_path)
     for candidate in candidates:
         if _reports_version(candidate, version):
             return candidate
-    raise Unavailable("no working Python {v} interpreter: looked in {root}/versions and for python{v} on PATH "
-                      "(install one, e.g. `pyenv install {v}`)".format(v=version, root=pyenv_root))
+    raise Unavailable(
+        f"no working Python {version} interpreter: looked in {pyenv_root}/versions and for python{version} on PATH "
+        f"(install one, e.g. `pyenv install {version}`)"
+    )
 
 
 def _reports_version(python, version):
     try:
-        out = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+        out = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and out.stdout.decode().strip() == version

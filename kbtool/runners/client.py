@@ -6,6 +6,7 @@ as a `crash`/`timeout` reply, the process is discarded, and the next request sta
 `kill()` may be called from any thread (the check command's signal handler calls it): it kills the worker's
 process group, the request in flight returns a `cancelled` reply at once, and the client starts no worker again.
 """
+
 import os
 import selectors
 import signal
@@ -30,8 +31,9 @@ class WorkerDied(Exception):
 
 
 class WorkerClient:
-    def __init__(self, launch, start_timeout=DEFAULT_START_TIMEOUT, case_timeout=DEFAULT_CASE_TIMEOUT,
-                 keras_config=None):
+    def __init__(
+        self, launch, start_timeout=DEFAULT_START_TIMEOUT, case_timeout=DEFAULT_CASE_TIMEOUT, keras_config=None
+    ):
         self.launch = launch
         self.keras_config = keras_config  # the settings of the worker's keras.json (None: the documented defaults)
         self.start_timeout, self.case_timeout = start_timeout, case_timeout
@@ -53,9 +55,14 @@ class WorkerClient:
                 return self.hello
             self._close_stderr()  # a restarted worker's predecessor wrote to its own file
             self._stderr = tempfile.TemporaryFile()
-            self.proc = subprocess.Popen(self.launch.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._stderr, env=self.launch.environ(self.keras_config),
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.launch.argv(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=self.launch.environ(self.keras_config),
+                start_new_session=True,
+            )
             self._procs.append(self.proc)
         try:
             self.hello, _ = self._read(self.start_timeout)
@@ -123,7 +130,10 @@ class WorkerClient:
         if self.killed:
             return _cancelled()
         if hello.get("status") != protocol.READY:
-            return {"status": protocol.UNAVAILABLE, "message": "worker could not start: {}".format(hello.get("error"))}, []
+            return {
+                "status": protocol.UNAVAILABLE,
+                "message": "worker could not start: {}".format(hello.get("error")),
+            }, []
         mark = self._output_mark()
         try:
             protocol.write_message(self.proc.stdin, header, arrays)
@@ -165,8 +175,10 @@ class WorkerClient:
             self._kill()
             if self.killed:
                 raise WorkerDied(CANCELLED, "cancelled")
-            raise WorkerDied(protocol.CRASH, "worker sent an unreadable reply ({}: {}); worker killed".format(
-                type(exc).__name__, str(exc)[:200]))
+            raise WorkerDied(
+                protocol.CRASH,
+                f"worker sent an unreadable reply ({type(exc).__name__}: {str(exc)[:200]}); worker killed",
+            )
 
     def _read_exact(self, n, deadline, timeout):
         fd = self.proc.stdout.fileno()
@@ -180,7 +192,7 @@ class WorkerClient:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self._kill()
-                    raise WorkerDied(protocol.TIMEOUT, "no answer within {:g} s; worker killed".format(timeout))
+                    raise WorkerDied(protocol.TIMEOUT, f"no answer within {timeout:g} s; worker killed")
                 if not sel.select(min(remaining, _POLL)):
                     continue
                 chunk = os.read(fd, min(n, 1 << 20))
@@ -197,7 +209,7 @@ class WorkerClient:
         code = self.proc.wait()
         _killpg_after_exit(self.proc)
         self._forget(self.proc)
-        how = "killed by signal {}".format(signal.Signals(-code).name) if code < 0 else "exited with code {}".format(code)
+        how = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
         tail = self.stderr_tail()
         return WorkerDied(protocol.CRASH, "worker {}{}".format(how, ": " + tail if tail else ""))
 
@@ -225,7 +237,7 @@ class WorkerClient:
             return ""
         text = data.decode("utf-8", "replace").strip()
         more = end - mark - len(data)
-        return cut(text) + (" (and {} more bytes)".format(more) if more > 0 else "") if text else ""
+        return cut(text) + (f" (and {more} more bytes)" if more > 0 else "") if text else ""
 
     def _close_stderr(self):
         if self._stderr is not None:

@@ -1,4 +1,5 @@
 """CNTK backend: keras 2.3.1 + cntk 2.7.post2, whose wheels stop at CPython 3.6."""
+
 import os
 
 from .base import Recipe

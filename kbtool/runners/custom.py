@@ -4,6 +4,7 @@
 directory (where a script that sets KERAS_BACKEND=my_backend would find it); `my_package.my_module@tensorflow` runs
 inside the managed environment of that backend.
 """
+
 import difflib
 import importlib.util
 import os
@@ -21,17 +22,27 @@ def is_custom(name):
 def launch(name, recipes, builtin=()):
     module, _, env_name = name.partition("@")
     if env_name and env_name not in recipes:
-        raise KbtoolError("unknown environment {!r} in {!r}; managed environments: {}".format(
-            env_name, name, ", ".join(recipes)))
+        raise KbtoolError(
+            "unknown environment {!r} in {!r}; managed environments: {}".format(env_name, name, ", ".join(recipes))
+        )
     if "." not in module and not env_name and not importable(module):
         # a plain name is a built-in's misspelling more often than a module: say both
         close = difflib.get_close_matches(module, list(builtin), n=1)
-        raise KbtoolError("unknown backend {!r}: not a built-in backend ({}) and no module {!r} is importable from "
-                          "here or PYTHONPATH{}".format(name, ", ".join(builtin), module,
-                                                         "; did you mean {}?".format(close[0]) if close else ""))
+        raise KbtoolError(
+            "unknown backend {!r}: not a built-in backend ({}) and no module {!r} is importable from "
+            "here or PYTHONPATH{}".format(
+                name, ", ".join(builtin), module, f"; did you mean {close[0]}?" if close else ""
+            )
+        )
     if not env_name:
-        return Launch(backend=name, python=sys.executable, module=module, version_of=["numpy"], apply_keras_json=True,
-                      extra_pythonpath=[os.getcwd()])
+        return Launch(
+            backend=name,
+            python=sys.executable,
+            module=module,
+            version_of=["numpy"],
+            apply_keras_json=True,
+            extra_pythonpath=[os.getcwd()],
+        )
     base = recipes[env_name].launch()
     base.backend, base.module, base.fallback_modules = name, module, []
     base.extra_pythonpath = list(base.extra_pythonpath) + [os.getcwd()]

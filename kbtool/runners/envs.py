@@ -1,4 +1,5 @@
 """Provision backend environments from their recipes: venv + pip, recorded in kbtool-env.json."""
+
 import datetime
 import json
 import os
@@ -21,8 +22,11 @@ def _run(argv, log, env=None, cwd=None):
     output = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
         lines = [line for line in output.strip().splitlines() if line.strip() and "is ignored" not in line]
-        raise KbtoolError("`{}` failed (exit {}): {}".format(" ".join(argv[:4]) + " ...", proc.returncode,
-                                                             lines[-1] if lines else "no output"))
+        raise KbtoolError(
+            "`{}` failed (exit {}): {}".format(
+                " ".join(argv[:4]) + " ...", proc.returncode, lines[-1] if lines else "no output"
+            )
+        )
     return output
 
 
@@ -51,9 +55,12 @@ def lock_drift(recipe, frozen):
         return []
     frozen = [recipe.freeze_aliases.get(line, line) for line in frozen]
     have = {_normalise(line.split("==", 1)[0]): line for line in frozen if "==" in line}
-    drift = ["{} (locked {})".format(have.get(n, "missing"), line) for n, line in sorted(locked.items())
-             if have.get(n) != line]
-    drift += ["{} (not in the lock)".format(line) for n, line in sorted(have.items()) if n not in locked]
+    drift = [
+        "{} (locked {})".format(have.get(n, "missing"), line)
+        for n, line in sorted(locked.items())
+        if have.get(n) != line
+    ]
+    drift += [f"{line} (not in the lock)" for n, line in sorted(have.items()) if n not in locked]
     return drift
 
 
@@ -69,7 +76,7 @@ def install(recipe, log=print, force=False, locked=True):
     try:
         python = find_interpreter(recipe.python_version)
     except Unavailable as exc:
-        raise KbtoolError("{}: {}".format(recipe.name, exc))
+        raise KbtoolError(f"{recipe.name}: {exc}")
     env_dir = recipe.env_dir()
     if force and os.path.lexists(env_dir):
         _delete(env_dir, log)
@@ -80,7 +87,7 @@ def install(recipe, log=print, force=False, locked=True):
     use_lock = locked and os.path.exists(lock_path(recipe))
     installed = os.path.exists(os.path.join(env_dir, RECORD))
     if use_lock and installed and not lock_drift(recipe, _freeze(pip, pip_env, env_dir)):
-        log("already matches its lock {}".format(lock_path(recipe)))  # nothing for pip to do (cntk would reinstall)
+        log(f"already matches its lock {lock_path(recipe)}")  # nothing for pip to do (cntk would reinstall)
     else:
         if recipe.bootstrap_packages:
             _run(pip + ["install", "-q"] + recipe.bootstrap_packages, log, pip_env)
@@ -89,17 +96,26 @@ def install(recipe, log=print, force=False, locked=True):
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []
     if drift:
-        raise KbtoolError("{}: the env does not match its lock {} after install: {}{}; `kbtool env install --force "
-                          "{}` rebuilds it".format(recipe.name, lock_path(recipe), "; ".join(drift[:3]),
-                                                   " ..." if len(drift) > 3 else "", recipe.name))
-    record = {"backend": recipe.name, "env": recipe.env_owner, "python": python, "packages": recipe.packages,
-              "lock": os.path.basename(lock_path(recipe)) if use_lock else None, "installed": frozen,
-              "install_seconds": round(time.monotonic() - started, 1),
-              "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        raise KbtoolError(
+            "{}: the env does not match its lock {} after install: {}{}; `kbtool env install --force "
+            "{}` rebuilds it".format(
+                recipe.name, lock_path(recipe), "; ".join(drift[:3]), " ..." if len(drift) > 3 else "", recipe.name
+            )
+        )
+    record = {
+        "backend": recipe.name,
+        "env": recipe.env_owner,
+        "python": python,
+        "packages": recipe.packages,
+        "lock": os.path.basename(lock_path(recipe)) if use_lock else None,
+        "installed": frozen,
+        "install_seconds": round(time.monotonic() - started, 1),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
     try:  # atomic: an interrupted install never leaves a half-written record
         files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
     except OSError as exc:
-        raise KbtoolError("cannot write {}: {}".format(os.path.join(env_dir, RECORD), exc.strerror or exc))
+        raise KbtoolError(f"cannot write {os.path.join(env_dir, RECORD)}: {exc.strerror or exc}")
     return record
 
 
@@ -115,16 +131,22 @@ def describe(recipe):
     where the folder should be) gets `problem`: one line naming the file, for the caller to report."""
     env_dir = recipe.env_dir()
     path = os.path.join(env_dir, RECORD)
-    info = {"name": recipe.name, "path": env_dir, "python_version": recipe.python_version,
-            "packages": recipe.packages, "installed": False}
+    info = {
+        "name": recipe.name,
+        "path": env_dir,
+        "python_version": recipe.python_version,
+        "packages": recipe.packages,
+        "installed": False,
+    }
     if os.path.islink(env_dir):
         info["symlink_to"] = os.readlink(env_dir)
         if not os.path.exists(env_dir):
             info["problem"] = "{}: dangling symlink to {} (`kbtool env remove {}` removes the link)".format(
-                env_dir, info["symlink_to"], recipe.name)
+                env_dir, info["symlink_to"], recipe.name
+            )
             return info
     if os.path.lexists(env_dir) and not os.path.isdir(env_dir):
-        info["problem"] = "{}: not a directory, not an environment kbtool made".format(env_dir)
+        info["problem"] = f"{env_dir}: not a directory, not an environment kbtool made"
         return info
     if not os.path.lexists(path):
         return info
@@ -142,23 +164,28 @@ def _read_record(path):
         with open(path, "rb") as fh:
             raw = fh.read(RECORD_MAX_BYTES + 1)
         if len(raw) > RECORD_MAX_BYTES:
-            raise KbtoolError("{}: larger than {} bytes, not a record kbtool wrote; `kbtool env install --force` "
-                              "rebuilds it".format(path, RECORD_MAX_BYTES))
+            raise KbtoolError(
+                f"{path}: larger than {RECORD_MAX_BYTES} bytes, not a record kbtool wrote; `kbtool env install --force` "
+                "rebuilds it"
+            )
         record = json.loads(raw.decode("utf-8"))
     except OSError as exc:
-        raise KbtoolError("{}: cannot read: {}".format(path, exc.strerror or exc))
+        raise KbtoolError(f"{path}: cannot read: {exc.strerror or exc}")
     except UnicodeDecodeError as exc:
-        raise KbtoolError("{}: not valid UTF-8 (byte 0x{:02x} at offset {}); `kbtool env install --force` "
-                          "rebuilds it".format(path, raw[exc.start], exc.start))
+        raise KbtoolError(
+            f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); `kbtool env install --force` "
+            "rebuilds it"
+        )
     except json.JSONDecodeError as exc:
-        raise KbtoolError("{}:{}:{}: not valid JSON ({}); `kbtool env install --force` rebuilds it".format(
-            path, exc.lineno, exc.colno, exc.msg))
+        raise KbtoolError(
+            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); `kbtool env install --force` rebuilds it"
+        )
     except (ValueError, RecursionError) as exc:
-        raise KbtoolError("{}: not valid JSON ({}); `kbtool env install --force` rebuilds it".format(
-            path, type(exc).__name__))
+        raise KbtoolError(f"{path}: not valid JSON ({type(exc).__name__}); `kbtool env install --force` rebuilds it")
     if not isinstance(record, dict):
-        raise KbtoolError("{}: must hold a JSON object, found {}; `kbtool env install --force` rebuilds it".format(
-            path, type(record).__name__))
+        raise KbtoolError(
+            f"{path}: must hold a JSON object, found {type(record).__name__}; `kbtool env install --force` rebuilds it"
+        )
     return record
 
 
@@ -166,9 +193,9 @@ def remove(recipe):
     """Delete an env; returns what was done, in words. A symlinked env loses the link only, never the target."""
     env_dir = recipe.env_dir()
     if not os.path.lexists(env_dir):
-        raise KbtoolError("{} is not installed ({} does not exist)".format(recipe.name, env_dir))
+        raise KbtoolError(f"{recipe.name} is not installed ({env_dir} does not exist)")
     if not os.path.islink(env_dir) and not os.path.isdir(env_dir):
-        raise KbtoolError("{}: not a directory, not an environment kbtool made; not removed".format(env_dir))
+        raise KbtoolError(f"{env_dir}: not a directory, not an environment kbtool made; not removed")
     return _delete(env_dir)
 
 
@@ -177,12 +204,12 @@ def _delete(env_dir, log=lambda line: None):
         if os.path.islink(env_dir):
             target = os.readlink(env_dir)
             os.unlink(env_dir)
-            done = "removed the symlink {} (its target {} was left alone)".format(env_dir, target)
+            done = f"removed the symlink {env_dir} (its target {target} was left alone)"
         else:
             shutil.rmtree(env_dir)
-            done = "removed {}".format(env_dir)
+            done = f"removed {env_dir}"
     except OSError as exc:
-        raise KbtoolError("cannot remove {}: {}".format(exc.filename or env_dir, exc.strerror or exc))
+        raise KbtoolError(f"cannot remove {exc.filename or env_dir}: {exc.strerror or exc}")
     log(done)
     return done
 

@@ -3,6 +3,7 @@
 It lives in the tensorflow backend's environment (TensorFlow 2.21 depends on keras 3), so it has no env of its own.
 It has `variable` and `eval` but no `placeholder` or `function`: only the eager mode can run.
 """
+
 from . import tensorflow
 from .base import Recipe
 
@@ -16,8 +17,10 @@ RECIPE = Recipe(
     version_of=["keras", "tensorflow", "numpy"],
     env_vars=tensorflow.RECIPE.env_vars,
     modes=("eager",),
-    unsupported_modes={"symbolic": "keras.src.legacy.backend has no placeholder or function (Keras 3 dropped "
-                                   "symbolic tensors outside its Functional API), so no case can run symbolically"},
+    unsupported_modes={
+        "symbolic": "keras.src.legacy.backend has no placeholder or function (Keras 3 dropped "
+        "symbolic tensors outside its Functional API), so no case can run symbolically"
+    },
     notes="eager mode only; shares the tensorflow environment.",
     case_seconds=0.03,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
 )

@@ -1,4 +1,5 @@
 """MXNet backend: AWS's keras-mxnet 2.2.4.3 (a fork of Keras 2.2.4 that installs as `keras`) on mxnet 1.9.1, Python 3.7."""
+
 from .base import Recipe
 
 RECIPE = Recipe(

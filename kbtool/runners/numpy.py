@@ -1,4 +1,5 @@
 """NumPy backend: kbtool's own reference, run through the same worker path as the real backends."""
+
 import sys
 
 from ..paths import CHECKOUT_ROOT
@@ -6,6 +7,11 @@ from .base import Launch
 
 
 def launch():
-    return Launch(backend="numpy", python=sys.executable, module="kbtool.reference",
-                  version_of=["numpy"], extra_pythonpath=[CHECKOUT_ROOT],
-                  apply_keras_json=True)
+    return Launch(
+        backend="numpy",
+        python=sys.executable,
+        module="kbtool.reference",
+        version_of=["numpy"],
+        extra_pythonpath=[CHECKOUT_ROOT],
+        apply_keras_json=True,
+    )

@@ -3,6 +3,7 @@
 kbtool configures the device itself: the worker reads a settings file inside the env (PLAIDML_SETTINGS), never the
 user's ~/.plaidml from `plaidml-setup`, and `plaidml.keras.install_backend()` runs before keras is imported.
 """
+
 import json
 import os
 
@@ -18,13 +19,19 @@ def _settings_path(env_dir):
 def _prepare(env_dir):
     from ..files import write_atomic
 
-    write_atomic(_settings_path(env_dir), json.dumps({"PLAIDML_EXPERIMENTAL": True,
-                                                       "PLAIDML_DEVICE_IDS": [DEVICE]}, indent=2) + "\n")
+    write_atomic(
+        _settings_path(env_dir),
+        json.dumps({"PLAIDML_EXPERIMENTAL": True, "PLAIDML_DEVICE_IDS": [DEVICE]}, indent=2) + "\n",
+    )
 
 
 def _env_vars(env_dir):
-    return {"PLAIDML_SETTINGS": _settings_path(env_dir), "PLAIDML_EXPERIMENTAL": "1",
-            "PLAIDML_DEVICE_IDS": DEVICE, "PLAIDML_VERBOSE": "0"}
+    return {
+        "PLAIDML_SETTINGS": _settings_path(env_dir),
+        "PLAIDML_EXPERIMENTAL": "1",
+        "PLAIDML_DEVICE_IDS": DEVICE,
+        "PLAIDML_VERBOSE": "0",
+    }
 
 
 RECIPE = Recipe(
@@ -37,6 +44,6 @@ RECIPE = Recipe(
     version_of=["plaidml", "keras", "numpy"],
     env_vars=_env_vars,
     prepare=_prepare,
-    notes="runs on PlaidML's LLVM CPU device ({}), configured by kbtool.".format(DEVICE),
+    notes=f"runs on PlaidML's LLVM CPU device ({DEVICE}), configured by kbtool.",
     case_seconds=0.09,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
 )

@@ -1,12 +1,23 @@
 """The backends kbtool knows, by name: numpy (reference), the built-in recipes, custom modules."""
+
 from ..errors import KbtoolError
 from ..results import BackendStatus
 from . import cntk, custom, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
 from .base import Unavailable
 from .worker import protocol
 
-RECIPES = {r.name: r for r in (tensorflow.RECIPE, tensorflow1.RECIPE, theano.RECIPE, cntk.RECIPE, mxnet.RECIPE,
-                                plaidml.RECIPE, keras3.RECIPE)}
+RECIPES = {
+    r.name: r
+    for r in (
+        tensorflow.RECIPE,
+        tensorflow1.RECIPE,
+        theano.RECIPE,
+        cntk.RECIPE,
+        mxnet.RECIPE,
+        plaidml.RECIPE,
+        keras3.RECIPE,
+    )
+}
 BUILTIN = ["numpy"] + list(RECIPES)
 
 
@@ -31,24 +42,34 @@ def launch_for(name):
         return RECIPES[name].launch()
     if custom.is_custom(name):
         return custom.launch(name, RECIPES, BUILTIN)
-    raise KbtoolError("unknown backend {!r}; built-in backends are {}, or give a module name like my_backend or "
-                      "my_package.my_module[@ENV]".format(name, ", ".join(BUILTIN)))
+    raise KbtoolError(
+        "unknown backend {!r}; built-in backends are {}, or give a module name like my_backend or "
+        "my_package.my_module[@ENV]".format(name, ", ".join(BUILTIN))
+    )
 
 
 def backend_info(name, hello):
     """What the report says of a backend whose worker answered `hello` (ready or broken)."""
     info = {"name": name, "kind": "builtin" if name in BUILTIN else "custom", "python": hello.get("python")}
     if hello.get("status") == protocol.READY:
-        info.update(status=BackendStatus.AVAILABLE.value, versions=hello.get("versions", {}),
-                    module=hello.get("module"), import_seconds=hello.get("import_seconds"))
+        info.update(
+            status=BackendStatus.AVAILABLE.value,
+            versions=hello.get("versions", {}),
+            module=hello.get("module"),
+            import_seconds=hello.get("import_seconds"),
+        )
     else:
         info.update(status=BackendStatus.BROKEN.value, reason=hello.get("error") or "the worker did not start")
     return info
 
 
 def not_installed_info(name, reason):
-    return {"name": name, "kind": "builtin" if name in BUILTIN else "custom",
-            "status": BackendStatus.NOT_INSTALLED.value, "reason": str(reason)}
+    return {
+        "name": name,
+        "kind": "builtin" if name in BUILTIN else "custom",
+        "status": BackendStatus.NOT_INSTALLED.value,
+        "reason": str(reason),
+    }
 
 
 def probe(name):

@@ -1,4 +1,5 @@
 """TensorFlow backend: tf_keras 2.21 (the Keras 2 API) on TensorFlow 2.21, Python 3.11, numpy 2."""
+
 from .base import Recipe
 
 RECIPE = Recipe(

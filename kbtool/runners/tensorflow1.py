@@ -3,6 +3,7 @@
 This is the TensorFlow backend the Keras 2.x docs describe (graph mode, a session per process), where the
 `tensorflow` backend is tf_keras 2.21, a rewrite on TF2's eager execution.
 """
+
 from .base import Recipe
 
 RECIPE = Recipe(

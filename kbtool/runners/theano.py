@@ -1,4 +1,5 @@
 """Theano backend: keras 2.3.1 + theano 1.0.5 on Python 3.11 with numpy 1.23 and OpenBLAS."""
+
 import ctypes.util
 import dataclasses
 import os
@@ -20,9 +21,9 @@ def _theano_flags(env_dir, worker=0):
     # Each worker has a compile cache of its own: Theano locks a shared one even to load a cached module, and a
     # worker that finds it locked sleeps for seconds (theano/gof/compilelock.py), so two workers on one cache run
     # no faster than one. The cases are shared out the same way every run, so each cache stays warm.
-    compiledir = os.path.join(kbtool_home(), "cache", "theano" if worker == 0 else "theano-worker{}".format(worker))
+    compiledir = os.path.join(kbtool_home(), "cache", "theano" if worker == 0 else f"theano-worker{worker}")
     # Without a real BLAS, Theano's batched dot fails to link `dgemm_`.
-    return {"THEANO_FLAGS": "blas.ldflags=-lopenblas,base_compiledir={}".format(compiledir)}
+    return {"THEANO_FLAGS": f"blas.ldflags=-lopenblas,base_compiledir={compiledir}"}
 
 
 def _system_check():

@@ -23,6 +23,7 @@ kbtool/runners/worker/invoke.py) is produced here and nowhere in the spec:
 
 Every problem is a BindingError carrying its path within the case; `kbtool spec validate` reports them.
 """
+
 import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
@@ -34,12 +35,20 @@ from ..runners.worker import steps
 from .domains import CONFIG_DEFAULTS
 
 _INPUT_KINDS = ("tensor", "tensors", "array")
-MAX_INPUT_ELEMENTS = 10 ** 7  # one input (40 MB as float32); the shipped spec's largest: 60,000
-MAX_CASE_ELEMENTS = 2 * 10 ** 7  # all the inputs of one case
+MAX_INPUT_ELEMENTS = 10**7  # one input (40 MB as float32); the shipped spec's largest: 60,000
+MAX_CASE_ELEMENTS = 2 * 10**7  # all the inputs of one case
 MAX_DIMS = 32  # NumPy 1.x's limit (the shipped spec's most: 5)
 # raw ARG specs (kbtool/runners/worker/invoke.py): the key that names the kind, and the other keys it may have
-_RAW_KINDS = {"tensor": ("ph_shape", "weight", "sparse"), "constant": (), "array": (), "value": (), "tuple": (), "list": (),
-              "step": (), "call": ("args", "kwargs")}
+_RAW_KINDS = {
+    "tensor": ("ph_shape", "weight", "sparse"),
+    "constant": (),
+    "array": (),
+    "value": (),
+    "tuple": (),
+    "list": (),
+    "step": (),
+    "call": ("args", "kwargs"),
+}
 _INDEX_KINDS = ("tensor", "constant", "array")
 
 
@@ -49,7 +58,7 @@ class BindingError(ValueError):
     def __init__(self, path, message):
         self.path = list(path)
         self.message = message
-        super().__init__("{}: {}".format(dotted(self.path), message))
+        super().__init__(f"{dotted(self.path)}: {message}")
 
 
 @dataclass
@@ -64,7 +73,7 @@ class Binding:
 def dotted(path):
     out = ""
     for key in path:
-        out += "[{}]".format(key) if isinstance(key, int) else ("." if out else "") + str(key)
+        out += f"[{key}]" if isinstance(key, int) else ("." if out else "") + str(key)
     return out
 
 
@@ -139,7 +148,7 @@ def _literal_problems(inp, key, dtype, what, path):
     problem = _value_problem(inp[key], dtype)
     if not problem:
         return []
-    return [BindingError(path + [key], "{} {} is not a {} {}: {}".format(key, files.quote(inp[key]), dtype, what, problem))]
+    return [BindingError(path + [key], f"{key} {files.quote(inp[key])} is not a {dtype} {what}: {problem}")]
 
 
 def input_problems(inp, path):
@@ -156,30 +165,42 @@ def input_problems(inp, path):
     dist = inp.get("dist", "randint" if np.dtype(dtype).kind in "iub" else "normal")
     bounds = [key for key in ("low", "high") if key in inp and not _finite(inp[key])]
     if bounds and dist in ("randint", "uniform", "positive"):
-        return [BindingError(path + [key], "{} {} is not a finite number".format(key, files.quote(inp[key])))
-                for key in bounds]
+        return [BindingError(path + [key], f"{key} {files.quote(inp[key])} is not a finite number") for key in bounds]
     if dist == "randint":
         low = int(inp["low"]) if "low" in inp else 0
         high = int(inp["high"]) if "high" in inp else 5
         if low >= high:
             where = "low" if "low" in inp else "high"
-            found.append(BindingError(path + [where], "randint needs low < high, got low {} and high {}{}".format(
-                low, high, "" if "low" in inp and "high" in inp else " (defaults: low 0, high 5)")))
+            found.append(
+                BindingError(
+                    path + [where],
+                    "randint needs low < high, got low {} and high {}{}".format(
+                        low, high, "" if "low" in inp and "high" in inp else " (defaults: low 0, high 5)"
+                    ),
+                )
+            )
         for key, bound in (("low", low), ("high", high)):
-            if not -2 ** 63 <= bound <= 2 ** 63:
-                found.append(BindingError(path + [key], "randint bound {} is outside int64".format(bound)))
+            if not -(2**63) <= bound <= 2**63:
+                found.append(BindingError(path + [key], f"randint bound {bound} is outside int64"))
     elif dist in ("uniform", "positive"):
         low = inp.get("low", -1.0 if dist == "uniform" else 0.1)
         high = inp.get("high", 1.0 if dist == "uniform" else 2.0)
         if float(low) > float(high):
-            found.append(BindingError(path + ["low" if "low" in inp else "high"],
-                                      "{} needs low <= high, got low {} and high {}{}".format(
-                                          dist, low, high, "" if "low" in inp and "high" in inp else
-                                          " (defaults: low {}, high {})".format(*(
-                                              (-1.0, 1.0) if dist == "uniform" else (0.1, 2.0))))))
+            found.append(
+                BindingError(
+                    path + ["low" if "low" in inp else "high"],
+                    "{} needs low <= high, got low {} and high {}{}".format(
+                        dist,
+                        low,
+                        high,
+                        ""
+                        if "low" in inp and "high" in inp
+                        else " (defaults: low {}, high {})".format(*((-1.0, 1.0) if dist == "uniform" else (0.1, 2.0))),
+                    ),
+                )
+            )
         elif not _finite(float(high) - float(low)):
-            found.append(BindingError(path + ["high"], "{} range {} to {} is too wide to draw from".format(
-                dist, low, high)))
+            found.append(BindingError(path + ["high"], f"{dist} range {low} to {high} is too wide to draw from"))
     return found
 
 
@@ -194,14 +215,14 @@ def _shape_problem(shape):
     if not isinstance(shape, list):
         return None  # no shape: the schema says what is wrong
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-        return "a shape is a list of non-negative integers, not {}".format(files.quote(shape))
+        return f"a shape is a list of non-negative integers, not {files.quote(shape)}"
     if len(shape) > MAX_DIMS:
-        return "{} dimensions; kbtool allows at most {}".format(len(shape), MAX_DIMS)
+        return f"{len(shape)} dimensions; kbtool allows at most {MAX_DIMS}"
     size = math.prod(shape)
     if size > MAX_INPUT_ELEMENTS or any(d > MAX_INPUT_ELEMENTS for d in shape):
         return "shape {} has {} elements; one input may have at most {:,} (and no larger dimension)".format(
-            files.quote(shape), "{:,}".format(size) if size < 10 ** 30 else "about 10**{}".format(len(str(size)) - 1),
-            MAX_INPUT_ELEMENTS)
+            files.quote(shape), f"{size:,}" if size < 10**30 else f"about 10**{len(str(size)) - 1}", MAX_INPUT_ELEMENTS
+        )
     return None
 
 
@@ -209,12 +230,12 @@ def _value_problem(value, dtype):
     try:
         plain = np.array(value)
         if plain.ndim > MAX_DIMS:  # as for a shape: NumPy 1.x (in the backends' envs) stops at 32
-            return "{} dimensions; kbtool allows at most {}".format(plain.ndim, MAX_DIMS)
+            return f"{plain.ndim} dimensions; kbtool allows at most {MAX_DIMS}"
         if np.dtype(dtype).kind in "iu" and plain.dtype.kind in "iuf" and plain.size:
             # NumPy 1.x wraps out-of-range integers silently (2.x raises): the same answer on both
             info = np.iinfo(dtype)
             if plain.min() < info.min or plain.max() > info.max:
-                return "out of range ({} to {})".format(info.min, info.max)
+                return f"out of range ({info.min} to {info.max})"
         np.array(value, dtype=dtype)
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         return files.clip(exc)
@@ -229,8 +250,9 @@ def _shape(inp, path):
 
 def _step_problem(name, path):
     if not isinstance(name, str) or name not in steps.STEPS:
-        return BindingError(path, "unknown step {} (known: {})".format(
-            files.quote(name), ", ".join(sorted(steps.STEPS))))
+        return BindingError(
+            path, "unknown step {} (known: {})".format(files.quote(name), ", ".join(sorted(steps.STEPS)))
+        )
     return None
 
 
@@ -238,14 +260,14 @@ def _is_index(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class _Binder(object):
+class _Binder:
     def __init__(self, op, entry, raw, ops=None):
         self.op, self.raw, self.ops = op, raw, ops
         self.reads_config = entry.get("reads_config", [])
         self.shapes = []  # each input's shape (None when unknown), in index order
         signature = entry.get("signature", [])
         self.params = [p for p in signature if not p["name"].startswith("*")]
-        self.by_name = dict((p["name"], p) for p in self.params)
+        self.by_name = {p["name"]: p for p in self.params}
         self.var_kw = any(p["name"].startswith("**") for p in signature)
         self.found = []
         self.inputs = []  # input specs in index order
@@ -254,8 +276,12 @@ class _Binder(object):
         self.found.append(BindingError(path, message))
 
     def not_a_param(self, name, path):
-        self.problem(path, "{} is not a parameter of {} ({})".format(
-            files.quote(name), self.op, ", ".join(p["name"] for p in self.params) or "no parameters"))
+        self.problem(
+            path,
+            "{} is not a parameter of {} ({})".format(
+                files.quote(name), self.op, ", ".join(p["name"] for p in self.params) or "no parameters"
+            ),
+        )
 
     def add_input(self, inp, path):
         """Registers one input spec; returns (its array index, its shape or None if unknown)."""
@@ -263,8 +289,9 @@ class _Binder(object):
         self.inputs.append(inp)
         found = input_problems(inp, path)
         self.found.extend(found)
-        shape = None if found and ("value" in inp or any(p.path[-1:] == ["shape"] for p in found)) else \
-            _shape(inp, path)  # a value numpy cannot convert, or a refused shape, has no shape to use
+        shape = (
+            None if found and ("value" in inp or any(p.path[-1:] == ["shape"] for p in found)) else _shape(inp, path)
+        )  # a value numpy cannot convert, or a refused shape, has no shape to use
         self.shapes.append(shape)
         return index, shape
 
@@ -281,7 +308,7 @@ class _Binder(object):
             spec["weight"] = True
         if inp.get("sparse"):
             if shape is not None and len(shape) != 2:
-                self.problem(path + ["sparse"], "a sparse input is a 2-D matrix, not of shape {}".format(shape))
+                self.problem(path + ["sparse"], f"a sparse input is a 2-D matrix, not of shape {shape}")
             spec["sparse"] = True
         return spec, shape
 
@@ -299,7 +326,9 @@ class _Binder(object):
             return {"step": value}
         if isinstance(value, dict) and set(value) == {"tuple"}:  # a domain's tuple form: axis=(0, 2)
             if not isinstance(value["tuple"], list):
-                self.problem(path + ["tuple"], "a tuple is written as a list, not {}".format(files.quote(value["tuple"])))
+                self.problem(
+                    path + ["tuple"], "a tuple is written as a list, not {}".format(files.quote(value["tuple"]))
+                )
             return {"tuple": value["tuple"]}
         if param and param.get("tuple") and isinstance(value, list):
             return {"tuple": value}
@@ -322,8 +351,7 @@ class _Binder(object):
                 if name not in self.by_name and (not self.var_kw or not isinstance(name, str)):
                     self.not_a_param(name, path)
                 if name in kwargs:
-                    self.problem(["kwargs", name], "{!r} is given twice: as inputs.{} and as kwargs.{}".format(
-                        name, name, name))
+                    self.problem(["kwargs", name], f"{name!r} is given twice: as inputs.{name} and as kwargs.{name}")
                 param = self.by_name.get(name)
                 kind = param.get("kind", "value") if param else "value"
                 if isinstance(value, list):
@@ -341,21 +369,25 @@ class _Binder(object):
                 if kind not in _INPUT_KINDS or not pending:
                     continue
                 taken = pending[:1] if kind != "tensors" else pending
-                pending = pending[len(taken):]
+                pending = pending[len(taken) :]
                 if name in kwargs:
-                    self.problem(["kwargs", name], "{!r} is given twice: by inputs[{}] and as kwargs.{}".format(
-                        name, taken[0][0], name))
+                    self.problem(
+                        ["kwargs", name], f"{name!r} is given twice: by inputs[{taken[0][0]}] and as kwargs.{name}"
+                    )
                 if kind == "tensors":
                     pairs = [self.input_arg(inp, ["inputs", i], "tensor") for i, inp in taken]
                     given[name] = {"list": [s for s, _ in pairs]}
                     shape_names[name] = [s for _, s in pairs]
                 else:
-                    (i, inp), = taken
+                    ((i, inp),) = taken
                     given[name], shape_names[name] = self.input_arg(inp, ["inputs", i], kind, param)
             for i, inp in pending:
                 self.add_input(inp, ["inputs", i])
-                self.problem(["inputs", i], "inputs[{}] is left over: {} has no tensor parameter left to take it "
-                             "(name its parameter: `inputs: {{name: ...}}`)".format(i, self.op))
+                self.problem(
+                    ["inputs", i],
+                    f"inputs[{i}] is left over: {self.op} has no tensor parameter left to take it "
+                    "(name its parameter: `inputs: {name: ...}`)",
+                )
         for name, value in kwargs.items():
             if name in given or name in extra:
                 continue  # given twice: reported above
@@ -383,20 +415,25 @@ class _Binder(object):
     def run_raw(self, args, inputs, kwargs):
         """Raw worker args: inputs are a plain list of arrays; kwargs only for params past the raw args."""
         if isinstance(inputs, dict):
-            self.problem(["args"], "raw args take the inputs as a plain list of arrays, not by name; "
-                                   "bind the inputs by name without args, or list them")
+            self.problem(
+                ["args"],
+                "raw args take the inputs as a plain list of arrays, not by name; "
+                "bind the inputs by name without args, or list them",
+            )
             inputs = [inp for value in inputs.values() for inp in (value if isinstance(value, list) else [value])]
         for i, inp in enumerate(inputs):
             self.add_input(inp, ["inputs", i])
         self.check_raw(args, ["args"])
-        positions = dict((p["name"], i) for i, p in enumerate(self.params))
+        positions = {p["name"]: i for i, p in enumerate(self.params)}
         kw = {}
         for name, value in kwargs.items():
             if name not in positions and (not self.var_kw or not isinstance(name, str)):
                 self.not_a_param(name, ["kwargs", name])
             elif name in positions and positions[name] < len(args):
-                self.problem(["kwargs", name], "kwargs.{} is ignored: args already gives parameter {} ({})".format(
-                    name, positions[name] + 1, name))
+                self.problem(
+                    ["kwargs", name],
+                    f"kwargs.{name} is ignored: args already gives parameter {positions[name] + 1} ({name})",
+                )
             else:
                 kw[name] = self.kwarg_arg(self.by_name.get(name), value, ["kwargs", name])
         return list(args), kw
@@ -404,7 +441,7 @@ class _Binder(object):
     def check_raw(self, specs, path):
         """Raw ARG specs as the worker reads them (kbtool/runners/worker/invoke.py)."""
         if not isinstance(specs, list):
-            self.problem(path, "a list of raw ARG specs, not {}".format(files.quote(specs)))
+            self.problem(path, f"a list of raw ARG specs, not {files.quote(specs)}")
             return
         for j, spec in enumerate(specs):
             self.check_raw_one(spec, path + [j])
@@ -415,31 +452,41 @@ class _Binder(object):
             return
         kinds = [key for key in _RAW_KINDS if key in spec]
         if len(kinds) != 1:
-            self.problem(where, "a raw ARG spec has exactly one of {}; this one has {}".format(
-                ", ".join(_RAW_KINDS), ", ".join(kinds) if kinds else files.quote(sorted(map(str, spec)))))
+            self.problem(
+                where,
+                "a raw ARG spec has exactly one of {}; this one has {}".format(
+                    ", ".join(_RAW_KINDS), ", ".join(kinds) if kinds else files.quote(sorted(map(str, spec)))
+                ),
+            )
             return
-        kind, = kinds
+        (kind,) = kinds
         unknown = sorted(str(key) for key in spec if key != kind and key not in _RAW_KINDS[kind])
         if unknown:
-            self.problem(where + [unknown[0]], "unknown key {} in a {} ARG spec{}".format(
-                files.clip(", ".join(unknown)), kind, " (it may also have {})".format(
-                    ", ".join(_RAW_KINDS[kind])) if _RAW_KINDS[kind] else " (it has no other key)"))
+            self.problem(
+                where + [unknown[0]],
+                "unknown key {} in a {} ARG spec{}".format(
+                    files.clip(", ".join(unknown)),
+                    kind,
+                    " (it may also have {})".format(", ".join(_RAW_KINDS[kind]))
+                    if _RAW_KINDS[kind]
+                    else " (it has no other key)",
+                ),
+            )
         value = spec[kind]
         if kind in _INDEX_KINDS:
             if not (_is_index(value) and 0 <= value < len(self.inputs)):
-                self.problem(where + [kind], "no input {}: the case has {} input(s)".format(
-                    files.quote(value), len(self.inputs)))
+                self.problem(where + [kind], f"no input {files.quote(value)}: the case has {len(self.inputs)} input(s)")
             elif "ph_shape" in spec:
                 self.check_ph_shape(spec["ph_shape"], self.shapes[value], where + ["ph_shape"])
             for flag in ("weight", "sparse"):
                 if flag in spec and not isinstance(spec[flag], bool):
-                    self.problem(where + [flag], "{} is true or false, not {}".format(flag, files.quote(spec[flag])))
+                    self.problem(where + [flag], f"{flag} is true or false, not {files.quote(spec[flag])}")
         elif kind == "step":
             problem = _step_problem(value, where + ["step"])
             if problem:
                 self.found.append(problem)
         elif kind in ("tuple", "list") and not isinstance(value, list):
-            self.problem(where + [kind], "{} takes a list, not {}".format(kind, files.quote(value)))
+            self.problem(where + [kind], f"{kind} takes a list, not {files.quote(value)}")
         elif kind == "list":
             self.check_raw(value, where + ["list"])
         elif kind == "call":
@@ -448,32 +495,38 @@ class _Binder(object):
                 self.check_raw(spec["args"], where + ["args"])
             if "kwargs" in spec:
                 if not isinstance(spec["kwargs"], dict):
-                    self.problem(where + ["kwargs"], "kwargs is a mapping of name to ARG spec, not {}".format(
-                        files.quote(spec["kwargs"])))
+                    self.problem(
+                        where + ["kwargs"],
+                        "kwargs is a mapping of name to ARG spec, not {}".format(files.quote(spec["kwargs"])),
+                    )
                 else:
                     for name, item in spec["kwargs"].items():
                         if not isinstance(name, str):
-                            self.problem(where + ["kwargs", name], "a keyword is a name, not {}".format(
-                                files.quote(name)))
+                            self.problem(where + ["kwargs", name], f"a keyword is a name, not {files.quote(name)}")
                         self.check_raw_one(item, where + ["kwargs", name])
 
     def check_ph_shape(self, ph_shape, shape, where):
         if not (isinstance(ph_shape, list) and all(d is None or (_is_index(d) and d >= 0) for d in ph_shape)):
-            self.problem(where, "ph_shape is a list of sizes or nulls, not {}".format(files.quote(ph_shape)))
+            self.problem(where, f"ph_shape is a list of sizes or nulls, not {files.quote(ph_shape)}")
         elif shape is not None and len(ph_shape) != len(shape):
-            self.problem(where, "ph_shape has {} dimensions but the input has {} (shape {})".format(
-                len(ph_shape), len(shape), shape))
+            self.problem(
+                where, f"ph_shape has {len(ph_shape)} dimensions but the input has {len(shape)} (shape {shape})"
+            )
 
     def check_call_name(self, name, where):
         """A raw {call: NAME} or a then-call: an op of the spec (unchecked when the binder has no op names)."""
         if not isinstance(name, str):
-            self.problem(where, "call names an op, not {}".format(files.quote(name)))
+            self.problem(where, f"call names an op, not {files.quote(name)}")
         elif self.ops is not None and name not in self.ops:
             import difflib
 
             close = difflib.get_close_matches(name, sorted(self.ops), n=3)
-            self.problem(where, "{} is not an op of the spec{}".format(
-                files.quote(name), "; did you mean {}?".format(", ".join(close)) if close else ""))
+            self.problem(
+                where,
+                "{} is not an op of the spec{}".format(
+                    files.quote(name), "; did you mean {}?".format(", ".join(close)) if close else ""
+                ),
+            )
 
     def check_then(self, then):
         """then-calls: ops of the spec; {result: k} names a call already made (0 is the op's own)."""
@@ -489,24 +542,31 @@ class _Binder(object):
                 if isinstance(arg, dict) and set(arg) == {"result"}:
                     k = arg["result"]
                     if not (_is_index(k) and 0 <= k <= i):
-                        self.problem(["then", i, "args", j, "result"],
-                                     "no result {} before then[{}]: results 0 to {} (0 is the op's own)".format(
-                                         files.quote(k), i, i))
+                        self.problem(
+                            ["then", i, "args", j, "result"],
+                            f"no result {files.quote(k)} before then[{i}]: results 0 to {i} (0 is the op's own)",
+                        )
 
     def binding(self, args, kw, shape_names):
         # shape rules see the keras.json settings too, and a data_format of None as the one that applies
         config = dict(CONFIG_DEFAULTS, **(self.raw.get("keras_config") or {}))
         for key in self.reads_config:
             shape_names.setdefault(key, config[key])
-        if "data_format" in shape_names and shape_names["data_format"] is None \
-                and any(p["name"] == "data_format" for p in self.params):
+        if (
+            "data_format" in shape_names
+            and shape_names["data_format"] is None
+            and any(p["name"] == "data_format" for p in self.params)
+        ):
             shape_names["data_format"] = config["image_data_format"]
         sizes = [elements(inp) for inp in self.inputs if isinstance(inp, dict)]
         total = sum(sizes)
         if total > MAX_CASE_ELEMENTS and max(sizes) <= MAX_INPUT_ELEMENTS:  # else an input's own problem says so
-            self.problem(["inputs"], "the inputs have {:,} elements together; a case may have at most {:,}".format(
-                total, MAX_CASE_ELEMENTS))
+            self.problem(
+                ["inputs"],
+                f"the inputs have {total:,} elements together; a case may have at most {MAX_CASE_ELEMENTS:,}",
+            )
         if self.ops is not None:  # validating against a spec (expansion binds cases validated already)
             self.check_then(self.raw.get("then", []))
-        return Binding(inputs=self.inputs, args=args, kwargs=kw, tensor_indices=tensor_indices(args, kw),
-                       shape_names=shape_names), self.found
+        return Binding(
+            inputs=self.inputs, args=args, kwargs=kw, tensor_indices=tensor_indices(args, kw), shape_names=shape_names
+        ), self.found

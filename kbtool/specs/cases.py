@@ -1,4 +1,5 @@
 """Expand spec entries into concrete, seeded cases that a worker can run (binding: binding.py)."""
+
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -40,15 +41,24 @@ class Case:
     variant_of: Optional[str] = None  # a backend's variant of a case (same call, transformed input): its case id
 
     def request(self, mode):
-        request = {"cmd": "run", "op": self.op, "mode": mode, "args": self.args, "kwargs": self.kwargs,
-                   "grad": self.grad, "observe": self.observe, "then": self.then, "then_only": self.then_only}
+        request = {
+            "cmd": "run",
+            "op": self.op,
+            "mode": mode,
+            "args": self.args,
+            "kwargs": self.kwargs,
+            "grad": self.grad,
+            "observe": self.observe,
+            "then": self.then,
+            "then_only": self.then_only,
+        }
         if self.stats and self.stats.get("reproducible"):
             request["repeat"] = 2  # the same seeded call twice: a reproducible op draws the same values
         return request
 
 
 def _rng(seed, op, case_id, index):
-    return np.random.default_rng(zlib.crc32("{}:{}:{}:{}".format(seed, op, case_id, index).encode()))
+    return np.random.default_rng(zlib.crc32(f"{seed}:{op}:{case_id}:{index}".encode()))
 
 
 def make_array(spec, rng, floatx="float32"):
@@ -99,13 +109,29 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
     tolerance.update(raw.get("tolerance", {}))
     # K.gradients needs a graph (TensorFlow refuses it under eager execution)
     modes = raw.get("modes", ["symbolic"] if grad else DEFAULT_MODES)
-    return Case(op=op, id=case_id, arrays=arrays, args=bound.args, kwargs=bound.kwargs,
-                modes=list(modes), raises=raw.get("raises"), match=raw.get("match"),
-                tolerance=tolerance, stats=raw.get("stats"), grad=grad, observe=raw.get("observe", False),
-                then=[{"op": c["op"], "args": [_then_arg(a) for a in c.get("args", [])]} for c in raw.get("then", [])],
-                then_only=raw.get("then_only", False), expect_backend_name=raw.get("expect_backend_name", False),
-                shape_names=bound.shape_names, shown=list(shown), about=raw.get("about", ""),
-                tensor_indices=bound.tensor_indices, keras_config=config, keras_override=dict(keras_config or {}))
+    return Case(
+        op=op,
+        id=case_id,
+        arrays=arrays,
+        args=bound.args,
+        kwargs=bound.kwargs,
+        modes=list(modes),
+        raises=raw.get("raises"),
+        match=raw.get("match"),
+        tolerance=tolerance,
+        stats=raw.get("stats"),
+        grad=grad,
+        observe=raw.get("observe", False),
+        then=[{"op": c["op"], "args": [_then_arg(a) for a in c.get("args", [])]} for c in raw.get("then", [])],
+        then_only=raw.get("then_only", False),
+        expect_backend_name=raw.get("expect_backend_name", False),
+        shape_names=bound.shape_names,
+        shown=list(shown),
+        about=raw.get("about", ""),
+        tensor_indices=bound.tensor_indices,
+        keras_config=config,
+        keras_override=dict(keras_config or {}),
+    )
 
 
 def raw_cases(spec, op, grid="pairwise"):
@@ -116,8 +142,9 @@ def raw_cases(spec, op, grid="pairwise"):
 def case_ids(spec, op, grid="pairwise"):
     """The ids cases_for gives, without drawing any array."""
     entry = spec.ops[op]
-    return ([raw["id"] for raw in raw_cases(spec, op, grid)]
-            + ["example:" + example["id"] for example in entry.get("examples", []) if "case" in example])
+    return [raw["id"] for raw in raw_cases(spec, op, grid)] + [
+        "example:" + example["id"] for example in entry.get("examples", []) if "case" in example
+    ]
 
 
 def cases_for(spec, op, seed=0, include_examples=True, grid="pairwise", keras_config=None):
@@ -129,6 +156,15 @@ def cases_for(spec, op, seed=0, include_examples=True, grid="pairwise", keras_co
         for example in entry.get("examples", []):
             if "case" in example:
                 raw = dict(example["case"], id=example["id"])
-                out.append(expand_case(op, entry, raw, seed, case_id="example:" + example["id"],
-                                       shown=example.get("shown", []), keras_config=keras_config))
+                out.append(
+                    expand_case(
+                        op,
+                        entry,
+                        raw,
+                        seed,
+                        case_id="example:" + example["id"],
+                        shown=example.get("shown", []),
+                        keras_config=keras_config,
+                    )
+                )
     return out

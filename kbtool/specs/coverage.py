@@ -7,6 +7,7 @@ values of two dimensions, unless every row holding that pair is excluded by the 
 as excluded). Hand-written cases that expect an exception exercise an error path, not the documented behaviour,
 and do not count; a grid row that must raise (a `grid.raises` rule) is that row's documented behaviour and counts.
 """
+
 from . import domains
 from .cases import raw_cases
 
@@ -51,7 +52,7 @@ def op_coverage(spec, op):
     hit_pairs = set()
     for row in rows:
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 hit_pairs.add(((a, row[a]), (b, row[b])))
     unexercised = []
     for n, v in sorted(values - hit_values, key=repr):
@@ -60,17 +61,22 @@ def op_coverage(spec, op):
         if all(p in hit_values or p not in values for p in pair):  # a missing single value is listed once above
             unexercised.append({"op": op, "values": {n: shown[n][v] for n, v in pair}})
     excluded = [{"op": op, "values": {n: shown[n][v] for n, v in pair}} for pair in sorted(impossible, key=repr)]
-    return {"dimensions": {n: list(vs) for n, vs in dims.items()},
-            "values": [len(hit_values), len(values)],
-            "pairs": [len(pairs & hit_pairs), len(pairs)],
-            "unexercised": unexercised, "excluded": excluded}
+    return {
+        "dimensions": {n: list(vs) for n, vs in dims.items()},
+        "values": [len(hit_values), len(values)],
+        "pairs": [len(pairs & hit_pairs), len(pairs)],
+        "unexercised": unexercised,
+        "excluded": excluded,
+    }
 
 
 def undeclared(spec, op):
     """The op's value parameters that declare no documented domain."""
-    return [p["name"] for p in spec.ops[op].get("signature", [])
-            if p.get("kind", "value") == "value" and "domain" not in p and "free" not in p
-            and not p["name"].startswith("*")]
+    return [
+        p["name"]
+        for p in spec.ops[op].get("signature", [])
+        if p.get("kind", "value") == "value" and "domain" not in p and "free" not in p and not p["name"].startswith("*")
+    ]
 
 
 def free(spec, op):
@@ -95,28 +101,46 @@ def coverage(spec, ops=None):
         excluded += result["excluded"]
         for key in totals:
             totals[key] = [totals[key][0] + result[key][0], totals[key][1] + result[key][1]]
-    return {"documented_values": totals["values"][1], "exercised_values": totals["values"][0],
-            "documented_pairs": totals["pairs"][1], "exercised_pairs": totals["pairs"][0],
-            "unexercised": unexercised, "excluded": excluded,
-            "undeclared": {op: r["undeclared"] for op, r in per_op.items() if r["undeclared"]},
-            "free_parameters": sum(len(r["free"]) for r in per_op.values()),
-            "ops": per_op}
+    return {
+        "documented_values": totals["values"][1],
+        "exercised_values": totals["values"][0],
+        "documented_pairs": totals["pairs"][1],
+        "exercised_pairs": totals["pairs"][0],
+        "unexercised": unexercised,
+        "excluded": excluded,
+        "undeclared": {op: r["undeclared"] for op, r in per_op.items() if r["undeclared"]},
+        "free_parameters": sum(len(r["free"]) for r in per_op.values()),
+        "ops": per_op,
+    }
 
 
 def _values_text(values):
-    return " × ".join("{}={}".format(k, domains.label(v)) for k, v in values.items())
+    return " × ".join(f"{k}={domains.label(v)}" for k, v in values.items())
 
 
 def render(report):
     lines = ["{}: {}".format(item["op"], _values_text(item["values"])) for item in report["unexercised"]]
-    lines.append("documented values: {} of {} exercised; pairs of values: {} of {} ({} excluded by grid rules); "
-                 "{} unexercised".format(report["exercised_values"], report["documented_values"],
-                                         report["exercised_pairs"], report["documented_pairs"],
-                                         len(report["excluded"]), len(report["unexercised"])))
-    lines.append("dimensions with a documented domain (parameters and keras.json settings): {}; "
-                 "free parameters (any value of a type): {}".format(
-        sum(len(r["dimensions"]) for r in report["ops"].values()), report["free_parameters"]))
+    lines.append(
+        "documented values: {} of {} exercised; pairs of values: {} of {} ({} excluded by grid rules); "
+        "{} unexercised".format(
+            report["exercised_values"],
+            report["documented_values"],
+            report["exercised_pairs"],
+            report["documented_pairs"],
+            len(report["excluded"]),
+            len(report["unexercised"]),
+        )
+    )
+    lines.append(
+        "dimensions with a documented domain (parameters and keras.json settings): {}; "
+        "free parameters (any value of a type): {}".format(
+            sum(len(r["dimensions"]) for r in report["ops"].values()), report["free_parameters"]
+        )
+    )
     if report["undeclared"]:
-        lines.append("value parameters with no documented domain: {} in {} ops".format(
-            sum(len(v) for v in report["undeclared"].values()), len(report["undeclared"])))
+        lines.append(
+            "value parameters with no documented domain: {} in {} ops".format(
+                sum(len(v) for v in report["undeclared"].values()), len(report["undeclared"])
+            )
+        )
     return lines

@@ -6,6 +6,7 @@ documented where a whole signature line `[keras.backend.]name(...)` stands on it
 Example output such as `array([ 1., 2.], dtype=float32)` also looks like that; it is told apart
 by the `>>>` prompt just before it.
 """
+
 import os
 import re
 
@@ -20,8 +21,8 @@ def documented_functions(text):
         match = _SIGNATURE.match(line.strip().strip("`"))
         if not match:
             continue
-        previous = [l.strip() for l in lines[max(0, i - 6): i] if l.strip() and not l.strip().startswith("```")]
-        if any(l.startswith(">>>") for l in previous[-2:]):
+        previous = [s.strip() for s in lines[max(0, i - 6) : i] if s.strip() and not s.strip().startswith("```")]
+        if any(p.startswith(">>>") for p in previous[-2:]):
             continue  # the output of a doc example, not a signature
         if match.group(1) not in names:
             names.append(match.group(1))

@@ -12,6 +12,7 @@ Rows a `grid.exclude` rule rejects are never generated (each rule says why); row
 that exception. A grid input written `layout: channels` is given channels_last and is transposed to channels_first
 when the row's effective data format (the `data_format` parameter, else keras.json's image_data_format) says so.
 """
+
 import itertools
 
 from . import shapes
@@ -71,8 +72,7 @@ def settings(keras_config=None, override=None):
     return out
 
 
-CONFIG_CHOICES = {"image_data_format": ("channels_first", "channels_last"),
-                  "floatx": ("float16", "float32", "float64")}
+CONFIG_CHOICES = {"image_data_format": ("channels_first", "channels_last"), "floatx": ("float16", "float32", "float64")}
 
 
 def parse_override(items):
@@ -84,25 +84,28 @@ def parse_override(items):
         key, sep, value = str(item).partition("=")
         key, value = key.strip(), value.strip()
         if not sep or key not in CONFIG_KEYS:
-            raise DomainError("--keras-config takes KEY=VALUE with KEY one of {} (got {!r})".format(
-                ", ".join(CONFIG_KEYS), item))
+            raise DomainError(
+                "--keras-config takes KEY=VALUE with KEY one of {} (got {!r})".format(", ".join(CONFIG_KEYS), item)
+            )
         if key == "epsilon":
             try:
                 number = float(value)
             except ValueError:
                 number = math.nan
             if not (math.isfinite(number) and number > 0):
-                raise DomainError("--keras-config epsilon takes a positive number (got {!r})".format(value))
+                raise DomainError(f"--keras-config epsilon takes a positive number (got {value!r})")
             out[key] = number
         elif value not in CONFIG_CHOICES[key]:
-            raise DomainError("--keras-config {} is one of {} (got {!r})".format(
-                key, ", ".join(CONFIG_CHOICES[key]), value))
+            raise DomainError(
+                "--keras-config {} is one of {} (got {!r})".format(key, ", ".join(CONFIG_CHOICES[key]), value)
+            )
         else:
             out[key] = value
     return out
 
 
 # ---------------------------------------------------------------- values: compare and name
+
 
 def normal(value, as_tuple_param=False):
     """A hashable form of a domain value or a kwarg, so that a case's value and a domain value compare equal.
@@ -139,6 +142,7 @@ def literal(value):
 
 # ---------------------------------------------------------------- rows: pairwise and full grids
 
+
 def _allowed(row, rules):
     for rule in rules:
         if _holds(rule["when"], row):
@@ -152,7 +156,7 @@ def _holds(expr, row):
     try:
         return bool(shapes.evaluate(expr, names))
     except (shapes.ShapeExprError, TypeError, ValueError, IndexError, KeyError, ZeroDivisionError) as exc:
-        raise DomainError("grid rule {!r} does not evaluate on {}: {}".format(expr, row, exc))
+        raise DomainError(f"grid rule {expr!r} does not evaluate on {row}: {exc}")
 
 
 def _plain(value):
@@ -168,7 +172,7 @@ def full_rows(domains, exclude=()):
     for values in domains.values():
         total *= max(len(values), 1)
     if total > MAX_GRID_ROWS:
-        raise DomainError("the grid has {:,} rows; kbtool enumerates at most {:,}".format(total, MAX_GRID_ROWS))
+        raise DomainError(f"the grid has {total:,} rows; kbtool enumerates at most {MAX_GRID_ROWS:,}")
     rows = [dict(zip(names, combo)) for combo in itertools.product(*[domains[n] for n in names])]
     return [row for row in rows if _allowed(row, exclude)]
 
@@ -211,6 +215,7 @@ def required_pairs(domains, exclude=(), tuple_params=()):
 
 # ---------------------------------------------------------------- grid → raw cases
 
+
 def grid_rows(spec, op, mode="pairwise"):
     entry = spec.ops[op]
     grid = entry["grid"]
@@ -224,7 +229,7 @@ def grid_rows(spec, op, mode="pairwise"):
 
 
 def case_id(row):
-    return GRID_PREFIX + ".".join("{}={}".format(k, label(v)) for k, v in row.items())
+    return GRID_PREFIX + ".".join(f"{k}={label(v)}" for k, v in row.items())
 
 
 def effective_data_format(row_or_kwargs, keras_config):
@@ -254,7 +259,9 @@ def _moved_input(inp, to_format):
     else:
         value = np.asarray(inp["value"])
         rank = value.ndim
-        inp["value"] = (np.moveaxis(value, -1, 1) if to_format == "channels_first" else np.moveaxis(value, 1, -1)).tolist()
+        inp["value"] = (
+            np.moveaxis(value, -1, 1) if to_format == "channels_first" else np.moveaxis(value, 1, -1)
+        ).tolist()
     if "none_dims" in inp:  # the same dims stay unknown wherever they move to
         where = _move_channels(list(range(rank)), to_format)
         inp["none_dims"] = sorted(where.index(d) for d in inp["none_dims"])
@@ -279,7 +286,7 @@ def follow_image_data_format(entry, raw, to_format):
     else:
         return raw
     inp = inputs[key]
-    rank = len(inp["shape"]) if "shape" in inp else len(getattr(__import__("numpy").asarray(inp["value"]), "shape"))
+    rank = len(inp["shape"]) if "shape" in inp else len(__import__("numpy").asarray(inp["value"]).shape)
     if rank < 3:
         return raw
     moved = dict(inputs) if isinstance(inputs, dict) else list(inputs)

@@ -10,6 +10,7 @@ and the inputs of the whole spec stay within MAX_SPEC_ELEMENTS). Every problem i
 The file itself is read within kbtool/files.py's limits: a regular file of at most 20 MB of UTF-8, YAML of at
 most 150,000 values once aliases are expanded and 50 levels deep, so that no spec can hang or exhaust kbtool.
 """
+
 import hashlib
 import os
 
@@ -20,7 +21,7 @@ from .. import files, paths
 from ..errors import KbtoolError
 from . import binding, schema, shapes
 
-MAX_SPEC_ELEMENTS = 10 ** 8  # the elements of every input of every case together (the shipped spec: 160,000)
+MAX_SPEC_ELEMENTS = 10**8  # the elements of every input of every case together (the shipped spec: 160,000)
 MAX_MATCH_CHARS = 1000  # a case's `match` regex
 MAX_PROBLEMS = 200  # problems listed; the rest are counted
 
@@ -29,8 +30,9 @@ class SpecError(KbtoolError):
     def __init__(self, problems, total=None):
         self.problems = problems  # the lines to list (past MAX_PROBLEMS, the last one counts the rest)
         total = len(problems) if total is None else total
-        super().__init__(problems[0] if total == 1 else "{} (and {} more problems; run `kbtool spec validate`)"
-                         .format(problems[0], total - 1))
+        super().__init__(
+            problems[0] if total == 1 else f"{problems[0]} (and {total - 1} more problems; run `kbtool spec validate`)"
+        )
 
 
 class Spec:
@@ -50,7 +52,7 @@ class Spec:
 
             close = difflib.get_close_matches(name, self.ops, n=3)
             hint = "; did you mean {}?".format(", ".join(close)) if close else ""
-            raise KbtoolError("no op {!r} in {}{}".format(name, self.path, hint))
+            raise KbtoolError(f"no op {name!r} in {self.path}{hint}")
 
     def canonical(self, name):
         return self.ops[name].get("alias_of", name)
@@ -87,7 +89,7 @@ def _node_line(root, path, keys=None):
 def _dotted(path):
     out = ""
     for key in path:
-        out += "[{}]".format(key) if isinstance(key, int) else ("." if out else "") + str(key)
+        out += f"[{key}]" if isinstance(key, int) else ("." if out else "") + str(key)
     return out or "(top)"
 
 
@@ -96,7 +98,7 @@ def _duplicate_keys(node, path, found):
         seen = set()
         for k, v in node.value:
             if k.value in seen:
-                found.append((k.start_mark.line + 1, path + [k.value], "duplicate key {!r}".format(k.value)))
+                found.append((k.start_mark.line + 1, path + [k.value], f"duplicate key {k.value!r}"))
             seen.add(k.value)
             _duplicate_keys(v, path + [k.value], found)
     elif isinstance(node, yaml.SequenceNode):
@@ -127,15 +129,18 @@ def _load(path, text):
     except files.FileProblem as exc:
         raise SpecError([str(exc)])
     if root is None:
-        raise SpecError(["{}:1: the spec is empty".format(path)])
+        raise SpecError([f"{path}:1: the spec is empty"])
     problems = [(line, p, msg) for line, p, msg in _find_problems(root, data)]
     if problems:
         problems.sort(key=lambda item: item[0])
-        listed = [files.one_line("{}:{}: {}: {}".format(path, line, files.clip(_dotted(p)), msg))
-                  for line, p, msg in problems[:MAX_PROBLEMS]]
+        listed = [
+            files.one_line(f"{path}:{line}: {files.clip(_dotted(p))}: {msg}")
+            for line, p, msg in problems[:MAX_PROBLEMS]
+        ]
         if len(problems) > MAX_PROBLEMS:
-            listed.append("{}: {} more problems not listed (the first {} are)".format(
-                path, len(problems) - MAX_PROBLEMS, MAX_PROBLEMS))
+            listed.append(
+                f"{path}: {len(problems) - MAX_PROBLEMS} more problems not listed (the first {MAX_PROBLEMS} are)"
+            )
         raise SpecError(listed, total=len(problems))
     return Spec(path, data)
 
@@ -153,7 +158,7 @@ def _validator():
             return
         if all(isinstance(item, str) for item in instance):
             if len(set(instance)) != len(instance):
-                yield jsonschema.ValidationError("{} has non-unique elements".format(files.quote(instance)))
+                yield jsonschema.ValidationError(f"{files.quote(instance)} has non-unique elements")
         elif len(instance) <= 100:
             yield from slow(validator, unique, instance, schema_)
         # a long list of non-strings: the items' own type errors say what is wrong
@@ -201,8 +206,12 @@ def _rule_problems(base, rule, params):
         else:
             unknown = sorted(shapes.names(node) - known)
             if unknown:
-                yield base + where, "unknown name {} in {} (known: {})".format(
-                    ", ".join(unknown), files.quote(expr), ", ".join(sorted(known)) or "none")
+                yield (
+                    base + where,
+                    "unknown name {} in {} (known: {})".format(
+                        ", ".join(unknown), files.quote(expr), ", ".join(sorted(known)) or "none"
+                    ),
+                )
         if let is not None:
             known.add(let)
 
@@ -212,11 +221,11 @@ def _regex_problem(pattern):
     if not isinstance(pattern, str):
         return "match must be a regex (a string)"
     if len(pattern) > MAX_MATCH_CHARS:
-        return "match is longer than {} characters".format(MAX_MATCH_CHARS)
+        return f"match is longer than {MAX_MATCH_CHARS} characters"
     try:
         regex.compile(pattern)
     except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
-        return "match is not a valid regex: {}".format(files.clip(exc))
+        return f"match is not a valid regex: {files.clip(exc)}"
     return None
 
 
@@ -233,7 +242,7 @@ def _semantic_problems(data):
         yield from _doc_version_problems(base, name, entry, ops)
         alias = entry.get("alias_of")
         if alias and alias not in ops:
-            yield base + ["alias_of"], "alias_of names {!r}, which has no entry".format(alias)
+            yield base + ["alias_of"], f"alias_of names {alias!r}, which has no entry"
         params = [p["name"] for p in entry.get("signature", []) if not p["name"].startswith("*")]
         for i, rule in enumerate(entry.get("shape_rules", [])):
             yield from _rule_problems(base + ["shape_rules", i], rule, params)
@@ -245,7 +254,7 @@ def _semantic_problems(data):
                 seen.add(item["id"])
                 for doc in item.get("docs", []):
                     if doc not in doc_ids:
-                        yield base + [section, i, "docs"], "unknown doc id {!r}".format(doc)
+                        yield base + [section, i, "docs"], f"unknown doc id {doc!r}"
                 if section == "examples" and "case" not in item and "not_executable" not in item:
                     yield base + [section, i], "an example needs a `case` to run, or `not_executable` saying why"
         yield from _grid_problems(data, name, entry, base)
@@ -260,8 +269,11 @@ def _semantic_problems(data):
                     yield where + ["match"], problem
             count = 0 if found else sum(binding.elements(inp) for inp in binding.case_inputs(raw))
             if elements <= MAX_SPEC_ELEMENTS < elements + count:
-                yield where + ["inputs"], "the spec's inputs pass {:,} elements in all here; kbtool allows at " \
-                                          "most that many in one spec".format(MAX_SPEC_ELEMENTS)
+                yield (
+                    where + ["inputs"],
+                    f"the spec's inputs pass {MAX_SPEC_ELEMENTS:,} elements in all here; kbtool allows at "
+                    "most that many in one spec",
+                )
             elements += count
 
 
@@ -276,8 +288,12 @@ def _doc_version_problems(base, name, entry, ops):
         for i, item in enumerate(entry.get(section, [])):
             for doc in item.get("docs", []):
                 if doc not in documented:
-                    yield base + [section, i, "docs"], "doc version {} does not document this op (documented_in: " \
-                        "{})".format(files.quote(doc), ", ".join(sorted(documented)))
+                    yield (
+                        base + [section, i, "docs"],
+                        "doc version {} does not document this op (documented_in: {})".format(
+                            files.quote(doc), ", ".join(sorted(documented))
+                        ),
+                    )
 
 
 def _bench_problems(name, entry, base, ops):
@@ -297,10 +313,10 @@ def _bench_problems(name, entry, base, ops):
         try:
             raw = family.raw_case(size)
         except (shapes.ShapeExprError, ValueError, TypeError) as exc:
-            yield base + ["bench", "case"], "at size {}: {}".format(size, exc)
+            yield base + ["bench", "case"], f"at size {size}: {exc}"
             continue
         for problem in binding.problems(name, entry, raw, ops):
-            yield base + ["bench", "case"] + problem.path, "at size {}: {}".format(size, problem.message)
+            yield base + ["bench", "case"] + problem.path, f"at size {size}: {problem.message}"
 
 
 def _grid_problems(data, name, entry, base):
@@ -310,8 +326,12 @@ def _grid_problems(data, name, entry, base):
     named = data.get("domains") or {}
     for i, param in enumerate(entry.get("signature", [])):
         if isinstance(param.get("domain"), str) and param["domain"] not in named:
-            yield base + ["signature", i, "domain"], "unknown domain {!r} (the spec's domains: {})".format(
-                param["domain"], ", ".join(sorted(named)) or "none")
+            yield (
+                base + ["signature", i, "domain"],
+                "unknown domain {!r} (the spec's domains: {})".format(
+                    param["domain"], ", ".join(sorted(named)) or "none"
+                ),
+            )
             return
     if "grid" not in entry:
         return
@@ -320,8 +340,10 @@ def _grid_problems(data, name, entry, base):
     dims = domains.all_domains(shim, name)
     for j, param in enumerate(grid.get("params", [])):
         if param not in dims:
-            yield base + ["grid", "params", j], "{!r} has no documented domain (the op's: {})".format(
-                param, ", ".join(dims) or "none")
+            yield (
+                base + ["grid", "params", j],
+                "{!r} has no documented domain (the op's: {})".format(param, ", ".join(dims) or "none"),
+            )
     known = set(dims) | {"fmt"}
     for key in ("exclude", "raises"):
         for j, rule in enumerate(grid.get(key, [])):
@@ -331,8 +353,12 @@ def _grid_problems(data, name, entry, base):
                 yield base + ["grid", key, j, "when"], str(exc)
                 continue
             if unknown:
-                yield base + ["grid", key, j, "when"], "unknown name {} (a grid rule reads the op's dimensions: " \
-                                                        "{})".format(", ".join(unknown), ", ".join(sorted(known)))
+                yield (
+                    base + ["grid", key, j, "when"],
+                    "unknown name {} (a grid rule reads the op's dimensions: {})".format(
+                        ", ".join(unknown), ", ".join(sorted(known))
+                    ),
+                )
     try:
         generated = domains.grid_cases(shim, name)
     except domains.DomainError as exc:
@@ -358,6 +384,9 @@ def _raw_cases(entry, base):
     parameters and steps, inputs no parameter takes, kwargs that raw args make ignored, inputs whose arrays
     cannot be drawn or are too large, raw args and then-calls the worker would trip on)."""
     raws = [(base + ["cases", i], case) for i, case in enumerate(entry.get("cases", []))]
-    raws += [(base + ["examples", i, "case"], example["case"])
-             for i, example in enumerate(entry.get("examples", [])) if "case" in example]
+    raws += [
+        (base + ["examples", i, "case"], example["case"])
+        for i, example in enumerate(entry.get("examples", []))
+        if "case" in example
+    ]
     return raws

@@ -18,9 +18,11 @@ _DTYPE = {"enum": ["float16", "float32", "float64", "int8", "int16", "int32", "i
 KERAS_CONFIG = {
     "type": "object",
     "additionalProperties": False,
-    "properties": {"image_data_format": {"enum": ["channels_first", "channels_last"]},
-                   "floatx": {"enum": ["float16", "float32", "float64"]},
-                   "epsilon": {"type": "number", "exclusiveMinimum": 0}},
+    "properties": {
+        "image_data_format": {"enum": ["channels_first", "channels_last"]},
+        "floatx": {"enum": ["float16", "float32", "float64"]},
+        "epsilon": {"type": "number", "exclusiveMinimum": 0},
+    },
 }
 _DOMAIN = {"anyOf": [_NAME, {"type": "array", "minItems": 1}]}  # a name in the spec's `domains:`, or the values
 
@@ -45,10 +47,14 @@ INPUT = {
 STATS = {
     "type": "object",
     "additionalProperties": False,
-    "properties": dict({k: {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
-                        for k in ("mean", "std", "min", "max")},
-                       # drawn twice with the same seed: both draws must be identical on the backend
-                       reproducible={"type": "boolean"}),
+    "properties": dict(
+        {
+            k: {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+            for k in ("mean", "std", "min", "max")
+        },
+        # drawn twice with the same seed: both draws must be identical on the backend
+        reproducible={"type": "boolean"},
+    ),
 }
 
 CASE = {
@@ -60,11 +66,16 @@ CASE = {
         "about": {"type": "string"},
         # a list bound in signature order to the tensor/tensors/array params, or a mapping by parameter name
         # (a list of inputs there is a Python list of tensors); see kbtool/specs/binding.py
-        "inputs": {"anyOf": [
-            {"type": "array", "items": INPUT},
-            {"type": "object", "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"},
-             "additionalProperties": {"anyOf": [INPUT, {"type": "array", "items": INPUT}]}},
-        ]},
+        "inputs": {
+            "anyOf": [
+                {"type": "array", "items": INPUT},
+                {
+                    "type": "object",
+                    "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"},
+                    "additionalProperties": {"anyOf": [INPUT, {"type": "array", "items": INPUT}]},
+                },
+            ]
+        },
         "kwargs": {"type": "object"},
         "raises": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
         "match": {"type": "string"},
@@ -81,9 +92,15 @@ CASE = {
         "args": {"type": "array", "items": {"type": "object"}},
         # keras.json settings this case runs under (its worker's keras.json; the reference follows them)
         "keras_config": KERAS_CONFIG,
-        "then": {"type": "array", "items": {  # further calls whose results are compared too
-            "type": "object", "additionalProperties": False, "required": ["op"],
-            "properties": {"op": _NAME, "args": {"type": "array"}}}},
+        "then": {
+            "type": "array",
+            "items": {  # further calls whose results are compared too
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["op"],
+                "properties": {"op": _NAME, "args": {"type": "array"}},
+            },
+        },
     },
 }
 
@@ -107,21 +124,34 @@ PARAM = {
 }
 
 _GRID_INPUT = dict(INPUT, properties=dict(INPUT["properties"], layout={"enum": ["channels"]}))
-_RULE = {"type": "object", "additionalProperties": False, "required": ["when", "why"],
-         "properties": {"when": _EXPR, "why": {"type": "string"}}}
+_RULE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["when", "why"],
+    "properties": {"when": _EXPR, "why": {"type": "string"}},
+}
 GRID = {
     "type": "object",
     "additionalProperties": False,
     "required": ["inputs"],
     "properties": {
         "params": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True},
-        "inputs": {"type": "object", "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"},
-                   "additionalProperties": _GRID_INPUT},
+        "inputs": {
+            "type": "object",
+            "propertyNames": {"pattern": "^[a-z_][a-z0-9_]*$"},
+            "additionalProperties": _GRID_INPUT,
+        },
         "kwargs": {"type": "object"},
         "exclude": {"type": "array", "items": _RULE},  # rows never generated, each with why
-        "raises": {"type": "array", "items": {  # rows that must raise
-            "type": "object", "additionalProperties": False, "required": ["when", "type"],
-            "properties": {"when": _EXPR, "type": {"type": "string"}}}},
+        "raises": {
+            "type": "array",
+            "items": {  # rows that must raise
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["when", "type"],
+                "properties": {"when": _EXPR, "type": {"type": "string"}},
+            },
+        },
         "modes": {"type": "array", "items": {"enum": ["eager", "symbolic"]}, "minItems": 1, "uniqueItems": True},
         "tolerance": _TOLERANCES,
         "stats": STATS,  # random ops: every row is checked by its statistics
@@ -170,8 +200,12 @@ RAISES = {
     "required": ["type", "when"],
     # exactly one of: `docs`, the doc versions whose Raises section documents it; `source`, where the library
     # raises it when no doc version documents it (e.g. "keras 2.3.1 backend/*_backend.py: batch_dot")
-    "properties": {"type": {"type": "string"}, "when": {"type": "string"}, "docs": _DOC_IDS,
-                   "source": {"type": "string", "minLength": 1}},
+    "properties": {
+        "type": {"type": "string"},
+        "when": {"type": "string"},
+        "docs": _DOC_IDS,
+        "source": {"type": "string", "minLength": 1},
+    },
     "oneOf": [{"required": ["docs"]}, {"required": ["source"]}],
 }
 
@@ -191,20 +225,40 @@ DOC_ERROR = {
 # a benchmark shape family (kbtool/bench/families.py): a case whose dims (and `{eval: ...}` kwargs) are
 # expressions of n, n per size, and a cost model over the input shapes (by parameter name), the kwargs and `out`
 # (the first output's shape)
-_BENCH_INPUT = dict(INPUT, properties=dict(INPUT["properties"], shape={
-    "type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0}, _EXPR]}}))
+_BENCH_INPUT = dict(
+    INPUT,
+    properties=dict(
+        INPUT["properties"], shape={"type": "array", "items": {"anyOf": [{"type": "integer", "minimum": 0}, _EXPR]}}
+    ),
+)
 BENCH = {
     "type": "object",
     "additionalProperties": False,
     "required": ["sizes", "case"],
     "properties": {
         "about": {"type": "string"},
-        "sizes": {"type": "object", "additionalProperties": False, "required": ["small", "medium", "large"],
-                  "properties": {k: {"type": "integer", "minimum": 1} for k in ("small", "medium", "large")}},
-        "case": dict(CASE, required=[], properties=dict(CASE["properties"], inputs={"anyOf": [
-            {"type": "array", "items": _BENCH_INPUT},
-            {"type": "object", "additionalProperties": {"anyOf": [_BENCH_INPUT, {"type": "array", "items": _BENCH_INPUT}]}},
-        ]})),
+        "sizes": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["small", "medium", "large"],
+            "properties": {k: {"type": "integer", "minimum": 1} for k in ("small", "medium", "large")},
+        },
+        "case": dict(
+            CASE,
+            required=[],
+            properties=dict(
+                CASE["properties"],
+                inputs={
+                    "anyOf": [
+                        {"type": "array", "items": _BENCH_INPUT},
+                        {
+                            "type": "object",
+                            "additionalProperties": {"anyOf": [_BENCH_INPUT, {"type": "array", "items": _BENCH_INPUT}]},
+                        },
+                    ]
+                },
+            ),
+        ),
         "flops": _EXPR,  # floating-point operations of one call
         "bytes": _EXPR,  # bytes one call must move at least (default: its inputs' and outputs' bytes)
     },
@@ -215,16 +269,41 @@ OP = {
     "additionalProperties": False,
     "required": ["category", "summary", "documented_in", "signature"],
     "properties": {
-        "category": {"enum": ["config", "variables", "math", "compare", "reduce", "shape", "linalg", "nn",
-                               "loss", "norm", "conv", "pool", "random", "control", "graph", "ctc", "update"]},
+        "category": {
+            "enum": [
+                "config",
+                "variables",
+                "math",
+                "compare",
+                "reduce",
+                "shape",
+                "linalg",
+                "nn",
+                "loss",
+                "norm",
+                "conv",
+                "pool",
+                "random",
+                "control",
+                "graph",
+                "ctc",
+                "update",
+            ]
+        },
         "summary": {"type": "string"},
         "documented_in": _DOC_IDS,
         "alias_of": _NAME,
         "signature": {"type": "array", "items": PARAM},
-        "signature_changes": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False, "required": ["docs", "note"],
-            # signature: that doc version's signature line, verbatim (tests/test_spec_fidelity.py checks it)
-            "properties": {"docs": _DOC_IDS, "note": {"type": "string"}, "signature": {"type": "string"}}}},
+        "signature_changes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["docs", "note"],
+                # signature: that doc version's signature line, verbatim (tests/test_spec_fidelity.py checks it)
+                "properties": {"docs": _DOC_IDS, "note": {"type": "string"}, "signature": {"type": "string"}},
+            },
+        },
         "returns": {"type": "string"},
         "shape_rules": {"type": "array", "items": SHAPE_RULE},
         "raises": {"type": "array", "items": RAISES},
@@ -233,8 +312,11 @@ OP = {
         "cases": {"type": "array", "items": CASE},
         "tolerance": _TOLERANCES,
         "not_checkable": {"type": "string"},  # why no case can run it (e.g. clear_session side effects)
-        "reads_config": {"type": "array", "items": {"enum": ["image_data_format", "floatx", "epsilon"]},
-                         "uniqueItems": True},  # the keras.json settings the op reads
+        "reads_config": {
+            "type": "array",
+            "items": {"enum": ["image_data_format", "floatx", "epsilon"]},
+            "uniqueItems": True,
+        },  # the keras.json settings the op reads
         "grid": GRID,  # cases generated from the parameters' domains
         "bench": BENCH,  # how `kbtool bench` grows its inputs (default: a case scaled along dim 0)
     },
@@ -246,14 +328,19 @@ SPEC = {
     "required": ["schema_version", "docs", "ops"],
     "properties": {
         "schema_version": {"const": 1},
-        "domains": {"type": "object", "propertyNames": _NAME,
-                    "additionalProperties": {"type": "array", "minItems": 1}},
+        "domains": {"type": "object", "propertyNames": _NAME, "additionalProperties": {"type": "array", "minItems": 1}},
         "docs": {
             "type": "object",
             "additionalProperties": {
-                "type": "object", "additionalProperties": False, "required": ["file", "lang"],
-                "properties": {"file": {"type": "string"}, "lang": {"type": "string"},
-                               "keras": {"type": "string"}, "note": {"type": "string"}},
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["file", "lang"],
+                "properties": {
+                    "file": {"type": "string"},
+                    "lang": {"type": "string"},
+                    "keras": {"type": "string"},
+                    "note": {"type": "string"},
+                },
             },
         },
         "ops": {"type": "object", "propertyNames": _NAME, "additionalProperties": OP},

@@ -14,6 +14,7 @@ more than MAX_ITEMS items and no integer may pass MAX_INT in size (checked befor
 after every operation); `%` works on numbers only (no string formatting). Breaking a bound, or a RecursionError
 or MemoryError, is a ShapeExprError.
 """
+
 import ast
 import operator
 
@@ -22,13 +23,27 @@ from .. import files
 MAX_CHARS = 1000  # the shipped spec's longest expression: 147
 MAX_DEPTH = 30  # levels of the syntax tree (the shipped spec's deepest: 9)
 MAX_ITEMS = 64  # items of a list, tuple or string made during evaluation (a shape has at most 32 dims)
-MAX_INT = 2 ** 31  # the magnitude of an integer made during evaluation
+MAX_INT = 2**31  # the magnitude of an integer made during evaluation
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
-_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-           ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-           ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_CMPOPS = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 
 
 def _drop(seq, index):
@@ -76,7 +91,7 @@ def _axes(shape, axis):
     named = axis if isinstance(axis, (list, tuple)) else [axis]
     for a in named:
         if not (isinstance(a, int) and not isinstance(a, bool) and -len(shape) <= a < len(shape)):
-            raise ShapeExprError("axis {} is not an axis of a rank-{} shape".format(files.clip(a, 40), len(shape)))
+            raise ShapeExprError(f"axis {files.clip(a, 40)} is not an axis of a rank-{len(shape)} shape")
     return sorted({a % len(shape) for a in named})
 
 
@@ -87,7 +102,7 @@ def _broadcast(a, b):
     out = []
     for m, n in zip(a, b):
         if m != n and 1 not in (m, n):
-            raise ShapeExprError("shapes {} and {} do not broadcast".format(a, b))
+            raise ShapeExprError(f"shapes {a} and {b} do not broadcast")
         out.append(n if m == 1 else m)
     return out
 
@@ -110,9 +125,30 @@ class UnboundName(ShapeExprError):
 
 
 # every node the interpreter below evaluates (and the operator/context nodes under them); nothing else parses
-_ALLOWED = ((ast.Expression, ast.Constant, ast.Name, ast.Load, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp,
-             ast.USub, ast.Not, ast.BoolOp, ast.And, ast.Or, ast.Compare, ast.IfExp, ast.Subscript, ast.Slice,
-             ast.Call) + tuple(_BINOPS) + tuple(_CMPOPS))
+_ALLOWED = (
+    (
+        ast.Expression,
+        ast.Constant,
+        ast.Name,
+        ast.Load,
+        ast.List,
+        ast.Tuple,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.USub,
+        ast.Not,
+        ast.BoolOp,
+        ast.And,
+        ast.Or,
+        ast.Compare,
+        ast.IfExp,
+        ast.Subscript,
+        ast.Slice,
+        ast.Call,
+    )
+    + tuple(_BINOPS)
+    + tuple(_CMPOPS)
+)
 
 
 def _quoted(text):
@@ -122,30 +158,30 @@ def _quoted(text):
 def parse(text):
     """Parse and check an expression; raises ShapeExprError naming the disallowed construct."""
     if not isinstance(text, str):
-        raise ShapeExprError("a shape expression is a string, not {}".format(_quoted(text)))
+        raise ShapeExprError(f"a shape expression is a string, not {_quoted(text)}")
     if len(text) > MAX_CHARS:
-        raise ShapeExprError("expression {} is longer than {} characters".format(_quoted(text), MAX_CHARS))
+        raise ShapeExprError(f"expression {_quoted(text)} is longer than {MAX_CHARS} characters")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise ShapeExprError("syntax error in {}: {}".format(_quoted(text), exc.msg))
+        raise ShapeExprError(f"syntax error in {_quoted(text)}: {exc.msg}")
     except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; nesting the parser refuses
-        raise ShapeExprError("cannot parse {}: {}".format(_quoted(text), type(exc).__name__))
+        raise ShapeExprError(f"cannot parse {_quoted(text)}: {type(exc).__name__}")
     depths = [(tree, 1)]  # iterative: the tree may be deeper than Python's recursion limit
     while depths:
         node, depth = depths.pop()
         if depth > MAX_DEPTH:
-            raise ShapeExprError("expression {} is nested more than {} levels deep".format(_quoted(text), MAX_DEPTH))
+            raise ShapeExprError(f"expression {_quoted(text)} is nested more than {MAX_DEPTH} levels deep")
         depths.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS or node.keywords:
                 raise ShapeExprError("only {} may be called in {}".format(", ".join(sorted(FUNCTIONS)), _quoted(text)))
         elif isinstance(node, ast.Attribute):
-            raise ShapeExprError("attribute access is not allowed in {}".format(_quoted(text)))
+            raise ShapeExprError(f"attribute access is not allowed in {_quoted(text)}")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_text(node.left):
-            raise ShapeExprError("% works on numbers only (no string formatting) in {}".format(_quoted(text)))
+            raise ShapeExprError(f"% works on numbers only (no string formatting) in {_quoted(text)}")
         elif not isinstance(node, _ALLOWED):
-            raise ShapeExprError("{} is not allowed in {}".format(type(node).__name__, _quoted(text)))
+            raise ShapeExprError(f"{type(node).__name__} is not allowed in {_quoted(text)}")
     _check_constants(tree.body, text)
     return tree.body
 
@@ -163,7 +199,7 @@ def _check_constants(node, text):
             try:
                 _eval(node, {})
             except ShapeExprError as exc:
-                raise ShapeExprError("{} in {}".format(exc, _quoted(text)))
+                raise ShapeExprError(f"{exc} in {_quoted(text)}")
             except (IndexError, TypeError, KeyError, ZeroDivisionError, ValueError, OverflowError):
                 pass
             continue
@@ -194,10 +230,9 @@ def _bounded(value):
     """`value`, if within the language's bounds (see the module docstring)."""
     if isinstance(value, (list, tuple, str, bytes)):
         if len(value) > MAX_ITEMS:
-            raise ShapeExprError("a {} of {} items (the limit is {})".format(
-                type(value).__name__, len(value), MAX_ITEMS))
+            raise ShapeExprError(f"a {type(value).__name__} of {len(value)} items (the limit is {MAX_ITEMS})")
     elif isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value <= MAX_INT:
-        raise ShapeExprError("integer {} is past the limit of 2**31".format(files.clip(value, 40)))
+        raise ShapeExprError(f"integer {files.clip(value, 40)} is past the limit of 2**31")
     return value
 
 
@@ -207,11 +242,11 @@ def _binop(op, left, right):
             if isinstance(seq, (list, tuple, str, bytes)) and isinstance(times, int):
                 _bounded(seq)
                 if len(seq) * max(times, 0) > MAX_ITEMS:
-                    raise ShapeExprError("a {} of {} items repeated {} times (the limit is {} items)".format(
-                        type(seq).__name__, len(seq), files.clip(times, 40), MAX_ITEMS))
+                    raise ShapeExprError(
+                        f"a {type(seq).__name__} of {len(seq)} items repeated {files.clip(times, 40)} times (the limit is {MAX_ITEMS} items)"
+                    )
     if op is ast.Mod and not (isinstance(left, (int, float)) and isinstance(right, (int, float))):
-        raise ShapeExprError("% works on numbers only, not {} and {}".format(
-            type(left).__name__, type(right).__name__))
+        raise ShapeExprError(f"% works on numbers only, not {type(left).__name__} and {type(right).__name__}")
     return _BINOPS[op](left, right)
 
 
@@ -250,7 +285,9 @@ def _eval_node(node, names):
     if isinstance(node, ast.Subscript):
         value = _eval(node.value, names)
         if isinstance(node.slice, ast.Slice):
-            parts = [None if p is None else _eval(p, names) for p in (node.slice.lower, node.slice.upper, node.slice.step)]
+            parts = [
+                None if p is None else _eval(p, names) for p in (node.slice.lower, node.slice.upper, node.slice.step)
+            ]
             if isinstance(value, (list, tuple, str, bytes)):  # sliced first: a long value is never copied whole
                 return list(value[slice(*parts)])
             return list(_bounded(value))[slice(*parts)]
@@ -261,7 +298,7 @@ def _eval_node(node, names):
             for arg in args:
                 _bounded(arg)
         return FUNCTIONS[node.func.id](*args)
-    raise ShapeExprError("{} is not allowed in shape rules".format(type(node).__name__))
+    raise ShapeExprError(f"{type(node).__name__} is not allowed in shape rules")
 
 
 def _normal(value):
@@ -283,9 +320,17 @@ def expected_shape(rules, names):
                 if not applies:
                     continue
             return [_bounded(int(v)) for v in evaluate(rule["shape"], scope)], index
-        except (IndexError, TypeError, KeyError, ZeroDivisionError, ValueError, OverflowError, RecursionError,
-                MemoryError) as exc:
+        except (
+            IndexError,
+            TypeError,
+            KeyError,
+            ZeroDivisionError,
+            ValueError,
+            OverflowError,
+            RecursionError,
+            MemoryError,
+        ) as exc:
             if isinstance(exc, ShapeExprError):
                 raise
-            raise ShapeExprError("shape rule {} failed: {}: {}".format(index, type(exc).__name__, files.clip(exc)))
+            raise ShapeExprError(f"shape rule {index} failed: {type(exc).__name__}: {files.clip(exc)}")
     return None, None

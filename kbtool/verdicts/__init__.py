@@ -9,6 +9,7 @@
 
 `judge` applies them in order; an outcome is a worker reply `(header, arrays)`.
 """
+
 from ..results import Status, Verdict
 from ..runners.worker import protocol
 from .doc_claims import doc_check  # noqa: F401  (re-exported for the run stage)
@@ -19,8 +20,12 @@ from .stats import judge_stats
 from .values import compare_outputs
 
 # replies that are verdicts by themselves: the case never produced a value to compare
-_REPLY_VERDICTS = {protocol.CRASH: Status.CRASH, protocol.TIMEOUT: Status.TIMEOUT,
-                   protocol.UNSUPPORTED: Status.UNSUPPORTED, protocol.UNAVAILABLE: Status.COULD_NOT_START}
+_REPLY_VERDICTS = {
+    protocol.CRASH: Status.CRASH,
+    protocol.TIMEOUT: Status.TIMEOUT,
+    protocol.UNSUPPORTED: Status.UNSUPPORTED,
+    protocol.UNAVAILABLE: Status.COULD_NOT_START,
+}
 
 
 def judge(case, expected, actual, shape_rules=None):
@@ -34,13 +39,19 @@ def judge(case, expected, actual, shape_rules=None):
     if exp_header["status"] == protocol.RAISED:
         # a case that expects a value can never pass because both sides raised: the spec (or the reference) is wrong
         error = exp_header["error"]
-        return Verdict(Status.ERROR, "the reference raised {}: {} (a case that expects an error says `raises:`)".format(
-            error["type"], error["message"][:200]))
+        return Verdict(
+            Status.ERROR,
+            "the reference raised {}: {} (a case that expects an error says `raises:`)".format(
+                error["type"], error["message"][:200]
+            ),
+        )
     if act_header["status"] == protocol.RAISED:
         return judge_backend_raised(act_header["error"])
     if exp_header["status"] != protocol.OK:
-        return Verdict(Status.ERROR, "reference did not produce a value: {}".format(
-            exp_header.get("message", exp_header["status"])))
+        return Verdict(
+            Status.ERROR,
+            "reference did not produce a value: {}".format(exp_header.get("message", exp_header["status"])),
+        )
     expected_values, actual_values = output_values(exp_header, exp_arrays), output_values(act_header, act_arrays)
     if case.stats:
         return judge_stats(case.stats, expected_values, actual_values)

@@ -1,4 +1,5 @@
 """Documented examples: does what a doc version shows match what a backend returned?"""
+
 import numpy as np
 
 from .values import py_equal
@@ -20,8 +21,9 @@ def doc_check(shown, values):
         else:
             matches = None  # a textual claim (e.g. a repr) is shown to the user, not judged
         what = claim.get("shape", claim.get("value", claim.get("text")))
-        verdicts.append({"docs": claim["docs"], "shown": ("shape " if "shape" in claim else "") + str(what),
-                         "matches": matches})
+        verdicts.append(
+            {"docs": claim["docs"], "shown": ("shape " if "shape" in claim else "") + str(what), "matches": matches}
+        )
     return verdicts
 
 

@@ -1,4 +1,5 @@
 """Expected exceptions: the case (or the reference) raised, so the backend must raise the same type."""
+
 import regex
 
 from ..results import Details, Status, Verdict
@@ -11,19 +12,26 @@ MATCH_TIMEOUT = 1.0  # seconds a case's `match` search may take
 def judge_raises(want, match, actual_header):
     """`want` is an exception class name that must be in the raised error's MRO; `match` a regex on its message."""
     if actual_header["status"] != protocol.RAISED:
-        return Verdict(Status.FAIL, "expected {} to be raised, got a result{}".format(want, shape_note(actual_header)))
+        return Verdict(Status.FAIL, f"expected {want} to be raised, got a result{shape_note(actual_header)}")
     error = actual_header["error"]
     if want not in error["mro"]:
-        return Verdict(Status.FAIL, "expected {}, raised {}: {}".format(want, error["type"], error["message"][:200]),
-                       Details(expected_value=want, actual_value=error["type"]))
+        return Verdict(
+            Status.FAIL,
+            "expected {}, raised {}: {}".format(want, error["type"], error["message"][:200]),
+            Details(expected_value=want, actual_value=error["type"]),
+        )
     if match:
         try:  # the `regex` engine with a time limit: a spec's regex can never hang a check
             found, note = regex.search(match, error["message"], timeout=MATCH_TIMEOUT) is not None, ""
         except TimeoutError:
-            found, note = False, " (the regex search timed out after {:g} s: taken as no match)".format(MATCH_TIMEOUT)
+            found, note = False, f" (the regex search timed out after {MATCH_TIMEOUT:g} s: taken as no match)"
         if not found:
-            return Verdict(Status.FAIL, "raised {} but message {!r} does not match {!r}{}".format(
-                error["type"], error["message"][:200], match[:200], note))
+            return Verdict(
+                Status.FAIL,
+                "raised {} but message {!r} does not match {!r}{}".format(
+                    error["type"], error["message"][:200], match[:200], note
+                ),
+            )
     return Verdict(Status.PASS)
 
 

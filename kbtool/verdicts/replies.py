@@ -1,4 +1,5 @@
 """Reading a worker reply (header, arrays): its values, and a few words on what it returned."""
+
 import numpy as np
 
 
@@ -14,8 +15,8 @@ def array_shapes(header):
 def shape_note(header):
     """' of shape (2, 3)' for a reply with one array output, else ''."""
     shapes = array_shapes(header)
-    return " of shape {}".format(tuple(shapes[0])) if len(shapes) == 1 else ""
+    return f" of shape {tuple(shapes[0])}" if len(shapes) == 1 else ""
 
 
 def kind_of(value):
-    return "an array" if isinstance(value, np.ndarray) else "{!r}".format(value)
+    return "an array" if isinstance(value, np.ndarray) else f"{value!r}"

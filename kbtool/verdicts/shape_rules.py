@@ -1,4 +1,5 @@
 """The spec's shape rules (documented output shapes) applied to a result that otherwise passed."""
+
 from ..results import Details, Status, Verdict
 from ..specs import shapes
 from .replies import array_shapes
@@ -18,8 +19,11 @@ def judge_shape_rules(rules, case, header):
     try:
         want, index = shapes.expected_shape(rules, case.shape_names)
     except shapes.ShapeExprError as exc:
-        return Verdict(Status.FAIL, "spec shape rule error: {}".format(exc))
+        return Verdict(Status.FAIL, f"spec shape rule error: {exc}")
     if want is not None and outputs[0] != want:
-        return Verdict(Status.FAIL, "shape {} but the spec's shape rule {} says {}".format(
-            tuple(outputs[0]), index, tuple(want)), Details(expected_shape=want, actual_shape=outputs[0]))
+        return Verdict(
+            Status.FAIL,
+            f"shape {tuple(outputs[0])} but the spec's shape rule {index} says {tuple(want)}",
+            Details(expected_shape=want, actual_shape=outputs[0]),
+        )
     return None

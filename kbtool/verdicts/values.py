@@ -4,6 +4,7 @@ Rules: outputs are compared one by one (count first); a NumPy scalar and a Pytho
 shapes must be equal before values are compared; NaN equals NaN at the same place; a dtype difference still
 compares the values (loosest tolerance of the two dtypes), so that it never hides a value difference.
 """
+
 import numpy as np
 
 from ..results import Details, Status, Verdict
@@ -14,12 +15,12 @@ from .tolerances import loosest, tolerance_for
 def compare_outputs(expected, actual, tolerance=None):
     """Lists of output values (ndarray or Python values) → Verdict."""
     if len(expected) != len(actual):
-        return Verdict(Status.FAIL, "returned {} outputs, reference returned {}".format(len(actual), len(expected)))
+        return Verdict(Status.FAIL, f"returned {len(actual)} outputs, reference returned {len(expected)}")
     for i, (exp, act) in enumerate(zip(expected, actual)):
         verdict = compare_value(exp, act, tolerance or {})
         if not verdict.passed:
             if len(expected) > 1:
-                verdict.message = "output {}: {}".format(i, verdict.message)
+                verdict.message = f"output {i}: {verdict.message}"
             return verdict
     return Verdict(Status.PASS)
 
@@ -32,18 +33,31 @@ def compare_value(exp, act, tolerance):
             # a NumPy scalar from one backend, a Python number from another: the value is what counts
             if np.isclose(act, exp, equal_nan=True):
                 return Verdict(Status.PASS)
-            return Verdict(Status.FAIL, "returned {!r}, reference {!r}".format(act, exp),
-                           Details(expected_value=_plain(exp), actual_value=_plain(act)))
+            return Verdict(
+                Status.FAIL,
+                f"returned {act!r}, reference {exp!r}",
+                Details(expected_value=_plain(exp), actual_value=_plain(act)),
+            )
         if exp_is_array != act_is_array:
-            return Verdict(Status.FAIL, "returned {}, reference returned {}".format(kind_of(act), kind_of(exp)))
+            return Verdict(Status.FAIL, f"returned {kind_of(act)}, reference returned {kind_of(exp)}")
         if py_equal(exp, act):
             return Verdict(Status.PASS)
-        return Verdict(Status.FAIL, "returned {!r}, reference {!r}".format(act, exp),
-                       Details(expected_value=_plain(exp), actual_value=_plain(act)))
+        return Verdict(
+            Status.FAIL,
+            f"returned {act!r}, reference {exp!r}",
+            Details(expected_value=_plain(exp), actual_value=_plain(act)),
+        )
     if exp.shape != act.shape:
-        return Verdict(Status.FAIL, "shape {} != reference {}".format(tuple(act.shape), tuple(exp.shape)),
-                       Details(expected_shape=list(exp.shape), actual_shape=list(act.shape),
-                               expected_dtype=str(exp.dtype), actual_dtype=str(act.dtype)))
+        return Verdict(
+            Status.FAIL,
+            f"shape {tuple(act.shape)} != reference {tuple(exp.shape)}",
+            Details(
+                expected_shape=list(exp.shape),
+                actual_shape=list(act.shape),
+                expected_dtype=str(exp.dtype),
+                actual_dtype=str(act.dtype),
+            ),
+        )
     if exp.dtype != act.dtype:
         tol = loosest([str(exp.dtype), str(act.dtype)], tolerance)
         both_numeric = exp.dtype.kind != "b" and act.dtype.kind != "b"
@@ -51,9 +65,13 @@ def compare_value(exp, act, tolerance):
         values = compare_arrays(exp.astype(common), act.astype(common), tol)
         details = values.details or Details()
         details.expected_dtype, details.actual_dtype = str(exp.dtype), str(act.dtype)
-        return Verdict(Status.FAIL, "dtype {} != reference {} ({})".format(
-            act.dtype, exp.dtype, "values agree" if values.passed else "values also differ: " + values.message),
-            details)
+        return Verdict(
+            Status.FAIL,
+            "dtype {} != reference {} ({})".format(
+                act.dtype, exp.dtype, "values agree" if values.passed else "values also differ: " + values.message
+            ),
+            details,
+        )
     return compare_arrays(exp, act, tolerance_for(str(exp.dtype), tolerance))
 
 
@@ -71,14 +89,36 @@ def compare_arrays(exp, act, tol):
         diff = np.abs(act.astype("float64") - exp.astype("float64"))
         rel = diff / np.abs(exp.astype("float64"))
     worst = _finite_max(diff)  # None when no difference is finite (a NaN or inf against a number)
-    details = Details(expected_shape=list(exp.shape), actual_shape=list(act.shape), expected_dtype=str(exp.dtype),
-                      actual_dtype=str(act.dtype), max_abs_diff=worst, max_rel_diff=_finite_max(rel),
-                      mismatched=len(bad), size=int(ok.size), first_index=list(first),
-                      expected_value=_plain(exp[first]), actual_value=_plain(act[first]),
-                      rtol=tol["rtol"], atol=tol["atol"])
-    return Verdict(Status.FAIL, "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs "
-                   "reference {!r}".format(len(bad), ok.size, float("nan") if worst is None else worst, tol["rtol"], tol["atol"], first, act[first].item(),
-                                           exp[first].item()), details)
+    details = Details(
+        expected_shape=list(exp.shape),
+        actual_shape=list(act.shape),
+        expected_dtype=str(exp.dtype),
+        actual_dtype=str(act.dtype),
+        max_abs_diff=worst,
+        max_rel_diff=_finite_max(rel),
+        mismatched=len(bad),
+        size=int(ok.size),
+        first_index=list(first),
+        expected_value=_plain(exp[first]),
+        actual_value=_plain(act[first]),
+        rtol=tol["rtol"],
+        atol=tol["atol"],
+    )
+    return Verdict(
+        Status.FAIL,
+        "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs "
+        "reference {!r}".format(
+            len(bad),
+            ok.size,
+            float("nan") if worst is None else worst,
+            tol["rtol"],
+            tol["atol"],
+            first,
+            act[first].item(),
+            exp[first].item(),
+        ),
+        details,
+    )
 
 
 def _finite_max(values):
@@ -113,6 +153,8 @@ def _plain(value):
 
 def py_equal(a, b):
     """Python values, lists and tuples alike."""
+
     def norm(v):
         return [norm(x) for x in v] if isinstance(v, (list, tuple)) else v
+
     return norm(a) == norm(b)

@@ -35,6 +35,7 @@ print_tensor's reply has two more leaves, from the text it printed on stdout (ca
 that are not numbers (the message; nothing else is documented) and whether the printed numbers are the
 tensor's values. The documented behaviour: "prints message and the tensor value".
 """
+
 import contextlib
 import io
 import os
@@ -66,9 +67,14 @@ def resolve_op(modules, name):
     found = [m for m in modules if getattr(m, name, None) is not None]
     if found:  # e.g. keras 3's legacy backend imports a module named `backend`: the name is there, no function
         value = getattr(found[0], name)
-        raise Unsupported("{}.{} is not a function (it is {} {})".format(
-            getattr(found[0], "__name__", "backend"), name, "a" if type(value).__name__[0] not in "aeiou" else "an",
-            type(value).__name__))
+        raise Unsupported(
+            "{}.{} is not a function (it is {} {})".format(
+                getattr(found[0], "__name__", "backend"),
+                name,
+                "a" if type(value).__name__[0] not in "aeiou" else "an",
+                type(value).__name__,
+            )
+        )
     raise Unsupported("{} has no attribute {!r}".format(getattr(modules[0], "__name__", "backend"), name))
 
 
@@ -120,8 +126,10 @@ class Builder(object):
             return steps.get(spec["step"])(K)
         if "call" in spec:
             fn = getattr(K, spec["call"])
-            return fn(*[self.build(a) for a in spec.get("args", [])],
-                      **dict((k, self.build(v)) for k, v in spec.get("kwargs", {}).items()))
+            return fn(
+                *[self.build(a) for a in spec.get("args", [])],
+                **{k: self.build(v) for k, v in spec.get("kwargs", {}).items()},
+            )
         if "result" in spec:
             return self.results[spec["result"]]
         raise ValueError("unknown argument spec {!r}".format(spec))
@@ -168,15 +176,18 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     except Unsupported as exc:
         return {"status": protocol.UNSUPPORTED, "message": str(exc)}, []
     if request.get("grad") and not callable(getattr(K, "gradients", None)):
-        return {"status": protocol.UNSUPPORTED, "message": "{} has no gradients()".format(getattr(K, "__name__", "backend"))}, []
+        return {
+            "status": protocol.UNSUPPORTED,
+            "message": "{} has no gradients()".format(getattr(K, "__name__", "backend")),
+        }, []
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
     printed = CapturedStdout() if request["op"] == "print_tensor" else None
     try:
-        with context, (printed or contextlib.ExitStack()):
+        with context, printed or contextlib.ExitStack():
             observe = bool(request.get("observe"))
             builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
             args = [builder.build(a) for a in request.get("args", [])]
-            kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
+            kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
             result = fn(*args, **kwargs)
             if request.get("repeat"):
                 # seeded random ops: the same call again; both draws are compared by the controller
@@ -213,14 +224,14 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     try:
         for value in values:
             if is_python_value(value):
-                outputs.append({"kind": "python", "value": _jsonable(value),
-                                "pytype": type(value).__name__})
+                outputs.append({"kind": "python", "value": _jsonable(value), "pytype": type(value).__name__})
             else:
                 array = np.asarray(value)
                 if array.dtype == object:
                     raise TypeError("result of type {} is not an array".format(type(value).__name__))
-                outputs.append({"kind": "array", "index": len(out_arrays),
-                                "dtype": str(array.dtype), "shape": list(array.shape)})
+                outputs.append(
+                    {"kind": "array", "index": len(out_arrays), "dtype": str(array.dtype), "shape": list(array.shape)}
+                )
                 out_arrays.append(array)
     except Exception as exc:
         return {"status": protocol.RAISED, "error": describe_exception(exc)}, []

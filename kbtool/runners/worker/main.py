@@ -5,6 +5,7 @@ Started by the controller as `python main.py --module keras.backend ...` inside 
 environment. The protocol runs on a private copy of stdout; fd 1 itself is pointed at stderr
 so that whatever the backend prints cannot corrupt the stream.
 """
+
 import argparse
 import importlib
 import os
@@ -12,7 +13,7 @@ import sys
 import time
 import traceback
 
-import protocol  # noqa: E402  (sibling modules: this file runs as a script)
+import protocol
 import shims
 
 
@@ -23,10 +24,16 @@ def parse_args(argv):
     parser.add_argument("--shim", action="append", default=[])
     parser.add_argument("--version-of", action="append", default=[], help="distribution modules to report")
     parser.add_argument("--graph", choices=["none", "tensorflow"], default="none")
-    parser.add_argument("--clear-session", action="store_true",
-                        help="K.clear_session() before each request (a TF1 graph would otherwise grow with every case)")
-    parser.add_argument("--apply-keras-json", action="store_true",
-                        help="set the module's floatx/epsilon/image_data_format from $KERAS_HOME/keras.json")
+    parser.add_argument(
+        "--clear-session",
+        action="store_true",
+        help="K.clear_session() before each request (a TF1 graph would otherwise grow with every case)",
+    )
+    parser.add_argument(
+        "--apply-keras-json",
+        action="store_true",
+        help="set the module's floatx/epsilon/image_data_format from $KERAS_HOME/keras.json",
+    )
     return parser.parse_args(argv)
 
 
@@ -43,7 +50,7 @@ def keras_json():
             data = json.load(f)
     except (OSError, ValueError):
         return {}
-    return dict((k, data[k]) for k in CONFIG_KEYS if k in data) if isinstance(data, dict) else {}
+    return {k: data[k] for k in CONFIG_KEYS if k in data} if isinstance(data, dict) else {}
 
 
 def apply_settings(K, wanted):
@@ -82,6 +89,7 @@ def versions(names):
 def graph_context(kind):
     if kind == "tensorflow":
         import tensorflow as tf
+
         return lambda: tf.Graph().as_default()
     return None
 
@@ -103,15 +111,24 @@ def main(argv=None):
         import timing
     except BaseException as exc:
         lines = traceback.format_exception_only(type(exc), exc)
-        protocol.write_message(proto_out, {"status": protocol.BROKEN, "error": lines[-1].strip(),
-                                           "python": sys.version.split()[0]})
+        protocol.write_message(
+            proto_out, {"status": protocol.BROKEN, "error": lines[-1].strip(), "python": sys.version.split()[0]}
+        )
         return 3
     import numpy
+
     backend_name = K.backend() if callable(getattr(K, "backend", None)) else args.module
-    hello = {"status": protocol.READY, "backend": backend_name, "module": args.module,
-             "python": sys.version.split()[0], "numpy": numpy.__version__,
-             "versions": versions(args.version_of), "import_seconds": round(time.time() - started, 3),
-             "keras_json": keras_json(), "keras_config": settings_in_effect(K)}
+    hello = {
+        "status": protocol.READY,
+        "backend": backend_name,
+        "module": args.module,
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "versions": versions(args.version_of),
+        "import_seconds": round(time.time() - started, 3),
+        "keras_json": keras_json(),
+        "keras_config": settings_in_effect(K),
+    }
     protocol.write_message(proto_out, hello)
     modules = [K] + fallbacks
     while True:

@@ -5,6 +5,7 @@ One message = 4-byte big-endian length + UTF-8 JSON header, then for each entry 
 header["arrays"] (a list of byte counts) that many bytes in `.npy` format. Arrays never
 travel as pickles: numpy 2 pickles do not load under numpy 1.x.
 """
+
 import io
 import json
 import struct
@@ -64,6 +65,7 @@ def _stream_reader(stream):
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
+
     return read_exact
 
 

@@ -1,5 +1,6 @@
 # py36-compatible
 """Start-up shims applied before a backend is imported, named by the backend's recipe."""
+
 import sys
 
 
@@ -7,6 +8,7 @@ def collections_abc():
     # keras 2.3.1 and theano 1.0.5 import ABCs from `collections`, removed in Python 3.10.
     import collections
     import collections.abc
+
     for name in ("Iterable", "Mapping", "Sequence", "Callable", "MutableMapping"):
         if not hasattr(collections, name):
             setattr(collections, name, getattr(collections.abc, name))
@@ -20,11 +22,15 @@ def theano_no_c_scan():
 def plaidml_install_backend():
     # plaidml-keras plugs its backend into keras 2.2.4 by patching keras's backend loader before keras is imported.
     import plaidml.keras
+
     plaidml.keras.install_backend()
 
 
-SHIMS = {"collections_abc": collections_abc, "theano_no_c_scan": theano_no_c_scan,
-         "plaidml_install_backend": plaidml_install_backend}
+SHIMS = {
+    "collections_abc": collections_abc,
+    "theano_no_c_scan": theano_no_c_scan,
+    "plaidml_install_backend": plaidml_install_backend,
+}
 
 
 def apply(names):

@@ -31,6 +31,7 @@ def _rnn_sum(K):
     def step(inputs, states):
         new_state = states[0] + inputs
         return new_state, [new_state]
+
     return step
 
 
@@ -49,6 +50,7 @@ def _rnn_scaled_sum(K):
     def step(inputs, states):
         new_state = states[0] + inputs * states[1]
         return new_state, [new_state]
+
     return step
 
 
@@ -58,6 +60,7 @@ def _rnn_two_states(K):
         total = states[0] + inputs
         decayed = states[1] * 0.5 + inputs
         return total - decayed, [total, decayed]
+
     return step
 
 
@@ -65,6 +68,7 @@ def _rnn_double(K):
     # uses no state: the output is twice the input, the (possibly empty) states pass through
     def step(inputs, states):
         return inputs * 2.0, list(states)
+
     return step
 
 
@@ -72,6 +76,7 @@ def _rnn_pairs(K):
     # a rank-3 output (samples, features, 2): each input twice along a new last axis; the states pass through
     def step(inputs, states):
         return K.tile(K.expand_dims(inputs), [1, 1, 2]), list(states)
+
     return step
 
 
@@ -79,6 +84,7 @@ def _rnn_count(K):
     # the output is the input; every state, whatever its rank, counts the (unmasked) steps
     def step(inputs, states):
         return inputs, [state + 1.0 for state in states]
+
     return step
 
 

@@ -14,6 +14,7 @@ the first call) from the steady-state call: `loops` calls per sample, calibrated
 seconds and `min_samples` samples (or `max_seconds`). Samples are seconds per call; the garbage collector is
 off within a sample (as in timeit). Nothing is subtracted: an "overhead" request measures the harness itself.
 """
+
 import contextlib
 import gc
 import time
@@ -26,7 +27,7 @@ except ImportError:  # run as a script inside a backend env
 
 timer = time.perf_counter
 MAX_SAMPLES = 1000
-MAX_LOOPS = 10 ** 7
+MAX_LOOPS = 10**7
 
 
 def run_loops(call, loops):
@@ -96,15 +97,16 @@ def measure(call, budget=0.2, min_sample=0.01, min_samples=5, max_seconds=20.0, 
 
 
 def _settings(request):
-    return dict((key, float(request[key])) for key in ("budget", "min_sample", "max_seconds", "warmup")
-                if key in request)
+    return {key: float(request[key]) for key in ("budget", "min_sample", "max_seconds", "warmup") if key in request}
 
 
 def forced_call(K, fn, args, kwargs, builder):
     """A call of fn whose tensor results are evaluated (eager), as a caller reading the result would."""
+
     def call():
         leaves, _ = invoke.flatten_result(fn(*args, **kwargs))
         return invoke.evaluate_leaves(K, leaves, builder, "eager")
+
     return call
 
 
@@ -139,9 +141,13 @@ def bench(K, request, arrays, modules, symbolic_context=None):
             outputs = [] if request.get("then_only") else _describe(values)  # (a result with no value)
             limit = float(request.get("max_seconds", 20.0))
             if one_time["first_call_s"] >= limit:  # no time left for a steady state: said, not hidden
-                timed = {"loops": 1, "warmup_calls": 0, "samples": [one_time["first_call_s"]],
-                         "message": "the first call took {:.1f} s, past the {:g} s limit: it is the only sample "
-                                    "(one-time costs included)".format(one_time["first_call_s"], limit)}
+                timed = {
+                    "loops": 1,
+                    "warmup_calls": 0,
+                    "samples": [one_time["first_call_s"]],
+                    "message": "the first call took {:.1f} s, past the {:g} s limit: it is the only sample "
+                    "(one-time costs included)".format(one_time["first_call_s"], limit),
+                }
             else:
                 timed = measure(call, min_samples=int(request.get("min_samples", 5)), **_settings(request))
     except Exception as exc:  # the backend's own error is the finding
@@ -161,7 +167,7 @@ def _prepare(K, fn, request, arrays, mode):
     observe = bool(request.get("observe"))
     builder = invoke.Builder(K, arrays, mode, variables_only=observe)
     args = [builder.build(a) for a in request.get("args", [])]
-    kwargs = dict((k, builder.build(v)) for k, v in request.get("kwargs", {}).items())
+    kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
     if request.get("then_only"):
         return (lambda: fn(*args, **kwargs)), {"build_s": timer() - started, "compile_s": None}
     if mode == "eager":
