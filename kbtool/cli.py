@@ -381,9 +381,15 @@ def env_remove(names):
 )
 def backends(as_json, names):
     """Start each backend's worker and report status, versions and why one is unavailable."""
-    from .runners.registry import probe_all
+    from .interrupts import Interrupted, Interrupts
+    from .session import Cancel, probe_all
 
-    infos = probe_all(names)
+    cancel = Cancel()
+    try:
+        with Interrupts(cancel, "no backend is reported", raise_in_main=True):
+            infos = probe_all(names, cancel)
+    except Interrupted as stop:
+        sys.exit(128 + stop.signum)
     if as_json:
         click.echo(json.dumps(infos, indent=2))
         return
@@ -850,7 +856,14 @@ def report_diff(old, new, as_json):
     type=click.Path(dir_okay=False),
     help="Known-differences file (default: the one beside the shipped spec).",
 )
-def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path):
+@click.option(
+    "--timeout",
+    "case_timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds a drawn case may run before its worker is killed (default: the backend's own, else 120).",
+)
+def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout):
     """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
     judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
 
@@ -860,6 +873,7 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
 
     from .explore import engine, render
     from .explore.save import save_case
+    from .interrupts import Interrupted, Interrupts
     from .plan import resolve_backends
     from .runners import registry
 
@@ -876,17 +890,28 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
                 "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
             )
         )
-    session = engine.Session(spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path))
-    if raw is None and session.strategy is None:
+    exploration = engine.Exploration(
+        spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout
+    )
+    if raw is None and exploration.strategy is None:
         raise KbtoolError(
             f"nothing to explore: {op} has no case to start from (its cases are all raw-args, raises, "
             "random or gradient cases)"
         )
-    if raw is not None:
-        outcomes = [engine.replay(session, slot.name, slot.launch, raw) for slot in slots if slot.launch]
-    else:
-        with render.Progress() as progress:
-            outcomes = engine.explore(session, slots, max_examples, progress=progress)
+    outcomes = []  # filled as each backend finishes (or is interrupted): a signal keeps what was found
+    with Interrupts(exploration.cancel, "the findings so far follow", raise_in_main=True) as interrupts:
+        try:
+            if raw is not None:
+                for slot in slots:
+                    if slot.launch:
+                        outcomes.append(engine.replay(exploration, slot.name, slot.launch, raw))
+            else:
+                with render.Progress() as progress:
+                    engine.explore(exploration, slots, max_examples, progress=progress, outcomes=outcomes)
+        except Interrupted:
+            pass
+    if interrupts.caught:
+        save = False  # an interrupted search saves nothing: its last draw may not be minimal
     saved = []
     if save:
         unexplained = {json.dumps(f.case, sort_keys=True): f for o in outcomes for f in o.unexplained}
@@ -899,6 +924,9 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
         click.echo(json.dumps(render.as_json(op, seed, max_examples, outcomes, saved), indent=2))
     else:
         click.echo(render.text(op, outcomes, saved))
+    if interrupts.caught:
+        click.echo(f"kbtool: interrupted by {interrupts.name}: the findings above are partial", err=True)
+        sys.exit(interrupts.exit_code)
     sys.exit(engine.exit_code(outcomes))
 
 

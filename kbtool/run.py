@@ -11,56 +11,17 @@ cases and kills every worker process group at once; the cases that did not run a
 """
 
 import collections
-import json
-import shlex
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from . import verdicts
 from .reference.oracle import Oracle
-from .results import BackendStatus, Result, Status, Verdict
-from .runners.worker import protocol
+from .results import BackendStatus, Result
+from .runners import protocol
+from .session import BackendSession, Cancel
 
 CANCEL_GRACE = 1.0  # seconds the backends' threads get to wind down once a check is cancelled
-
-
-class Cancel:
-    """The stop switch of one check, shared by the main thread (signal handlers) and the backends' threads.
-
-    `set(reason)` may be called from a signal handler: it marks the check cancelled and kills every registered
-    worker client's process group; a client registered later is killed as it registers.
-    """
-
-    def __init__(self):
-        self._event = threading.Event()
-        self._lock = threading.RLock()  # re-entrant: a second signal may arrive inside the first handler
-        self._clients = []
-        self.reason = None  # what cancelled the check, e.g. "SIGINT"
-
-    def is_set(self):
-        return self._event.is_set()
-
-    def set(self, reason="cancelled"):
-        with self._lock:
-            if self.reason is None:
-                self.reason = reason
-            self._event.set()
-        self.kill_all()
-
-    def kill_all(self):
-        with self._lock:
-            clients = list(self._clients)
-        for client in clients:
-            client.kill()
-
-    def register(self, client):
-        with self._lock:
-            self._clients.append(client)
-            cancelled = self._event.is_set()
-        if cancelled:
-            client.kill()
 
 
 @dataclass
@@ -213,81 +174,71 @@ def _hello_only(lane, backend_run, launch, gate, context):
 def _run_lane(pool, lane, index, from_end, launch, into, context):
     """One worker with the lane's keras.json settings runs the lane's cases as the pool hands them out; returns its
     hello (None if cancelled first)."""
-    from .runners.client import WorkerClient
     from .runners.registry import backend_info
 
     cancel = context["cancel"]
-    case_timeout = context["case_timeout"]
-    if case_timeout is None:
-        case_timeout = getattr(launch, "case_timeout", None)  # the backend's own default, where it has one
     if cancel.is_set():
         return None
-    worker_launch = launch.for_worker(index) if hasattr(launch, "for_worker") else launch
-    client = WorkerClient(
-        worker_launch,
-        keras_config=lane.settings,
-        **({"case_timeout": case_timeout} if case_timeout is not None else {}),
+    session = BackendSession(
+        lane.backend,
+        launch,
+        seed=context["seed"],
+        case_timeout=context["case_timeout"],
+        oracle=context["oracle"],
+        cancel=cancel,
+        share=index,
+        watch=context["watch"],
     )
-    cancel.register(client)
-    context["watch"].add(client)
     try:
-        hello = client.start()
+        worker = session.worker(lane.settings)
+        hello = worker.hello
         with _INFO_LOCK:
-            failed = hello.get("status") != protocol.READY and not cancel.is_set()  # (a kill is no failure)
+            failed = not worker.ready and not cancel.is_set()  # (a kill is no failure)
             if into.info is None or failed:
                 # the first worker's hello, or the one that did not start (with other settings, or a later one)
                 into.info = backend_info(lane.backend, hello)
-                if client.start_output:  # import chatter, or why the import failed: in the record, not the terminal
-                    into.info["start_output"] = client.start_output
-        if hello.get("status") != protocol.READY:
+                if worker.client.start_output:  # import chatter, or why the import failed: in the record
+                    into.info["start_output"] = worker.client.start_output
+        if not worker.ready:
             return hello
         if pool is not None:
             pool.started(lane.backend, hello.get("import_seconds"))
-        mismatch = settings_mismatch(lane.settings, hello.get("keras_config"))
         while not cancel.is_set():
             item = pool.take(lane, from_end) if pool is not None else None
             if item is None:
                 break
             entry, case = item
             started = time.monotonic()
-            ran = _run_item(client, lane.backend, launch, entry, case, mismatch, context, into)
+            ran = _run_item(session, entry, case, context, into)
             if pool is not None and ran:
                 pool.finished(lane.backend, time.monotonic() - started)
         return hello
     finally:
         with _INFO_LOCK:
-            into.restarts += client.restarts
+            into.restarts += session.restarts
             if into.info is not None:
                 into.info["restarts"] = into.restarts
-        context["watch"].remove(client)
-        client.stop()
+        session.stop()
 
 
 _INFO_LOCK = threading.Lock()
 
 
-def _run_item(client, name, launch, entry, case, mismatch, context, into):
+def _run_item(session, entry, case, context, into):
     """A case and the backend's variants of it, in each of their modes; False when cancelled before the end."""
-    cancel, progress, seed = context["cancel"], context["progress"], context["seed"]
-    expected = _expected(context["oracle"], case, client.hello, name)
-    for variant in [case] + list(launch.variants(case) or []):
-        for mode in variant.modes:
-            if cancel.is_set():
-                return False
-            if mismatch:
-                result = _not_applied(name, variant, mode, mismatch, seed)
-            else:
-                result = run_case(client, name, entry, variant, mode, expected, seed)
-            if result is None:  # cancelled while it ran: it has no outcome
-                return False
-            with _INFO_LOCK:
-                into.results.append(result)
-            if progress:
-                try:
-                    progress(name, result)
-                except Exception:  # a progress line that cannot be shown costs nothing
-                    pass
-    return True
+    progress = context["progress"]
+    expected = sum(len(variant.modes) for variant in [case, *list(session.launch.variants(case) or [])])
+    ran = 0
+    for result in session.results(entry, case):
+        ran += 1
+        with _INFO_LOCK:
+            into.results.append(result)
+        if progress:
+            try:
+                progress(session.name, result)
+            except Exception:  # a progress line that cannot be shown costs nothing
+                pass
+    return ran == expected and not session.cancel.is_set()
 
 
 def _work_for(plan, backend):
@@ -324,130 +275,3 @@ def _by_settings(work):
     default = tuple(sorted(CONFIG_DEFAULTS.items()))
     order = sorted(groups, key=lambda key: key != default)  # stable: the others keep their order
     return [(dict(key), groups[key]) for key in order]
-
-
-def settings_mismatch(wanted, reported):
-    """Why a worker's backend did not honour its keras.json (None when it did, or cannot say)."""
-    if not isinstance(reported, dict):
-        return None
-    wrong = []
-    for key, value in sorted(wanted.items()):
-        got = reported.get(key)
-        if got is None:
-            continue  # the module has no getter for it: nothing to compare
-        same = (
-            abs(float(got) - float(value)) <= 1e-12 * max(1.0, abs(float(value)))
-            if key == "epsilon"
-            else str(got) == str(value)
-        )
-        if not same:
-            wrong.append(f"{key} is {got} where keras.json says {value}")
-    return "; ".join(wrong) or None
-
-
-def _not_applied(name, case, mode, mismatch, seed):
-    result = Result(
-        op=case.op,
-        case=case.id,
-        backend=name,
-        mode=mode,
-        status=Status.ERROR,
-        message=f"the backend did not apply its keras.json: {mismatch}",
-        keras_config=dict(case.keras_config),
-    )
-    result.repro = repro_command(result, seed, case)
-    return result
-
-
-def _expected(oracle, case, hello, name):
-    """The reference's reply for `case`, or a `could not compute` marker that run_case turns into an error."""
-    try:
-        return oracle.expected(case, hello, name)
-    except Exception as exc:
-        return _NoReference(_why(exc))
-
-
-class _NoReference:
-    """The reference could not be computed for a case (a bug in kbtool's reference): each mode is an error."""
-
-    def __init__(self, why):
-        self.why = why
-
-
-def run_case(client, backend, entry, case, mode, expected, seed):
-    """One case in one mode on one worker, judged. None when the client was cancelled before it answered."""
-    from .runners.client import CANCELLED
-
-    started = time.monotonic()
-    actual = client.request(case.request(mode), case.arrays)
-    seconds = time.monotonic() - started
-    if actual[0].get("status") == CANCELLED:
-        return None
-    if isinstance(expected, _NoReference):
-        verdict = Verdict(Status.ERROR, f"kbtool could not compute the reference: {expected.why}")
-    else:
-        verdict = _judge(case, expected, actual, entry.get("shape_rules"))
-    note = actual[0].get("note")
-    result = Result(
-        op=case.op,
-        case=case.id,
-        backend=backend,
-        mode=mode,
-        status=verdict.status,
-        message=str(verdict.message),
-        seconds=round(seconds, 4),
-        details=verdict.details.as_dict() if verdict.details else None,
-        note=None if note is None else str(note),
-        keras_config=dict(case.keras_config),
-        captured=_captured(expected, actual),
-    )
-    if case.shown and actual[0].get("status") == protocol.OK and verdict.status != Status.ERROR:
-        try:
-            result.doc_check = verdicts.doc_check(case.shown, verdicts.output_values(*actual))
-        except Exception as exc:
-            result.status, result.details = Status.ERROR, None
-            result.message = f"kbtool could not compare the reply with what the docs show: {_why(exc)}"
-    try:
-        json.dumps(result.as_dict())
-    except (TypeError, ValueError) as exc:  # the report must be writable: keep the verdict, drop what is not
-        result.details, result.doc_check = None, None
-        result.message = f"{result.message} (details dropped: {_why(exc)})"
-    if result.status != Status.PASS:
-        result.repro = repro_command(result, seed, case)
-    return result
-
-
-def _captured(expected, actual):
-    """What the reference and the worker printed or warned for this case (the oracle and the client collect it,
-    so that it reaches the report instead of the terminal), or None."""
-    out = {}
-    for side, reply in (("reference", expected), ("backend", actual)):
-        text = reply[0].get("captured") if isinstance(reply, tuple) and isinstance(reply[0], dict) else None
-        if text:
-            out[side] = str(text)
-    return out or None
-
-
-def _judge(case, expected, actual, shape_rules):
-    """verdicts.judge, except that a reply it cannot read (a datetime64, string or structured array, ...) is an
-    `error` result of its own case instead of an exception that ends the run."""
-    try:
-        return verdicts.judge(case, expected, actual, shape_rules)
-    except Exception as exc:
-        return Verdict(Status.ERROR, f"kbtool could not compare the reply: {_why(exc)}")
-
-
-def _why(exc):
-    return f"{type(exc).__name__}: {str(exc)[:300]}"
-
-
-def repro_command(result, seed, case=None):
-    """The command that runs this result again (a variant runs with its case; --keras-config when not default)."""
-    case_id = case.variant_of if case is not None and case.variant_of else result.case
-    command = f"kbtool check --op {shlex.quote(result.op)} --case {shlex.quote(case_id)} --backend {shlex.quote(result.backend)} --mode {result.mode} --seed {seed}"
-    override = case.keras_override if case is not None else {}
-    for key in sorted(override or {}):
-        command += f" --keras-config {key}={override[key]}"
-    if case is not None and case.id.startswith("grid.") and case.grid == "full":
-        command += " --grid full"
-    return command

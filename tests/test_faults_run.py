@@ -31,7 +31,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import kbtool
-from kbtool import reports, run
+from kbtool import reports
 from kbtool.check import run_check
 from kbtool.cli import main
 from kbtool.plan import make_plan
@@ -39,7 +39,9 @@ from kbtool.reports import html, junit, markdown, terminal
 from kbtool.reports.assemble import exit_code, validate
 from kbtool.runners.base import Launch, kbtool_home
 from kbtool.runners.client import WorkerClient
+from kbtool.runners.protocol import Reply, Request
 from kbtool.runners.registry import launch_for
+from kbtool.session import BackendSession, Cancel, Expected, Worker
 from kbtool.specs import loader
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))  # the kbtool under test
@@ -169,19 +171,19 @@ def test_a_bad_reply_never_loses_the_other_backends_results(custom_backend, tmp_
 
 def test_an_exception_in_one_backends_thread_costs_only_that_backend(custom_backend, monkeypatch):
     module = custom_backend("plainkb", "kb", "from kbtool.reference import *\n")
-    real_run_case, calls = run.run_case, []
+    real_judged, calls = BackendSession._judged, []
 
-    def flaky_run_case(client, backend, *args):
-        if backend == "numpy":
-            calls.append(backend)
+    def flaky_judged(self, *args):
+        if self.name == "numpy":
+            calls.append(self.name)
             if len(calls) == 3:
                 raise RuntimeError("boom in kbtool")
-        return real_run_case(client, backend, *args)
+        return real_judged(self, *args)
 
     def failing_progress(backend, result):
         raise BrokenPipeError("stderr is gone")  # a progress line that cannot be printed costs nothing
 
-    monkeypatch.setattr(run, "run_case", flaky_run_case)
+    monkeypatch.setattr(BackendSession, "_judged", flaky_judged)
     the_plan = make_plan(SPEC, ops=["transpose"], backends=["numpy", module])
     report = run_check(the_plan, known_entries=[], progress=failing_progress)
     assert validate(report) == []
@@ -200,16 +202,18 @@ def test_judge_raising_is_an_error_result():
     case = [c for _, c in make_plan(SPEC, ops=["transpose"], backends=["numpy"]).work if c.id == "rank3"][0]
 
     class Client:
-        def request(self, header, arrays):
-            return {"status": "ok", "outputs": [{"kind": "array", "index": 0, "dtype": "<U3", "shape": [4, 3, 2]}]}, [
-                np.full((4, 3, 2), "abc")
-            ]
+        def request(self, request):
+            return Reply(
+                {"status": "ok", "outputs": [{"kind": "array", "index": 0, "dtype": "<U3", "shape": [4, 3, 2]}]},
+                [np.full((4, 3, 2), "abc")],
+            )
 
     expected = (
         {"status": "ok", "outputs": [{"kind": "array", "index": 0, "dtype": "float32", "shape": [4, 3, 2]}]},
         [np.zeros((4, 3, 2), "float32")],
     )
-    result = run.run_case(Client(), "alpha", {}, case, "eager", expected, 0)
+    session = BackendSession("alpha", launch_for("numpy"))
+    result = session._judged(Worker(Client(), {"status": "ready"}), {}, case, "eager", Expected(reply=expected))
     assert result.status == "error" and result.message.startswith("kbtool could not compare the reply: ValueError")
     assert result.repro.startswith("kbtool check --op transpose --case rank3 --backend alpha")
 
@@ -360,7 +364,7 @@ def test_cancel_ends_an_in_process_run_with_the_results_that_ran(custom_backend,
     module = custom_backend("hang_inproc", "kb", HANG_SOURCE)
     marker = tmp_path / "marker"
     monkeypatch.setenv("HANG_MARKER", str(marker))
-    cancel = run.Cancel()
+    cancel = Cancel()
 
     def cancel_when_hung():
         while not (marker.exists() and len(marker.read_text().split()) == 2):
@@ -387,9 +391,10 @@ def test_worker_client_kill_from_another_thread_cancels_the_request(custom_backe
     assert client.start()["status"] == "ready"
     request = {"cmd": "run", "op": "transpose", "mode": "eager", "args": [{"tensor": 0}]}
     x = np.zeros((2, 2), "float32")
-    assert client.request(request, [x])[0]["status"] == "ok"
+    request = Request.from_header(request, [x])
+    assert client.request(request).status == "ok"
     replies = []
-    thread = threading.Thread(target=lambda: replies.append(client.request(request, [x])))
+    thread = threading.Thread(target=lambda: replies.append(client.request(request)))
     thread.start()
     while not (tmp_path / "marker").exists() or len((tmp_path / "marker").read_text().split()) < 2:
         time.sleep(0.02)
@@ -401,7 +406,7 @@ def test_worker_client_kill_from_another_thread_cancels_the_request(custom_backe
     assert replies[0][0]["status"] == "cancelled"
     pids = [int(p) for p in (tmp_path / "marker").read_text().split()]
     assert wait_gone(pids) == []
-    assert client.request(request, [x])[0]["status"] == "cancelled"  # and no worker is started again
+    assert client.request(request).status == "cancelled"  # and no worker is started again
     assert client.proc is None or client.proc.poll() is not None
     client.stop()
 

@@ -22,10 +22,10 @@ from kbtool.errors import KbtoolError
 from kbtool.reports import format_of, html, junit, markdown, matrix, prepare_outputs, progress, render, terminal, write
 from kbtool.reports.assemble import SCHEMA_VERSION, exit_code, schema, summarize, validate
 from kbtool.results import BackendStatus, Details, Result, Status
-from kbtool.run import repro_command
 from kbtool.runners import registry
 from kbtool.runners.base import Unavailable
 from kbtool.runners.registry import not_installed_info
+from kbtool.session import repro_command
 from kbtool.specs import loader
 
 # --- hand-built reports ---

@@ -13,6 +13,7 @@ from kbtool.errors import KbtoolError
 from kbtool.plan import make_plan
 from kbtool.runners.base import find_interpreter
 from kbtool.runners.client import WorkerClient
+from kbtool.runners.protocol import Request
 from kbtool.runners.registry import launch_for
 from kbtool.runners.worker import protocol
 from kbtool.specs import loader
@@ -74,12 +75,14 @@ def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
         "shims",
         "steps",
         "invoke",
+        "watchdog",
         "timing",
         "gc",
         "collections",
         "tensorflow",
         "re",
         "tempfile",
+        "signal",  # watchdog: the worker dies with its controller
         "scipy",  # scipy: only for sparse inputs, where the env has it (invoke.sparse_matrix)
         "plaidml",
     }  # only in the plaidml env's start-up shim, which plugs its backend into keras
@@ -105,21 +108,26 @@ def test_numpy_worker_answers_requests():
         assert hello["status"] == "ready" and hello["backend"] == "numpy"
         x = np.array([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
         header, arrays = client.request(
-            {
-                "cmd": "run",
-                "op": "batch_dot",
-                "mode": "symbolic",
-                "args": [{"tensor": 0}, {"tensor": 1}],
-                "kwargs": {"axes": {"value": 1}},
-            },
-            [x, x],
+            Request.from_header(
+                {
+                    "cmd": "run",
+                    "op": "batch_dot",
+                    "mode": "symbolic",
+                    "args": [{"tensor": 0}, {"tensor": 1}],
+                    "kwargs": {"axes": {"value": 1}},
+                },
+                [x, x],
+            )
         )
         assert header["status"] == "ok" and arrays[0].tolist() == [[5.0], [25.0]]
-        header, _ = client.request({"cmd": "run", "op": "no_such_op", "args": []})
+        header, _ = client.request(Request("run", {"op": "no_such_op", "args": []}))
         assert header["status"] == "unsupported"
         header, _ = client.request(
-            {"cmd": "run", "op": "batch_dot", "args": [{"tensor": 0}, {"tensor": 0}], "kwargs": {"axes": {"value": 0}}},
-            [x],
+            Request(
+                "run",
+                {"op": "batch_dot", "args": [{"tensor": 0}, {"tensor": 0}], "kwargs": {"axes": {"value": 0}}},
+                [x],
+            )
         )
         assert header["status"] == "raised" and header["error"]["type"] == "ValueError"
     finally:

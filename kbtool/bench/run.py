@@ -90,41 +90,44 @@ def plan_items(spec, ops, sizes, seed=0):
     return items, described, skipped
 
 
-def run_backend(slot, items, settings, infos, results, progress=None):
+def run_backend(slot, items, settings, infos, results, progress=None, cancel=None):
     """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
     the backend run. Its info goes to `infos` and each result to `results` as soon as known (an interrupted bench
-    keeps what it measured)."""
-    from ..runners.client import WorkerClient
+    keeps what it measured). `cancel` (a session.Cancel, set by a signal) kills the worker at once."""
+    from ..runners.protocol import Request
     from ..runners.registry import backend_info
+    from ..session import BackendSession, Cancel
 
     # a first call and a compile come on top of the samples; past this the op is reported as timed out
     timeout = max(60.0, 12 * settings.max_seconds)
-    client = WorkerClient(slot.launch, case_timeout=timeout)
-    try:
-        hello = client.start()
-        info = backend_info(slot.name, hello)
+    with BackendSession(slot.name, slot.launch, case_timeout=timeout, cancel=cancel or Cancel()) as session:
+        worker = session.worker()
+        info = backend_info(slot.name, worker.hello)
         infos.append(info)
-        if hello.get("status") != "ready":
+        if not worker.ready:
             return
-        header, _ = client.request(dict({"cmd": "overhead"}, **settings.request_fields()))
-        if header.get("status") == "ok":
-            info["overhead"] = {k: header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
-        allowed = set(getattr(slot.launch, "modes", ("eager", "symbolic")))
+        overhead = session.request(Request("overhead", settings.request_fields()))
+        if overhead.ok:
+            info["overhead"] = {k: overhead.header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
+        allowed = set(slot.launch.modes)
         for item in items:
             for mode in item.case.modes:
                 if mode not in settings.modes or mode not in allowed:
                     continue
-                request = dict(item.case.request(mode), cmd="bench", **settings.request_fields())
-                request.pop("repeat", None)  # a seeded op's second draw is check's concern, not bench's
+                if session.cancel.is_set():
+                    return
+                request = Request.from_header(item.case.request(mode), item.case.arrays)
+                fields = dict(request.fields, **settings.request_fields())
+                fields.pop("repeat", None)  # a seeded op's second draw is check's concern, not bench's
                 started = time.monotonic()
-                header, _ = client.request(request, item.case.arrays)
-                result = result_of(slot.name, item, mode, header)
+                reply = session.request(Request("bench", fields, request.arrays))
+                if reply.cancelled:
+                    return
+                result = result_of(slot.name, item, mode, reply.header)
                 result["wall_s"] = round(time.monotonic() - started, 4)  # what this result cost the bench
                 results.append(result)
                 if progress:
                     progress(slot.name, result)
-    finally:
-        client.stop()
 
 
 def result_of(backend, item, mode, header):
@@ -138,8 +141,10 @@ def result_of(backend, item, mode, header):
         "inputs": [{"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)} for a in item.case.arrays],
         "kwargs": _jsonable(item.case.kwargs),
     }
+    from ..runners import protocol
+
     status = header.get("status")
-    if status == "ok":
+    if status == protocol.OK:
         result.update(
             status="ok",
             message=header.get("message"),
@@ -149,10 +154,10 @@ def result_of(backend, item, mode, header):
             warmup_calls=header["warmup_calls"],
             samples_s=header["samples"],
         )
-    elif status == "raised":
+    elif status == protocol.RAISED:
         error = header.get("error", {})
         result.update(status="raised", message="{}: {}".format(error.get("type"), error.get("message", ""))[:500])
-    elif status in ("unsupported", "crash", "timeout"):
+    elif status in (protocol.UNSUPPORTED, protocol.CRASH, protocol.TIMEOUT):
         result.update(status=status, message=str(header.get("message", ""))[:500])
     else:
         result.update(status="error", message="worker reply {}: {}".format(status, header.get("message", ""))[:500])

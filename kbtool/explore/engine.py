@@ -3,7 +3,7 @@
 One backend at a time, so each failure shrinks for its own backend; one worker per backend, started once and
 reused across examples (as `kbtool check` does). A drawn case runs exactly like a spec case: expanded with
 `specs.cases.expand_case`, its expected outcome from the reference (`reference.oracle.Oracle`), each mode run and
-judged by `run.run_case`, known differences applied by `known.apply`. A draw the reference refuses (it raises, or
+judged by a `session.BackendSession` (the one owner of workers), known differences applied by `known.apply`. A draw the reference refuses (it raises, or
 the case does not bind) is rejected, never a failure. A failure a known difference explains is kept as `known`
 and the search goes on; the first unexplained one ends the search for that backend and is shrunk to a minimal
 example, with a command that replays it.
@@ -19,11 +19,12 @@ import shlex
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .. import known, paths, run
+from .. import known, paths
 from ..errors import KbtoolError
 from ..reference.oracle import Oracle
 from ..results import Status
-from ..runners.worker import protocol
+from ..runners import protocol
+from ..session import BackendSession, Cancel, Expected
 from ..specs import binding, domains
 from ..specs.cases import expand_case, raw_cases
 from . import strategies
@@ -100,77 +101,54 @@ class _Divergence(Exception):
         self.failure = failure
 
 
-class Workers:
-    """One backend's workers: one per set of keras.json settings (a worker reads its keras.json once, at start),
-    each started when a case first needs it and reused after, as `kbtool check` groups its cases."""
+class Exploration:
+    """What every example of one exploration shares: the spec, the known differences, the seed, the case timeout."""
 
-    def __init__(self, backend, launch):
-        self.backend, self.launch = backend, launch
-        self._started = {}  # settings key -> (client, hello, why its settings are not the ones asked, or None)
-
-    def get(self, keras_config):
-        from ..runners.client import WorkerClient
-
-        key = tuple(sorted(keras_config.items()))
-        if key not in self._started:
-            client = WorkerClient(self.launch, keras_config=dict(keras_config))
-            hello = client.start()
-            mismatch = (
-                run.settings_mismatch(keras_config, hello.get("keras_config"))
-                if hello.get("status") == protocol.READY
-                else None
-            )
-            self._started[key] = (client, hello, mismatch)
-        return self._started[key]
-
-    def stop(self):
-        for client, _, _ in self._started.values():
-            client.stop()
-
-
-class Session:
-    """What every example of one exploration shares: the spec, the known differences, the seed."""
-
-    def __init__(self, spec, op, seed=0, known_entries=None):
-        self.spec, self.op, self.seed = spec, op, seed
+    def __init__(self, spec, op, seed=0, known_entries=None, case_timeout=None):
+        self.spec, self.op, self.seed, self.case_timeout = spec, op, seed, case_timeout
+        self.cancel = Cancel()  # set by a signal: kills the worker of the backend being explored
         self.entry = spec.op(op)  # an unknown op: one line naming the closest ones
         self.strategy = strategies.case_strategy(op, self.entry, raw_cases(spec, op), *domains_of(spec, op))
         self.known_entries = known.alias_entries(spec) + list(
             load_known_entries(spec) if known_entries is None else known_entries
         )
 
-    def evaluate(self, workers, raw):
-        """The failures of `raw` on one backend's workers, one per mode (and backend variant) that does not pass;
+    def session(self, backend, launch):
+        """The backend session an exploration runs its draws on (one worker per keras.json settings, reused)."""
+        return BackendSession(backend, launch, seed=self.seed, case_timeout=self.case_timeout, cancel=self.cancel)
+
+    def evaluate(self, session, raw):
+        """The failures of `raw` on one backend's session, one per mode (and backend variant) that does not pass;
         None when the reference refuses the case (it does not bind, or the reference raises where no exception is
         due)."""
         try:
             case = expand_case(self.op, self.entry, raw, self.seed)
         except (binding.BindingError, ValueError, TypeError, KeyError):
             return None
-        backend = workers.backend
+        backend = session.name
         try:  # a fresh oracle: drawn cases share ids, and the oracle caches by id
             expected = Oracle().expected(case, None, backend)
         except Exception:
             return None
         if expected[0].get("status") != protocol.OK and not case.raises:
             return None
-        client, hello, mismatch = workers.get(case.keras_config)
-        if hello.get("status") != protocol.READY or mismatch:
-            why = mismatch and f"the backend did not apply its keras.json: {mismatch}"
+        worker = session.worker(case.keras_config)
+        if not worker.ready or worker.mismatch:
+            why = worker.mismatch and f"the backend did not apply its keras.json: {worker.mismatch}"
             return [
                 self._failure(
                     raw,
                     backend,
                     mode,
-                    Status.COULD_NOT_START if not mismatch else Status.ERROR,
-                    why or "no worker with these keras.json settings: {}".format(hello.get("error")),
+                    Status.COULD_NOT_START if not worker.mismatch else Status.ERROR,
+                    why or f"no worker with these keras.json settings: {worker.why_not_ready}",
                 )
                 for mode in case.modes
             ]
         failures = []
-        for variant in [case] + list(workers.launch.variants(case) or []):
+        for variant in [case, *list(session.launch.variants(case) or [])]:
             for mode in variant.modes:
-                result = run.run_case(client, backend, self.entry, variant, mode, expected, self.seed)
+                result = session.result(self.entry, variant, mode, Expected(reply=expected))
                 if result is None:
                     raise KeyboardInterrupt  # the client was killed under us: the exploration is over
                 if result.status == Status.PASS:
@@ -252,23 +230,23 @@ def save_replay(text):
     return path
 
 
-def explore_backend(session, backend, launch, max_examples, database_dir=None, tick=None):
-    """Hypothesis on one backend; `tick(outcome)` after each example (progress)."""
+def explore_backend(exploration, backend, launch, max_examples, database_dir=None, tick=None, outcome=None):
+    """Hypothesis on one backend; `tick(outcome)` after each example (progress). Fills `outcome` as it goes."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed, settings
     from hypothesis.database import DirectoryBasedExampleDatabase
     from hypothesis.errors import Flaky, Unsatisfiable
 
-    outcome = BackendOutcome(backend)
-    workers = Workers(backend, launch)
+    outcome = outcome or BackendOutcome(backend)
+    session = exploration.session(backend, launch)
     try:
-        _, hello, _ = workers.get(dict(domains.CONFIG_DEFAULTS))
-        if hello.get("status") != protocol.READY:
-            outcome.could_not_run = "its worker did not start: {}".format(hello.get("error") or "no reason given")
+        worker = session.worker(dict(domains.CONFIG_DEFAULTS))
+        if not worker.ready:
+            outcome.could_not_run = f"its worker did not start: {worker.why_not_ready}"
             return outcome
         known_seen, last = {}, []
 
         def probe(raw):
-            failures = session.evaluate(workers, raw)
+            failures = exploration.evaluate(session, raw)
             if failures is None:
                 outcome.rejected += 1
                 reject()
@@ -296,7 +274,7 @@ def explore_backend(session, backend, launch, max_examples, database_dir=None, t
             phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
             report_multiple_bugs=False,
             print_blob=False,
-        )(seed(session.seed)(given(session.strategy)(probe)))
+        )(seed(exploration.seed)(given(exploration.strategy)(probe)))
         try:
             with _without_local_constants():
                 test()
@@ -306,10 +284,14 @@ def explore_backend(session, backend, launch, max_examples, database_dir=None, t
             outcome.failures.extend(last)
         except Unsatisfiable:
             outcome.note = f"the reference refused every drawn case ({outcome.rejected} rejected)"
+        except KeyboardInterrupt:  # a signal: keep the failure found so far (not yet shrunk) and what was known
+            outcome.failures.extend(last)
+            outcome.failures.extend(f for kept in known_seen.values() for f in kept)
+            raise
         outcome.failures.extend(f for kept in known_seen.values() for f in kept)
         return outcome
     finally:
-        workers.stop()
+        session.stop()
 
 
 @contextlib.contextmanager
@@ -334,22 +316,22 @@ def _without_local_constants():
         cached.clear()
 
 
-def replay(session, backend, launch, raw):
+def replay(exploration, backend, launch, raw):
     """One case on one backend, judged as during exploration."""
     outcome = BackendOutcome(backend)
-    workers = Workers(backend, launch)
+    session = exploration.session(backend, launch)
     try:
-        failures = session.evaluate(workers, raw)
+        failures = exploration.evaluate(session, raw)
         if failures is None:
             raise KbtoolError(
-                f"the reference refuses this case (it does not bind to {session.op}'s signature, or the reference "
+                f"the reference refuses this case (it does not bind to {exploration.op}'s signature, or the reference "
                 "raises on it): nothing to compare"
             )
         outcome.examples = 1
         outcome.failures = failures
         return outcome
     finally:
-        workers.stop()
+        session.stop()
 
 
 def domains_of(spec, op):
@@ -380,10 +362,11 @@ def parse_replay(text):
     return raw
 
 
-def explore(session, slots, max_examples, use_database=True, progress=None):
+def explore(exploration, slots, max_examples, use_database=True, progress=None, outcomes=None):
     """Every runnable backend slot (plan.BackendSlot) in turn; a slot that cannot run is an outcome with its
-    problem. `progress` is a render.Progress (or None)."""
-    outcomes = []
+    problem. `progress` is a render.Progress (or None). Each outcome is appended to `outcomes` as it starts, so an
+    interrupted exploration keeps what it found."""
+    outcomes = [] if outcomes is None else outcomes
     for slot in slots:
         if slot.launch is None:
             # a built-in backend that is not installed is listed, as `check` lists it, and is no failure
@@ -391,17 +374,23 @@ def explore(session, slots, max_examples, use_database=True, progress=None):
             continue
         if progress:
             progress.start(slot.name, max_examples)
-        outcome = explore_backend(
-            session,
-            slot.name,
-            slot.launch,
-            max_examples,
-            database_dir(session.op, slot.name) if use_database else None,
-            tick=progress.tick if progress else None,
-        )
+        outcome = BackendOutcome(slot.name)
+        outcomes.append(outcome)
+        try:
+            explore_backend(
+                exploration,
+                slot.name,
+                slot.launch,
+                max_examples,
+                database_dir(exploration.op, slot.name) if use_database else None,
+                tick=progress.tick if progress else None,
+                outcome=outcome,
+            )
+        except KeyboardInterrupt:
+            outcome.note = "interrupted: the search did not finish"
+            raise
         if progress:
             progress.done(outcome)
-        outcomes.append(outcome)
     return outcomes
 
 

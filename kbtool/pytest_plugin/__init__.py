@@ -1,18 +1,18 @@
 """`pytest --kbtool`: kbtool's conformance run as pytest items (a `pytest11` plugin).
 
 One item per op × case × backend × mode (and per backend variant, e.g. Theano's `.kernel_flipped`), judged exactly
-as `kbtool check` judges: the same plan (kbtool/plan.py), the same workers and reference (kbtool/run.py), the same
+as `kbtool check` judges: the same plan (kbtool/plan.py), the same backend sessions and reference (kbtool/session.py), the same
 known differences (kbtool/known.py). A known difference is an xfail with its reason; anything else that does not pass
 fails with the message, the numbers and the command that reproduces it; a known difference that no longer
-reproduces fails the session (see session.py).
+reproduces fails the session (see hooks.py).
 
 Without `--kbtool` the plugin only adds its options: nothing of kbtool (numpy, the spec, the backends) is imported.
 
     options.py   the --kbtool-* options → the plan and the known differences (bad input: one-line UsageError)
     items.py     the collection: readable, -k-selectable, unique ids; one xdist group per backend worker
-    pool.py      per process: one worker per backend (share, keras.json settings), one reference, cached results
+    runner.py    per process: one backend session per backend worker share, one reference, cached results
     verdict.py   one result's known difference, the unexpected pass, the failure text
-    session.py   the hooks of an active run: collect, judge stale entries over every result, summary, cleanup
+    hooks.py     the hooks of an active run: collect, judge stale entries over every result, summary, cleanup
 """
 
 import pytest
@@ -102,6 +102,6 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     if not config.getoption("kbtool"):
         return  # inert: nothing of kbtool is imported
-    from .session import KbtoolSession
+    from .hooks import KbtoolHooks
 
-    config.pluginmanager.register(KbtoolSession(config), "kbtool-session")
+    config.pluginmanager.register(KbtoolHooks(config), "kbtool-session")

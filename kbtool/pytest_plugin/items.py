@@ -83,7 +83,7 @@ def item_name(target):
 
 
 class KbtoolRoot(pytest.Collector):
-    """`kbtool`: the plan's items, one collector per op (added to the session's collection by session.py)."""
+    """`kbtool`: the plan's items, one collector per op (added to the session's collection by hooks.py)."""
 
     def __init__(self, *, run, **kwargs):
         super().__init__(**kwargs)
@@ -127,7 +127,7 @@ class KbtoolItem(pytest.Item):
             self.add_marker(pytest.mark.xdist_group(target.group))
 
     def setup(self):
-        self.run.pool.worker(self.target)  # a worker that cannot start: every item of it errors, saying why
+        self.run.runner.worker(self.target)  # a worker that cannot start: every item of it errors, saying why
 
     def runtest(self):
         self.run.judge(self)

@@ -5,49 +5,63 @@ as a `crash`/`timeout` reply, the process is discarded, and the next request sta
 
 `kill()` may be called from any thread (the check command's signal handler calls it): it kills the worker's
 process group, the request in flight returns a `cancelled` reply at once, and the client starts no worker again.
+
+Only kbtool/session.py makes clients (tests/test_layering.py holds it so). Each worker runs in a scratch directory
+of its own (a backend that writes or deletes files in its cwd never touches the user's), and is told the controller's
+pid: its watchdog kills its process group when the controller dies, by SIGKILL too (worker/main.py).
 """
+
+from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
+from typing import IO, Any, List, Mapping, Optional
 
-from .worker import protocol
+from . import protocol
+from .protocol import CANCELLED, Hello, Reply, Request
 
 DEFAULT_START_TIMEOUT = 180.0  # TensorFlow imports in ~5 s; a cold Theano/CNTK start is slower
 DEFAULT_CASE_TIMEOUT = 120.0  # Theano compiles each new graph once; later runs hit its cache
-CANCELLED = "cancelled"  # the client was killed (the check was interrupted): the request has no outcome
+TAIL_BYTES = 64 * 1024  # a dead worker's last words: read from the end of its output, never the whole file
 _POLL = 0.1  # how often a blocked read looks whether the client was killed
 LIMIT_BYTES = 4000  # read at most 4 × this of what a worker printed during one request (then cut to characters)
 
 
 class WorkerDied(Exception):
-    def __init__(self, status, message):
+    def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status, self.message = status, message
 
 
 class WorkerClient:
     def __init__(
-        self, launch, start_timeout=DEFAULT_START_TIMEOUT, case_timeout=DEFAULT_CASE_TIMEOUT, keras_config=None
-    ):
+        self,
+        launch: Any,  # runners.base.Launch
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        case_timeout: float = DEFAULT_CASE_TIMEOUT,
+        keras_config: Optional[Mapping[str, Any]] = None,
+    ) -> None:
         self.launch = launch
         self.keras_config = keras_config  # the settings of the worker's keras.json (None: the documented defaults)
         self.start_timeout, self.case_timeout = start_timeout, case_timeout
-        self.proc = None
-        self.hello = None
+        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.hello: Optional[Hello] = None
         self.restarts = 0
-        self._stderr = None
+        self._stderr: Optional[IO[bytes]] = None
+        self._scratch: Optional[str] = None  # the worker's working directory, removed when it stops
         self.start_output = ""  # what the worker printed while it started
         self._lock = threading.RLock()  # guards process creation against kill() from another thread
-        self._procs = []  # every worker started and not yet reaped: what kill() kills
+        self._procs: List[subprocess.Popen[bytes]] = []  # every worker started and not yet reaped: what kill() kills
         self.killed = False
 
     # -- process lifecycle -------------------------------------------------------------
-    def start(self):
+    def start(self) -> Hello:
         """Start the worker and return its hello message (status ready or broken)."""
         with self._lock:
             if self.killed:
@@ -55,14 +69,22 @@ class WorkerClient:
                 return self.hello
             self._close_stderr()  # a restarted worker's predecessor wrote to its own file
             self._stderr = tempfile.TemporaryFile()
-            self.proc = subprocess.Popen(
-                self.launch.argv(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-                env=self.launch.environ(self.keras_config),
-                start_new_session=True,
-            )
+            self._scratch = self._scratch or tempfile.mkdtemp(prefix="kbtool-worker-")
+            env = dict(self.launch.environ(self.keras_config), KBTOOL_CONTROLLER_PID=str(os.getpid()))
+            try:
+                self.proc = subprocess.Popen(
+                    self.launch.argv(),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=self._stderr,
+                    env=env,
+                    cwd=self._scratch,
+                    start_new_session=True,
+                )
+            except OSError as exc:  # its interpreter is gone (a removed pyenv version), not executable, ...
+                self.hello = {"status": protocol.BROKEN, "error": f"cannot start the worker: {exc}"}
+                self.proc = None
+                return self.hello
             self._procs.append(self.proc)
         try:
             self.hello, _ = self._read(self.start_timeout)
@@ -73,22 +95,26 @@ class WorkerClient:
             self.stop()
         return self.hello
 
-    def ensure_started(self):
+    def ensure_started(self) -> Hello:
         if self.proc is None or self.proc.poll() is not None:
             if self.hello is not None:
                 self.restarts += 1
             self.start()
+        assert self.hello is not None
         return self.hello
 
-    def stop(self):
+    def stop(self) -> None:
         if self.proc is None:
             self._close_stderr()
+            self._remove_scratch()
             return
         if self.killed:
             self._kill()
         elif self.proc.poll() is None:
             try:
-                protocol.write_message(self.proc.stdin, {"cmd": "exit"})
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(Request("exit").encode())
+                self.proc.stdin.flush()
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired, ValueError):
                 self._kill()
@@ -101,18 +127,26 @@ class WorkerClient:
                 pass
         self.proc = None
         self._close_stderr()
+        self._remove_scratch()
 
-    def _kill(self):
+    def _remove_scratch(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def _kill(self) -> None:
+        if self.proc is None:
+            return
         _killpg(self.proc)
         self.proc.wait()
         self._forget(self.proc)
 
-    def _forget(self, proc):
+    def _forget(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:
             if proc in self._procs:
                 self._procs.remove(proc)
 
-    def kill(self):
+    def kill(self) -> None:
         """Kill every worker process group of this client, from any thread (a signal handler included), and
         start none again: a request blocked on the worker returns a `cancelled` reply within a moment."""
         with self._lock:
@@ -121,23 +155,22 @@ class WorkerClient:
                 _killpg(proc)
 
     # -- requests ------------------------------------------------------------------------
-    def request(self, header, arrays=(), timeout=None):
-        """Send one request. Returns (header, arrays); crash/timeout come back as statuses, and a request
-        the client was killed during (or before) as `cancelled`."""
+    def request(self, request: Request) -> Reply:
+        """Send one request. Crash/timeout come back as statuses, and a request the client was killed during (or
+        before) as `cancelled`."""
         if self.killed:
             return _cancelled()
         hello = self.ensure_started()
         if self.killed:
             return _cancelled()
-        if hello.get("status") != protocol.READY:
-            return {
-                "status": protocol.UNAVAILABLE,
-                "message": "worker could not start: {}".format(hello.get("error")),
-            }, []
+        if hello.get("status") != protocol.READY or self.proc is None:
+            return Reply.failure(protocol.UNAVAILABLE, "worker could not start: {}".format(hello.get("error")))
         mark = self._output_mark()
         try:
-            protocol.write_message(self.proc.stdin, header, arrays)
-            reply = self._read(timeout or self.case_timeout)
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(request.encode())
+            self.proc.stdin.flush()
+            reply = self._read(request.timeout or self.case_timeout)
         except (OSError, ValueError, WorkerDied) as exc:  # BrokenPipe, or a pipe closed under a killed worker
             if self.killed:
                 self._reap()
@@ -146,31 +179,28 @@ class WorkerClient:
                 raise
             died = exc if isinstance(exc, WorkerDied) else self._death()
             self.proc = None  # dead or killed; the next request starts a fresh worker
-            answer = {"status": died.status, "message": died.message}
-            printed = self._output_since(mark)  # what it said before it died (an abort's message, a C++ check)
-            if printed:
-                answer["captured"] = printed
-            return answer, []
+            # what it said before it died (an abort's message, a C++ check)
+            return Reply.failure(died.status, died.message, self._output_since(mark) or None)
         if self.killed:  # the reply raced the kill: the check is over, drop it
             self._reap()
             return _cancelled()
         printed = self._output_since(mark)
         if printed:  # what the backend printed or warned while it ran this request: the result keeps it
-            reply = (dict(reply[0], captured=printed), reply[1])
+            reply = reply.with_captured(printed)
         return reply
 
-    def _reap(self):
+    def _reap(self) -> None:
         if self.proc is not None:
             self._kill()
 
-    def _read(self, timeout):
+    def _read(self, timeout: float) -> Reply:
         deadline = time.monotonic() + timeout
 
-        def read_exact(n):
+        def read_exact(n: int) -> bytes:
             return self._read_exact(n, deadline, timeout)
 
         try:
-            return protocol.read_message_with(read_exact)
+            return Reply.from_wire(*protocol.wire.read_message_with(read_exact))
         except (ValueError, UnicodeDecodeError) as exc:  # JSON, .npy or framing garbage on the protocol pipe
             self._kill()
             if self.killed:
@@ -180,7 +210,8 @@ class WorkerClient:
                 f"worker sent an unreadable reply ({type(exc).__name__}: {str(exc)[:200]}); worker killed",
             )
 
-    def _read_exact(self, n, deadline, timeout):
+    def _read_exact(self, n: int, deadline: float, timeout: float) -> bytes:
+        assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         chunks = []
         with selectors.DefaultSelector() as sel:
@@ -205,7 +236,8 @@ class WorkerClient:
                 n -= len(chunk)
         return b"".join(chunks)
 
-    def _death(self):
+    def _death(self) -> WorkerDied:
+        assert self.proc is not None
         code = self.proc.wait()
         _killpg_after_exit(self.proc)
         self._forget(self.proc)
@@ -215,7 +247,7 @@ class WorkerClient:
 
     # The worker's stdout (fd 1, pointed at its stderr: worker/main.py) and stderr go to one temporary file, never
     # to kbtool's terminal; what one request added to it is that request's output.
-    def _output_mark(self):
+    def _output_mark(self) -> int:
         if self._stderr is None:
             return 0
         try:
@@ -223,7 +255,7 @@ class WorkerClient:
         except (OSError, ValueError):
             return 0
 
-    def _output_since(self, mark):
+    def _output_since(self, mark: int) -> str:
         """What the worker wrote from offset `mark` on (cut to capture.LIMIT characters), or ""."""
         from ..capture import cut
 
@@ -239,7 +271,7 @@ class WorkerClient:
         more = end - mark - len(data)
         return cut(text) + (f" (and {more} more bytes)" if more > 0 else "") if text else ""
 
-    def _close_stderr(self):
+    def _close_stderr(self) -> None:
         if self._stderr is not None:
             try:
                 self._stderr.close()
@@ -247,17 +279,19 @@ class WorkerClient:
                 pass
             self._stderr = None
 
-    def stderr_tail(self, lines=3):
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the worker wrote (read from the last TAIL_BYTES: a worker may have written gigabytes)."""
         if self._stderr is None:
             return ""
-        self._stderr.seek(0)
-        text = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        end = self._stderr.seek(0, 2)
+        self._stderr.seek(max(0, end - TAIL_BYTES))
+        text = self._stderr.read(TAIL_BYTES).decode("utf-8", "replace").strip().splitlines()
         self._stderr.seek(0, 2)
         keep = [line.strip() for line in text if line.strip()][-lines:]
         return " | ".join(keep)[:500]
 
 
-def _killpg(proc):
+def _killpg(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the process group a worker leads (start_new_session: its pid is the group's id), unless reaped."""
     if proc.returncode is not None:
         return
@@ -267,7 +301,7 @@ def _killpg(proc):
         pass
 
 
-def _killpg_after_exit(proc):
+def _killpg_after_exit(proc: subprocess.Popen[bytes]) -> None:
     """Whatever a worker started in its process group goes with it (the group outlives its leader)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -275,5 +309,5 @@ def _killpg_after_exit(proc):
         pass
 
 
-def _cancelled():
-    return {"status": CANCELLED, "message": "cancelled: the check was interrupted"}, []
+def _cancelled() -> Reply:
+    return Reply.failure(CANCELLED, "cancelled: the check was interrupted")

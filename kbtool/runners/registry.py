@@ -3,7 +3,6 @@
 from ..errors import KbtoolError
 from ..results import BackendStatus
 from . import cntk, custom, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
-from .base import Unavailable
 from .worker import protocol
 
 RECIPES = {
@@ -70,26 +69,3 @@ def not_installed_info(name, reason):
         "status": BackendStatus.NOT_INSTALLED.value,
         "reason": str(reason),
     }
-
-
-def probe(name):
-    """Start a worker for `name` and report what it says: status, versions, reason."""
-    from .client import WorkerClient
-
-    try:
-        launch = launch_for(name)
-    except Unavailable as exc:
-        return not_installed_info(name, exc)
-    client = WorkerClient(launch)
-    hello = client.start()
-    client.stop()
-    return backend_info(name, hello)
-
-
-def probe_all(extra=()):
-    """Probe every built-in backend and the `extra` custom ones, in parallel."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    wanted = list(BUILTIN) + [n for n in dict.fromkeys(extra) if n not in BUILTIN]
-    with ThreadPoolExecutor(max_workers=len(wanted)) as pool:
-        return list(pool.map(probe, wanted))

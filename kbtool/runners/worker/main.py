@@ -15,6 +15,7 @@ import traceback
 
 import protocol
 import shims
+import watchdog
 
 
 def parse_args(argv):
@@ -96,6 +97,7 @@ def graph_context(kind):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    watchdog.guard()  # before any import of the backend: this worker dies with its controller
     proto_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     stdin = sys.stdin.buffer

@@ -19,10 +19,10 @@ from . import verdict
 from .verdict import KbtoolFailure, WorkerUnavailable
 
 
-class KbtoolSession:
+class KbtoolHooks:
     def __init__(self, config):
         from . import options
-        from .pool import Pool
+        from .runner import ItemRunner
 
         started = time.monotonic()
         self.config = config
@@ -32,7 +32,7 @@ class KbtoolSession:
         self.sole = verdict.sole_targets(self.plan, [t.key for t in self.targets], self.entries)
         self.xdist = config.pluginmanager.hasplugin("xdist")
         self.is_xdist_worker = hasattr(config, "workerinput")
-        self.pool = Pool(self.plan.seed, self.selection.case_timeout)
+        self.runner = ItemRunner(self.plan.seed, self.selection.case_timeout)
         self.results = {}  # key -> Result rebuilt from each item's report (controller / single process)
         self.reported = set()  # keys whose item reported (a result, or an error saying why it has none)
         self.stale, self.grown, self.unjudged = [], [], None
@@ -68,10 +68,10 @@ class KbtoolSession:
     def judge(self, item):
         """Run an item's target and turn its result into pass / xfail (known) / failure."""
         target = item.target
-        result = self.pool.result(target)
+        result = self.runner.result(target)
         variant_results = []
         if target.variants and result.status != "pass" and verdict.needs_variants(result, self.entries):
-            variant_results = [self.pool.result(v) for v in target.variants]
+            variant_results = [self.runner.result(v) for v in target.variants]
         reason = verdict.known_reason(result, variant_results, self.entries)
         stale = self.sole.get(target.key) if result.status == "pass" else None
         item.user_properties.extend([("status", str(result.status)), ("seconds", result.seconds)])
@@ -119,7 +119,7 @@ class KbtoolSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        self.pool.stop(kill=exitstatus == pytest.ExitCode.INTERRUPTED)
+        self.runner.stop(kill=exitstatus == pytest.ExitCode.INTERRUPTED)
         if self.is_xdist_worker or not self.plan.all_cases:
             return
         from .. import known
@@ -186,4 +186,4 @@ class KbtoolSession:
             write(f"known differences not judged for staleness: {self.unjudged}")
 
     def pytest_unconfigure(self, config):
-        self.pool.close()
+        self.runner.close()
