@@ -1,6 +1,7 @@
 """JSON Schema of specs/ops.yaml (validated with the `jsonschema` library)."""
 
 from ..vocabulary import CASE_KEYS, DATA_FORMATS, FLOATX, MODES
+from .bench_cases import SIZES
 
 _NAME = {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"}
 _DOC_IDS = {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}
@@ -242,8 +243,8 @@ BENCH = {
         "sizes": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["small", "medium", "large"],
-            "properties": {k: {"type": "integer", "minimum": 1} for k in ("small", "medium", "large")},
+            "required": list(SIZES),
+            "properties": {k: {"type": "integer", "minimum": 1} for k in SIZES},
         },
         "case": dict(
             CASE,
