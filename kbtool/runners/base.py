@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..vocabulary import CASE_DEFAULTS, MODES
 
@@ -160,6 +160,9 @@ class Recipe:
     system_check: Callable[[], List[str]] = list  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
     variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
+    # the case-id suffix of each variant `variants` makes -> the ops it makes it for (known.py reads this data: an
+    # entry may name a variant's results by case glob and use the suffix as `verified_by`)
+    variant_suffixes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     workers: Optional[int] = None  # see Launch.workers
     case_seconds: Optional[float] = None  # see Launch.case_seconds
     clear_session: bool = False  # see Launch.clear_session
