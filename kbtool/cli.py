@@ -8,6 +8,7 @@ import click
 
 from .completion import complete_backend, complete_environment, complete_op
 from .errors import KbtoolError
+from .vocabulary import MODES
 
 
 class Group(click.Group):
@@ -432,7 +433,7 @@ def completion(shell):
     "Default: every installed built-in backend.",
 )
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(["eager", "symbolic"]), help="Evaluation mode(s).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(MODES), help="Evaluation mode(s).")
 @click.option("--examples", is_flag=True, help="Only the documented examples: checks what each doc version shows.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report to stdout instead of the table.")

@@ -26,25 +26,12 @@ import stat
 import time
 from collections import OrderedDict
 
-from . import files
+from . import files, vocabulary
 from .errors import KbtoolError
 
-DEFAULTS = OrderedDict(
-    [
-        ("image_data_format", "channels_last"),
-        ("epsilon", 1e-07),
-        ("floatx", "float32"),
-        ("backend", "tensorflow"),
-    ]
-)
-BUILTIN_BACKENDS = ("tensorflow", "theano", "cntk")
-FLOATX = ("float16", "float32", "float64")
-DATA_FORMATS = ("channels_first", "channels_last")
-DIM_ORDERING_TO_FORMAT = {"tf": "channels_last", "th": "channels_first"}
+DEFAULTS = vocabulary.DEFAULTS  # the documented defaults, in the order Keras writes them
 # What Keras requires of a custom backend module (docs: "placeholder, variable and function").
 CUSTOM_BACKEND_REQUIRED = ("placeholder", "variable", "function")
-# Keras 2's load_backend imports any other name as a module: a plain `my_backend` or a dotted `pkg.my_backend`
-_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 MAX_BYTES = 1 << 20  # a keras.json is a few hundred bytes; anything this big is not one
 MAX_DEPTH = 100  # nesting levels; deeper files are refused the same way by show, set and validate
 LOCK_TIMEOUT = 30.0  # seconds `set` waits for another writer before giving up
@@ -184,7 +171,7 @@ def effective(path=None, environ=None):
                 settings[key] = Setting(key, data[key], "file")
         if "image_data_format" not in data and "image_dim_ordering" in data:
             ordering = data["image_dim_ordering"]
-            mapped = DIM_ORDERING_TO_FORMAT.get(ordering, ordering) if isinstance(ordering, str) else ordering
+            mapped = vocabulary.LEGACY_DIM_ORDERING.get(ordering, ordering) if isinstance(ordering, str) else ordering
             settings["image_data_format"] = Setting(
                 "image_data_format", mapped, f"file (Keras 1.x image_dim_ordering={ordering!r})"
             )
@@ -197,42 +184,12 @@ def effective(path=None, environ=None):
 
 
 def check_value(key, value, import_custom=False):
-    """Return a problem string for `key=value`, or None when it is valid."""
-    if key == "backend":
-        if not isinstance(value, str):
-            return "backend must be a string"
-        if value in BUILTIN_BACKENDS:
-            return None
-        if not _MODULE_PATH.fullmatch(value):
-            return (
-                "backend must be one of {} or a module name (my_backend, or a dotted module path like "
-                "my_package.my_module), got {!r}"
-            ).format(", ".join(BUILTIN_BACKENDS), value)
-        return check_custom_backend(value) if import_custom else None
-    if key == "floatx":  # isinstance first: a list or object from the file is unhashable
-        if isinstance(value, str) and value in FLOATX:
-            return None
-        return "floatx must be one of {}, got {!r}".format(", ".join(FLOATX), value)
-    if key == "image_data_format":
-        if isinstance(value, str) and value in DATA_FORMATS:
-            return None
-        return "image_data_format must be one of {}, got {!r}".format(", ".join(DATA_FORMATS), value)
-    if key == "epsilon":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not _finite(value):
-            return f"epsilon must be a positive float (and finite), got {value!r}"
-        return None
-    if key == "image_dim_ordering":
-        if isinstance(value, str) and value in DIM_ORDERING_TO_FORMAT:
-            return None
-        return f"image_dim_ordering must be 'tf' or 'th', got {value!r}"
-    return None
-
-
-def _finite(number):
-    try:
-        return math.isfinite(number)
-    except OverflowError:  # an int too large for a float
-        return False
+    """Return a problem string for `key=value`, or None when it is valid (vocabulary.SETTINGS checks each key; a
+    custom backend module is also imported when `import_custom`)."""
+    problem = vocabulary.check(key, value)
+    if problem is None and key == "backend" and import_custom and value not in vocabulary.BUILTIN_BACKENDS:
+        return check_custom_backend(value)
+    return problem
 
 
 def _one_line(exc):
@@ -302,20 +259,18 @@ def validate(path=None, environ=None):
 
 
 def parse_value(key, text):
-    if key == "epsilon":
-        try:
-            return float(text)
-        except ValueError:
-            raise KbtoolError(f"epsilon must be a positive float (and finite), got {text!r}")
-    return text
+    try:
+        return vocabulary.SETTINGS[key].from_text(text)
+    except ValueError:
+        raise KbtoolError(vocabulary.check(key, text) or f"{key}: cannot read {text!r}")
 
 
 def set_value(key, text, path=None, force=False, environ=None):
     """Set one key atomically. Returns a list of notes on what else happened (migration, backup)."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
-    if key not in DEFAULTS:
-        raise KbtoolError("unknown key {!r}; keras.json keys are {}".format(key, ", ".join(DEFAULTS)))
+    if key not in vocabulary.SETTINGS:
+        raise KbtoolError("unknown key {!r}; keras.json keys are {}".format(key, ", ".join(vocabulary.KEYS)))
     value = parse_value(key, text)
     problem = check_value(key, value, import_custom=True)
     if problem:
@@ -337,10 +292,12 @@ def set_value(key, text, path=None, force=False, environ=None):
             data = OrderedDict(DEFAULTS)
             notes.append(f"created {path} with the documented defaults")
         ordering = data.get("image_dim_ordering")
-        if isinstance(ordering, str) and ordering in DIM_ORDERING_TO_FORMAT:  # an invalid one stays for validate
+        if (
+            isinstance(ordering, str) and ordering in vocabulary.LEGACY_DIM_ORDERING
+        ):  # an invalid one stays for validate
             del data["image_dim_ordering"]
             if "image_data_format" not in data:
-                data["image_data_format"] = DIM_ORDERING_TO_FORMAT[ordering]
+                data["image_data_format"] = vocabulary.LEGACY_DIM_ORDERING[ordering]
             notes.append(
                 "migrated Keras 1.x image_dim_ordering={!r} to image_data_format={!r}".format(
                     ordering, data.get("image_data_format")

@@ -17,7 +17,8 @@ from typing import Dict, Optional
 
 from . import config
 from .errors import KbtoolError
-from .specs.domains import CONFIG_DEFAULTS, CONFIG_KEYS, DomainError, parse_override
+from .specs.domains import DomainError, parse_override
+from .vocabulary import CASE_DEFAULTS, CASE_KEYS
 
 DEFAULTS_WORD = "defaults"
 
@@ -39,7 +40,7 @@ class CheckSettings:
             if self.active_backend
             else []
         )
-        for key in CONFIG_KEYS:
+        for key in CASE_KEYS:
             parts.append(f"{key} {self.values[key]} ({self.sources[key]})")
         return "keras.json settings: " + ", ".join(parts)
 
@@ -78,8 +79,8 @@ def resolve(items=(), environ=None, path=None):
         )
     out.active_backend = backend.value
     out.sources["backend"] = _source(backend.source, path)
-    for key in CONFIG_KEYS:
-        default = CONFIG_DEFAULTS[key]
+    for key in CASE_KEYS:
+        default = CASE_DEFAULTS[key]
         if key in cli:
             out.values[key], out.sources[key] = cli[key], "--keras-config"
             out.override[key] = cli[key]

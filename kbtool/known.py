@@ -258,9 +258,9 @@ def _spec_problems(entry, spec):
 def variant_suffixes(op):
     """The case-id suffixes of the variants some built-in backend runs for `op`'s cases (e.g. Theano's
     '.kernel_flipped'): an entry may name those results by case glob and use them as `verified_by`."""
-    from .runners import theano
+    from .runners import registry
 
-    return theano.variant_suffixes(op)
+    return registry.variant_suffixes(op)
 
 
 def alias_entries(spec):

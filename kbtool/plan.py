@@ -10,8 +10,8 @@ from typing import List, Optional, Tuple
 
 from .errors import KbtoolError
 from .specs import cases as cases_mod
+from .vocabulary import MODES
 
-MODES = ("eager", "symbolic")
 EXAMPLES = "example:*"  # the case ids of documented examples
 
 

@@ -8,7 +8,7 @@ import pytest
 from kbtool import reference
 from kbtool.bench import cost, families
 from kbtool.runners.worker import invoke, protocol
-from kbtool.specs import loader
+from kbtool.specs import bench_cases, loader
 
 
 @pytest.fixture(scope="module")
@@ -147,3 +147,14 @@ def test_a_bench_case_that_does_not_bind_is_a_spec_problem(tmp_path):
     with pytest.raises(loader.SpecError) as caught:
         loader.load(str(path))
     assert "dot" in str(caught.value) and "bench" in str(caught.value) and "no_such_param" in str(caught.value)
+
+
+def test_the_loader_checks_the_very_cases_bench_times(spec):
+    # the spec layer owns what a `bench:` section means (specs/bench_cases.py); bench times the same cases
+    ops = declared(spec)
+    assert ops and families.SIZES == bench_cases.SIZES
+    for op in ops:
+        family = families.family_for(spec, op)
+        for size in families.SIZES:
+            raw = bench_cases.declared_case(spec.ops[op], size)
+            assert family.raw_case(size) == raw and raw["id"] == "bench." + size

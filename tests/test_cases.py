@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from kbtool.specs import binding, loader
-from kbtool.specs.cases import DEFAULT_MODES, GRAD_TOLERANCE, Case, _rng, cases_for, expand_case, make_array
+from kbtool.specs.cases import DEFAULT_MODES, Case, _rng, cases_for, expand_case, make_array
+from kbtool.verdicts.tolerances import GRAD_TOLERANCE, case_overrides
 
 X = [{"name": "x", "kind": "tensor"}]
 XY = [{"name": "x", "kind": "tensor"}, {"name": "y", "kind": "tensor"}, {"name": "axis", "default": None}]
@@ -223,10 +224,13 @@ def test_tolerance(entry_tol, raw, want):
     entry = {"tolerance": copy.deepcopy(entry_tol)} if entry_tol is not None else {}
     before = copy.deepcopy(GRAD_TOLERANCE)
     case = expand(raw, entry)
-    assert case.tolerance == want
+    overrides = case_overrides(case)  # what the verdict judges the case's values with
+    assert overrides == want
+    # the case keeps the spec's own overrides: a gradient case's are its own only (never the entry's)
+    assert case.tolerance == (raw.get("tolerance", {}) if raw.get("grad") else want)
     # neither the entry nor the shared GRAD_TOLERANCE is modified
     assert GRAD_TOLERANCE == before and entry.get("tolerance") == entry_tol
-    assert case.tolerance is not GRAD_TOLERANCE and case.tolerance is not entry.get("tolerance")
+    assert overrides is not GRAD_TOLERANCE and case.tolerance is not entry.get("tolerance")
 
 
 @pytest.mark.parametrize(
@@ -533,7 +537,7 @@ def test_cases_from_a_loaded_spec(tmp_path):
     path = tmp_path / "ops.yaml"
     path.write_text(HEADER)
     g, r, e = cases_for(loader.load(str(path)), "op", seed=2)
-    assert (g.id, g.modes, g.tolerance, g.grad) == ("g", ["symbolic"], GRAD_TOLERANCE, True)
+    assert (g.id, g.modes, case_overrides(g), g.grad) == ("g", ["symbolic"], GRAD_TOLERANCE, True)
     assert g.arrays[0].dtype == np.float32 and ((g.arrays[0] >= 0.1) & (g.arrays[0] <= 2)).all()
     assert (r.modes, r.tolerance, r.request("eager")["repeat"]) == (["eager"], {"float32": {"rtol": 0.5}}, 2)
     assert r.arrays[0].dtype == np.int32 and set(r.arrays[0].tolist()) <= {0, 1, 2, 3, 4}

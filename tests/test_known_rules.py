@@ -17,7 +17,7 @@ from kbtool.errors import KbtoolError
 from kbtool.reports import html, markdown, terminal
 from kbtool.reports.assemble import validate as validate_report
 from kbtool.results import Result
-from kbtool.runners import theano
+from kbtool.runners import registry, theano
 from kbtool.specs import loader
 from kbtool.specs.cases import Case
 from tests.test_known import HEADER  # the one-doc spec header the known-difference tests share
@@ -400,7 +400,10 @@ def test_no_kernel_flipped_variant(kw):
 
 def test_the_theano_recipe_runs_the_variants():
     assert theano.RECIPE.variants is theano.kernel_flipped_variants
-    assert theano.variant_suffixes("conv3d") == [FLIPPED] and theano.variant_suffixes("sum") == []
+    assert theano.RECIPE.variant_suffixes == {FLIPPED: theano.FLIPPED_KERNEL_OPS}
+    # known.py reads the suffixes from the recipes' data, never from one backend's module
+    assert registry.variant_suffixes("conv3d") == [FLIPPED] and registry.variant_suffixes("sum") == []
+    assert known.variant_suffixes("conv3d") == [FLIPPED] and known.variant_suffixes("sum") == []
 
 
 def test_variants_of_the_shipped_convolutions():

@@ -869,7 +869,21 @@ def test_default_tolerances():
         "float32": {"rtol": 2e-3, "atol": 2e-3},
         "float64": {"rtol": 1e-6, "atol": 1e-6},
     }
-    assert cases_mod.GRAD_TOLERANCE == tolerances.GRAD_TOLERANCE
+    assert not hasattr(cases_mod, "GRAD_TOLERANCE")  # one home: the verdicts'
+
+
+@pytest.mark.parametrize(
+    "case_kw, status",
+    [
+        ({}, "fail"),  # float32's own bound: rtol 1e-5
+        ({"grad": True}, "pass"),  # a gradient against central differences: GRAD_TOLERANCE's rtol 2e-3
+        ({"grad": True, "tolerance": {"float32": {"rtol": 1e-5, "atol": 0}}}, "fail"),  # the case's own wins
+        ({"tolerance": {"float32": {"rtol": 2e-3}}}, "pass"),
+    ],
+)
+def test_gradient_cases_are_judged_with_the_looser_bound(case_kw, status):
+    expected, actual = arr([1.0, 2.0], "float32"), arr([1.001, 2.002], "float32")
+    assert judge(case(**case_kw), reply(expected), reply(actual))[0] == status
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import click
 
 from ..completion import complete_backend, complete_op
 from ..errors import KbtoolError
+from ..vocabulary import MODES
 
 SIZE_NAMES = ("small", "medium", "large")
 
@@ -55,7 +56,7 @@ def _positive(name, value, upper):
     "--mode",
     "modes",
     multiple=True,
-    type=click.Choice(["eager", "symbolic"]),
+    type=click.Choice(MODES),
     help="Only this mode (repeatable; default both).",
 )
 @click.option(
@@ -192,7 +193,7 @@ def bench(
         return
     settings = Settings(
         sizes=chosen,
-        modes=list(modes) or ["eager", "symbolic"],
+        modes=list(modes) or list(MODES),
         budget=budget,
         min_samples=min_samples,
         max_seconds=max_seconds,

@@ -11,9 +11,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Dict, Optional
 
-from ..specs import binding, cases, shapes
+from ..specs import bench_cases, binding, cases
 
-SIZES = ("small", "medium", "large")
+SIZES = bench_cases.SIZES
 DEFAULT_SIZE = "medium"
 # input elements of a scaled family per size: small shows per-call overhead; kept modest, as many such ops loop
 # in Python per row (map_fn, foldl, ctc_*): the heavy ops have families of their own in the spec
@@ -40,10 +40,10 @@ class Family:
     def raw_case(self, size):
         """The raw spec case of one size (id bench.<size>)."""
         if self.kind == "spec":
-            return _with_id(_substitute(self.raw, {"n": self.scale[size]}), size)
+            return bench_cases.with_id(bench_cases.substitute(self.raw, {"n": self.scale[size]}), size)
         if self.kind == "scaled":
-            return _with_id(_scaled(self.raw, self.scaled_inputs, int(self.scale[size])), size)
-        return _with_id(self.raw, size)
+            return bench_cases.with_id(_scaled(self.raw, self.scaled_inputs, int(self.scale[size])), size)
+        return bench_cases.with_id(self.raw, size)
 
     def describe(self, sizes_n):
         out = {"kind": self.kind, "variable": self.variable, "sizes": dict(sizes_n)}
@@ -53,12 +53,6 @@ class Family:
         if self.base_case:
             out["case"] = self.base_case
         return out
-
-
-def _with_id(raw, size):
-    raw = dict(raw, id="bench." + size)
-    raw.pop("about", None)
-    return raw
 
 
 def benchable_ops(spec):
@@ -148,17 +142,7 @@ def _base_case(entry):
 def _plain(raw):
     if raw.get("raises") or raw.get("grad") or raw.get("keras_config"):
         return False
-    return not any(inp.get("sparse") or inp.get("none_dims") for inp in _inputs(raw))
-
-
-def _inputs(raw):
-    """The raw case's input specs, flattened in order (a mapping's values, lists of inputs spread)."""
-    inputs = raw.get("inputs", [])
-    values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
-    flat = []
-    for value in values:
-        flat.extend(value if isinstance(value, list) else [value])
-    return flat
+    return not any(inp.get("sparse") or inp.get("none_dims") for inp in bench_cases.inputs(raw))
 
 
 def _grows(inp):
@@ -186,7 +170,7 @@ def _weights(op, entry, raw):
 
     visit(bound.args)
     visit(list(bound.kwargs.values()))
-    flat = _inputs(raw)
+    flat = bench_cases.inputs(raw)
     return {
         next(p for p, inp in enumerate(flat) if inp is bound.inputs[i])
         for i in indices
@@ -197,35 +181,23 @@ def _weights(op, entry, raw):
 def _scaling_choices(op, entry, raw):
     """Which inputs to grow, most first: every input of rank >= 1 but the weights, then the first alone."""
     weights = _weights(op, entry, raw)
-    shaped = tuple(i for i, inp in enumerate(_inputs(raw)) if _grows(inp) and i not in weights)
+    shaped = tuple(i for i, inp in enumerate(bench_cases.inputs(raw)) if _grows(inp) and i not in weights)
     if not shaped:
         return []
     return [shaped] if len(shaped) == 1 else [shaped, shaped[:1]]
 
 
 def _elements(raw, positions):
-    return sum(binding.elements(inp) for i, inp in enumerate(_inputs(raw)) if i in positions)
+    return sum(binding.elements(inp) for i, inp in enumerate(bench_cases.inputs(raw)) if i in positions)
 
 
 def _scaled(raw, positions, factor):
     raw = copy.deepcopy(raw)
-    for i, inp in enumerate(_inputs(raw)):  # the flattened specs are the raw case's own dicts
+    for i, inp in enumerate(bench_cases.inputs(raw)):  # the flattened specs are the raw case's own dicts
         if i in positions and "shape" in inp:
             inp["shape"] = [inp["shape"][0] * factor] + list(inp["shape"][1:])
         elif i in positions:
             inp["value"] = list(inp["value"]) * factor
-    return raw
-
-
-def _substitute(raw, names):
-    """A spec family's case with every dim that is an expression of n, and every `{eval: expr}` kwarg, evaluated."""
-    raw = copy.deepcopy(raw)
-    for inp in _inputs(raw):
-        if isinstance(inp.get("shape"), list):
-            inp["shape"] = [d if isinstance(d, int) else int(shapes.evaluate(str(d), names)) for d in inp["shape"]]
-    for key, value in list(raw.get("kwargs", {}).items()):
-        if isinstance(value, dict) and set(value) == {"eval"}:
-            raw["kwargs"][key] = shapes.evaluate(str(value["eval"]), names)
     return raw
 
 

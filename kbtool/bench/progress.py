@@ -4,9 +4,11 @@ a log, a plain line per backend each time it passes another tenth of its results
 import sys
 import time
 
+from ..vocabulary import MODES
+
 
 def planned(slot, items, settings):
-    allowed = set(getattr(slot.launch, "modes", ("eager", "symbolic")))
+    allowed = set(getattr(slot.launch, "modes", MODES))
     return sum(1 for item in items for mode in item.case.modes if mode in settings.modes and mode in allowed)
 
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ..errors import KbtoolError
+from ..vocabulary import MODES
 from . import families as fam
 
 
 @dataclass
 class Settings:
     sizes: List[str] = field(default_factory=lambda: [fam.DEFAULT_SIZE])
-    modes: List[str] = field(default_factory=lambda: ["eager", "symbolic"])
+    modes: List[str] = field(default_factory=lambda: list(MODES))
     budget: float = 0.1  # seconds of samples per result
     min_sample: float = 0.01  # a sample lasts at least this long (calls per sample calibrated to it)
     min_samples: int = 5

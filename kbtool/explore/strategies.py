@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..specs import domains
-from ..specs.domains import CONFIG_DEFAULTS as KERAS_DEFAULTS
+from ..vocabulary import CASE_DEFAULTS as KERAS_DEFAULTS
 
 _UNSET = object()  # a parameter the drawn case does not pass (its default applies)
 # template features a drawn case cannot vary meaningfully: raw worker args, expected exceptions, statistics of

@@ -11,9 +11,10 @@ import sys
 
 import numpy as np
 
-_CONFIG = {"floatx": "float32", "epsilon": 1e-07, "image_data_format": "channels_last", "learning_phase": 0}
+from ..vocabulary import CASE_DEFAULTS, DATA_FORMATS
+
+_CONFIG = dict(CASE_DEFAULTS, learning_phase=0)  # the documented keras.json defaults; set_floatx & co. change them
 _UIDS = {}
-DATA_FORMATS = ("channels_first", "channels_last")
 
 
 class Symbol:

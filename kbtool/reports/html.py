@@ -19,7 +19,7 @@ import markupsafe
 
 from ..known import grown
 from ..results import SEVERITY, SYMBOLS, Status
-from ..specs.domains import CONFIG_DEFAULTS
+from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
 from .matrix import build, doc_claims
 from .text import plain
@@ -28,7 +28,6 @@ MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON repor
 MAX_LISTED = 200  # unexplained divergences listed as HTML; the matrix reaches the rest
 RESULT_STATUSES = [s.value for s in Status]  # a result's status, by its code in the embedded data
 CELL_STATUSES = [str(s) for s in SEVERITY]  # a cell's worst status, mildest first
-MODES = ["eager", "symbolic"]
 _SCRIPT_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 )
@@ -262,7 +261,7 @@ def _result(record, reasons, settings):
             extra[short] = record[key]
     if record.get("known"):
         extra["k"] = _code(reasons, record["known"])
-    if record.get("keras_config") not in (None, CONFIG_DEFAULTS):  # the documented defaults go without saying
+    if record.get("keras_config") not in (None, CASE_DEFAULTS):  # the documented defaults go without saying
         extra["c"] = _code(settings, _settings(record["keras_config"]))
     item.append(extra)
     return item

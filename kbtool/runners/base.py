@@ -12,7 +12,9 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
+
+from ..vocabulary import CASE_DEFAULTS, MODES
 
 WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
 
@@ -47,9 +49,8 @@ def envs_dir():
 def keras_home_for(keras_config=None):
     """A private KERAS_HOME whose keras.json holds exactly these settings (one directory per set of settings)."""
     from ..files import write_atomic
-    from ..specs.domains import settings
 
-    config = settings(keras_config)
+    config = dict(CASE_DEFAULTS, **(keras_config or {}))
     name = "_".join(f"{k}-{config[k]}" for k in sorted(config))
     home = os.path.join(kbtool_home(), "keras_home", name)
     os.makedirs(home, exist_ok=True)
@@ -99,7 +100,7 @@ class Launch:
     per_worker_env: Callable[[int], Dict[str, str]] = lambda index: {}
     # the modes this backend can run (a case's other modes are not run); each one it cannot, with the reason, is
     # reported once for the backend instead of as a failure per case
-    modes: tuple = ("eager", "symbolic")
+    modes: tuple = MODES
     unsupported_modes: Dict[str, str] = field(default_factory=dict)
 
     def for_worker(self, index):
@@ -159,13 +160,16 @@ class Recipe:
     system_check: Callable[[], List[str]] = list  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
     variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
+    # the case-id suffix of each variant `variants` makes -> the ops it makes it for (known.py reads this data: an
+    # entry may name a variant's results by case glob and use the suffix as `verified_by`)
+    variant_suffixes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     workers: Optional[int] = None  # see Launch.workers
     case_seconds: Optional[float] = None  # see Launch.case_seconds
     clear_session: bool = False  # see Launch.clear_session
     case_timeout: Optional[float] = None  # see Launch.case_timeout
     per_worker_env: Callable[[str, int], Dict[str, str]] = lambda env_dir, index: {}  # see Launch.per_worker_env
     env_name: Optional[str] = None  # another recipe's env this backend runs in (keras3 in tensorflow's); None: its own
-    modes: tuple = ("eager", "symbolic")  # the modes its cases run in; see Launch.modes
+    modes: tuple = MODES  # the modes its cases run in; see Launch.modes
     unsupported_modes: Dict[str, str] = field(default_factory=dict)  # mode -> why it cannot run (said once)
     # `pip freeze` lines a wheel's metadata spells otherwise than its release (cntk 2.7.post2 says 2.7) -> lock line
     freeze_aliases: Dict[str, str] = field(default_factory=dict)

@@ -10,13 +10,13 @@ import importlib.util
 import os
 import sys
 
-from ..config import _MODULE_PATH
 from ..errors import KbtoolError
+from ..vocabulary import MODULE_PATH
 from .base import Launch
 
 
 def is_custom(name):
-    return bool(_MODULE_PATH.fullmatch(name.split("@", 1)[0]))
+    return bool(MODULE_PATH.fullmatch(name.split("@", 1)[0]))
 
 
 def launch(name, recipes, builtin=()):

@@ -28,6 +28,12 @@ def keras_name(name):
     return backend if backend and "." not in backend else name
 
 
+def variant_suffixes(op):
+    """The case-id suffixes of the variants some built-in backend runs for `op`'s cases, as their recipes declare
+    them (e.g. Theano's '.kernel_flipped'), sorted."""
+    return sorted({suffix for r in RECIPES.values() for suffix, ops in r.variant_suffixes.items() if op in ops})
+
+
 def system_packages():
     """The Debian packages every recipe needs (the union of their apt_packages), sorted."""
     return sorted({p for recipe in RECIPES.values() for p in recipe.apt_packages})

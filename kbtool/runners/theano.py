@@ -32,11 +32,6 @@ def _system_check():
     return []
 
 
-def variant_suffixes(op):
-    """The case-id suffixes of the variants this backend runs for `op` (see kernel_flipped_variants)."""
-    return [KERNEL_FLIPPED] if op in FLIPPED_KERNEL_OPS else []
-
-
 def kernel_flipped_variants(case):
     """For a convolution that Theano computes as a true convolution, the same case with its kernel reversed along
     the spatial axes (as Keras 2's own tests compared Theano after convert_kernel): judged against the original
@@ -88,6 +83,7 @@ RECIPE = Recipe(
     env_vars=_theano_flags,
     system_check=_system_check,
     variants=kernel_flipped_variants,
+    variant_suffixes={KERNEL_FLIPPED: FLIPPED_KERNEL_OPS},
     # Theano builds and optimises a graph for every call (K.eval too), so its cases take most of a check's time (about
     # 0.08 s each, measured alone): the pool starts it first, and a second worker joins it from the back of its queue
     # once the other backends are done (kbtool/pool.py)

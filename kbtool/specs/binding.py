@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import files
 from ..runners.worker import steps
-from .domains import CONFIG_DEFAULTS
+from ..vocabulary import CASE_DEFAULTS
 
 _INPUT_KINDS = ("tensor", "tensors", "array")
 MAX_INPUT_ELEMENTS = 10**7  # one input (40 MB as float32); the shipped spec's largest: 60,000
@@ -549,7 +549,7 @@ class _Binder:
 
     def binding(self, args, kw, shape_names):
         # shape rules see the keras.json settings too, and a data_format of None as the one that applies
-        config = dict(CONFIG_DEFAULTS, **(self.raw.get("keras_config") or {}))
+        config = dict(CASE_DEFAULTS, **(self.raw.get("keras_config") or {}))
         for key in self.reads_config:
             shape_names.setdefault(key, config[key])
         if (

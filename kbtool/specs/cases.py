@@ -6,10 +6,10 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from ..vocabulary import CASE_DEFAULTS, MODES
 from . import binding, domains
 
-DEFAULT_MODES = ("eager", "symbolic")
-GRAD_TOLERANCE = {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}
+DEFAULT_MODES = MODES
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Case:
     modes: List[str]
     raises: Optional[str] = None
     match: Optional[str] = None
-    tolerance: Dict[str, dict] = field(default_factory=dict)
+    tolerance: Dict[str, dict] = field(default_factory=dict)  # the spec's overrides (see tolerances.case_overrides)
     stats: Optional[dict] = None
     grad: bool = False
     observe: bool = False
@@ -35,7 +35,7 @@ class Case:
     # array indices the worker builds as tensors, in its order (the reference's gradients are w.r.t. these)
     tensor_indices: List[int] = field(default_factory=list)
     # the keras.json settings the case runs under (complete: documented defaults, the case's own, an override)
-    keras_config: Dict[str, Any] = field(default_factory=lambda: dict(domains.CONFIG_DEFAULTS))
+    keras_config: Dict[str, Any] = field(default_factory=lambda: dict(CASE_DEFAULTS))
     keras_override: Dict[str, Any] = field(default_factory=dict)  # the --keras-config part of keras_config
     grid: str = "pairwise"  # how its op's grid was expanded (a repro of a full-grid case says --grid full)
     variant_of: Optional[str] = None  # a backend's variant of a case (same call, transformed input): its case id
@@ -100,12 +100,13 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
         own = domains.settings(raw.get("keras_config"))["image_data_format"]
         if own != config["image_data_format"]:
             raw = domains.follow_image_data_format(entry, raw, config["image_data_format"])
-        raw = dict(raw, keras_config={k: v for k, v in config.items() if v != domains.CONFIG_DEFAULTS[k]})
+        raw = dict(raw, keras_config={k: v for k, v in config.items() if v != CASE_DEFAULTS[k]})
     bound = binding.bind(op, entry, raw)  # raises BindingError; `kbtool spec validate` reports them all
     arrays = [make_array(inp, _rng(seed, op, case_id, i), config["floatx"]) for i, inp in enumerate(bound.inputs)]
     grad = raw.get("grad", False)
-    # gradients: compared with central differences, so float32 analytic gradients get a looser bound
-    tolerance = dict(GRAD_TOLERANCE if grad else entry.get("tolerance", {}))
+    # the spec's own overrides; a gradient case's start from verdicts' GRAD_TOLERANCE instead of the entry's
+    # (tolerances.case_overrides): compared with central differences, float32 analytic gradients need a looser bound
+    tolerance = dict({} if grad else entry.get("tolerance", {}))
     tolerance.update(raw.get("tolerance", {}))
     # K.gradients needs a graph (TensorFlow refuses it under eager execution)
     modes = raw.get("modes", ["symbolic"] if grad else DEFAULT_MODES)

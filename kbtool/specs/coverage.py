@@ -8,6 +8,7 @@ as excluded). Hand-written cases that expect an exception exercise an error path
 and do not count; a grid row that must raise (a `grid.raises` rule) is that row's documented behaviour and counts.
 """
 
+from ..vocabulary import CASE_KEYS
 from . import domains
 from .cases import raw_cases
 
@@ -24,7 +25,7 @@ def _exercised_rows(spec, op, dims):
         kwargs, config = raw.get("kwargs") or {}, domains.settings(raw.get("keras_config"))
         row = {}
         for name in dims:
-            if name in domains.CONFIG_KEYS and name not in defaults:
+            if name in CASE_KEYS and name not in defaults:
                 value = config[name]
             else:
                 value = kwargs.get(name, defaults.get(name))

@@ -15,10 +15,12 @@ when the row's effective data format (the `data_format` parameter, else keras.js
 
 import itertools
 
+from .. import vocabulary
 from . import shapes
 
-CONFIG_KEYS = ("image_data_format", "floatx", "epsilon")
-CONFIG_DEFAULTS = {"image_data_format": "channels_last", "floatx": "float32", "epsilon": 1e-07}
+# the keras.json settings a case runs under and their documented defaults (defined in kbtool/vocabulary.py)
+CONFIG_KEYS = vocabulary.CASE_KEYS
+CONFIG_DEFAULTS = vocabulary.CASE_DEFAULTS
 GRID_MODES = ("pairwise", "full")
 MAX_GRID_ROWS = 20000  # the largest full grid the pairwise search enumerates (the shipped spec's largest: 216)
 GRID_PREFIX = "grid."
@@ -72,13 +74,8 @@ def settings(keras_config=None, override=None):
     return out
 
 
-CONFIG_CHOICES = {"image_data_format": ("channels_first", "channels_last"), "floatx": ("float16", "float32", "float64")}
-
-
 def parse_override(items):
     """`--keras-config KEY=VALUE` (repeatable) as settings; a DomainError (one line) for anything else."""
-    import math
-
     out = {}
     for item in items:
         key, sep, value = str(item).partition("=")
@@ -87,20 +84,19 @@ def parse_override(items):
             raise DomainError(
                 "--keras-config takes KEY=VALUE with KEY one of {} (got {!r})".format(", ".join(CONFIG_KEYS), item)
             )
-        if key == "epsilon":
-            try:
-                number = float(value)
-            except ValueError:
-                number = math.nan
-            if not (math.isfinite(number) and number > 0):
-                raise DomainError(f"--keras-config epsilon takes a positive number (got {value!r})")
-            out[key] = number
-        elif value not in CONFIG_CHOICES[key]:
-            raise DomainError(
-                "--keras-config {} is one of {} (got {!r})".format(key, ", ".join(CONFIG_CHOICES[key]), value)
-            )
+        setting = vocabulary.SETTINGS[key]
+        try:
+            parsed = setting.from_text(value)
+        except ValueError:
+            parsed = value
+        if setting.check(parsed) is None:
+            out[key] = parsed
+        elif setting.choices is None:  # epsilon
+            raise DomainError(f"--keras-config {key} takes a positive number (got {value!r})")
         else:
-            out[key] = value
+            raise DomainError(
+                "--keras-config {} is one of {} (got {!r})".format(key, ", ".join(setting.choices), value)
+            )
     return out
 
 

@@ -19,7 +19,7 @@ import yaml
 
 from .. import files, paths
 from ..errors import KbtoolError
-from . import binding, schema, shapes
+from . import bench_cases, binding, schema, shapes
 
 MAX_SPEC_ELEMENTS = 10**8  # the elements of every input of every case together (the shipped spec: 160,000)
 MAX_MATCH_CHARS = 1000  # a case's `match` regex
@@ -297,9 +297,7 @@ def _doc_version_problems(base, name, entry, ops):
 
 
 def _bench_problems(name, entry, base, ops):
-    """A bench family's case must bind at every size, and its cost expressions must parse."""
-    from ..bench import families
-
+    """A declared bench family's case must bind at every size, and its cost expressions must parse."""
     if "bench" not in entry:
         return
     for key in ("flops", "bytes"):
@@ -308,10 +306,9 @@ def _bench_problems(name, entry, base, ops):
                 shapes.parse(entry["bench"][key])
             except shapes.ShapeExprError as exc:
                 yield base + ["bench", key], str(exc)
-    family = families.family_for_entry(name, entry)
-    for size in families.SIZES:
+    for size in bench_cases.SIZES:
         try:
-            raw = family.raw_case(size)
+            raw = bench_cases.declared_case(entry, size)
         except (shapes.ShapeExprError, ValueError, TypeError) as exc:
             yield base + ["bench", "case"], f"at size {size}: {exc}"
             continue

@@ -1,5 +1,8 @@
 """JSON Schema of specs/ops.yaml (validated with the `jsonschema` library)."""
 
+from ..vocabulary import CASE_KEYS, DATA_FORMATS, FLOATX, MODES
+from .bench_cases import SIZES
+
 _NAME = {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"}
 _DOC_IDS = {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}
 _EXPR = {"type": "string", "minLength": 1}
@@ -19,8 +22,8 @@ KERAS_CONFIG = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "image_data_format": {"enum": ["channels_first", "channels_last"]},
-        "floatx": {"enum": ["float16", "float32", "float64"]},
+        "image_data_format": {"enum": list(DATA_FORMATS)},
+        "floatx": {"enum": list(FLOATX)},
         "epsilon": {"type": "number", "exclusiveMinimum": 0},
     },
 }
@@ -79,7 +82,7 @@ CASE = {
         "kwargs": {"type": "object"},
         "raises": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
         "match": {"type": "string"},
-        "modes": {"type": "array", "items": {"enum": ["eager", "symbolic"]}, "minItems": 1, "uniqueItems": True},
+        "modes": {"type": "array", "items": {"enum": list(MODES)}, "minItems": 1, "uniqueItems": True},
         "tolerance": _TOLERANCES,
         "stats": STATS,
         "grad": {"type": "boolean"},
@@ -152,7 +155,7 @@ GRID = {
                 "properties": {"when": _EXPR, "type": {"type": "string"}},
             },
         },
-        "modes": {"type": "array", "items": {"enum": ["eager", "symbolic"]}, "minItems": 1, "uniqueItems": True},
+        "modes": {"type": "array", "items": {"enum": list(MODES)}, "minItems": 1, "uniqueItems": True},
         "tolerance": _TOLERANCES,
         "stats": STATS,  # random ops: every row is checked by its statistics
         "then": CASE["properties"]["then"],  # further calls on each row's result (e.g. dtype of a placeholder)
@@ -240,8 +243,8 @@ BENCH = {
         "sizes": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["small", "medium", "large"],
-            "properties": {k: {"type": "integer", "minimum": 1} for k in ("small", "medium", "large")},
+            "required": list(SIZES),
+            "properties": {k: {"type": "integer", "minimum": 1} for k in SIZES},
         },
         "case": dict(
             CASE,
@@ -314,7 +317,7 @@ OP = {
         "not_checkable": {"type": "string"},  # why no case can run it (e.g. clear_session side effects)
         "reads_config": {
             "type": "array",
-            "items": {"enum": ["image_data_format", "floatx", "epsilon"]},
+            "items": {"enum": list(CASE_KEYS)},
             "uniqueItems": True,
         },  # the keras.json settings the op reads
         "grid": GRID,  # cases generated from the parameters' domains

@@ -17,6 +17,7 @@ from .raises import judge_backend_raised, judge_raises
 from .replies import output_values
 from .shape_rules import judge_shape_rules
 from .stats import judge_stats
+from .tolerances import case_overrides
 from .values import compare_outputs
 
 # replies that are verdicts by themselves: the case never produced a value to compare
@@ -55,7 +56,7 @@ def judge(case, expected, actual, shape_rules=None):
     expected_values, actual_values = output_values(exp_header, exp_arrays), output_values(act_header, act_arrays)
     if case.stats:
         return judge_stats(case.stats, expected_values, actual_values)
-    verdict = compare_outputs(expected_values, actual_values, case.tolerance)
+    verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
     if verdict.passed:
         return judge_shape_rules(shape_rules, case, act_header) or verdict
     return verdict

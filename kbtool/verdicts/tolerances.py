@@ -10,6 +10,12 @@ DEFAULT_TOLERANCE = {
 GRAD_TOLERANCE = {"float32": {"rtol": 2e-3, "atol": 2e-3}, "float64": {"rtol": 1e-6, "atol": 1e-6}}
 
 
+def case_overrides(case):
+    """The per-dtype overrides a case's values are judged with: its spec's own (`case.tolerance`), over
+    GRAD_TOLERANCE for a gradient case (a whole dtype entry of the case's replaces GRAD_TOLERANCE's)."""
+    return dict(GRAD_TOLERANCE, **case.tolerance) if getattr(case, "grad", False) else case.tolerance
+
+
 def tolerance_for(dtype, overrides=None):
     """{rtol, atol} for values of `dtype` (a name), with the spec's per-dtype `overrides` applied."""
     key = str(dtype) if str(dtype) in DEFAULT_TOLERANCE else "int"
