@@ -162,3 +162,42 @@ def test_readme_lists_the_same_layers():
         line for line in section.splitlines() if line.startswith("| ") and not line.startswith(("| Layer", "| ---"))
     ]
     assert [row.split("|")[1].strip() for row in rows] == [layer for layer, _ in reversed(LAYERS)]
+
+
+def _calls_of(tree, name):
+    """Lines where `name(...)` or `x.name(...)` is called in a parsed module."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if called == name:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_exactly_one_module_starts_backend_workers():
+    """Only kbtool/session.py makes worker clients, and only the client starts processes (Popen): check's lanes,
+    the pytest plugin, explore, bench and `kbtool backends` all go through a BackendSession."""
+    makers, spawners = {}, {}
+    for module, path in sorted(modules().items()):
+        if module.startswith("kbtool.runners.worker"):
+            continue  # runs inside a backend env; starts no worker
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        if _calls_of(tree, "WorkerClient"):
+            makers[module] = _calls_of(tree, "WorkerClient")
+        if _calls_of(tree, "Popen"):
+            spawners[module] = _calls_of(tree, "Popen")
+    assert list(makers) == ["kbtool.session"], makers
+    assert list(spawners) == ["kbtool.runners.client"], spawners
+
+
+@pytest.mark.parametrize(
+    "module", ["kbtool.run", "kbtool.pytest_plugin.runner", "kbtool.explore.engine", "kbtool.bench.run", "kbtool.cli"]
+)
+def test_every_driver_of_workers_is_a_client_of_the_session(module):
+    with open(modules()[module], encoding="utf-8") as f:
+        source = f.read()
+    assert "BackendSession" in source or "probe_all" in source
+    assert "runners.client" not in source and "WorkerClient" not in source

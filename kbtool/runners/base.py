@@ -90,7 +90,7 @@ class Launch:
     # session run gets slower as it grows (a whole spec took over 10 minutes); a fresh graph per case does not
     clear_session: bool = False
     # a backend's variants of a case (the same call with a transformed input), judged against the case's reference
-    variants: Callable[[object], List[object]] = lambda case: []
+    variants: Callable[[Any], List[Any]] = lambda case: []
     # at most this many of the pool's workers run this backend's cases at once (None: as many as there are slots)
     workers: Optional[int] = None
     # seconds a case takes on this backend, roughly (measured): the pool starts the longest backends first
@@ -159,7 +159,7 @@ class Recipe:
     env_vars: Callable[[str], Dict[str, str]] = lambda env_dir: {}
     system_check: Callable[[], List[str]] = list  # problems with system libraries
     prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
-    variants: Callable[[object], List[object]] = lambda case: []  # see Launch.variants
+    variants: Callable[[Any], List[Any]] = lambda case: []  # see Launch.variants
     # the case-id suffix of each variant `variants` makes -> the ops it makes it for (known.py reads this data: an
     # entry may name a variant's results by case glob and use the suffix as `verified_by`)
     variant_suffixes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
