@@ -17,7 +17,7 @@ import warnings
 LIMIT = 4000  # characters of captured text kept per side of a result
 
 
-def cut(text, limit=LIMIT):
+def cut(text: str, limit: int = LIMIT) -> str:
     """At most `limit` characters: the beginning, and how much more there was."""
     if len(text) <= limit:
         return text

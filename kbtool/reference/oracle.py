@@ -3,6 +3,7 @@ workers, once per case (cached; the run stage asks from one thread per backend).
 
 import contextlib
 import threading
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -21,7 +22,9 @@ class Oracle:
         self._lock = threading.Lock()
         self._cache = {}
 
-    def expected(self, case, hello=None, backend_name=None):
+    def expected(
+        self, case: Any, hello: Optional[Dict[str, Any]] = None, backend_name: Optional[str] = None
+    ) -> Tuple[Dict[str, Any], List[Any]]:
         """The reply a backend should give for `case` (header, arrays)."""
         if case.expect_backend_name:
             return own_name(backend_name, hello or {})

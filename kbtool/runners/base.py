@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..vocabulary import CASE_DEFAULTS, MODES
 
@@ -103,7 +103,7 @@ class Launch:
     modes: tuple = MODES
     unsupported_modes: Dict[str, str] = field(default_factory=dict)
 
-    def for_worker(self, index):
+    def for_worker(self, index: int) -> "Launch":
         """This launch for the worker that takes share `index` of the backend's cases."""
         if index == 0:
             return self

@@ -122,7 +122,8 @@ class WorkerClient:
         self._forget(self.proc)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
         self.proc = None
@@ -200,7 +201,8 @@ class WorkerClient:
             return self._read_exact(n, deadline, timeout)
 
         try:
-            return Reply.from_wire(*protocol.wire.read_message_with(read_exact))
+            # the worker's reader (Python 3.6, untyped): the one reader of the wire format
+            return Reply.from_wire(*protocol.wire.read_message_with(read_exact))  # type: ignore[no-untyped-call]
         except (ValueError, UnicodeDecodeError) as exc:  # JSON, .npy or framing garbage on the protocol pipe
             self._kill()
             if self.killed:

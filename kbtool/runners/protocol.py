@@ -16,6 +16,7 @@ from .worker import protocol as wire
 from .worker.protocol import BROKEN, CRASH, OK, RAISED, READY, TIMEOUT, UNAVAILABLE, UNSUPPORTED
 
 __all__ = [
+    "wire",
     "BROKEN",
     "CANCELLED",
     "CRASH",
@@ -59,7 +60,8 @@ class Request:
 
     def encode(self) -> bytes:
         header, arrays = self.to_wire()
-        return wire.encode(header, arrays)
+        encoded: bytes = wire.encode(header, arrays)  # type: ignore[no-untyped-call]  # (the py36 worker is untyped)
+        return encoded
 
 
 class Reply(NamedTuple):

@@ -1,8 +1,11 @@
 """The backends kbtool knows, by name: numpy (reference), the built-in recipes, custom modules."""
 
+from typing import Any, Dict, Mapping
+
 from ..errors import KbtoolError
 from ..results import BackendStatus
 from . import cntk, custom, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
+from .base import Launch
 from .worker import protocol
 
 RECIPES = {
@@ -39,7 +42,7 @@ def system_packages():
     return sorted({p for recipe in RECIPES.values() for p in recipe.apt_packages})
 
 
-def launch_for(name):
+def launch_for(name: str) -> Launch:
     """A Launch for `name`, or Unavailable with the reason."""
     if name == "numpy":
         return numpy.launch()
@@ -53,7 +56,7 @@ def launch_for(name):
     )
 
 
-def backend_info(name, hello):
+def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
     """What the report says of a backend whose worker answered `hello` (ready or broken)."""
     info = {"name": name, "kind": "builtin" if name in BUILTIN else "custom", "python": hello.get("python")}
     if hello.get("status") == protocol.READY:
@@ -68,7 +71,7 @@ def backend_info(name, hello):
     return info
 
 
-def not_installed_info(name, reason):
+def not_installed_info(name: str, reason: object) -> Dict[str, Any]:
     return {
         "name": name,
         "kind": "builtin" if name in BUILTIN else "custom",

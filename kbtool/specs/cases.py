@@ -40,7 +40,7 @@ class Case:
     grid: str = "pairwise"  # how its op's grid was expanded (a repro of a full-grid case says --grid full)
     variant_of: Optional[str] = None  # a backend's variant of a case (same call, transformed input): its case id
 
-    def request(self, mode):
+    def request(self, mode: str) -> Dict[str, Any]:
         request = {
             "cmd": "run",
             "op": self.op,

@@ -10,15 +10,19 @@
 `judge` applies them in order; an outcome is a worker reply `(header, arrays)`.
 """
 
+from typing import Any
+
 from ..results import Status, Verdict
 from ..runners.worker import protocol
-from .doc_claims import doc_check  # noqa: F401  (re-exported for the run stage)
+from .doc_claims import doc_check
 from .raises import judge_backend_raised, judge_raises
 from .replies import output_values
 from .shape_rules import judge_shape_rules
 from .stats import judge_stats
 from .tolerances import case_overrides
 from .values import compare_outputs
+
+__all__ = ["doc_check", "judge", "output_values"]
 
 # replies that are verdicts by themselves: the case never produced a value to compare
 _REPLY_VERDICTS = {
@@ -29,7 +33,7 @@ _REPLY_VERDICTS = {
 }
 
 
-def judge(case, expected, actual, shape_rules=None):
+def judge(case: Any, expected: Any, actual: Any, shape_rules: Any = None) -> Verdict:
     """The verdict on `actual` (a backend's reply) for `case`, against the reference's reply `expected`."""
     exp_header, exp_arrays = expected
     act_header, act_arrays = actual

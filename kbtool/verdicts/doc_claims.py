@@ -1,11 +1,13 @@
 """Documented examples: does what a doc version shows match what a backend returned?"""
 
+from typing import Any
+
 import numpy as np
 
 from .values import py_equal
 
 
-def doc_check(shown, values):
+def doc_check(shown: Any, values: Any) -> Any:
     """One verdict per claim: {docs, shown, matches}; matches is None for a textual claim (shown, not judged)."""
     verdicts = []
     for claim in shown:

@@ -1,9 +1,11 @@
 """Reading a worker reply (header, arrays): its values, and a few words on what it returned."""
 
+from typing import Any
+
 import numpy as np
 
 
-def output_values(header, arrays):
+def output_values(header: Any, arrays: Any) -> Any:
     """The outputs of a reply as a list of ndarray / Python values."""
     return [arrays[out["index"]] if out["kind"] == "array" else out["value"] for out in header.get("outputs", [])]
 
