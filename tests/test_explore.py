@@ -45,11 +45,6 @@ def kbtool(*args, home):
 
 
 @pytest.fixture(scope="module")
-def spec():
-    return loader.load()
-
-
-@pytest.fixture(scope="module")
 def explored(tmp_path_factory):
     """`kbtool explore --max-examples 200 --seed 0 --json` of each planted op: {op: (exit code, document)}."""
     home = tmp_path_factory.mktemp("home")

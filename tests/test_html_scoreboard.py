@@ -22,7 +22,8 @@ from kbtool import paths
 from kbtool.reports import html
 from kbtool.reports.assemble import summarize
 from kbtool.results import Details
-from tests.test_reports import available, broken, make_report, not_installed, record, renderer_report
+
+from .helpers import available, broken, make_report, not_installed, record, renderer_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "reports", "parity.json")
