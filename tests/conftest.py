@@ -16,6 +16,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.environ.get("KBTOOL_DOCS") or os.path.join(os.path.dirname(ROOT), "shared", "seeds")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """A test that runs pytest inside pytest (the `pytester` fixture) is `slow` whether or not it says so: marked
+    before `-m` selects."""
+    for item in items:
+        if "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def docs_dir():
     """The folder of the Keras doc pages (KBTOOL_DOCS); the test skips when they are absent and KBTOOL_DOCS is unset."""

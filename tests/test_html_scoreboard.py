@@ -616,6 +616,7 @@ VIEWS = {  # a browser run each (about 2 s of CPU): every view checks several th
 }
 
 
+@pytest.mark.slow
 def test_views_in_the_url_hash_show_exactly_their_rows(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(html.render(known_content()), encoding="utf-8")
@@ -655,6 +656,7 @@ def test_views_in_the_url_hash_show_exactly_their_rows(tmp_path):
     assert doms["status=known&op=BATCH"].view == "op=BATCH&status=known"
 
 
+@pytest.mark.slow
 def test_the_published_run_opens_quickly_in_a_browser(tmp_path):
     with open(PARITY, encoding="utf-8") as fh:
         page = html.render(json.load(fh))
