@@ -1,15 +1,21 @@
 """`kbtool check`, stage by stage: plan → run (workers + reference + verdicts) → known differences → report.
 
 plan.py            which ops, cases, modes and backends; what an unavailable backend means
-run.py             each planned case on each backend's worker, judged by verdicts/ against reference/oracle.py
+run.py             each planned case through a backend session (session.py), judged by verdicts/ against the reference
 known.py           known differences: load, validate against the spec, apply, count, age
 reports/assemble   the versioned JSON report, its summary and the exit code; every view renders it
+
+`run_interruptibly` is how `kbtool check` runs one under `interrupts.Interrupts`: SIGINT/SIGTERM stop it and the
+partial report is still written and shown.
 """
 
+import contextlib
 import os
 import time
+from typing import Any, Callable, Optional
 
 from . import known, paths, run
+from .interrupts import Interrupts
 from .plan import checkable_ops
 from .reports.assemble import assemble
 
@@ -37,7 +43,7 @@ def run_check(
 ):
     """Run a plan and return the JSON report (a dict). `known_entries` defaults to the shipped file.
 
-    `cancel` (a run.Cancel, set by a signal handler) ends the run early: the report then holds the results that
+    `cancel` (a session.Cancel, set by a signal handler) ends the run early: the report then holds the results that
     ran and says so under `incomplete` (never ok; no known difference is judged stale on it)."""
     started = time.time()
     read_from = None  # the known-differences file the entries came from (the report records it)
@@ -45,7 +51,7 @@ def run_check(
         known_entries, read_from = known_entries_for(plan.spec, known_path)
     entries = known_entries
     entries = known.alias_entries(plan.spec) + list(entries)
-    cancel = cancel or run.Cancel()
+    cancel = cancel or Cancel()
     usage = {}
     infos, results = run.run_plan(
         plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout, cancel=cancel, usage=usage
@@ -80,3 +86,33 @@ def run_check(
         strict=strict,
         usage=usage,
     )
+
+
+def run_interruptibly(
+    plan: Any,
+    interrupts: Interrupts,
+    verbosity: int = 1,
+    case_timeout: Optional[float] = None,
+    jobs: Optional[int] = None,
+    known_path: Optional[str] = None,
+    strict: bool = False,
+    echo: Callable[[str], None] = lambda line: None,
+) -> dict:
+    """Run a plan as `kbtool check` does: progress bars on a terminal and a few plain lines in a log (none with
+    verbosity 0), closed before the summary prints (also when interrupted); `interrupts.cancel` stops the run.
+    `echo` gets the line that says a signal stopped the run when the bars' last redraw erased the handler's."""
+    from .reports import progress
+
+    with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
+        report = run_check(
+            plan,
+            progress=show,
+            case_timeout=case_timeout,
+            cancel=interrupts.cancel,
+            jobs=jobs,
+            known_path=known_path,
+            strict=strict,
+        )
+    if interrupts.caught and show is not None and show.live:
+        echo(f"kbtool: {interrupts.name}: stopped; the partial report follows")
+    return report

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from . import options
 from .completion import complete_backend, complete_environment, complete_op
 from .errors import KbtoolError
 from .vocabulary import MODES
@@ -143,7 +144,7 @@ def _load_spec(path=None):
 
 
 @spec.command("list")
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+@options.SPEC
 @click.option("--json", "as_json", is_flag=True)
 def spec_list(spec_path, as_json):
     """List every op in the spec with its category and case counts."""
@@ -183,7 +184,7 @@ def spec_list(spec_path, as_json):
 
 @spec.command("show")
 @click.argument("op", shell_complete=complete_op)
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False))
+@options.SPEC
 @click.option("--json", "as_json", is_flag=True, help="The entry as JSON instead of YAML.")
 def spec_show(op, spec_path, as_json):
     """Show one op's spec entry as YAML."""
@@ -198,7 +199,7 @@ def spec_show(op, spec_path, as_json):
 
 @spec.command("coverage")
 @click.option("--op", "ops", multiple=True, help="Only this op (repeatable).", shell_complete=complete_op)
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False))
+@options.SPEC
 @click.option("--json", "as_json", is_flag=True)
 def spec_coverage(ops, spec_path, as_json):
     """What of the documented parameter space no case exercises (each value, each pair of values).
@@ -273,35 +274,8 @@ def _recipes(names, all_):
 def env_install(names, all_, force):
     """Create or update backend environments (each at the versions its lock pins)."""
     from .runners import envs
-    from .runners.registry import RECIPES
 
-    failed, done = [], {}
-    for recipe in _recipes(names, all_):
-        owner = RECIPES.get(recipe.env_owner, recipe)  # keras3 runs in the tensorflow env: that env is built
-        if owner.name in done:
-            click.echo(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
-            continue
-        click.echo(
-            "== {} (Python {}: {}{})".format(
-                owner.name, owner.python_version, " ".join(owner.packages), ", locked" if envs.read_lock(owner) else ""
-            ),
-            err=True,
-        )
-        try:
-            record = envs.install(owner, log=lambda line: click.echo("   " + line, err=True), force=force)
-        except KbtoolError as exc:
-            click.echo(f"kbtool: error: {exc}", err=True)
-            failed.append(recipe.name)
-            done[owner.name] = "which failed to install"
-            continue
-        done[owner.name] = f"installed in {owner.env_dir()}"
-        click.echo(
-            "{}: installed in {} ({} s, {} MB)".format(
-                owner.name, owner.env_dir(), record["install_seconds"], envs.describe(owner).get("size_mb")
-            )
-        )
-        if recipe is not owner:
-            click.echo(f"{recipe.name}: runs in the {owner.name} env")
+    failed = envs.install_all(_recipes(names, all_), force, out=click.echo, err=lambda line: click.echo(line, err=True))
     if failed:
         sys.exit(2)
 
@@ -445,14 +419,8 @@ def completion(shell):
     type=click.Path(dir_okay=False),
     help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
 )
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
-@click.option(
-    "--timeout",
-    "case_timeout",
-    metavar="SECONDS",
-    help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
-    "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).",
-)
+@options.SPEC
+@options.TIMEOUT
 @click.option(
     "--jobs",
     "-j",
@@ -468,12 +436,7 @@ def completion(shell):
     metavar="KEY=VALUE",
     help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).",
 )
-@click.option(
-    "--known",
-    "known_path",
-    type=click.Path(dir_okay=False),
-    help="Known-differences file (default: the one beside the shipped spec).",
-)
+@options.KNOWN
 @click.option(
     "--active",
     is_flag=True,
@@ -520,29 +483,7 @@ def completion(shell):
     help="List everything: the op × backend matrix, every failure with its details, every known "
     "difference, every documentation example.",
 )
-def check(
-    ops,
-    backend_names,
-    case_patterns,
-    modes,
-    examples,
-    seed,
-    as_json,
-    outputs,
-    spec_path,
-    case_timeout,
-    jobs,
-    keras_config,
-    grid,
-    known_path,
-    active,
-    shard,
-    statuses,
-    last_failed,
-    strict,
-    quiet,
-    verbose,
-):
+def check(**flags):
     """Run spec cases on each backend and compare with the NumPy reference.
 
     Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
@@ -550,149 +491,72 @@ def check(
     could not be written, 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
     Every check's JSON report is kept as last-report.json in kbtool's home, for --last-failed.
     """
-    import contextlib
-    import math
-    import os
-    import signal
-    import threading
-
     from . import keras_settings, reports
     from . import shard as shard_mod
-    from .check import run_check
+    from .check import run_interruptibly
+    from .interrupts import Interrupts
     from .plan import make_plan
     from .reports import load as report_load
-    from .reports import progress, view
+    from .reports import view
     from .reports.assemble import exit_code
-    from .run import Cancel
+    from .session import Cancel
 
-    if case_timeout is not None:
-        try:
-            seconds = float(case_timeout)
-        except ValueError:
-            seconds = math.nan
-        if not (math.isfinite(seconds) and 0 < seconds <= 86400):
-            raise KbtoolError(
-                f"--timeout takes a number of seconds, more than 0 and at most 86400 (got {case_timeout!r})"
-            )
-        case_timeout = seconds
-    if known_path and not os.path.isfile(known_path):
-        raise KbtoolError(f"--known {known_path}: no such file")
-
-    statuses = view.check_statuses(statuses)
-    if quiet and verbose:
-        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
-    verbosity = 0 if quiet else 2 if verbose else 1  # the terminal's: -q, default, -v
-    if statuses and as_json:
-        raise KbtoolError("--status filters the terminal view; --json prints the whole report (filter it with jq)")
-    shard = shard_mod.parse(shard) if shard is not None else None
-    failed_last = _last_failures(seed, grid) if last_failed else None
-    settings = keras_settings.resolve(keras_config)
-    if active and backend_names:
+    opts = options.CheckOptions(**flags)
+    shard = shard_mod.parse(opts.shard) if opts.shard is not None else None
+    failed_last = report_load.last_failures(opts.seed, opts.grid, say=_note) if opts.last_failed else None
+    settings = keras_settings.resolve(opts.keras_config)
+    if opts.active and opts.backend_names:
         raise KbtoolError(
             f"--active checks the configured backend ({settings.active_backend}); give --active or --backend, not both"
         )
     plan = make_plan(
-        _load_spec(spec_path),
-        ops=ops,
-        backends=(settings.active_backend,) if active else backend_names,
-        case_patterns=case_patterns,
-        modes=modes,
-        examples=examples,
-        seed=seed,
-        grid=grid,
+        _load_spec(opts.spec_path),
+        ops=opts.ops,
+        backends=(settings.active_backend,) if opts.active else opts.backend_names,
+        case_patterns=opts.case_patterns,
+        modes=opts.modes,
+        examples=opts.examples,
+        seed=opts.seed,
+        grid=opts.grid,
         keras_config=settings.override,
         shard=shard,
         last_failed=failed_last,
     )
     for note in plan.notes:
-        click.echo(f"kbtool: {note}", err=True)
+        _note(f"kbtool: {note}")
     if plan.shard_share is not None:
-        click.echo(f"kbtool: {plan.shard_share.describe()}", err=True)
+        _note(f"kbtool: {plan.shard_share.describe()}")
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
-    reports.prepare_outputs(outputs)
+    reports.prepare_outputs(opts.outputs)
 
-    # SIGINT/SIGTERM: the first stops the run (no new case, every worker's process group killed), and the partial
-    # report is written and shown; a second exits at once. Workers run in their own sessions, so kbtool kills them.
-    cancel, caught = Cancel(), []
-
-    def say(line):  # from a signal handler: no buffered stream (it may be mid-write), and never an exception
-        try:
-            os.write(2, line.encode())
-        except OSError:
-            pass
-
-    def on_signal(signum, frame):
-        name = signal.Signals(signum).name
-        if caught:
-            cancel.kill_all()
-            say("kbtool: {} again: exiting now\n{}".format(name, "\x1b[?25h" if os.isatty(2) else ""))  # cursor back
-            os._exit(128 + caught[0])
-        caught.append(signum)
-        cancel.set(name)
-        say(f"kbtool: {name}: stopping; the partial report follows ({name} again to exit now)\n")
-
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            if signal.getsignal(signum) is not signal.SIG_IGN:  # `nohup`, `cmd &`: keep what the caller chose
-                previous[signum] = signal.signal(signum, on_signal)
-    try:
-        # bars on a terminal, a few plain lines in a log; closed before the summary prints (also on Ctrl-C)
-        with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
-            report = run_check(
-                plan,
-                progress=show,
-                case_timeout=case_timeout,
-                cancel=cancel,
-                jobs=jobs,
-                known_path=known_path,
-                strict=strict,
-            )
-        if caught and show is not None and show.live:  # the bars' last redraw erased what the handler wrote
-            click.echo(f"kbtool: {signal.Signals(caught[0]).name}: stopped; the partial report follows", err=True)
-        report_load.save_last(report, warn=lambda line: click.echo(line, err=True))
-        failures = reports.write_all(
-            report, outputs, echo=(lambda line: click.echo(line, err=True)) if verbosity else None
+    verbosity = opts.verbosity
+    with Interrupts(Cancel(), "the partial report follows") as interrupts:
+        report = run_interruptibly(
+            plan,
+            interrupts,
+            verbosity=verbosity,
+            case_timeout=opts.case_timeout,
+            jobs=opts.jobs,
+            known_path=opts.known_path,
+            strict=opts.strict,
+            echo=_note,
         )
-        if as_json:
+        report_load.save_last(report, warn=_note)
+        failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
+        if opts.as_json:
             click.echo(reports.render(report, "json"), nl=False)
         else:
-            reports.render(view.filtered(report, statuses), "terminal", verbosity=verbosity)
-            if statuses:
-                click.echo(view.shown_line(report, view.filtered(report, statuses), statuses), err=True)
+            reports.render(view.filtered(report, opts.statuses), "terminal", verbosity=verbosity)
+            if opts.statuses:
+                _note(view.shown_line(report, view.filtered(report, opts.statuses), opts.statuses))
         if failures:
-            click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
-        sys.exit(128 + caught[0] if caught else 2 if failures else exit_code(report))
-    finally:
-        cancel.kill_all()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            _note("kbtool: error: {}".format("; ".join(failures)))
+        sys.exit(interrupts.exit_code or (2 if failures else exit_code(report)))
 
 
-def _last_failures(seed, grid):
-    """--last-failed: {backend: keys} of what failed in the last check, or None (run everything, as said)."""
-    from .plan import failures_of
-    from .reports.load import last_report_path, load_last
-
-    try:
-        last = load_last()
-    except KbtoolError as exc:
-        raise KbtoolError(f"{exc} (delete {last_report_path()} to start afresh)")
-    if last is None:
-        click.echo("kbtool: no last run recorded; running everything", err=True)
-        return None
-    selection = failures_of(last)
-    if not selection:
-        click.echo("kbtool: last run had no failures; running everything", err=True)
-        return None
-    if (last["seed"], last.get("grid", "pairwise")) != (seed, grid):
-        click.echo(
-            "kbtool: note: the last run used --seed {} --grid {}; this one uses --seed {} --grid {}".format(
-                last["seed"], last.get("grid", "pairwise"), seed, grid
-            ),
-            err=True,
-        )
-    return selection
+def _note(line):
+    """A line for the user on stderr (stdout is for data: --json, the views)."""
+    click.echo(line, err=True)
 
 
 # ---------------------------------------------------------------------------- bench
@@ -737,8 +601,7 @@ _REPORT_OUTPUT = click.option(
 @click.option("-v", "--verbose", is_flag=True, help="The terminal view: everything (as `check -v`).")
 def report_render(file, outputs, fmt, statuses, quiet, verbose):
     """Render a JSON report again: the same files `kbtool check -o` wrote from it."""
-    if quiet and verbose:
-        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
+    verbosity = options.verbosity(quiet, verbose)
     from . import reports
     from .reports import view
     from .reports.load import read_report
@@ -755,7 +618,7 @@ def report_render(file, outputs, fmt, statuses, quiet, verbose):
     failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
     if fmt == "terminal":
         shown = view.filtered(report, statuses)
-        reports.render(shown, "terminal", verbosity=0 if quiet else 2 if verbose else 1)
+        reports.render(shown, "terminal", verbosity=verbosity)
         if statuses:
             click.echo(view.shown_line(report, shown, statuses), err=True)
     elif fmt:
@@ -776,20 +639,12 @@ def report_merge(files, outputs, allow_incomplete, strict):
     They must come from the same spec, seed, grid, --keras-config and known differences and hold no result twice.
     With no -o the merged JSON goes to stdout. Exit code: 0 the merged run is ok, 1 it is not (as `check`),
     2 reports that cannot be merged or a file that could not be written."""
-    import os
-
     from . import reports
     from .reports import merge as merge_mod
     from .reports.assemble import exit_code, verdict_reasons
     from .reports.load import read_report
 
-    seen = {}
-    for name in files:
-        real = os.path.realpath(name)
-        if real in seen:
-            raise KbtoolError("{} is given twice{}".format(name, "" if seen[real] == name else f" (as {seen[real]})"))
-        seen[real] = name
-    parts = [(name, read_report(name)) for name in files]
+    parts = [(name, read_report(name)) for name in merge_mod.distinct_files(files)]
     merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
     reports.prepare_outputs(outputs)
     failures = reports.write_all(merged, outputs, echo=lambda line: click.echo(line, err=True))
@@ -850,36 +705,21 @@ def report_diff(old, new, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON on stdout.")
 @click.option("--save", is_flag=True, help="Add each unexplained failure to the op's cases in the spec file.")
 @click.option("--replay", metavar="JSON|@FILE", help="Run one case, as a failure's replay command gives it.")
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
-@click.option(
-    "--known",
-    "known_path",
-    type=click.Path(dir_okay=False),
-    help="Known-differences file (default: the one beside the shipped spec).",
-)
-@click.option(
-    "--timeout",
-    "case_timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds a drawn case may run before its worker is killed (default: the backend's own, else 120).",
-)
+@options.SPEC
+@options.KNOWN
+@options.TIMEOUT
 def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout):
     """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
     judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
 
     Exit code: 0 nothing unexplained, 1 an unexplained failure (or a backend that could not run), 2 usage errors.
     """
-    import os
-
     from .explore import engine, render
     from .explore.save import save_case
     from .interrupts import Interrupted, Interrupts
     from .plan import resolve_backends
     from .runners import registry
 
-    if known_path and not os.path.isfile(known_path):
-        raise KbtoolError(f"--known {known_path}: no such file")
     raw = engine.parse_replay(replay) if replay else None
     spec_obj = _load_spec(spec_path)
     spec_obj.op(op)  # an unknown op: one line naming the closest ones

@@ -22,7 +22,6 @@ import math
 import os
 import re
 import shutil
-import stat
 import time
 from collections import OrderedDict
 
@@ -63,28 +62,12 @@ class Setting:
 
 def read_file(path):
     """Return the parsed JSON object of `path`, or None when the file does not exist."""
-    try:  # O_NONBLOCK: opening a FIFO never waits for a writer; only a regular file is read (a device never ends)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
+    try:  # only a regular file is read, opened without blocking (files.read_bytes)
+        raw = files.read_bytes(path, MAX_BYTES)
+    except files.Unreadable as exc:
+        raise KbtoolError(f"{path}: cannot read: {exc}")
+    if raw is None:
         return None
-    except OSError as exc:
-        raise KbtoolError(f"{path}: cannot read: {exc.strerror}")
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise KbtoolError(f"{path}: cannot read: not a regular file (a {_file_kind(mode)})")
-        chunks, size = [], 0
-        while size <= MAX_BYTES:
-            chunk = os.read(fd, MAX_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise KbtoolError(f"{path}: cannot read: {exc.strerror}")
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
     if len(raw) > MAX_BYTES:
         raise CorruptFile(f"{path}: larger than {MAX_BYTES} bytes, not a keras.json{_FORCE_HINT}")
     try:
@@ -120,19 +103,6 @@ def read_file(path):
     if _depth(data) > MAX_DEPTH:
         raise CorruptFile(f"{path}: nested deeper than {MAX_DEPTH} levels, not a keras.json{_FORCE_HINT}")
     return data
-
-
-def _file_kind(mode):
-    for test, kind in (
-        (stat.S_ISDIR, "directory"),
-        (stat.S_ISFIFO, "named pipe"),
-        (stat.S_ISCHR, "character device"),
-        (stat.S_ISBLK, "block device"),
-        (stat.S_ISSOCK, "socket"),
-    ):
-        if test(mode):
-            return kind
-    return "special file"
 
 
 def _position(text, token):

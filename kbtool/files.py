@@ -6,6 +6,7 @@ import os
 import re
 import stat
 import tempfile
+from typing import Optional
 
 import yaml
 
@@ -88,28 +89,33 @@ def one_line(text, limit=LINE_CHARS):
     return clip(_LINE_BREAKS.sub(" ", str(text)), limit)
 
 
-def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
-    """The UTF-8 text of the regular file `path`, read in at most `max_bytes` bytes.
+class Unreadable(Exception):
+    """A file that cannot be read: an OS error (`reason`, its text) or not a regular file (`kind`: "a directory",
+    "a FIFO", "a character device", ...). Each reader words it in its own message."""
 
-    Returns None for a missing file when `missing_ok`. A file that cannot be opened or is not a regular file
-    (a directory, a device such as /dev/zero, a FIFO: opened without blocking) is a KbtoolError
-    `cannot read WHAT PATH: why`; one too large or not UTF-8 is a FileProblem naming the file (and line).
-    """
+    def __init__(self, reason: str = "", kind: str = "") -> None:
+        super().__init__(reason or f"not a regular file ({kind})")
+        self.reason, self.kind = reason, kind
+
+
+def read_bytes(path: str, max_bytes: int) -> Optional[bytes]:
+    """The bytes of the regular file `path`, at most `max_bytes` + 1 of them (more than `max_bytes`: the file is
+    larger, and the rest is never read), or None when `path` does not exist.
+
+    Every hostile file kbtool reads (a spec, known differences, a report, keras.json) comes through here: it is
+    opened without blocking (a FIFO never waits for a writer) and only a regular file is read (a device such as
+    /dev/zero never ends). Anything else is Unreadable."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        if missing_ok:
-            return None
-        raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.ENOENT)}")
+        return None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise KbtoolError("cannot read {}{}: {}".format(what, path, getattr(exc, "strerror", None) or exc))
+        raise Unreadable(getattr(exc, "strerror", None) or str(exc))
     try:
         mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.EISDIR)}")
         if not stat.S_ISREG(mode):
-            raise KbtoolError(f"cannot read {what}{path}: not a regular file ({_file_kind(mode)})")
+            raise Unreadable(kind=_file_kind(mode))
         chunks, size = [], 0
         while size <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
@@ -118,22 +124,45 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise KbtoolError(f"cannot read {what}{path}: {exc.strerror or exc}")
+        raise Unreadable(exc.strerror or str(exc))
     finally:
         os.close(fd)
-    if size > max_bytes:
+    return b"".join(chunks)
+
+
+def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
+    """The UTF-8 text of the regular file `path`, read in at most `max_bytes` bytes.
+
+    Returns None for a missing file when `missing_ok`. A file that cannot be opened or is not a regular file
+    (a directory, a device such as /dev/zero, a FIFO: opened without blocking) is a KbtoolError
+    `cannot read WHAT PATH: why`; one too large or not UTF-8 is a FileProblem naming the file (and line).
+    """
+    try:
+        data = read_bytes(path, max_bytes)
+    except Unreadable as exc:
+        if exc.kind == _DIRECTORY:
+            raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.EISDIR)}")
+        raise KbtoolError(f"cannot read {what}{path}: {exc}")
+    if data is None:
+        if missing_ok:
+            return None
+        raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.ENOENT)}")
+    if len(data) > max_bytes:
         raise FileProblem(
             f"{path}: larger than {max_bytes // (1024 * 1024)} MB, the most kbtool reads from a YAML file"
         )
-    data = b"".join(chunks)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FileProblem("{}:{}: not UTF-8 text ({})".format(path, data.count(b"\n", 0, exc.start) + 1, exc.reason))
 
 
+_DIRECTORY = "a directory"
+
+
 def _file_kind(mode):
     for test, name in (
+        (stat.S_ISDIR, _DIRECTORY),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISFIFO, "a FIFO"),

@@ -10,7 +10,6 @@ from kbtool.check import run_check
 from kbtool.plan import make_plan
 from kbtool.runners.base import Unavailable
 from kbtool.runners.registry import BUILTIN, launch_for, probe
-from kbtool.specs import loader
 
 pytestmark = pytest.mark.backends
 
@@ -52,11 +51,6 @@ def test_every_builtin_backend_is_listed_available_by_the_cli():
     infos = {i["name"]: i for i in json.loads(result.stdout)}
     assert result.exit_code == 0 and sorted(infos) == sorted(EXPECTED) == sorted(BUILTIN)
     assert {name: i["status"] for name, i in infos.items()} == dict.fromkeys(EXPECTED, "available")
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return loader.load()
 
 
 @pytest.mark.parametrize("backend", BUILTIN)

@@ -11,11 +11,6 @@ from kbtool.runners.worker import invoke, protocol
 from kbtool.specs import bench_cases, loader
 
 
-@pytest.fixture(scope="module")
-def spec():
-    return loader.load()
-
-
 def declared(spec):
     return sorted(op for op, entry in spec.ops.items() if entry.get("bench"))
 

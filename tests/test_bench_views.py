@@ -201,6 +201,7 @@ def test_the_growth_plot_draws_a_line_per_backend_and_mode():
     assert html_view.growth_svg("conv2d", [r for r in synthetic()["results"] if r["op"] == "conv2d"], {}) == ""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")), reason="no chromium")
 def test_the_html_page_opens_in_headless_chromium(tmp_path):
     path = tmp_path / "bench.html"

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from kbtool import paths
-from kbtool.specs import loader
 from kbtool.specs.cases import case_ids
 
 BACKENDS = {"tensorflow", "theano", "cntk"}
@@ -22,11 +21,6 @@ MODES = {"eager", "symbolic"}
 def catalogue():
     with open(os.path.join(paths.specs_dir(), "catalogue.yaml"), encoding="utf-8") as f:
         return yaml.safe_load(f)
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return loader.load()
 
 
 @pytest.fixture(scope="module")

@@ -45,11 +45,6 @@ def kbtool(*args, home):
 
 
 @pytest.fixture(scope="module")
-def spec():
-    return loader.load()
-
-
-@pytest.fixture(scope="module")
 def explored(tmp_path_factory):
     """`kbtool explore --max-examples 200 --seed 0 --json` of each planted op: {op: (exit code, document)}."""
     home = tmp_path_factory.mktemp("home")
@@ -199,6 +194,7 @@ def _only_failure(explored, op):
     ]
 
 
+@pytest.mark.slow
 def test_explore_finds_mean_wrong_for_several_axes_with_keepdims_in_float64(explored):
     failure, (x,) = _only_failure(explored, "mean")
     axis = failure["kwargs"]["axis"]
@@ -207,6 +203,7 @@ def test_explore_finds_mean_wrong_for_several_axes_with_keepdims_in_float64(expl
     assert "differ" in failure["message"]
 
 
+@pytest.mark.slow
 def test_explore_finds_softsign_wrong_above_a_magnitude_and_shrinks_the_values(explored):
     failure, (x,) = _only_failure(explored, "softsign")
     assert np.any((np.abs(x) > 4) & (np.abs(x) < 1e6))
@@ -215,17 +212,20 @@ def test_explore_finds_softsign_wrong_above_a_magnitude_and_shrinks_the_values(e
     assert len(set(x.ravel().tolist())) == 1 and value == int(value) and 4 < abs(value) <= 10
 
 
+@pytest.mark.slow
 def test_explore_finds_softmax_wrong_on_axis_0_of_rank_4_and_shrinks_the_shape(explored):
     failure, (x,) = _only_failure(explored, "softmax")
     assert failure["kwargs"] == {"axis": 0} and x.shape == (1, 1, 1, 1), x.shape  # shrunk to the smallest
 
 
+@pytest.mark.slow
 def test_explore_finds_abs_wrong_from_rank_3_and_shrinks_the_shape(explored):
     failure, (x,) = _only_failure(explored, "abs")
     assert x.shape == (1, 1, 1), x.shape  # the smallest rank-3 input
     assert failure["case"] == "basic.shape=1x1x1"
 
 
+@pytest.mark.slow
 def test_the_repro_command_replays_the_failure_exactly(explored, tmp_path):
     failure, _ = _only_failure(explored, "mean")
     argv = shlex.split(failure["repro"])
@@ -240,6 +240,7 @@ def test_the_repro_command_replays_the_failure_exactly(explored, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_the_same_seed_finds_the_same_minimal_example(explored, tmp_path):
     proc = kbtool(
         "explore", "--op", "abs", "--backend", PLANTED, "--max-examples", "200", "--seed", "0", "--json", home=tmp_path
@@ -251,6 +252,7 @@ def test_the_same_seed_finds_the_same_minimal_example(explored, tmp_path):
     assert os.listdir(os.path.join(str(tmp_path), "hypothesis"))  # the example database lives under kbtool's home
 
 
+@pytest.mark.slow
 def test_an_op_that_agrees_everywhere_reports_nothing(tmp_path):
     proc = kbtool("explore", "--op", "sum", "--backend", PLANTED, "--max-examples", "40", "--json", home=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -258,6 +260,7 @@ def test_an_op_that_agrees_everywhere_reports_nothing(tmp_path):
     assert doc["failures"] == [] and doc["unexplained"] == 0 and doc["examples"][PLANTED] == 40
 
 
+@pytest.mark.slow
 def test_a_known_difference_is_reported_as_known_and_the_search_goes_on(tmp_path):
     known_file = tmp_path / "known.yaml"
     known_file.write_text(
@@ -284,6 +287,7 @@ def test_a_known_difference_is_reported_as_known_and_the_search_goes_on(tmp_path
     assert doc["examples"][PLANTED] == 200  # the search did not stop at the first known failure
 
 
+@pytest.mark.slow
 def test_text_output_shows_the_minimal_case_and_the_replay_command(explored, tmp_path):
     failure, _ = _only_failure(explored, "softmax")
     proc = kbtool(*shlex.split(failure["repro"])[1:], home=tmp_path)
@@ -302,6 +306,7 @@ def _spec_copy(tmp_path):
     return folder / "ops.yaml"
 
 
+@pytest.mark.slow
 def test_save_turns_the_failure_into_a_spec_case_that_check_then_fails(explored, tmp_path):
     failure, _ = _only_failure(explored, "softmax")
     spec_file = _spec_copy(tmp_path)
@@ -398,6 +403,7 @@ AGREEING = [
 
 
 @pytest.mark.backends
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["tensorflow", "theano", "cntk"])
 def test_ops_that_agree_today_explore_clean_on_the_real_backends(backend):
     """Ops with no non-passing result in `kbtool check` on that backend: exploration finds nothing unexplained."""

@@ -624,3 +624,19 @@ def test_env_remove_goes_on_after_a_failure(tmp_path, monkeypatch):
     result = invoke("env", "remove", "theano", "cntk")
     assert_one_line(result, 2, str(envs / "theano"))
     assert not (envs / "cntk").exists() and (envs / "theano").exists()
+
+
+def test_keras_json_is_read_by_the_shared_hostile_file_reader(tmp_path):
+    """config.read_file reads through files.read_bytes: a special file is refused before a byte is read, in one
+    line naming what it is; a missing file is None."""
+    from kbtool.errors import KbtoolError
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(str(fifo))
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    for path, kind in ((str(fifo), "a FIFO"), (str(folder), "a directory"), ("/dev/zero", "a character device")):
+        with pytest.raises(KbtoolError) as info:
+            config.read_file(path)
+        assert str(info.value) == f"{path}: cannot read: not a regular file ({kind})"
+    assert config.read_file(str(tmp_path / "absent.json")) is None

@@ -415,7 +415,7 @@ def test_worker_client_kill_from_another_thread_cancels_the_request(custom_backe
 
 
 def test_an_incomplete_report_is_never_ok_and_every_view_says_so():
-    from tests.test_reports import PASSES, available, make_report
+    from .helpers import PASSES, available, make_report
 
     report = make_report([available("alpha")], PASSES)
     assert report["summary"]["ok"] is True

@@ -22,7 +22,8 @@ from kbtool import paths
 from kbtool.reports import html
 from kbtool.reports.assemble import summarize
 from kbtool.results import Details
-from tests.test_reports import available, broken, make_report, not_installed, record, renderer_report
+
+from .helpers import available, broken, make_report, not_installed, record, renderer_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "reports", "parity.json")
@@ -615,6 +616,7 @@ VIEWS = {  # a browser run each (about 2 s of CPU): every view checks several th
 }
 
 
+@pytest.mark.slow
 def test_views_in_the_url_hash_show_exactly_their_rows(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(html.render(known_content()), encoding="utf-8")
@@ -654,6 +656,7 @@ def test_views_in_the_url_hash_show_exactly_their_rows(tmp_path):
     assert doms["status=known&op=BATCH"].view == "op=BATCH&status=known"
 
 
+@pytest.mark.slow
 def test_the_published_run_opens_quickly_in_a_browser(tmp_path):
     with open(PARITY, encoding="utf-8") as fh:
         page = html.render(json.load(fh))

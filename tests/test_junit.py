@@ -14,7 +14,8 @@ import pytest
 
 from kbtool.reports import junit
 from kbtool.reports.assemble import exit_code, summarize
-from tests.test_reports import STALE, available, broken, make_report, not_installed, record
+
+from .helpers import STALE, available, broken, make_report, not_installed, record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "reports", "parity.json")

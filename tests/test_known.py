@@ -10,11 +10,8 @@ from kbtool.errors import KbtoolError
 from kbtool.results import Result, Status
 from kbtool.specs import loader
 
-HEADER = """schema_version: 1
-docs:
-  ko-2.2: {file: 004.txt, lang: ko}
-ops:
-"""
+from .helpers import HEADER
+
 TINY_SPEC = """  sum:
     category: reduce
     summary: x
@@ -350,11 +347,6 @@ def test_broken_known_differences_file_is_one_clear_error(tmp_path):
     path.write_text("- {op: sum, backend: 3, match: x, reason: r, count: 0}\n")
     with pytest.raises(KbtoolError, match="backend must be a glob"):
         known.load(str(path))
-
-
-@pytest.fixture(scope="module")
-def shipped_spec():
-    return loader.load()
 
 
 def test_shipped_known_differences_load_with_the_shipped_spec(shipped_spec):

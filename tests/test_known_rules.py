@@ -20,7 +20,8 @@ from kbtool.results import Result
 from kbtool.runners import registry, theano
 from kbtool.specs import loader
 from kbtool.specs.cases import Case
-from tests.test_known import HEADER  # the one-doc spec header the known-difference tests share
+
+from .helpers import HEADER
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC = (

@@ -25,6 +25,7 @@ LAYERS = (
             "kbtool.files",
             "kbtool.results",
             "kbtool.capture",
+            "kbtool.schemas",
         ),
     ),
     # the worker program (Python 3.6, in a backend's env) and its wire format; imports nothing outside itself
@@ -40,7 +41,7 @@ LAYERS = (
     ("session", ("kbtool.session", "kbtool.interrupts")),  # the backend workers a check or a tool holds; signals
     ("run", ("kbtool.plan", "kbtool.shard", "kbtool.run", "kbtool.keras_settings", "kbtool.completion")),
     ("reports", ("kbtool.reports",)),
-    ("check", ("kbtool.check",)),
+    ("check", ("kbtool.check", "kbtool.options")),  # a check; the flags commands share
     ("tools", ("kbtool.bench", "kbtool.explore", "kbtool.pytest_plugin")),
     ("cli", ("kbtool.cli", "kbtool.__main__")),
 )

@@ -12,7 +12,7 @@ from kbtool.runners.base import Launch, Unavailable
 from kbtool.specs import loader
 from kbtool.specs.cases import cases_for
 
-from .test_spec import HEADER
+from .helpers import HEADER
 
 TINY = (
     HEADER
@@ -96,11 +96,6 @@ def tiny(tmp_path):
     path = tmp_path / "ops.yaml"
     path.write_text(TINY)
     return loader.load(str(path))
-
-
-@pytest.fixture(scope="module")
-def shipped():
-    return loader.load()
 
 
 def test_tiny_spec_default_plan(tiny):
@@ -252,13 +247,13 @@ def test_usage_errors(tiny, kwargs, message):
     assert calls == []  # refused before any backend is looked at
 
 
-def test_nothing_to_check_names_many_ops_by_count(shipped):
+def test_nothing_to_check_names_many_ops_by_count(shipped_spec):
     ops = ["abs", "exp", "sqrt", "dot", "sum", "mean"]
     with pytest.raises(KbtoolError) as info:
-        plan_of(shipped, ops=ops, case_patterns=["zzz"])
+        plan_of(shipped_spec, ops=ops, case_patterns=["zzz"])
     assert str(info.value) == "nothing to check: no case of 6 ops matches --case zzz"
     with pytest.raises(KbtoolError) as info:
-        plan_of(shipped, ops=ops[:5], case_patterns=["zzz"])
+        plan_of(shipped_spec, ops=ops[:5], case_patterns=["zzz"])
     assert str(info.value) == "nothing to check: no case of abs, exp, sqrt, dot, sum matches --case zzz"
 
 
@@ -399,33 +394,33 @@ def test_seed_reaches_the_case_inputs(tiny):
 # --- the shipped spec ---
 
 
-def test_shipped_default_plan_is_every_case_of_every_op(shipped):
-    plan = plan_of(shipped)
-    assert plan.ops == sorted(checkable_ops(shipped)) == sorted(shipped.ops)
-    assert len(plan.work) == sum(len(cases_for(shipped, op)) for op in shipped.ops)
+def test_shipped_default_plan_is_every_case_of_every_op(shipped_spec):
+    plan = plan_of(shipped_spec)
+    assert plan.ops == sorted(checkable_ops(shipped_spec)) == sorted(shipped_spec.ops)
+    assert len(plan.work) == sum(len(cases_for(shipped_spec, op)) for op in shipped_spec.ops)
     assert (plan.all_cases, plan.whole_spec) == (True, True)
 
 
-def test_shipped_examples_plan(shipped):
-    plan = plan_of(shipped, examples=True)
-    assert plan.ops == sorted(name for name, entry in shipped.ops.items() if entry.get("examples"))
+def test_shipped_examples_plan(shipped_spec):
+    plan = plan_of(shipped_spec, examples=True)
+    assert plan.ops == sorted(name for name, entry in shipped_spec.ops.items() if entry.get("examples"))
     assert {(case.op, case.id) for _, case in plan.work} == {
         (name, "example:" + example["id"])
-        for name, entry in shipped.ops.items()
+        for name, entry in shipped_spec.ops.items()
         for example in entry.get("examples", [])
         if "case" in example
     }
     assert all(case.id.startswith("example:") for _, case in plan.work)
     assert (plan.all_cases, plan.whole_spec) == (False, False)
-    batch_dot = plan_of(shipped, ops=["batch_dot"], examples=True, case_patterns=["*"])
+    batch_dot = plan_of(shipped_spec, ops=["batch_dot"], examples=True, case_patterns=["*"])
     assert [case.id for _, case in batch_dot.work] == [
-        "example:" + e["id"] for e in shipped.ops["batch_dot"]["examples"] if "case" in e
+        "example:" + e["id"] for e in shipped_spec.ops["batch_dot"]["examples"] if "case" in e
     ]
 
 
-def test_shipped_batch_dot_eager_drops_symbolic_only_cases(shipped):
-    every = [case.id for _, case in plan_of(shipped, ops=["batch_dot"]).work]
-    eager = plan_of(shipped, ops=["batch_dot"], modes=["eager"])
+def test_shipped_batch_dot_eager_drops_symbolic_only_cases(shipped_spec):
+    every = [case.id for _, case in plan_of(shipped_spec, ops=["batch_dot"]).work]
+    eager = plan_of(shipped_spec, ops=["batch_dot"], modes=["eager"])
     ids = [case.id for _, case in eager.work]
     symbolic_only = ("none_batch_dim", "every_dim_unknown", "grad")
     assert set(symbolic_only) <= set(every)
@@ -434,12 +429,12 @@ def test_shipped_batch_dot_eager_drops_symbolic_only_cases(shipped):
     assert (eager.all_cases, eager.whole_spec, eager.filters) == (False, False, ["--mode eager"])
 
 
-def test_shipped_unknown_op_says_did_you_mean(shipped):
+def test_shipped_unknown_op_says_did_you_mean(shipped_spec):
     with pytest.raises(KbtoolError) as info:
-        plan_of(shipped, ops=["batch_dott"])
+        plan_of(shipped_spec, ops=["batch_dott"])
     assert (
         str(info.value)
-        == f"no op 'batch_dott' in {shipped.path}; did you mean batch_dot, batch_flatten, ctc_batch_cost?"
+        == f"no op 'batch_dott' in {shipped_spec.path}; did you mean batch_dot, batch_flatten, ctc_batch_cost?"
     )
 
 

@@ -359,6 +359,7 @@ def test_a_bad_known_differences_file_is_a_one_line_usage_error(pytester):
     assert [line for line in result.errlines if line.strip()] == [e for e in result.errlines if "known.yaml:1" in e]
 
 
+@pytest.mark.slow
 def test_without_kbtool_the_plugin_imports_nothing_and_collects_nothing(tmp_path):
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n")
     (tmp_path / "conftest.py").write_text(
@@ -506,6 +507,7 @@ def real_backends(monkeypatch):
 
 
 @pytest.mark.backends
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["batch_dot", "conv2d_transpose"])
 def test_pytest_kbtool_agrees_with_kbtool_check(tmp_path, real_backends, op):
     started = time.monotonic()
@@ -522,6 +524,7 @@ def test_pytest_kbtool_agrees_with_kbtool_check(tmp_path, real_backends, op):
 
 
 @pytest.mark.backends
+@pytest.mark.slow
 def test_pytest_kbtool_under_xdist_agrees_with_kbtool_check(tmp_path, real_backends):
     ops = ["--op", "batch_dot", "--op", "conv2d_transpose"]
     started = time.monotonic()

@@ -17,14 +17,8 @@ from kbtool.reports import junit, markdown, terminal
 from kbtool.runners import envs
 from kbtool.runners.registry import BUILTIN, RECIPES, launch_for
 from kbtool.runners.worker import shims
-from kbtool.specs import loader
 
 PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+\Z")
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return loader.load()
 
 
 def test_the_eight_builtin_backends():

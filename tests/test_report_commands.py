@@ -11,15 +11,14 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from kbtool import known, paths
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
-from kbtool.plan import Plan
 from kbtool.reports import assemble as assemble_mod
 from kbtool.reports import merge as merge_mod
 from kbtool.reports import view
 from kbtool.reports.diff import diff
-from kbtool.results import Result, Status
+
+from .helpers import synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPS = ["abs", "mean", "softmax", "conv2d", "reshape", "exp"]
@@ -74,67 +73,6 @@ def small_known(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------- synthetic reports
-
-
-def synthetic(
-    rows,
-    backends=None,
-    filters=(),
-    seed=0,
-    entries=(),
-    ops=None,
-    shard=None,
-    strict=False,
-    versions=None,
-    checkable=None,
-    all_cases=True,
-):
-    """A report as `kbtool check` assembles it, from rows (op, case, backend, mode, status, seconds[, message]).
-
-    The spec of the plan has `checkable` ops (default: the rows' ops); the entries are applied as a check applies
-    them (staleness judged when `all_cases` and no shard)."""
-    results = []
-    for row in rows:
-        op, case, backend, mode, status, seconds = row[:6]
-        result = Result(
-            op, case, backend, mode, Status(status), message=row[6] if len(row) > 6 else "", seconds=seconds
-        )
-        if status != "pass":
-            result.repro = f"kbtool check --op {op} --case {case} --backend {backend} --mode {mode}"
-        results.append(result)
-    ops = ops or sorted({r.op for r in results})
-    order = list(backends or dict.fromkeys(r.backend for r in results))
-    results.sort(key=lambda r: (r.op, r.case, order.index(r.backend), r.mode))  # as run.py sorts them
-    checkable = checkable if checkable is not None else ops
-    fake_spec = type("Spec", (), {"path": paths.spec_file(), "ops": {op: {"cases": [{}]} for op in checkable}})()
-    plan = Plan(
-        spec=fake_spec,
-        ops=ops,
-        work=[],
-        backends=[],
-        seed=seed,
-        filters=list(filters),
-        shard=shard,
-        case_patterns=() if all_cases else ("x*",),
-    )
-    names = backends or list(dict.fromkeys(r.backend for r in results))
-    infos = [
-        {"name": n, "kind": "builtin", "status": "available", "versions": (versions or {}).get(n, {n: "1.0"})}
-        for n in names
-    ]
-    entries = [dict(e) for e in entries]
-    applied = known.apply(
-        results,
-        entries,
-        whole_spec=plan.whole_spec,
-        all_cases=plan.all_cases,
-        planned_ops=plan.ops,
-        spec_ops=set(checkable),
-        counts_comparable=plan.counts_comparable,
-    )
-    report = assemble_mod.assemble(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
-    assert assemble_mod.validate(report) == []
-    return json.loads(json.dumps(report))
 
 
 ROWS = [

@@ -15,97 +15,20 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from kbtool import __version__, plan
+from kbtool import plan
 from kbtool.check import run_check
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.reports import format_of, html, junit, markdown, matrix, prepare_outputs, progress, render, terminal, write
-from kbtool.reports.assemble import SCHEMA_VERSION, exit_code, schema, summarize, validate
+from kbtool.reports.assemble import SCHEMA_VERSION, exit_code, schema, validate
 from kbtool.results import BackendStatus, Details, Result, Status
 from kbtool.runners import registry
 from kbtool.runners.base import Unavailable
-from kbtool.runners.registry import not_installed_info
-from kbtool.session import repro_command
 from kbtool.specs import loader
 
-# --- hand-built reports ---
-
-
-def record(op, case, backend, status, mode="eager", known=None, seconds=0.25, message=None, **extra):
-    result = Result(
-        op=op,
-        case=case,
-        backend=backend,
-        mode=mode,
-        status=Status(status),
-        message="" if message is None and status == "pass" else message or f"{status} here",
-        seconds=seconds,
-        known=known,
-        **extra,
-    )
-    if result.status != Status.PASS:
-        result.repro = repro_command(result, 0)
-    return result.as_dict()
-
-
-def available(name):
-    return {
-        "name": name,
-        "kind": "builtin",
-        "python": "3.11.7",
-        "status": BackendStatus.AVAILABLE.value,
-        "versions": {name: "1.0"},
-        "module": "kbtool.reference",
-        "import_seconds": 0.1,
-        "restarts": 0,
-    }
-
-
-def broken(name):
-    return {
-        "name": name,
-        "kind": "custom",
-        "python": "3.11.7",
-        "status": BackendStatus.BROKEN.value,
-        "reason": "ImportError: no engine here",
-        "restarts": 0,
-    }
-
-
-def not_installed(name):
-    return not_installed_info(name, f"not installed: run `kbtool env install {name}`")
-
-
-STALE = {
-    "op": "dot",
-    "backend": "beta",
-    "case": "basic",
-    "reason": "beta rounds",
-    "note": "did not reproduce in this run (2 results checked)",
-}
-
-
-def make_report(backends, results, stale=(), known_counts=()):
-    report = {
-        "schema_version": SCHEMA_VERSION,
-        "kbtool": __version__,
-        "created": "2024-05-01T12:00:00+00:00",
-        "seed": 0,
-        "spec": {"path": "specs/ops.yaml", "ops": 2, "cases": 3},
-        "filters": [],
-        "backends": backends,
-        "results": results,
-        "known_differences": list(known_counts),
-        "stale_known_differences": list(stale),
-        "wall_seconds": 1.0,
-    }
-    report["summary"] = summarize(report)
-    return report
-
+from .helpers import PASSES, STALE, available, broken, make_report, not_installed, record, renderer_report
 
 # --- summary and exit code ---
-
-PASSES = [record("dot", "basic", "alpha", "pass"), record("dot", "big", "alpha", "pass")]
 
 
 @pytest.mark.parametrize(
@@ -451,23 +374,6 @@ def test_reports_with_unavailable_and_broken_backends_validate(custom_backend):
 
 
 # --- renderers ---
-
-
-def renderer_report():
-    """Two backends, two ops: alpha dot ✓✓✗, alpha sum ✓≈; beta dot –––, beta sum E☠."""
-    results = [
-        record("dot", "a", "alpha", "pass"),
-        record("dot", "b", "alpha", "pass"),
-        record("dot", "c", "alpha", "fail", message="values differ | by 0.5"),
-        record("sum", "a", "alpha", "pass"),
-        record("sum", "b", "alpha", "error", known="alpha raises here"),
-        record("dot", "a", "beta", "unsupported"),
-        record("dot", "b", "beta", "unsupported"),
-        record("dot", "c", "beta", "unsupported"),
-        record("sum", "a", "beta", "error"),
-        record("sum", "b", "beta", "crash", mode="symbolic"),
-    ]
-    return make_report([available("alpha"), available("beta")], results)
 
 
 def test_markdown_matrix_and_divergences():

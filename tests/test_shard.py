@@ -18,11 +18,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
-def spec():
-    return loader.load()
-
-
-@pytest.fixture(scope="module")
 def keys(spec):
     """(op, case id) of every case a default check plans, in plan order."""
     return [(case.op, case.id) for _, case in select_work(spec, select_ops(spec))]
@@ -170,7 +165,7 @@ def record(tmp_path, report):
 
 
 def test_record_timings_sums_backends_modes_and_variants(tmp_path):
-    from tests.test_report_commands import synthetic
+    from .helpers import synthetic
 
     report = synthetic(
         [
@@ -186,7 +181,7 @@ def test_record_timings_sums_backends_modes_and_variants(tmp_path):
 
 
 def test_record_timings_refuses_a_filtered_run(tmp_path):
-    from tests.test_report_commands import synthetic
+    from .helpers import synthetic
 
     report = synthetic([("abs", "x", "numpy", "eager", "pass", 0.25)], filters=["--shard 1/2"])
     proc, target = record(tmp_path, report)

@@ -6,13 +6,7 @@ from kbtool.specs import loader, shapes
 from kbtool.specs.cases import cases_for
 from kbtool.specs.docs import documented_union
 
-from .conftest import SEEDS
-
-HEADER = """schema_version: 1
-docs:
-  ko-2.2: {file: 004.txt, lang: ko}
-ops:
-"""
+from .helpers import HEADER
 
 
 def write_spec(tmp_path, body):
@@ -153,22 +147,22 @@ def test_generated_inputs_are_seeded():
     assert (a == b).all() and not (a == c).all()
 
 
-def test_docs_parser_finds_the_154_documented_functions():
-    union = documented_union(SEEDS)
+def test_docs_parser_finds_the_154_documented_functions(docs_dir):
+    union = documented_union(docs_dir)
     assert len(union) == 154
     assert "array" not in union  # example output, not a function
     assert set(union["lesser"]) == {"001_395648643f574e1c.txt", "002_1a6e4fb97d7fc5c3.txt"}
 
 
-def test_every_documented_function_has_a_spec_entry():
-    missing = sorted(set(documented_union(SEEDS)) - set(loader.load().ops))
+def test_every_documented_function_has_a_spec_entry(docs_dir):
+    missing = sorted(set(documented_union(docs_dir)) - set(loader.load().ops))
     assert not missing, "{} documented functions lack a spec entry: {}".format(len(missing), ", ".join(missing))
 
 
-def test_documented_in_matches_the_docs():
+def test_documented_in_matches_the_docs(docs_dir):
     spec = loader.load()
     by_file = {d["file"]: doc_id for doc_id, d in spec.docs.items()}
-    union = documented_union(SEEDS)
+    union = documented_union(docs_dir)
 
     def found(name, entry):  # plus the doc versions whose signature line misprints the name (a recorded doc error)
         misprinted = {d for e in entry.get("doc_errors", []) if "signature line" in e["claim"] for d in e["docs"]}

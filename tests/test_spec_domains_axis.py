@@ -7,7 +7,7 @@ import pytest
 
 from kbtool import reference
 from kbtool.reference.oracle import keras_settings
-from kbtool.specs import coverage, domains, loader
+from kbtool.specs import coverage, domains
 
 REDUCTIONS = ["max", "min", "sum", "prod", "mean", "var", "std", "any", "all", "logsumexp"]
 INT_AXIS = ["argmax", "argmin", "cumsum", "cumprod", "softmax"]
@@ -35,11 +35,6 @@ FAMILY = sorted(
         + ["reverse", "cast", "zeros_like", "ones_like", "arange", "rnn", "normalize_batch_in_training"]
     )
 )
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return loader.load()
 
 
 def _param(spec, op, name):

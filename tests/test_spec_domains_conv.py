@@ -46,11 +46,6 @@ GRIDDED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def spec():
-    return loader.load()
-
-
 @pytest.mark.parametrize("op", FAMILY)
 def test_named_params_declare_a_domain(spec, op):
     undeclared = [p["name"] for p in spec.ops[op]["signature"] if p["name"] in NAMED and "domain" not in p]

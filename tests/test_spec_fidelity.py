@@ -1,4 +1,4 @@
-"""The spec against the five doc pages (shared/seeds), line by line: signatures per doc version, Raises per doc
+"""The spec against the five doc pages (KBTOOL_DOCS, default ../shared/seeds), line by line: signatures per doc version, Raises per doc
 version, doc errors recorded as such, and shape rules where the docs state a shape (issue #8, items 1, 4, 6)."""
 
 import ast
@@ -12,8 +12,6 @@ from click.testing import CliRunner
 from kbtool import reference
 from kbtool.cli import main
 from kbtool.specs import loader, shapes
-
-from .conftest import SEEDS
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _SIGNATURE = re.compile(r"^(?:keras\.backend\.|backend\.)?([a-z_][a-z0-9_]*)\((.*)$")
@@ -53,13 +51,8 @@ def _sections(path):
 
 
 @pytest.fixture(scope="module")
-def spec():
-    return loader.load()
-
-
-@pytest.fixture(scope="module")
-def pages(spec):
-    return {doc: _sections(os.path.join(SEEDS, d["file"])) for doc, d in spec.docs.items()}
+def pages(spec, docs_dir):
+    return {doc: _sections(os.path.join(docs_dir, d["file"])) for doc, d in spec.docs.items()}
 
 
 def _params(args):

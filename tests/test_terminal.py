@@ -22,7 +22,8 @@ from kbtool.cli import main
 from kbtool.reports import matrix, progress, render, summary, terminal
 from kbtool.reports.assemble import summarize
 from kbtool.results import Result, Status
-from tests.test_reports import PASSES, STALE, available, broken, make_report, not_installed, record
+
+from .helpers import PASSES, STALE, available, broken, make_report, not_installed, record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "reports", "parity.json")

@@ -11,7 +11,6 @@ import pytest
 from kbtool import verdicts
 from kbtool.results import Details, Status, Verdict
 from kbtool.specs import cases as cases_mod
-from kbtool.specs import loader
 from kbtool.verdicts import doc_claims, raises, replies, shape_rules, stats, tolerances, values
 
 NAN, INF = float("nan"), float("inf")
@@ -1132,11 +1131,6 @@ def test_stats_bounds_come_before_reproducibility():
 
 
 # legacy (tests/test_rules_legacy.py): the shipped random_normal case asks for two draws and requires them equal
-@pytest.fixture(scope="module")
-def shipped_spec():
-    return loader.load()
-
-
 def test_seeded_random_cases_ask_for_two_draws_and_require_them_equal(shipped_spec):
     (case_,) = [c for c in cases_mod.cases_for(shipped_spec, "random_normal", 0) if c.id == "standard"]
     assert case_.stats["reproducible"] and case_.request("symbolic")["repeat"] == 2

@@ -4,26 +4,22 @@ import datetime
 import json
 import os
 
-from .. import __version__, files
+from .. import __version__, files, schemas
 from ..errors import KbtoolError
 
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html"}
 
 
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench.schema.json")
+
+
 def schema():
-    with open(os.path.join(os.path.dirname(__file__), "bench.schema.json")) as fh:
-        return json.load(fh)
+    return schemas.load(SCHEMA_FILE)
 
 
 def validate(report):
     """Problems of a bench report against its schema, as 'path: message' strings (empty when valid)."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema())
-    return [
-        "{}: {}".format("/".join(str(p) for p in e.absolute_path) or "(top)", e.message)
-        for e in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
-    ]
+    return schemas.problems(SCHEMA_FILE, report)
 
 
 def assemble(

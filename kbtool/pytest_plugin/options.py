@@ -4,7 +4,6 @@ Every bad value is a pytest.UsageError of one line (pytest prints `ERROR: kbtool
 prints one line and exits 2.
 """
 
-import math
 import os
 from dataclasses import dataclass
 from typing import List, Optional
@@ -31,22 +30,18 @@ def read(config):
 
 
 def _read(config):
-    from .. import keras_settings
+    from .. import keras_settings, options
     from ..check import known_entries_for
-    from ..errors import KbtoolError
     from ..known import alias_entries
     from ..plan import make_plan
     from ..specs import loader
 
     get = config.getoption
     seed = _whole_number(get("kbtool_seed"), "--kbtool-seed")
-    case_timeout = _seconds(get("kbtool_timeout"))
+    case_timeout = options.seconds(get("kbtool_timeout"), "--kbtool-timeout")
     here = str(config.invocation_params.dir)
-    spec_path = _path(get("kbtool_spec"), here)
-    known_path = _path(get("kbtool_known"), here)
-    for flag, path in (("--kbtool-spec", spec_path), ("--kbtool-known", known_path)):
-        if path and not os.path.isfile(path):
-            raise KbtoolError(f"{flag} {path}: no such file")
+    spec_path = options.existing_file(_path(get("kbtool_spec"), here), "--kbtool-spec")
+    known_path = options.existing_file(_path(get("kbtool_known"), here), "--kbtool-known")
     settings = keras_settings.resolve(get("kbtool_keras_config"))
     plan = make_plan(
         loader.load(spec_path),
@@ -80,18 +75,3 @@ def _whole_number(text, flag):
         return int(str(text).strip())
     except ValueError:
         raise KbtoolError(f"{flag} takes a whole number, not {text!r}")
-
-
-def _seconds(text):
-    """--kbtool-timeout as `kbtool check --timeout` takes it: more than 0, at most a day."""
-    from ..errors import KbtoolError
-
-    if text is None:
-        return None
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and 0 < seconds <= 86400):
-        raise KbtoolError(f"--kbtool-timeout takes a number of seconds, more than 0 and at most 86400 (got {text!r})")
-    return seconds

@@ -4,10 +4,9 @@ The format is versioned by `schema_version` and described by report.schema.json 
 """
 
 import datetime
-import json
 import os
 
-from .. import __version__
+from .. import __version__, schemas
 from ..results import BackendStatus, Status
 
 SCHEMA_VERSION = 1
@@ -191,16 +190,9 @@ def exit_code(report):
 
 
 def schema():
-    with open(SCHEMA_FILE, encoding="utf-8") as fh:
-        return json.load(fh)
+    return schemas.load(SCHEMA_FILE)
 
 
 def validate(report):
     """Problems of a report against the shipped schema, as 'path: message' strings (empty when valid)."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema())
-    return [
-        "{}: {}".format("/".join(str(p) for p in error.absolute_path) or "(top)", error.message)
-        for error in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
-    ]
+    return schemas.problems(SCHEMA_FILE, report)

@@ -7,6 +7,7 @@ a newer schema_version than this kbtool reads, or the first way it breaks the sc
 import json
 import os
 import sys
+from typing import Callable, Optional
 
 from .. import files
 from ..errors import KbtoolError
@@ -81,3 +82,28 @@ def load_last():
     if not os.path.lexists(path):
         return None
     return read_report(path)
+
+
+def last_failures(seed: int, grid: str, say: Callable[[str], None]) -> Optional[dict]:
+    """--last-failed: {backend: keys} of what failed in the last check, or None (run everything, as `say` tells the
+    user). A last report that cannot be read is a KbtoolError saying how to start afresh."""
+    from ..plan import failures_of
+
+    try:
+        last = load_last()
+    except KbtoolError as exc:
+        raise KbtoolError(f"{exc} (delete {last_report_path()} to start afresh)")
+    if last is None:
+        say("kbtool: no last run recorded; running everything")
+        return None
+    selection = failures_of(last)
+    if not selection:
+        say("kbtool: last run had no failures; running everything")
+        return None
+    if (last["seed"], last.get("grid", "pairwise")) != (seed, grid):
+        say(
+            "kbtool: note: the last run used --seed {} --grid {}; this one uses --seed {} --grid {}".format(
+                last["seed"], last.get("grid", "pairwise"), seed, grid
+            )
+        )
+    return selection

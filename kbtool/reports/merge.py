@@ -10,8 +10,10 @@ backend that ran, either one unsharded report or shards 1..N of one N, all with 
 """
 
 import datetime
+import os
 import re
 from dataclasses import fields
+from typing import Dict, List, Sequence
 
 from .. import __version__
 from ..errors import KbtoolError
@@ -25,6 +27,17 @@ TIMEOUT_NOTE = re.compile(
     r"(?:^|; )known-difference entry [^;]*?: its match regex timed out after .*?"
     r"later messages not searched\)"
 )
+
+
+def distinct_files(names: Sequence[str]) -> List[str]:
+    """The files to merge, each once: a file given twice (by the same or another path, a symlink) is a KbtoolError."""
+    seen: Dict[str, str] = {}
+    for name in names:
+        real = os.path.realpath(name)
+        if real in seen:
+            raise KbtoolError("{} is given twice{}".format(name, "" if seen[real] == name else f" (as {seen[real]})"))
+        seen[real] = name
+    return list(names)
 
 
 def merge(parts, allow_incomplete=False, strict=False):

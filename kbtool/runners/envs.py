@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import time
+from typing import Any, Callable, Dict, List, Sequence
 
 from .. import files
 from ..errors import KbtoolError
@@ -117,6 +118,45 @@ def install(recipe, log=print, force=False, locked=True):
     except OSError as exc:
         raise KbtoolError(f"cannot write {os.path.join(env_dir, RECORD)}: {exc.strerror or exc}")
     return record
+
+
+def install_all(
+    recipes: Sequence[Any], force: bool, out: Callable[[str], None], err: Callable[[str], None]
+) -> List[str]:
+    """`kbtool env install`: each recipe's env built once, in order. A recipe that runs in another's env (keras3 in
+    tensorflow's) builds that env, and a later recipe of the same env is only told where it is. What happens goes to
+    `out` (one line per env) and `err` (pip's progress, errors); one env failing never stops the others.
+    Returns the names of the recipes whose env failed."""
+    from .registry import RECIPES
+
+    failed: List[str] = []
+    done: Dict[str, str] = {}
+    for recipe in recipes:
+        owner = RECIPES.get(recipe.env_owner, recipe)
+        if owner.name in done:
+            out(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
+            continue
+        err(
+            "== {} (Python {}: {}{})".format(
+                owner.name, owner.python_version, " ".join(owner.packages), ", locked" if read_lock(owner) else ""
+            )
+        )
+        try:
+            record = install(owner, log=lambda line: err("   " + line), force=force)
+        except KbtoolError as exc:
+            err(f"kbtool: error: {exc}")
+            failed.append(recipe.name)
+            done[owner.name] = "which failed to install"
+            continue
+        done[owner.name] = f"installed in {owner.env_dir()}"
+        out(
+            "{}: installed in {} ({} s, {} MB)".format(
+                owner.name, owner.env_dir(), record["install_seconds"], describe(owner).get("size_mb")
+            )
+        )
+        if recipe is not owner:
+            out(f"{recipe.name}: runs in the {owner.name} env")
+    return failed
 
 
 def _freeze(pip, pip_env, env_dir):

@@ -1,4 +1,4 @@
-"""Read the "Keras backends" doc pages (shared/seeds) for the functions they document.
+"""Read the "Keras backends" doc pages (KBTOOL_DOCS in the tests; not shipped) for the functions they document.
 
 The pages come in several layouts (plain text, Markdown with `### name` headings) and their
 headings have typos ("one-hot", "normalize_batch", a missing one), so a function is taken as

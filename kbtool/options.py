@@ -1,0 +1,118 @@
+"""The flags several commands share, validated in one place: `kbtool check`, `kbtool explore`, `kbtool report render`
+and the pytest plugin's --kbtool-* options take the same values and refuse the same ones with the same one-line
+message (a KbtoolError: the CLI prints `kbtool: error: ...` and exits 2; the plugin raises pytest.UsageError).
+
+Light on purpose: the CLI imports it at start-up, and `kbtool --help` imports nothing heavy.
+"""
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import click
+
+from .errors import KbtoolError
+
+MAX_CASE_SECONDS = 86400  # --timeout: a day at most
+
+
+def seconds(text: Any, flag: str = "--timeout") -> Optional[float]:
+    """A case timeout as `flag` gives it (None: not given): a finite number of seconds, more than 0, at most a day."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_CASE_SECONDS):
+        raise KbtoolError(
+            f"{flag} takes a number of seconds, more than 0 and at most {MAX_CASE_SECONDS} (got {text!r})"
+        )
+    return value
+
+
+def existing_file(path: Optional[str], flag: str) -> Optional[str]:
+    """A file a flag names (--known, --kbtool-spec, ...): it must exist when given."""
+    if path and not os.path.isfile(path):
+        raise KbtoolError(f"{flag} {path}: no such file")
+    return path or None
+
+
+def verbosity(quiet: bool, verbose: bool) -> int:
+    """The terminal view's level from -q and -v: 0 the verdict line, 1 the summary, 2 everything."""
+    if quiet and verbose:
+        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
+    return 0 if quiet else 2 if verbose else 1
+
+
+# ---------------------------------------------------------------------------- click: the shared options
+
+
+def _timeout_callback(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[float]:
+    return seconds(value, "--timeout")
+
+
+def _known_callback(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    return existing_file(value, "--known")
+
+
+TIMEOUT = click.option(
+    "--timeout",
+    "case_timeout",
+    metavar="SECONDS",
+    callback=_timeout_callback,
+    help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
+    "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).",
+)
+KNOWN = click.option(
+    "--known",
+    "known_path",
+    type=click.Path(dir_okay=False),
+    callback=_known_callback,
+    help="Known-differences file (default: the one beside the shipped spec).",
+)
+SPEC = click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+
+
+# ---------------------------------------------------------------------------- the options of one check
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Every flag of `kbtool check`, validated, built once from the command line."""
+
+    ops: Tuple[str, ...] = ()
+    backend_names: Tuple[str, ...] = ()
+    case_patterns: Tuple[str, ...] = ()
+    modes: Tuple[str, ...] = ()
+    examples: bool = False
+    seed: int = 0
+    as_json: bool = False
+    outputs: Tuple[str, ...] = ()
+    spec_path: Optional[str] = None
+    case_timeout: Optional[float] = None
+    jobs: Optional[int] = None
+    keras_config: Tuple[str, ...] = ()
+    grid: str = "pairwise"
+    known_path: Optional[str] = None
+    active: bool = False
+    shard: Optional[str] = None
+    statuses: Tuple[str, ...] = ()
+    last_failed: bool = False
+    strict: bool = False
+    quiet: bool = False
+    verbose: bool = False
+
+    def __post_init__(self) -> None:
+        from .reports import view  # light: the status words
+
+        object.__setattr__(self, "statuses", tuple(view.check_statuses(self.statuses)))
+        verbosity(self.quiet, self.verbose)
+        if self.statuses and self.as_json:
+            raise KbtoolError("--status filters the terminal view; --json prints the whole report (filter it with jq)")
+
+    @property
+    def verbosity(self) -> int:
+        """The terminal's: 0 with -q, 2 with -v, else 1."""
+        return verbosity(self.quiet, self.verbose)
