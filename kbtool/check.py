@@ -18,6 +18,7 @@ from . import known, paths, run
 from .interrupts import Interrupts
 from .plan import checkable_ops
 from .reports.assemble import assemble
+from .session import Cancel
 
 
 def known_entries_for(spec, known_path=None):
