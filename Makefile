@@ -1,11 +1,11 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test reports bench-report
+.PHONY: setup check test lint reports bench-report
 
 # pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 setup:
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[test,lint]'
 	PYTHON=$(PYTHON) bash scripts/install-system-packages.sh
 	kbtool env install --all
 
@@ -15,6 +15,13 @@ check: setup
 
 test: setup
 	$(PYTHON) -m pytest -q
+
+# The linters CI runs (configured in pyproject.toml): ruff's lint and format, mypy (strict at the seams).
+lint:
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[lint]'
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy
 
 # The published parity reports in reports/: one full run under the documented keras.json defaults, every view
 # rendered from the same JSON, the shard timings re-recorded from it, and a screenshot of the scoreboard page.
