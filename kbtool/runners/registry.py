@@ -2,7 +2,7 @@
 
 from ..errors import KbtoolError
 from ..results import BackendStatus
-from . import cntk, custom, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
+from . import cntk, custom, envs, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
 from .base import Unavailable
 from .worker import protocol
 
@@ -19,6 +19,17 @@ RECIPES = {
     )
 }
 BUILTIN = ["numpy"] + list(RECIPES)
+
+
+class BrokenEnv(Unavailable):
+    """The backend's env is installed but cannot run (its interpreter is gone, its record unreadable, ...)."""
+
+
+def _checked_env(recipe) -> None:
+    """A BrokenEnv naming what is wrong with the env `recipe` runs in, before any worker is started in it."""
+    problem = envs.problem(recipe)
+    if problem:
+        raise BrokenEnv(problem)
 
 
 def keras_name(name):
@@ -39,8 +50,12 @@ def launch_for(name):
     if name == "numpy":
         return numpy.launch()
     if name in RECIPES:
+        _checked_env(RECIPES[name])
         return RECIPES[name].launch()
     if custom.is_custom(name):
+        env_name = name.partition("@")[2]
+        if env_name in RECIPES:
+            _checked_env(RECIPES[env_name])
         return custom.launch(name, RECIPES, BUILTIN)
     raise KbtoolError(
         "unknown backend {!r}; built-in backends are {}, or give a module name like my_backend or "
@@ -78,6 +93,13 @@ def probe(name):
 
     try:
         launch = launch_for(name)
+    except BrokenEnv as exc:
+        return {
+            "name": name,
+            "kind": "builtin" if name in BUILTIN else "custom",
+            "status": BackendStatus.BROKEN.value,
+            "reason": str(exc),
+        }
     except Unavailable as exc:
         return not_installed_info(name, exc)
     client = WorkerClient(launch)
