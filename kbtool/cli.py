@@ -583,7 +583,7 @@ def check(
                 f"--timeout takes a number of seconds, more than 0 and at most 86400 (got {case_timeout!r})"
             )
         case_timeout = seconds
-    if known_path and not os.path.isfile(known_path):
+    if known_path and not os.path.exists(known_path):  # a directory or device: the reader names what it is
         raise KbtoolError(f"--known {known_path}: no such file")
 
     statuses = view.check_statuses(statuses)
@@ -878,7 +878,7 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
     from .plan import resolve_backends
     from .runners import registry
 
-    if known_path and not os.path.isfile(known_path):
+    if known_path and not os.path.exists(known_path):  # a directory or device: the reader names what it is
         raise KbtoolError(f"--known {known_path}: no such file")
     raw = engine.parse_replay(replay) if replay else None
     spec_obj = _load_spec(spec_path)

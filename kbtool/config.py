@@ -207,26 +207,37 @@ def check_value(key, value, import_custom=False, timeout: Optional[float] = None
         if not _MODULE_PATH.fullmatch(value):
             return (
                 "backend must be one of {} or a module name (my_backend, or a dotted module path like "
-                "my_package.my_module), got {!r}"
-            ).format(", ".join(BUILTIN_BACKENDS), value)
+                "my_package.my_module), got {}"
+            ).format(", ".join(BUILTIN_BACKENDS), shown(value))
         return check_custom_backend(value, timeout) if import_custom else None
     if key == "floatx":  # isinstance first: a list or object from the file is unhashable
         if isinstance(value, str) and value in FLOATX:
             return None
-        return "floatx must be one of {}, got {!r}".format(", ".join(FLOATX), value)
+        return "floatx must be one of {}, got {}".format(", ".join(FLOATX), shown(value))
     if key == "image_data_format":
         if isinstance(value, str) and value in DATA_FORMATS:
             return None
-        return "image_data_format must be one of {}, got {!r}".format(", ".join(DATA_FORMATS), value)
+        return "image_data_format must be one of {}, got {}".format(", ".join(DATA_FORMATS), shown(value))
     if key == "epsilon":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not _finite(value):
-            return f"epsilon must be a positive float (and finite), got {value!r}"
+            return f"epsilon must be a positive float (and finite), got {shown(value)}"
         return None
     if key == "image_dim_ordering":
         if isinstance(value, str) and value in DIM_ORDERING_TO_FORMAT:
             return None
-        return f"image_dim_ordering must be 'tf' or 'th', got {value!r}"
+        return f"image_dim_ordering must be 'tf' or 'th', got {shown(value)}"
     return None
+
+
+def shown(value):
+    """A value from keras.json or the command line as a message quotes it: repr, an integer of many digits by its
+    length, anything long clipped (a message stays one short line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        try:
+            return f"an integer of {len(str(abs(value)))} digits"
+        except ValueError:  # past Python's limit on converting an int to text
+            return "an integer of more than 4300 digits"
+    return files.quote(value)
 
 
 def _finite(number):
@@ -303,7 +314,7 @@ def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> O
         )
     except OSError as exc:
         os.close(read_fd)
-        raise KbtoolError(f"cannot check backend module {module_path!r}: cannot start {sys.executable}: {exc}")
+        raise KbtoolError(f"cannot check backend module {shown(module_path)}: cannot start {sys.executable}: {exc}")
     finally:
         os.close(write_fd)
     try:
@@ -315,7 +326,7 @@ def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> O
         raise
     finally:
         os.close(read_fd)
-    name = f"backend module {module_path!r}"
+    name = f"backend module {shown(module_path)}"
     if code is None:
         raise KbtoolError(f"{name} did not finish importing within {timeout:g} s")
     try:
@@ -405,9 +416,14 @@ def validate(path=None, environ=None, timeout: Optional[float] = None):
 def parse_value(key, text):
     if key == "epsilon":
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
-            raise KbtoolError(f"epsilon must be a positive float (and finite), got {text!r}")
+            raise KbtoolError(f"epsilon must be a positive float (and finite), got {shown(text)}")
+        if math.isinf(value) and re.fullmatch(r"\s*[+-]?[0-9._]+([eE][+-]?[0-9_]+)?\s*", text):
+            raise KbtoolError(
+                f"epsilon must be a positive float (and finite), got {shown(text)}: a number past the float range"
+            )
+        return value
     return text
 
 
@@ -416,7 +432,7 @@ def set_value(key, text, path=None, force=False, environ=None, timeout: Optional
     env = os.environ if environ is None else environ
     path = path or config_path(env)
     if key not in DEFAULTS:
-        raise KbtoolError("unknown key {!r}; keras.json keys are {}".format(key, ", ".join(DEFAULTS)))
+        raise KbtoolError("unknown key {}; keras.json keys are {}".format(shown(key), ", ".join(DEFAULTS)))
     value = parse_value(key, text)
     problem = check_value(key, value, import_custom=True, timeout=timeout)
     if problem:
