@@ -85,17 +85,13 @@ def compare_arrays(exp, act, tol):
         return Verdict(Status.PASS)
     bad = np.argwhere(~ok)
     first = tuple(int(i) for i in bad[0])
-    if exp.dtype.kind in "biufc" and act.dtype.kind in "biufc":
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            expected = exp.astype(_wide(exp.dtype))[~ok]
-            diff = np.abs(act.astype(_wide(act.dtype))[~ok] - expected)
-            rel = diff[expected != 0] / np.abs(expected[expected != 0])  # against a zero reference: left out
-        # A non-finite value where the reference has another value (inf for 1.5, NaN for 2, -inf for inf) is a
-        # difference of inf or NaN: the largest differences say so, never the largest finite one (which may be 0).
-        not_finite = ~ok & ~(np.isfinite(act) & np.isfinite(exp))
-    else:  # no arithmetic on these values: no difference to measure
-        diff = rel = np.full(len(bad), np.nan)
-        not_finite = np.zeros(ok.shape, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # values that are not numbers raise here
+        expected = exp.astype(_wide(exp.dtype))[~ok]
+        diff = np.abs(act.astype(_wide(act.dtype))[~ok] - expected)
+        rel = diff[expected != 0] / np.abs(expected[expected != 0])  # against a zero reference: left out
+    # A non-finite value where the reference has another value (inf for 1.5, NaN for 2, -inf for inf) is a
+    # difference of inf or NaN: the largest differences say so, never the largest finite one (which may be 0).
+    not_finite = ~ok & ~(np.isfinite(act) & np.isfinite(exp))
     worst, worst_rel = _max_diff(diff), _max_diff(rel)
     if np.any(not_finite):
         worst_rel = worst
