@@ -105,22 +105,37 @@ def config_get(key, as_json):
 @click.argument("key")
 @click.argument("value")
 @click.option("--force", is_flag=True, help="Replace an unreadable keras.json (the old file is kept as a backup).")
-def config_set(key, value, force):
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a custom backend module may take to import (it is imported in a child process).",
+)
+def config_set(key, value, force, timeout):
     """Set KEY to VALUE in keras.json (validated, written atomically)."""
     from . import config as cfg
 
-    for note in cfg.set_value(key, value, force=force):
+    for note in cfg.set_value(key, value, force=force, timeout=timeout):
         click.echo(note, err=True)
     click.echo(f"{key} = {value}")
 
 
 @config.command("validate")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def config_validate(as_json):
-    """Check keras.json and KERAS_BACKEND; exit 1 when something is invalid."""
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a custom backend module may take to import (it is imported in a child process).",
+)
+def config_validate(as_json, timeout):
+    """Check keras.json and KERAS_BACKEND; exit 1 when something is invalid, 2 when a custom backend module could
+    not be checked (it exits, crashes or hangs while importing)."""
     from . import config as cfg
 
-    problems = cfg.validate()
+    problems = cfg.validate(timeout=timeout)
     if as_json:
         click.echo(json.dumps({"path": cfg.config_path(), "valid": not problems, "problems": problems}, indent=2))
         sys.exit(1 if problems else 0)
@@ -753,18 +768,23 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
             pass
     if interrupts.caught:
         save = False  # an interrupted search saves nothing: its last draw may not be minimal
-    saved = []
+    saved, not_saved = [], {}
     if save:
         unexplained = {json.dumps(f.case, sort_keys=True): f for o in outcomes for f in o.unexplained}
         for failure in unexplained.values():
             about = (
                 f"found by kbtool explore (seed {seed}) on {failure.backend}, {failure.mode} mode: {failure.message}"
             )
-            saved.append(f"{op} case {save_case(spec_obj.path, op, failure.case, about[:300])}")
+            try:
+                saved.append(f"{op} case {save_case(spec_obj.path, op, failure.case, about[:300])}")
+            except KbtoolError as exc:  # the findings and their replays are still printed, the problem after them
+                not_saved[str(exc)] = None
     if as_json:
         click.echo(json.dumps(render.as_json(op, seed, max_examples, outcomes, saved), indent=2))
     else:
         click.echo(render.text(op, outcomes, saved))
+    for problem in not_saved:
+        click.echo(f"kbtool: error: {problem}", err=True)
     if interrupts.caught:
         click.echo(f"kbtool: interrupted by {interrupts.name}: the findings above are partial", err=True)
         sys.exit(interrupts.exit_code)

@@ -12,18 +12,20 @@ _TOP_KEY = re.compile(r"^[A-Za-z_]")
 
 
 def spec_op_names(path=None):
-    """The op names of the spec (the keys under its top-level `ops:`), in file order."""
-    from . import paths
+    """The op names of the spec (the keys under its top-level `ops:`), in file order.
+
+    The file is read with the loader's guards (files.read_text: a regular file only, opened without blocking, at
+    most files.MAX_FILE_BYTES, UTF-8): /dev/zero, a FIFO or a huge file is a KbtoolError, never a hang."""
+    from . import files, paths
 
     names, inside = [], False
-    with open(path or paths.spec_file(), encoding="utf-8") as fh:
-        for line in fh:
-            if _TOP_KEY.match(line):
-                inside = line.startswith("ops:")
-            elif inside:
-                match = _OP_KEY.match(line)
-                if match:
-                    names.append(match.group(1))
+    for line in files.read_text(path or paths.spec_file(), "spec ").splitlines():
+        if _TOP_KEY.match(line):
+            inside = line.startswith("ops:")
+        elif inside:
+            match = _OP_KEY.match(line)
+            if match:
+                names.append(match.group(1))
     return names
 
 
@@ -38,7 +40,7 @@ def _spec_path(ctx):
 def complete_op(ctx, param, incomplete):
     try:
         names = spec_op_names(_spec_path(ctx))
-    except Exception:
+    except Exception:  # an unreadable or hostile --spec: nothing to offer
         return []
     return [CompletionItem(n) for n in names if n.startswith(incomplete)]
 

@@ -16,17 +16,19 @@ in one line, never overwritten unless `--force` (which backs it up first, under 
 import contextlib
 import datetime
 import fcntl
-import importlib
 import json
 import math
 import os
 import re
 import shutil
+import subprocess
 import time
 from collections import OrderedDict
+from typing import Optional
 
 from . import files, vocabulary
 from .errors import KbtoolError
+from .vocabulary import shown
 
 DEFAULTS = vocabulary.DEFAULTS  # the documented defaults, in the order Keras writes them
 # What Keras requires of a custom backend module (docs: "placeholder, variable and function").
@@ -153,61 +155,161 @@ def effective(path=None, environ=None):
     return settings
 
 
-def check_value(key, value, import_custom=False):
+def check_value(key, value, import_custom=False, timeout: Optional[float] = None):
     """Return a problem string for `key=value`, or None when it is valid (vocabulary.SETTINGS checks each key; a
     custom backend module is also imported when `import_custom`)."""
     problem = vocabulary.check(key, value)
     if problem is None and key == "backend" and import_custom and value not in vocabulary.BUILTIN_BACKENDS:
-        return check_custom_backend(value)
+        return check_custom_backend(value, timeout)
     return problem
 
 
-def _one_line(exc):
-    """`Type: message` of an exception, on one line."""
+IMPORT_TIMEOUT = 60.0  # seconds a custom backend module may take to import in `config`'s check
+# Run in a child process (the module's code never runs in kbtool's): import the module, look for what Keras requires,
+# and write one JSON line to the pipe whose fd is argv[2]. A module that exits, crashes or hangs leaves no answer.
+_IMPORT_CHECK = r"""
+import json, os, sys
+module_path, fd, required = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
+def answer(**kw):
+    data = (json.dumps(kw) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+def one_line(exc):
     message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
-def check_custom_backend(module_path):
-    """Import a custom backend module and name what it lacks of the documented minimum."""
+    return type(exc).__name__ + (": " + message if message else "")
+sys.path.append(os.getcwd())
+try:
+    import importlib
+    module = importlib.import_module(module_path)
+except KeyboardInterrupt:
+    answer(interrupted=True)
+    os._exit(0)
+except BaseException as exc:
+    answer(problem="does not import: " + one_line(exc))
+    os._exit(0)
+missing = []
+for name in required:
     try:
-        with _cwd_on_path():  # as a script run from here would find it (Keras imports it from the script's path)
-            module = importlib.import_module(module_path)
-    except KeyboardInterrupt:  # the user's Ctrl-C (one the module raises itself looks the same): click aborts
+        if not callable(getattr(module, name, None)):
+            missing.append(name)
+    except KeyboardInterrupt:
+        answer(interrupted=True)
+        os._exit(0)
+    except BaseException as exc:
+        answer(problem="raised " + one_line(exc) + " when asked for " + name)
+        os._exit(0)
+answer(missing=missing)
+os._exit(0)
+"""
+
+
+def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> Optional[str]:
+    """Import a custom backend module in a child process (kbtool's Python, the current directory and PYTHONPATH on
+    its path, as a worker would run it) and name what it lacks of the documented minimum.
+
+    Returns a problem with the module (it raises at import, lacks a required function), or None. A module that
+    exits the process, crashes it or does not finish importing within `timeout` seconds is a KbtoolError: nothing
+    can be said of it, so `config` neither accepts nor writes it."""
+    import signal
+    import subprocess
+    import sys
+
+    timeout = IMPORT_TIMEOUT if timeout is None else timeout
+    read_fd, write_fd = os.pipe()
+    paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    argv = [sys.executable, "-c", _IMPORT_CHECK, module_path, str(write_fd), ",".join(CUSTOM_BACKEND_REQUIRED)]
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(write_fd,),
+            env=env,
+            start_new_session=True,  # its own process group: a timeout or Ctrl-C kills all it started
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        raise KbtoolError(f"cannot check backend module {shown(module_path)}: cannot start {sys.executable}: {exc}")
+    finally:
+        os.close(write_fd)
+    try:
+        code = _wait(proc, timeout)
+        _kill_group(proc, signal.SIGKILL)  # what it started and left running (it could hold the pipe open)
+        raw = _read_ready(read_fd)
+    except BaseException:  # Ctrl-C while it imports: nothing of it is left running
+        _kill_group(proc, signal.SIGKILL)
         raise
-    except BaseException as exc:  # SystemExit too: the user's module failing is a one-line problem, never an exit
-        return f"backend module {module_path!r} does not import: {_one_line(exc)}"
-    missing = []
-    for name in CUSTOM_BACKEND_REQUIRED:
-        try:
-            if not callable(getattr(module, name, None)):
-                missing.append(name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # a module __getattr__ that raises
-            return f"backend module {module_path!r} raised {_one_line(exc)} when asked for {name}"
+    finally:
+        os.close(read_fd)
+    name = f"backend module {shown(module_path)}"
+    if code is None:
+        raise KbtoolError(f"{name} did not finish importing within {timeout:g} s")
+    try:
+        answer = json.loads(raw.decode("utf-8").splitlines()[0])
+    except (ValueError, IndexError):
+        answer = None
+    if not isinstance(answer, dict):
+        if code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited (exit code {code})"
+        raise KbtoolError(f"{name}: the process importing it {how} before the import finished")
+    if answer.get("interrupted"):
+        raise KeyboardInterrupt
+    if answer.get("problem"):
+        return f"{name} {answer['problem']}"
+    missing = answer.get("missing") or []
     if missing:
-        return "backend module {!r} lacks {} (a Keras backend must provide {})".format(
-            module_path, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
+        return "{} lacks {} (a Keras backend must provide {})".format(
+            name, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
         )
     return None
 
 
-@contextlib.contextmanager
-def _cwd_on_path():
-    import sys
+def _wait(proc: "subprocess.Popen[bytes]", timeout: float) -> Optional[int]:
+    """The child's exit status, or None when it ran past `timeout` (then its process group is killed)."""
+    import signal
+    import subprocess
 
-    added = os.getcwd() not in sys.path
-    if added:
-        sys.path.append(os.getcwd())
     try:
-        yield
-    finally:
-        if added and os.getcwd() in sys.path:
-            sys.path.remove(os.getcwd())
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc, signal.SIGKILL)
+        return None
 
 
-def validate(path=None, environ=None):
+def _read_ready(fd: int) -> bytes:
+    """What the pipe holds now (at most 1 MB), without waiting for a writer that may never close it."""
+    os.set_blocking(fd, False)
+    chunks: list = []
+    try:
+        while sum(map(len, chunks)) < 1 << 20:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except BlockingIOError:
+        pass
+    return b"".join(chunks)
+
+
+def _kill_group(proc: "subprocess.Popen[bytes]", signum: int) -> None:
+    try:
+        os.killpg(proc.pid, signum)
+    except OSError:
+        pass
+    try:
+        proc.wait(5)
+    except Exception:
+        pass
+
+
+def validate(path=None, environ=None, timeout: Optional[float] = None):
     """Problems in the file and environment, as 'key: message' strings (empty when valid)."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
@@ -218,11 +320,11 @@ def validate(path=None, environ=None):
         problems.append(str(exc))
         data = {}
     for key, value in data.items():
-        problem = check_value(key, value, import_custom=True)
+        problem = check_value(key, value, import_custom=True, timeout=timeout)
         if problem:
             problems.append(f"{path}: {problem}")
     if env.get("KERAS_BACKEND"):
-        problem = check_value("backend", env["KERAS_BACKEND"], import_custom=True)
+        problem = check_value("backend", env["KERAS_BACKEND"], import_custom=True, timeout=timeout)
         if problem:
             problems.append(f"KERAS_BACKEND: {problem}")
     return problems
@@ -231,18 +333,21 @@ def validate(path=None, environ=None):
 def parse_value(key, text):
     try:
         return vocabulary.SETTINGS[key].from_text(text)
-    except ValueError:
-        raise KbtoolError(vocabulary.check(key, text) or f"{key}: cannot read {text!r}")
+    except ValueError as exc:  # the parser's own words where it has them (a number past the float range)
+        said = str(exc)
+        raise KbtoolError(
+            said if said.startswith(key) else vocabulary.check(key, text) or f"{key}: cannot read {shown(text)}"
+        )
 
 
-def set_value(key, text, path=None, force=False, environ=None):
+def set_value(key, text, path=None, force=False, environ=None, timeout: Optional[float] = None):
     """Set one key atomically. Returns a list of notes on what else happened (migration, backup)."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
     if key not in vocabulary.SETTINGS:
-        raise KbtoolError("unknown key {!r}; keras.json keys are {}".format(key, ", ".join(vocabulary.KEYS)))
+        raise KbtoolError("unknown key {}; keras.json keys are {}".format(shown(key), ", ".join(vocabulary.KEYS)))
     value = parse_value(key, text)
-    problem = check_value(key, value, import_custom=True)
+    problem = check_value(key, value, import_custom=True, timeout=timeout)
     if problem:
         raise KbtoolError(problem)
     notes = []

@@ -137,6 +137,7 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
     (a directory, a device such as /dev/zero, a FIFO: opened without blocking) is a KbtoolError
     `cannot read WHAT PATH: why`; one too large or not UTF-8 is a FileProblem naming the file (and line).
     """
+    what = what if not what or what.endswith(" ") else what + " "  # "bench report" reads as "bench report PATH"
     try:
         data = read_bytes(path, max_bytes)
     except Unreadable as exc:
@@ -149,7 +150,9 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
         raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.ENOENT)}")
     if len(data) > max_bytes:
         raise FileProblem(
-            f"{path}: larger than {max_bytes // (1024 * 1024)} MB, the most kbtool reads from a YAML file"
+            "{}: larger than {}, the most kbtool reads from {}".format(
+                path, _size(max_bytes), f"a {what.strip()} file" if what.strip() else "such a file"
+            )
         )
     try:
         return data.decode("utf-8")
@@ -158,6 +161,14 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
 
 
 _DIRECTORY = "a directory"
+
+
+def _size(count):
+    """A byte count in words: 20 MB, 1 GB, 1000 bytes."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
 
 
 def _file_kind(mode):

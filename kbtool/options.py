@@ -34,7 +34,7 @@ def seconds(text: Any, flag: str = "--timeout") -> Optional[float]:
 
 def existing_file(path: Optional[str], flag: str) -> Optional[str]:
     """A file a flag names (--known, --kbtool-spec, ...): it must exist when given."""
-    if path and not os.path.isfile(path):
+    if path and not os.path.exists(path):  # a directory or a device: the reader names what it is
         raise KbtoolError(f"{flag} {path}: no such file")
     return path or None
 

@@ -40,6 +40,19 @@ LEGACY_DIM_ORDERING: Dict[str, str] = {"tf": "channels_last", "th": "channels_fi
 MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
+def shown(value: object) -> str:
+    """A value from keras.json or the command line as a message quotes it: repr, an integer of many digits by its
+    length, anything long clipped (a message stays one short line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        try:
+            return f"an integer of {len(str(abs(value)))} digits"
+        except ValueError:  # past Python's limit on converting an int to text
+            return "an integer of more than 4300 digits"
+    from .files import quote  # the one clipping rule of messages
+
+    return str(quote(value))
+
+
 def _finite(number: float) -> bool:
     try:
         return math.isfinite(number)
@@ -51,14 +64,14 @@ def _one_of(key: str, choices: Tuple[str, ...]) -> Callable[[object], Optional[s
     def check(value: object) -> Optional[str]:
         if isinstance(value, str) and value in choices:  # isinstance first: a list or object is unhashable
             return None
-        return "{} must be one of {}, got {!r}".format(key, ", ".join(choices), value)
+        return "{} must be one of {}, got {}".format(key, ", ".join(choices), shown(value))
 
     return check
 
 
 def _check_epsilon(value: object) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not _finite(value):
-        return f"epsilon must be a positive float (and finite), got {value!r}"
+        return f"epsilon must be a positive float (and finite), got {shown(value)}"
     return None
 
 
@@ -70,19 +83,25 @@ def _check_backend(value: object) -> Optional[str]:
         return None
     return (
         "backend must be one of {} or a module name (my_backend, or a dotted module path like "
-        "my_package.my_module), got {!r}"
-    ).format(", ".join(BUILTIN_BACKENDS), value)
+        "my_package.my_module), got {}"
+    ).format(", ".join(BUILTIN_BACKENDS), shown(value))
 
 
 def _check_dim_ordering(value: object) -> Optional[str]:
     if isinstance(value, str) and value in LEGACY_DIM_ORDERING:
         return None
-    return f"image_dim_ordering must be 'tf' or 'th', got {value!r}"
+    return f"image_dim_ordering must be 'tf' or 'th', got {shown(value)}"
 
 
 def _epsilon_from_text(text: str) -> float:
-    """`kbtool config set epsilon 1e-5` and `--keras-config epsilon=1e-5`: a ValueError for anything not a float."""
-    return float(text)
+    """`kbtool config set epsilon 1e-5` and `--keras-config epsilon=1e-5`: a ValueError for anything not a float,
+    and for digits past the float range (1e999 would read as inf)."""
+    value = float(text)
+    if math.isinf(value) and re.fullmatch(r"\s*[+-]?[0-9._]+([eE][+-]?[0-9_]+)?\s*", text):
+        raise ValueError(
+            f"epsilon must be a positive float (and finite), got {shown(text)}: a number past the float range"
+        )
+    return value
 
 
 class Setting:

@@ -9,7 +9,8 @@ import pytest
 from kbtool.check import run_check
 from kbtool.plan import make_plan
 from kbtool.runners.base import Unavailable
-from kbtool.runners.registry import BUILTIN, launch_for, probe
+from kbtool.runners.registry import BUILTIN, launch_for
+from kbtool.session import probe
 
 pytestmark = pytest.mark.backends
 

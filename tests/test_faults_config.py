@@ -601,6 +601,8 @@ def test_symlinked_env_is_listed_and_removed_as_a_link_only(tmp_path, monkeypatc
     target = tmp_path / "elsewhere" / "theano"
     (target / "lib").mkdir(parents=True)
     (target / "lib" / "keep.txt").write_text("mine")
+    (target / "bin").mkdir()
+    (target / "bin" / "python").symlink_to(sys.executable)  # an env with its interpreter
     (target / "kbtool-env.json").write_text(json.dumps({"backend": "theano", "created": "2020-01-01"}))
     link = tmp_path / "kbhome" / "envs" / "theano"
     link.parent.mkdir(parents=True)

@@ -80,7 +80,7 @@ def test_every_layer_reads_the_one_description():
         ("epsilon", 0, "epsilon must be a positive float (and finite), got 0"),
         ("epsilon", True, "epsilon must be a positive float (and finite), got True"),
         ("epsilon", math.inf, "epsilon must be a positive float (and finite), got inf"),
-        ("epsilon", 10**400, "epsilon must be a positive float (and finite), got " + str(10**400)),
+        ("epsilon", 10**400, "epsilon must be a positive float (and finite), got an integer of 401 digits"),
         ("backend", "theano", None),
         ("backend", "my_pkg.my_backend", None),
         ("backend", "my-backend", "backend must be one of tensorflow, theano, cntk or a module name"),
@@ -104,11 +104,13 @@ def test_command_line_text_becomes_a_value():
     assert domains.parse_override(["epsilon=1e-3", "floatx=float64"]) == {"epsilon": 1e-3, "floatx": "float64"}
 
 
-def test_the_vocabulary_imports_nothing_from_kbtool():
+def test_the_vocabulary_imports_nothing_from_kbtool_but_the_message_quoting():
     with open(vocabulary.__file__, encoding="utf-8") as f:
         tree = ast.parse(f.read())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module == "files":
+                continue  # files.quote: the one clipping rule of messages (ground too)
             assert not node.level and not (node.module or "").startswith("kbtool"), node.lineno
         elif isinstance(node, ast.Import):
             assert not any(alias.name.startswith("kbtool") for alias in node.names), node.lineno

@@ -32,10 +32,20 @@ def save_case(spec_path, op, raw, about=None):
         case["about"] = about
     case = _ordered(case)
     new_text = _inserted(text, op_node, case)
-    problem = _validation_problem(loader, spec_path, new_text)
-    if problem:
-        raise KbtoolError(files.one_line(f"not saved: the case would not validate in {spec_path}: {problem}"))
-    files.write_atomic(spec_path, new_text)
+    try:
+        problem = _validation_problem(loader, spec_path, new_text)
+        if problem:
+            raise KbtoolError(files.one_line(f"not saved: the case would not validate in {spec_path}: {problem}"))
+        files.write_atomic(spec_path, new_text)
+    except OSError as exc:  # a read-only or full folder: the file is left as it was
+        where = exc.filename if exc.filename and exc.filename != spec_path else None
+        raise KbtoolError(
+            files.one_line(
+                "not saved: cannot write {}{}: {}".format(
+                    spec_path, f" (writing {where})" if where else "", exc.strerror or exc
+                )
+            )
+        )
     return case["id"]
 
 

@@ -47,14 +47,39 @@ def envs_dir():
 
 
 def keras_home_for(keras_config=None):
-    """A private KERAS_HOME whose keras.json holds exactly these settings (one directory per set of settings)."""
+    """A private KERAS_HOME whose keras.json holds exactly these settings (one directory per set of settings).
+
+    Under kbtool's home; where that cannot be written (read-only, full), a temporary folder of this process
+    instead, said once on stderr: the workers still run."""
     from ..files import write_atomic
 
     config = dict(CASE_DEFAULTS, **(keras_config or {}))
     name = "_".join(f"{k}-{config[k]}" for k in sorted(config))
-    home = os.path.join(kbtool_home(), "keras_home", name)
-    os.makedirs(home, exist_ok=True)
     text = json.dumps(dict(config), indent=4, sort_keys=True) + "\n"
+    home = os.path.join(kbtool_home(), "keras_home", name)
+    try:
+        _write_keras_home(home, text, write_atomic)
+    except OSError as exc:
+        global _FALLBACK_HOME
+        if _FALLBACK_HOME is None:
+            import atexit
+            import tempfile
+
+            _FALLBACK_HOME = tempfile.mkdtemp(prefix="kbtool-keras-home-")
+            atexit.register(shutil.rmtree, _FALLBACK_HOME, True)
+            sys.stderr.write(
+                f"kbtool: warning: cannot write {exc.filename or home}: {exc.strerror or exc}; the workers' keras.json files go to {_FALLBACK_HOME} instead\n"
+            )
+        home = os.path.join(_FALLBACK_HOME, name)
+        _write_keras_home(home, text, write_atomic)
+    return home
+
+
+_FALLBACK_HOME = None  # this process's temporary KERAS_HOME folder when kbtool's home cannot be written
+
+
+def _write_keras_home(home, text, write_atomic):
+    os.makedirs(home, exist_ok=True)
     path = os.path.join(home, "keras.json")
     try:
         with open(path) as f:
@@ -63,7 +88,6 @@ def keras_home_for(keras_config=None):
         current = None
     if current != text:
         write_atomic(path, text)
-    return home
 
 
 class Unavailable(Exception):

@@ -6,13 +6,16 @@ import os
 import shutil
 import subprocess
 import time
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import files
 from ..errors import KbtoolError
 from .base import Unavailable, find_interpreter
 
 RECORD = "kbtool-env.json"
+# Written into an env's folder before anything else at install: the folder is kbtool's to delete (`env remove`,
+# `env install --force`) even when the install stopped before its record was written.
+MARKER = ".kbtool-env"
 LOCKS_DIR = os.path.join(os.path.dirname(__file__), "locks")  # <env>.txt: every package of the env, pinned
 RECORD_MAX_BYTES = 1 << 20  # a record is a few KB (the env's pip freeze)
 
@@ -80,7 +83,19 @@ def install(recipe, log=print, force=False, locked=True):
         raise KbtoolError(f"{recipe.name}: {exc}")
     env_dir = recipe.env_dir()
     if force and os.path.lexists(env_dir):
+        _refuse_unless_kbtools(recipe, env_dir)
         _delete(env_dir, log)
+    elif os.path.lexists(env_dir) and not _made_by_kbtool(env_dir):
+        raise KbtoolError(
+            f"{env_dir}: exists and is not an environment kbtool made (no {RECORD}); move it away, kbtool will not "
+            "install into it"
+        )
+    try:
+        os.makedirs(env_dir, exist_ok=True)
+        with open(os.path.join(env_dir, MARKER), "w") as fh:
+            fh.write(f"made by kbtool env install {recipe.name}\n")
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {exc.filename or env_dir}: {exc.strerror or exc}")
     if not os.path.exists(os.path.join(env_dir, "bin", "python")):
         _run([python, "-m", "venv", env_dir], log)
     pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
@@ -196,7 +211,40 @@ def describe(recipe):
         info["problem"] = str(exc)
         return info
     info.update(installed=True, created=record.get("created"), size_mb=_size_mb(env_dir))
+    missing = _missing_interpreter(recipe)
+    if missing:
+        info["problem"] = missing
     return info
+
+
+def problem(recipe) -> Optional[str]:
+    """Why the installed env of `recipe` cannot run (one line), or None: it is fine or simply not installed. Cheap
+    (no walk of the env): every command that starts a worker asks it first."""
+    env_dir = recipe.env_dir()
+    if os.path.islink(env_dir) and not os.path.exists(env_dir):
+        return f"{env_dir}: dangling symlink to {os.readlink(env_dir)} (`kbtool env remove {recipe.env_owner}` removes the link)"
+    if os.path.lexists(env_dir) and not os.path.isdir(env_dir):
+        return f"{env_dir}: not a directory, not an environment kbtool made"
+    path = os.path.join(env_dir, RECORD)
+    if not os.path.lexists(path):
+        return None
+    try:
+        _read_record(path)
+    except KbtoolError as exc:
+        return str(exc)
+    return _missing_interpreter(recipe)
+
+
+def _missing_interpreter(recipe) -> Optional[str]:
+    """A venv whose interpreter link dangles (the Python it was made from was removed, e.g. its pyenv version)."""
+    python = recipe.env_python()
+    if os.path.exists(python):
+        return None
+    where = python
+    if os.path.islink(python):
+        target = os.path.realpath(python)
+        where = f"{target} (linked from {python})" if target != python else python
+    return f"{recipe.env_owner} env is broken: interpreter {where} is missing; run `kbtool env install {recipe.env_owner} --force`"
 
 
 def _read_record(path):
@@ -236,7 +284,28 @@ def remove(recipe):
         raise KbtoolError(f"{recipe.name} is not installed ({env_dir} does not exist)")
     if not os.path.islink(env_dir) and not os.path.isdir(env_dir):
         raise KbtoolError(f"{env_dir}: not a directory, not an environment kbtool made; not removed")
+    _refuse_unless_kbtools(recipe, env_dir)
     return _delete(env_dir)
+
+
+def _made_by_kbtool(env_dir: str) -> bool:
+    """Whether kbtool may delete `env_dir`: a symlink (only the link goes), an empty folder, or a folder holding
+    kbtool's install record or the marker an install writes first."""
+    if os.path.islink(env_dir):
+        return True
+    try:
+        names = os.listdir(env_dir)
+    except OSError:
+        return False
+    return not names or RECORD in names or MARKER in names
+
+
+def _refuse_unless_kbtools(recipe, env_dir: str) -> None:
+    if os.path.isdir(env_dir) and not _made_by_kbtool(env_dir):
+        raise KbtoolError(
+            f"{env_dir}: not an environment kbtool made (no {RECORD} or {MARKER} in it); not removed, delete it "
+            "yourself if it is yours to lose"
+        )
 
 
 def _delete(env_dir, log=lambda line: None):

@@ -4,8 +4,8 @@ from typing import Any, Dict, Mapping
 
 from ..errors import KbtoolError
 from ..results import BackendStatus
-from . import cntk, custom, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
-from .base import Launch
+from . import cntk, custom, envs, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
+from .base import Launch, Unavailable
 from .worker import protocol
 
 RECIPES = {
@@ -21,6 +21,17 @@ RECIPES = {
     )
 }
 BUILTIN = ["numpy"] + list(RECIPES)
+
+
+class BrokenEnv(Unavailable):
+    """The backend's env is installed but cannot run (its interpreter is gone, its record unreadable, ...)."""
+
+
+def _checked_env(recipe: Any) -> None:
+    """A BrokenEnv naming what is wrong with the env `recipe` runs in, before any worker is started in it."""
+    problem = envs.problem(recipe)
+    if problem:
+        raise BrokenEnv(problem)
 
 
 def keras_name(name):
@@ -47,8 +58,12 @@ def launch_for(name: str) -> Launch:
     if name == "numpy":
         return numpy.launch()
     if name in RECIPES:
+        _checked_env(RECIPES[name])
         return RECIPES[name].launch()
     if custom.is_custom(name):
+        env_name = name.partition("@")[2]
+        if env_name in RECIPES:
+            _checked_env(RECIPES[env_name])
         return custom.launch(name, RECIPES, BUILTIN)
     raise KbtoolError(
         "unknown backend {!r}; built-in backends are {}, or give a module name like my_backend or "

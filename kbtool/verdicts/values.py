@@ -85,17 +85,24 @@ def compare_arrays(exp, act, tol):
         return Verdict(Status.PASS)
     bad = np.argwhere(~ok)
     first = tuple(int(i) for i in bad[0])
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        diff = np.abs(act.astype("float64") - exp.astype("float64"))
-        rel = diff / np.abs(exp.astype("float64"))
-    worst = _finite_max(diff)  # None when no difference is finite (a NaN or inf against a number)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # values that are not numbers raise here
+        expected = exp.astype(_wide(exp.dtype))[~ok]
+        diff = np.abs(act.astype(_wide(act.dtype))[~ok] - expected)
+        rel = diff[expected != 0] / np.abs(expected[expected != 0])  # against a zero reference: left out
+    # A non-finite value where the reference has another value (inf for 1.5, NaN for 2, -inf for inf) is a
+    # difference of inf or NaN: the largest differences say so, never the largest finite one (which may be 0).
+    not_finite = ~ok & ~(np.isfinite(act) & np.isfinite(exp))
+    worst, worst_rel = _max_diff(diff), _max_diff(rel)
+    if np.any(not_finite):
+        worst_rel = worst
     details = Details(
         expected_shape=list(exp.shape),
         actual_shape=list(act.shape),
         expected_dtype=str(exp.dtype),
         actual_dtype=str(act.dtype),
-        max_abs_diff=worst,
-        max_rel_diff=_finite_max(rel),
+        # JSON has no inf or NaN: a non-finite largest difference is left out of the details (the message says it)
+        max_abs_diff=worst if worst is not None and np.isfinite(worst) else None,
+        max_rel_diff=worst_rel if worst_rel is not None and np.isfinite(worst_rel) else None,
         mismatched=len(bad),
         size=int(ok.size),
         first_index=list(first),
@@ -104,26 +111,40 @@ def compare_arrays(exp, act, tol):
         rtol=tol["rtol"],
         atol=tol["atol"],
     )
-    return Verdict(
-        Status.FAIL,
-        "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs "
-        "reference {!r}".format(
-            len(bad),
-            ok.size,
-            float("nan") if worst is None else worst,
-            tol["rtol"],
-            tol["atol"],
-            first,
-            act[first].item(),
-            exp[first].item(),
-        ),
-        details,
+    message = "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs reference {!r}".format(
+        len(bad),
+        ok.size,
+        float("nan") if worst is None else worst,
+        tol["rtol"],
+        tol["atol"],
+        first,
+        act[first].item(),
+        exp[first].item(),
     )
+    if np.any(not_finite):
+        where = tuple(int(i) for i in np.argwhere(not_finite)[0])
+        message += "; {} of them non-finite{}".format(
+            int(np.sum(not_finite)),
+            ""
+            if where == first
+            else f", the first {act[where].item()!r} where the reference is {exp[where].item()!r} at {where}",
+        )
+    return Verdict(Status.FAIL, message, details)
 
 
-def _finite_max(values):
-    finite = values[np.isfinite(values)]
-    return float(finite.max()) if finite.size else None
+def _wide(dtype):
+    """The dtype differences are computed in: complex128 for complex values, float64 for everything else."""
+    return "complex128" if dtype.kind == "c" else "float64"
+
+
+def _max_diff(values):
+    """The largest difference, NaN when any is NaN (a NaN against a number), inf when any is inf; None when there
+    is none."""
+    if not values.size:
+        return None
+    if np.any(np.isnan(values)):
+        return float("nan")
+    return float(np.max(values))
 
 
 def _scalar_as_number(value):
