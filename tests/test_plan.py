@@ -4,10 +4,13 @@ No backend environment is needed: backends come from a fake launcher, or are the
 line is built without starting a worker).
 """
 
+import dataclasses
+
 import pytest
 
 from kbtool.errors import KbtoolError
 from kbtool.plan import EXAMPLES, MODES, checkable_ops, make_plan
+from kbtool.runners import registry
 from kbtool.runners.base import Launch, Unavailable
 from kbtool.specs import loader
 from kbtool.specs.cases import cases_for
@@ -70,14 +73,19 @@ def reason(name):
     return f"not installed: run `kbtool env install {name}`"
 
 
+def launch_of(name):
+    """The numpy reference's launch line, named `name`: a backend that is installed, whatever its name."""
+    return dataclasses.replace(registry.launch_for("numpy"), backend=name)
+
+
 def fake_launcher(installed, calls=None):
-    """name -> a stand-in launch line when `installed`, else Unavailable (as registry.launch_for does)."""
+    """name -> a launch line when `installed`, else Unavailable (as registry.launch_for does)."""
 
     def launch(name):
         if calls is not None:
             calls.append(name)
         if name in installed:
-            return "launch:" + name
+            return launch_of(name)
         raise Unavailable(reason(name))
 
     return launch
@@ -265,9 +273,9 @@ def test_nothing_to_check_names_many_ops_by_count(shipped):
 def test_default_backends_list_the_ones_not_installed(tiny):
     plan = plan_of(tiny, installed=["numpy", "theano"], builtin=["numpy", "tensorflow", "theano", "cntk"])
     assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [
-        ("numpy", "launch:numpy", None),
+        ("numpy", launch_of("numpy"), None),
         ("tensorflow", None, reason("tensorflow")),
-        ("theano", "launch:theano", None),
+        ("theano", launch_of("theano"), None),
         ("cntk", None, reason("cntk")),
     ]
     assert [s.name for s in plan.runnable] == ["numpy", "theano"]
@@ -284,7 +292,7 @@ def test_default_backends_list_the_ones_not_installed(tiny):
 def test_named_backends(tiny, named, installed, expected):
     calls = []
     plan = make_plan(tiny, backends=named, launcher=fake_launcher(installed, calls), builtin=["numpy", "cntk"])
-    assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [(n, "launch:" + n, None) for n in expected]
+    assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [(n, launch_of(n), None) for n in expected]
     assert calls == expected  # the built-in list is not consulted when backends are named
 
 
