@@ -49,11 +49,11 @@ def plan_targets(plan):
     targets = []
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
     for slot in plan.runnable:
-        work = plan.work_for(slot.name) if hasattr(plan, "work_for") else plan.work
-        workers = max(1, min(len(work), int(getattr(slot.launch, "workers", 1) or 1)))
+        work = plan.work_for(slot.name)
+        workers = max(1, min(len(work), int(slot.launch.workers or 1)))
         for index, (entry, case) in enumerate(work):
             share = index % workers  # fixed shares: each xdist group's worker keeps its warm cache
-            launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
+            launch = slot.launch.for_worker(share)
             variants = list(slot.launch.variants(case) or [])
             for mode in case.modes:
                 own = tuple(
