@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from kbtool.errors import KbtoolError
-from kbtool.plan import EXAMPLES, MODES, checkable_ops, make_plan
+from kbtool.plan import EXAMPLES, MODES, PlanRequest, checkable_ops, make_plan, plan_for
 from kbtool.runners import registry
 from kbtool.runners.base import Launch, Unavailable
 from kbtool.specs import loader
@@ -458,3 +458,21 @@ def test_a_kbtool_home_that_is_a_file_is_a_configuration_error_before_anything_r
     with pytest.raises(KbtoolError) as info:
         make_plan(loader.load(), ops=["dot"], backends=["numpy"])
     assert str(info.value) == f"KBTOOL_HOME={home} is not a directory"
+
+
+def test_make_plan_takes_its_selection_by_keyword_and_is_plan_for_a_request(tiny):
+    with pytest.raises(TypeError):
+        make_plan(tiny, ["abs"])  # a positional selection is refused: every caller names what it selects
+    request = PlanRequest(
+        ops=("abs",), modes=("eager",), launcher=fake_launcher(["numpy"]), builtin=("numpy", "tensorflow")
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.ops = ("mean",)
+    by_request = plan_for(tiny, request)
+    by_keywords = plan_of(tiny, ops=["abs"], modes=["eager"])
+    assert (by_request.ops, by_request.filters, by_request.modes) == (["abs"], ["--mode eager"], ("eager",))
+    assert [(e, c.id, c.modes) for e, c in by_request.work] == [(e, c.id, c.modes) for e, c in by_keywords.work]
+    assert [(s.name, s.unavailable) for s in by_request.backends] == [
+        ("numpy", None),
+        ("tensorflow", reason("tensorflow")),
+    ]
