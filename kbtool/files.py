@@ -71,7 +71,7 @@ class FileProblem(KbtoolError):
     """The file was read but its content is refused (too large, not UTF-8, not YAML, past a YAML limit)."""
 
 
-def clip(text, limit=QUOTE_CHARS):
+def clip(text: object, limit: int = QUOTE_CHARS) -> str:
     """`text` cut to `limit` characters, saying how long it was."""
     text = str(text)
     if len(text) <= limit:
@@ -79,7 +79,7 @@ def clip(text, limit=QUOTE_CHARS):
     return f"{text[:limit]}... ({len(text)} characters)"
 
 
-def quote(value, limit=QUOTE_CHARS):
+def quote(value: object, limit: int = QUOTE_CHARS) -> str:
     """repr(value), cut to `limit` characters: how a message shows data from a file."""
     return clip(repr(value), limit)
 
@@ -130,7 +130,7 @@ def read_bytes(path: str, max_bytes: int) -> Optional[bytes]:
     return b"".join(chunks)
 
 
-def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
+def read_text(path: str, what: str = "", missing_ok: bool = False, max_bytes: int = MAX_FILE_BYTES) -> Optional[str]:
     """The UTF-8 text of the regular file `path`, read in at most `max_bytes` bytes.
 
     Returns None for a missing file when `missing_ok`. A file that cannot be opened or is not a regular file

@@ -255,7 +255,7 @@ def _spec_problems(entry, spec):
                 yield "case {} names no case of {}".format(files.quote(pattern), ", ".join(ops[:5]))
 
 
-def variant_suffixes(op):
+def variant_suffixes(op: str) -> List[str]:
     """The case-id suffixes of the variants some built-in backend runs for `op`'s cases (e.g. Theano's
     '.kernel_flipped'): an entry may name those results by case glob and use them as `verified_by`."""
     from .runners import registry

@@ -4,15 +4,32 @@ Everything a check decides before it runs anything is decided here, so the CLI o
 stage only executes. A plan that would check nothing is refused (a run that checked nothing is never green).
 """
 
+from __future__ import annotations
+
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .errors import KbtoolError
 from .specs import cases as cases_mod
 from .vocabulary import MODES
 
+if TYPE_CHECKING:
+    from .keras_settings import CheckSettings
+    from .runners.base import Launch
+    from .shard import Share, Timings
+    from .specs.cases import Case
+    from .specs.loader import Spec
+
 EXAMPLES = "example:*"  # the case ids of documented examples
+
+Entry = Dict[str, Any]  # an op's entry in the spec
+Work = List[Tuple[Entry, "Case"]]  # (spec entry, case) pairs, modes already filtered
+ResultKey = Tuple[str, str, str]  # (op, case id, mode)
+# what --last-failed reruns on one backend: (op, case id, mode) keys, (op, None, None) for every case of an op
+FailedKeys = Set[Tuple[str, Optional[str], Optional[str]]]
+Failures = Dict[str, Optional[FailedKeys]]  # backend -> its failed keys (None: everything selected)
+Launcher = Callable[[str], "Launch"]  # a backend's name -> its Launch, or Unavailable
 
 
 @dataclass
@@ -20,15 +37,15 @@ class BackendSlot:
     """One backend of the plan: a launch line to run it, or why it cannot run here."""
 
     name: str
-    launch: Optional[object] = None  # runners.base.Launch
+    launch: Optional[Launch] = None
     unavailable: Optional[str] = None  # why there is no launch (not installed, no interpreter)
 
 
 @dataclass
 class Plan:
-    spec: object  # specs.loader.Spec
+    spec: Spec
     ops: List[str]
-    work: List[Tuple[dict, object]]  # (spec entry, specs.cases.Case), modes already filtered
+    work: Work  # (spec entry, case), modes already filtered
     backends: List[BackendSlot]
     seed: int = 0
     case_patterns: Tuple[str, ...] = ()
@@ -36,27 +53,27 @@ class Plan:
     examples_only: bool = False
     filters: List[str] = field(default_factory=list)  # what narrowed the run, in words
     grid: str = "pairwise"  # how the grids of the spec's parameter domains are expanded (specs/domains.py)
-    keras_config: Optional[dict] = None  # --keras-config: settings every case runs under instead of its own
+    keras_config: Optional[Dict[str, Any]] = None  # --keras-config: settings every case runs under instead of its own
     active_backend: Optional[str] = None  # the user's configured Keras backend (keras_settings.apply)
-    settings: Optional[object] = None  # keras_settings.CheckSettings: every setting and where it came from
+    settings: Optional[CheckSettings] = None  # every setting and where it came from (keras_settings.apply)
     shard: Optional[Tuple[int, int]] = None  # --shard K/N: this plan's work is part K of N (kbtool/shard.py)
     last_failed: bool = False  # --last-failed: the work is what failed in the last check
     # per backend, the (op, case id, mode) it runs (--last-failed); a backend not named runs all the work
-    only: Optional[dict] = None
-    shard_share: Optional[object] = None  # shard.Share: how much of the work this shard runs
+    only: Optional[Dict[str, Set[ResultKey]]] = None
+    shard_share: Optional[Share] = None  # how much of the work this shard runs
     notes: List[str] = field(default_factory=list)  # what the user should know about how the plan was chosen
 
     @property
-    def counts_comparable(self):
+    def counts_comparable(self) -> bool:
         """A default run of the whole spec: known-difference counts can be compared with the recorded ones."""
         return self.all_cases and self.whole_spec and self.grid == "pairwise" and not self.keras_config
 
     @property
-    def runnable(self):
+    def runnable(self) -> List[BackendSlot]:
         return [b for b in self.backends if b.launch is not None]
 
     @property
-    def all_cases(self):
+    def all_cases(self) -> bool:
         """Every case of the planned ops in every mode, as a default run has them: no --case, --mode, --examples,
         --keras-config, --shard or --last-failed."""
         # under --keras-config every result differs from a default run's: no entry can be judged stale by it;
@@ -67,27 +84,27 @@ class Plan:
             and not self.last_failed
         )
 
-    def work_for(self, backend):
+    def work_for(self, backend: str) -> Work:
         """The (entry, case) work `backend` runs: all of it, or under `only` its cases in its modes, in the modes the
         backend can run (Launch.modes: keras3 has no symbolic mode)."""
         wanted = (self.only or {}).get(backend)
         allowed = set(backend_modes(self.slot(backend)))
         if wanted is None and allowed >= set(MODES):
             return self.work
-        work = []
+        work: Work = []
         for entry, case in self.work:
             modes = [m for m in case.modes if m in allowed and (wanted is None or (case.op, case.id, m) in wanted)]
             if modes:
                 work.append((entry, case if modes == case.modes else replace(case, modes=modes)))
         return work
 
-    def slot(self, backend):
+    def slot(self, backend: str) -> Optional[BackendSlot]:
         return next((b for b in self.backends if b.name == backend), None)
 
-    def unsupported_modes(self, backend):
+    def unsupported_modes(self, backend: str) -> Dict[str, str]:
         """{mode: why} for each mode the plan's cases have that `backend` cannot run: reported once, not per case."""
         slot = self.slot(backend)
-        reasons = dict(getattr(slot.launch, "unsupported_modes", None) or {}) if slot else {}
+        reasons = dict(slot.launch.unsupported_modes) if slot and slot.launch else {}
         planned = {m for _, case in self.work for m in case.modes}
         return {
             m: reasons.get(m, f"this backend cannot run {m} mode")
@@ -96,24 +113,53 @@ class Plan:
         }
 
     @property
-    def whole_spec(self):
+    def whole_spec(self) -> bool:
         """Every op that can be checked is planned."""
         return set(self.ops) >= checkable_ops(self.spec)
 
 
-def backend_modes(slot):
+@dataclass(frozen=True)
+class PlanRequest:
+    """What the user asked a check to run (the flags of `kbtool check`, the --kbtool-* options): make_plan's input.
+
+    `launcher(name)` gives a Launch or raises Unavailable, `builtin` the backends run when none is named (both:
+    the registry's when None). `shard` (K, N) keeps part K of N of the work (kbtool/shard.py, balanced by
+    `timings`, default specs/timings.json); `last_failed` (failures_of(the last report)) keeps what failed."""
+
+    ops: Tuple[str, ...] = ()
+    backends: Tuple[str, ...] = ()
+    case_patterns: Tuple[str, ...] = ()
+    modes: Tuple[str, ...] = ()
+    examples: bool = False
+    seed: int = 0
+    launcher: Optional[Launcher] = None
+    builtin: Optional[Tuple[str, ...]] = None
+    grid: str = "pairwise"
+    keras_config: Optional[Mapping[str, Any]] = None
+    shard: Optional[Tuple[int, int]] = None
+    last_failed: Optional[Failures] = None
+    timings: Optional[Timings] = None
+
+    @property
+    def patterns(self) -> Tuple[str, ...]:
+        """The case-id patterns the work is selected by: --case's, else the examples' under --examples."""
+        return self.case_patterns or ((EXAMPLES,) if self.examples else ())
+
+
+def backend_modes(slot: Optional[BackendSlot]) -> Tuple[str, ...]:
     """The modes a plan's backend slot can run (every mode, unless its launch says otherwise)."""
-    launch = getattr(slot, "launch", None)
-    return tuple(getattr(launch, "modes", None) or MODES)
+    return tuple(slot.launch.modes or MODES) if slot and slot.launch else MODES
 
 
-def unfiltered(case_patterns, modes, examples_only, keras_config):
+def unfiltered(
+    case_patterns: Sequence[str], modes: Sequence[str], examples_only: bool, keras_config: Optional[Mapping[str, Any]]
+) -> bool:
     """Every case of the planned ops in every mode under its own settings (no --case, --mode, --examples or
     --keras-config); reports/merge asks it of a report's recorded plan."""
     return not case_patterns and not modes and not examples_only and not keras_config
 
 
-def checkable_ops(spec):
+def checkable_ops(spec: Spec) -> Set[str]:
     """The ops a default check runs: those with cases or examples (and not marked not_checkable)."""
     return {
         name
@@ -122,7 +168,7 @@ def checkable_ops(spec):
     }
 
 
-def select_ops(spec, ops=(), examples=False):
+def select_ops(spec: Spec, ops: Sequence[str] = (), examples: bool = False) -> List[str]:
     """The named ops (each must exist), or every op that has something to run."""
     for op in ops:
         spec.op(op)  # an unknown op is a usage error naming the closest ones
@@ -133,11 +179,19 @@ def select_ops(spec, ops=(), examples=False):
     )
 
 
-def select_work(spec, ops, case_patterns=(), modes=(), seed=0, grid="pairwise", keras_config=None):
+def select_work(
+    spec: Spec,
+    ops: Sequence[str],
+    case_patterns: Sequence[str] = (),
+    modes: Sequence[str] = (),
+    seed: int = 0,
+    grid: str = "pairwise",
+    keras_config: Optional[Mapping[str, Any]] = None,
+) -> Work:
     """(entry, case) pairs of `ops` whose case id matches a pattern (all when none), in the chosen modes."""
     from .specs.domains import DomainError
 
-    work = []
+    work: Work = []
     for op in ops:
         entry = spec.op(op)
         try:
@@ -155,7 +209,7 @@ def select_work(spec, ops, case_patterns=(), modes=(), seed=0, grid="pairwise", 
     return work
 
 
-def resolve_backends(names, launcher, builtin):
+def resolve_backends(names: Sequence[str], launcher: Launcher, builtin: Sequence[str]) -> List[BackendSlot]:
     """Named backends must be runnable (else a usage error); by default every built-in one, and those not
     installed are listed with the reason instead of running."""
     from .runners.base import Unavailable, kbtool_home
@@ -173,77 +227,66 @@ def resolve_backends(names, launcher, builtin):
 
 
 def make_plan(
-    spec,
-    ops=(),
-    backends=(),
-    case_patterns=(),
-    modes=(),
-    examples=False,
-    seed=0,
-    launcher=None,
-    builtin=None,
-    grid="pairwise",
-    keras_config=None,
-    shard=None,
-    last_failed=None,
-    timings=None,
-):
-    """Decide what a check runs. `launcher(name)` gives a Launch or raises Unavailable.
+    spec: Spec,
+    *,
+    ops: Sequence[str] = (),
+    backends: Sequence[str] = (),
+    case_patterns: Sequence[str] = (),
+    modes: Sequence[str] = (),
+    examples: bool = False,
+    seed: int = 0,
+    launcher: Optional[Launcher] = None,
+    builtin: Optional[Sequence[str]] = None,
+    grid: str = "pairwise",
+    keras_config: Optional[Mapping[str, Any]] = None,
+    shard: Optional[Tuple[int, int]] = None,
+    last_failed: Optional[Failures] = None,
+    timings: Optional[Timings] = None,
+) -> Plan:
+    """Decide what a check runs: plan_for(spec, PlanRequest(...)) with these keywords (see PlanRequest)."""
+    request = PlanRequest(
+        ops=tuple(ops),
+        backends=tuple(backends),
+        case_patterns=tuple(case_patterns),
+        modes=tuple(modes),
+        examples=examples,
+        seed=seed,
+        launcher=launcher,
+        builtin=None if builtin is None else tuple(builtin),
+        grid=grid,
+        keras_config=keras_config,
+        shard=None if shard is None else (shard[0], shard[1]),
+        last_failed=last_failed,
+        timings=timings,
+    )
+    return plan_for(spec, request)
 
-    `shard` (K, N) keeps part K of N of the work (kbtool/shard.py, balanced by `timings`, default
-    specs/timings.json); `last_failed` ({backend: keys}, failures_of(the last report)) keeps what failed, within
-    the other selections; when nothing of it is selected, the plan is the normal one and `notes` says so."""
-    if last_failed:
-        restricted = _last_failed_plan(
-            spec,
-            ops,
-            backends,
-            case_patterns,
-            modes,
-            examples,
-            seed,
-            launcher,
-            builtin,
-            grid,
-            keras_config,
-            shard,
-            last_failed,
-            timings,
-        )
+
+def plan_for(spec: Spec, request: PlanRequest) -> Plan:
+    """Decide what a check runs. Under `last_failed`, what failed within the other selections; when nothing of it
+    is selected, the plan is the normal one and `notes` says so."""
+    if request.last_failed:
+        restricted = _last_failed_plan(spec, request, request.last_failed)
         if restricted is not None:
             return restricted
-        plan = make_plan(
-            spec,
-            ops,
-            backends,
-            case_patterns,
-            modes,
-            examples,
-            seed,
-            launcher,
-            builtin,
-            grid,
-            keras_config,
-            shard,
-            None,
-            timings,
-        )
+        plan = plan_for(spec, replace(request, last_failed=None))
         plan.notes.append("the last run's failures are outside this selection; running everything selected")
         return plan
     from .specs.domains import GRID_MODES
 
+    grid, modes, examples, case_patterns = request.grid, request.modes, request.examples, request.case_patterns
     if grid not in GRID_MODES:
         raise KbtoolError("unknown grid {!r}; grids are {}".format(grid, ", ".join(GRID_MODES)))
+    launcher, builtin = request.launcher, request.builtin
     if launcher is None or builtin is None:
         from .runners import registry
 
-        launcher, builtin = launcher or registry.launch_for, builtin or registry.BUILTIN
+        launcher, builtin = launcher or registry.launch_for, builtin or tuple(registry.BUILTIN)
     bad_modes = [m for m in modes if m not in MODES]
     if bad_modes:
         raise KbtoolError("unknown mode {}; modes are {}".format(", ".join(bad_modes), ", ".join(MODES)))
-    op_names = select_ops(spec, ops, examples)
-    patterns = tuple(case_patterns) or ((EXAMPLES,) if examples else ())
-    work = select_work(spec, op_names, patterns, modes, seed, grid, keras_config)
+    op_names = select_ops(spec, request.ops, examples)
+    work = select_work(spec, op_names, request.patterns, modes, request.seed, grid, request.keras_config)
     if examples:
         work = [(entry, case) for entry, case in work if case.id.startswith("example:")]
     if not work:
@@ -255,7 +298,7 @@ def make_plan(
                 " --examples (no documented example)" if examples else "",
             )
         )
-    slots = resolve_backends(list(backends), launcher, builtin)
+    slots = resolve_backends(request.backends, launcher, builtin)
     if not any(s.launch for s in slots):
         raise KbtoolError(
             "nothing to check: no backend can run here ({})".format(
@@ -267,12 +310,7 @@ def make_plan(
             "nothing to check: {} cannot run {} mode ({})".format(
                 ", ".join(s.name for s in slots if s.launch),
                 "/".join(modes or MODES),
-                "; ".join(
-                    f"{s.name}: {r}"
-                    for s in slots
-                    if s.launch
-                    for r in getattr(s.launch, "unsupported_modes", {}).values()
-                ),
+                "; ".join(f"{s.name}: {r}" for s in slots if s.launch for r in s.launch.unsupported_modes.values()),
             )
         )
     filters = (
@@ -283,25 +321,25 @@ def make_plan(
         ops=op_names,
         work=work,
         backends=slots,
-        seed=seed,
-        case_patterns=tuple(case_patterns),
-        modes=tuple(modes),
+        seed=request.seed,
+        case_patterns=case_patterns,
+        modes=modes,
         examples_only=examples,
         filters=filters,
         grid=grid,
-        keras_config=dict(keras_config) if keras_config else None,
+        keras_config=dict(request.keras_config) if request.keras_config else None,
     )
-    return _sharded(plan, shard, timings)
+    return _sharded(plan, request.shard, request.timings)
 
 
-def failures_of(report):
+def failures_of(report: Mapping[str, Any]) -> Failures:
     """What --last-failed reruns from a report: {backend: {(op, case id, mode)}} of the results that did not pass
     and are not explained (a backend's variant result, e.g. '.kernel_flipped', as its case), and for a backend
     that could not start, {(op, None, None)} for each op the report planned (None: every op)."""
     from .known import variant_suffixes
     from .results import BackendStatus
 
-    selection = {}
+    failed: Dict[str, FailedKeys] = {}
     for record in report["results"]:
         if record["status"] == "pass" or record.get("known"):
             continue
@@ -310,53 +348,44 @@ def failures_of(report):
             if case.endswith(suffix):
                 case = case[: -len(suffix)]
                 break
-        selection.setdefault(record["backend"], set()).add((record["op"], case, record["mode"]))
+        failed.setdefault(record["backend"], set()).add((record["op"], case, record["mode"]))
+    selection: Failures = dict(failed)
     planned = (report.get("plan") or {}).get("ops") or sorted({r["op"] for r in report["results"]})
     for info in report["backends"]:
         if info["status"] == BackendStatus.BROKEN.value:
-            selection[info["name"]] = {(op, None, None) for op in planned} or None
+            every: FailedKeys = {(op, None, None) for op in planned}
+            selection[info["name"]] = every or None
     order = [info["name"] for info in report["backends"]]  # the report's backend order, not the failures'
     return dict(sorted(selection.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
 
 
-def _last_failed_plan(
-    spec,
-    ops,
-    backends,
-    case_patterns,
-    modes,
-    examples,
-    seed,
-    launcher,
-    builtin,
-    grid,
-    keras_config,
-    shard,
-    last_failed,
-    timings,
-):
+def _last_failed_plan(spec: Spec, request: PlanRequest, last_failed: Failures) -> Optional[Plan]:
     """The plan of --last-failed, or None when none of the failures is within the selection."""
-    selection = {b: keys for b, keys in last_failed.items() if not backends or b in backends}
-    if any(keys is None for keys in selection.values()):
-        failing_ops = None  # a backend that could not start reruns everything selected
-    else:
-        failing_ops = {op for keys in selection.values() for op, _, _ in keys if op in spec.ops}
-    for op in ops:
+    selection = {b: keys for b, keys in last_failed.items() if not request.backends or b in request.backends}
+    failing_ops: Optional[Set[str]] = None  # a backend that could not start reruns everything selected
+    if not any(keys is None for keys in selection.values()):
+        failing_ops = {op for keys in selection.values() if keys for op, _, _ in keys if op in spec.ops}
+    for op in request.ops:
         spec.op(op)  # a misspelt --op is an error, not a selection without failures
-    narrowed = [op for op in ops if failing_ops is None or op in failing_ops] if ops else sorted(failing_ops or ())
+    if request.ops:
+        narrowed = [op for op in request.ops if failing_ops is None or op in failing_ops]
+    else:
+        narrowed = sorted(failing_ops or ())
     if not selection or (failing_ops is not None and not narrowed):
         return None
-    patterns = tuple(case_patterns) or ((EXAMPLES,) if examples else ())
-    if not select_work(spec, select_ops(spec, narrowed, examples), patterns, modes, seed, grid, keras_config):
+    chosen_ops = select_ops(spec, narrowed, request.examples)
+    if not select_work(
+        spec, chosen_ops, request.patterns, request.modes, request.seed, request.grid, request.keras_config
+    ):
         return None  # no case of the failing ops is selected (--case, --mode)
-    plan = make_plan(
-        spec, narrowed, list(selection), case_patterns, modes, examples, seed, launcher, builtin, grid, keras_config
+    plan = plan_for(
+        spec, replace(request, ops=tuple(narrowed), backends=tuple(selection), shard=None, last_failed=None)
     )
-    only = {}
+    only: Dict[str, Set[ResultKey]] = {}
     for name, keys in selection.items():
         if keys is None:
             continue
-        chosen = set()
+        chosen: Set[ResultKey] = set()
         for _, case in plan.work:
             every = (case.op, None, None) in keys
             chosen.update((case.op, case.id, m) for m in case.modes if every or (case.op, case.id, m) in keys)
@@ -371,19 +400,19 @@ def _last_failed_plan(
         return None
     plan.last_failed = True
     plan.filters.append("--last-failed")
-    return _sharded(plan, shard, timings)
+    return _sharded(plan, request.shard, request.timings)
 
 
-def _sharded(plan, shard, timings):
+def _sharded(plan: Plan, shard: Optional[Tuple[int, int]], timings: Optional[Timings]) -> Plan:
     """The plan with only part K of N of its work (shard = (K, N); the plan itself when None)."""
     if shard:
         from . import shard as shard_mod
 
         plan.work, plan.shard_share = shard_mod.select(plan.work, shard[0], shard[1], timings)
-        plan.shard = tuple(shard)
+        plan.shard = (shard[0], shard[1])
         plan.filters.append("--shard {}/{}".format(*shard))
     return plan
 
 
-def _names(ops):
+def _names(ops: Sequence[str]) -> str:
     return ", ".join(ops) if len(ops) <= 5 else f"{len(ops)} ops"

@@ -20,12 +20,12 @@ class Status(str, enum.Enum):
     TIMEOUT = "timeout"  # the worker hung on this case (it is killed and restarted)
     COULD_NOT_START = "could_not_start"  # the worker could not be (re)started, so the case never ran
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
 
 # worst first is last: the order in which one op's results on one backend summarise to a matrix cell
-SEVERITY = [
+SEVERITY: List[str] = [  # Status is a str: the words of a matrix cell
     Status.PASS,
     "known",
     Status.UNSUPPORTED,
@@ -35,7 +35,7 @@ SEVERITY = [
     Status.CRASH,
     Status.COULD_NOT_START,
 ]
-SYMBOLS = {
+SYMBOLS: Dict[str, str] = {
     "pass": "✓",
     "known": "≈",
     "fail": "✗",
@@ -54,7 +54,7 @@ class BackendStatus(str, enum.Enum):
     NOT_INSTALLED = "not installed"  # no environment (or interpreter) for it: nothing was run
     BROKEN = "broken"  # its worker could not start: the backend fails to import, or the worker died at start
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
 
@@ -76,7 +76,7 @@ class Details:
     rtol: Optional[float] = None
     atol: Optional[float] = None
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
@@ -89,7 +89,7 @@ class Verdict:
     details: Optional[Details] = None
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return self.status == Status.PASS
 
 
@@ -114,8 +114,8 @@ class Result:
     # kept in the record, never let through to the terminal
     captured: Optional[Dict[str, str]] = None
 
-    def as_dict(self):
-        out = {
+    def as_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
             "op": self.op,
             "case": self.case,
             "backend": self.backend,

@@ -38,7 +38,7 @@ class BackendRun:
 
 def planned_results(plan):
     """How many results a plan sets out to produce: every case in each of its modes on every runnable backend."""
-    return sum(len(case.modes) for slot in plan.runnable for _, case in _work_for(plan, slot.name))
+    return sum(len(case.modes) for slot in plan.runnable for _, case in plan.work_for(slot.name))
 
 
 def run_plan(
@@ -71,13 +71,13 @@ def run_plan(
     for slot in plan.runnable:
         launches[slot.name] = slot.launch
         runs[slot.name] = BackendRun(slot.name)
-        cap = getattr(slot.launch, "workers", None)
+        cap = slot.launch.workers
         loads[slot.name] = BackendLoad(
             slot.name,
             cap=int(cap) if cap else None,
-            case_seconds=getattr(slot.launch, "case_seconds", None) or BackendLoad.case_seconds,
+            case_seconds=slot.launch.case_seconds or BackendLoad.case_seconds,
         )
-        groups = _by_settings(_work_for(plan, slot.name))
+        groups = _by_settings(plan.work_for(slot.name))
         lanes.extend(Lane(slot.name, settings, collections.deque(group)) for settings, group in groups)
         if not groups:  # nothing of the plan runs on it (its modes): it still says who it is
             lanes.append(Lane(slot.name, {}, collections.deque()))
@@ -126,7 +126,7 @@ def run_plan(
         info = _final_info(backend_run, cancel)
         if loads[name].most_workers > 1:
             info["workers"] = loads[name].most_workers
-        unsupported = plan.unsupported_modes(name) if hasattr(plan, "unsupported_modes") else {}
+        unsupported = plan.unsupported_modes(name)
         if unsupported:  # said once for the backend, where a result per case would say it 1000 times
             info["unsupported_modes"] = unsupported
         infos[name] = info
@@ -239,11 +239,6 @@ def _run_item(session, entry, case, context, into):
             except Exception:  # a progress line that cannot be shown costs nothing
                 pass
     return ran == expected and not session.cancel.is_set()
-
-
-def _work_for(plan, backend):
-    """The work one backend runs (plan.work_for: all of it, or what failed on it last time under --last-failed)."""
-    return plan.work_for(backend) if hasattr(plan, "work_for") else plan.work
 
 
 def _final_info(backend_run, cancel):

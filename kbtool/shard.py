@@ -8,21 +8,28 @@ know (a new case, a --grid full row) counts the median recorded time. A backend'
 `.kernel_flipped`) are made from the case inside run.py, so they always run in the shard of their case.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
 import statistics
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from . import files, paths
 from .errors import KbtoolError
+
+if TYPE_CHECKING:
+    from .plan import Work
+
+Timings = Dict[str, Dict[str, float]]  # {op: {case id: seconds}}, as specs/timings.json holds them
 
 SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*\Z")
 DEFAULT_SECONDS = 1.0  # each case's weight when no time is recorded at all (an empty or missing timings file)
 
 
-def parse(text):
+def parse(text: Any) -> Tuple[int, int]:
     """'K/N' → (K, N) with 1 <= K <= N; a one-line KbtoolError otherwise."""
     match = SPEC.match(str(text))
     if not match:
@@ -33,12 +40,12 @@ def parse(text):
     return index, count
 
 
-def timings_file():
+def timings_file() -> str:
     """specs/timings.json beside the spec (kbtool/_specs/ in a wheel)."""
     return os.path.join(paths.specs_dir(), "timings.json")
 
 
-def load_timings(path=None):
+def load_timings(path: Optional[str] = None) -> Timings:
     """{op: {case: seconds}} from the timings file; {} when there is none. A file that is not such a mapping is a
     one-line KbtoolError (a partition from a misread file would differ between machines silently)."""
     path = path or timings_file()
@@ -58,17 +65,18 @@ def load_timings(path=None):
         raise KbtoolError(
             f"{path}: expected {{op: {{case: seconds}}}} with seconds >= 0 (scripts/record-timings.py writes it)"
         )
-    return data
+    timings: Timings = data
+    return timings
 
 
-def estimates(keys, timings):
+def estimates(keys: Sequence[Tuple[str, str]], timings: Timings) -> List[float]:
     """Estimated seconds of each (op, case id): the recorded time, else the median of every recorded time."""
     recorded = [float(s) for cases in timings.values() for s in cases.values()]
     fallback = statistics.median(recorded) if recorded else DEFAULT_SECONDS
     return [float(timings.get(op, {}).get(case, fallback)) for op, case in keys]
 
 
-def partition(keys, count, timings):
+def partition(keys: Sequence[Tuple[str, str]], count: int, timings: Timings) -> List[List[int]]:
     """The indices of `keys` ((op, case id) pairs) in each of `count` parts, each part in the keys' order.
 
     Longest first, each onto the part with the least estimated time so far; ties go to the part with fewer cases,
@@ -96,11 +104,11 @@ class Share:
     seconds: float
     total_seconds: float
 
-    def describe(self):
+    def describe(self) -> str:
         return f"shard {self.index}/{self.count}: {self.cases} of {self.total_cases} cases, about {self.seconds:.0f} s of {self.total_seconds:.0f} s recorded case time"
 
 
-def select(work, index, count, timings: Optional[Dict] = None):
+def select(work: Work, index: int, count: int, timings: Optional[Timings] = None) -> Tuple[Work, Share]:
     """(the part `index` of `count` of `work` ((entry, case) pairs), its Share). A part that would be empty (more
     parts than cases) is a one-line KbtoolError."""
     timings = load_timings() if timings is None else timings

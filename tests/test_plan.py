@@ -4,10 +4,13 @@ No backend environment is needed: backends come from a fake launcher, or are the
 line is built without starting a worker).
 """
 
+import dataclasses
+
 import pytest
 
 from kbtool.errors import KbtoolError
-from kbtool.plan import EXAMPLES, MODES, checkable_ops, make_plan
+from kbtool.plan import EXAMPLES, MODES, PlanRequest, checkable_ops, make_plan, plan_for
+from kbtool.runners import registry
 from kbtool.runners.base import Launch, Unavailable
 from kbtool.specs import loader
 from kbtool.specs.cases import cases_for
@@ -70,14 +73,19 @@ def reason(name):
     return f"not installed: run `kbtool env install {name}`"
 
 
+def launch_of(name):
+    """The numpy reference's launch line, named `name`: a backend that is installed, whatever its name."""
+    return dataclasses.replace(registry.launch_for("numpy"), backend=name)
+
+
 def fake_launcher(installed, calls=None):
-    """name -> a stand-in launch line when `installed`, else Unavailable (as registry.launch_for does)."""
+    """name -> a launch line when `installed`, else Unavailable (as registry.launch_for does)."""
 
     def launch(name):
         if calls is not None:
             calls.append(name)
         if name in installed:
-            return "launch:" + name
+            return launch_of(name)
         raise Unavailable(reason(name))
 
     return launch
@@ -260,9 +268,9 @@ def test_nothing_to_check_names_many_ops_by_count(shipped_spec):
 def test_default_backends_list_the_ones_not_installed(tiny):
     plan = plan_of(tiny, installed=["numpy", "theano"], builtin=["numpy", "tensorflow", "theano", "cntk"])
     assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [
-        ("numpy", "launch:numpy", None),
+        ("numpy", launch_of("numpy"), None),
         ("tensorflow", None, reason("tensorflow")),
-        ("theano", "launch:theano", None),
+        ("theano", launch_of("theano"), None),
         ("cntk", None, reason("cntk")),
     ]
     assert [s.name for s in plan.runnable] == ["numpy", "theano"]
@@ -279,7 +287,7 @@ def test_default_backends_list_the_ones_not_installed(tiny):
 def test_named_backends(tiny, named, installed, expected):
     calls = []
     plan = make_plan(tiny, backends=named, launcher=fake_launcher(installed, calls), builtin=["numpy", "cntk"])
-    assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [(n, "launch:" + n, None) for n in expected]
+    assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [(n, launch_of(n), None) for n in expected]
     assert calls == expected  # the built-in list is not consulted when backends are named
 
 
@@ -445,3 +453,21 @@ def test_a_kbtool_home_that_is_a_file_is_a_configuration_error_before_anything_r
     with pytest.raises(KbtoolError) as info:
         make_plan(loader.load(), ops=["dot"], backends=["numpy"])
     assert str(info.value) == f"KBTOOL_HOME={home} is not a directory"
+
+
+def test_make_plan_takes_its_selection_by_keyword_and_is_plan_for_a_request(tiny):
+    with pytest.raises(TypeError):
+        make_plan(tiny, ["abs"])  # a positional selection is refused: every caller names what it selects
+    request = PlanRequest(
+        ops=("abs",), modes=("eager",), launcher=fake_launcher(["numpy"]), builtin=("numpy", "tensorflow")
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.ops = ("mean",)
+    by_request = plan_for(tiny, request)
+    by_keywords = plan_of(tiny, ops=["abs"], modes=["eager"])
+    assert (by_request.ops, by_request.filters, by_request.modes) == (["abs"], ["--mode eager"], ("eager",))
+    assert [(e, c.id, c.modes) for e, c in by_request.work] == [(e, c.id, c.modes) for e, c in by_keywords.work]
+    assert [(s.name, s.unavailable) for s in by_request.backends] == [
+        ("numpy", None),
+        ("tensorflow", reason("tensorflow")),
+    ]

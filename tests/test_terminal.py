@@ -492,27 +492,36 @@ def test_the_stream_is_bound_when_progress_starts(monkeypatch):
 
 
 def test_planned_per_backend_counts_modes_and_variants():
-    class Case:
-        def __init__(self, op, modes):
-            self.op, self.modes = op, modes
+    import dataclasses
 
-    class Launch:
-        def __init__(self, variants):
-            self.variants = variants
+    from kbtool.plan import BackendSlot, Plan
+    from kbtool.runners import registry
+    from kbtool.specs import loader
+    from kbtool.specs.cases import Case
 
-    class Slot:
-        def __init__(self, name, launch):
-            self.name, self.launch = name, launch
+    def case(op, modes):
+        return Case(op=op, id="c", arrays=[], args=[], kwargs={}, modes=list(modes))
 
-    class Plan:
-        work = [({}, Case("conv2d", ["eager", "symbolic"])), ({}, Case("sum", ["eager"]))]
-        runnable = [
-            Slot("numpy", Launch(lambda case: [])),
-            Slot("theano", Launch(lambda case: [Case(case.op, case.modes)] if case.op == "conv2d" else [])),
-            Slot("broken", Launch(lambda case: 1 / 0)),
-        ]
+    numpy = registry.launch_for("numpy")
 
-    assert progress.planned_per_backend(Plan()) == {"numpy": 3, "theano": 5, "broken": 3}
+    def slot(name, variants):
+        return BackendSlot(name, launch=dataclasses.replace(numpy, backend=name, variants=variants))
+
+    plan = Plan(
+        spec=loader.load(),
+        ops=["conv2d", "sum"],
+        work=[({}, case("conv2d", ["eager", "symbolic"])), ({}, case("sum", ["eager"]))],
+        backends=[
+            slot("numpy", lambda c: []),
+            slot("theano", lambda c: [case(c.op, c.modes)] if c.op == "conv2d" else []),
+            slot("broken", lambda c: 1 / 0),
+            BackendSlot("tensorflow", unavailable="not installed"),  # not runnable: nothing planned
+        ],
+    )
+    assert progress.planned_per_backend(plan) == {"numpy": 3, "theano": 5, "broken": 3}
+    # a backend that cannot run a mode plans none of its cases in that mode
+    plan.backends[0].launch = dataclasses.replace(numpy, modes=("eager",))
+    assert progress.planned_per_backend(plan)["numpy"] == 2
 
 
 def test_the_time_left_is_the_slowest_backends():

@@ -4,11 +4,11 @@ a log, a plain line per backend each time it passes another tenth of its results
 import sys
 import time
 
-from ..vocabulary import MODES
+from ..plan import backend_modes
 
 
 def planned(slot, items, settings):
-    allowed = set(getattr(slot.launch, "modes", MODES))
+    allowed = set(backend_modes(slot))
     return sum(1 for item in items for mode in item.case.modes if mode in settings.modes and mode in allowed)
 
 

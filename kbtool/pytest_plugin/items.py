@@ -10,12 +10,17 @@ the cases where it runs several workers, as `kbtool check` shares them) is one x
 
 import re
 from dataclasses import dataclass, field
-from typing import Tuple
+from typing import TYPE_CHECKING, Tuple
 
 import pytest
 
 from . import verdict
 from .verdict import KbtoolFailure, WorkerUnavailable
+
+if TYPE_CHECKING:
+    from ..plan import Entry
+    from ..runners.base import Launch
+    from ..specs.cases import Case
 
 _SAFE = re.compile(r"[A-Za-z0-9_.=,+@()-]")
 
@@ -26,10 +31,10 @@ class Target:
 
     backend: str
     share: int  # which of the backend's workers runs it (Launch.workers caps them; one when it is not set)
-    launch: object  # runners.base.Launch of that worker
-    entry: dict  # the op's spec entry
-    case: object  # specs.cases.Case that runs: the case itself, or a variant of it
-    base: object  # the case whose reference judges it (the case itself for a variant)
+    launch: "Launch"  # of that worker
+    entry: "Entry"  # the op's spec entry
+    case: "Case"  # that runs: the case itself, or a variant of it
+    base: "Case"  # the case whose reference judges it (the case itself for a variant)
     mode: str
     variants: Tuple["Target", ...] = field(default=())  # the variants of the same case and mode (for verified_by)
 
@@ -49,11 +54,11 @@ def plan_targets(plan):
     targets = []
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
     for slot in plan.runnable:
-        work = plan.work_for(slot.name) if hasattr(plan, "work_for") else plan.work
-        workers = max(1, min(len(work), int(getattr(slot.launch, "workers", 1) or 1)))
+        work = plan.work_for(slot.name)
+        workers = max(1, min(len(work), int(slot.launch.workers or 1)))
         for index, (entry, case) in enumerate(work):
             share = index % workers  # fixed shares: each xdist group's worker keeps its warm cache
-            launch = slot.launch.for_worker(share) if hasattr(slot.launch, "for_worker") else slot.launch
+            launch = slot.launch.for_worker(share)
             variants = list(slot.launch.variants(case) or [])
             for mode in case.modes:
                 own = tuple(

@@ -37,17 +37,17 @@ def assemble(
         "seed": plan.seed,
         "spec": dict(
             {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
-            **_sha256_of(getattr(plan.spec, "path", None)),
+            **_sha256_of(plan.spec.path),
         ),
         "filters": list(plan.filters),
         "grid": plan.grid,
         # the settings every case was forced to (--keras-config), and each set of settings that ran
         "keras_config": dict(
             {"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
-            **(getattr(plan, "settings", None).as_report() if getattr(plan, "settings", None) else {}),
+            **(plan.settings.as_report() if plan.settings else {}),
         ),
         # the user's configured Keras backend (KERAS_BACKEND or keras.json): first in every view
-        "active_backend": getattr(plan, "active_backend", None),
+        "active_backend": plan.active_backend,
         "backends": infos,
         "results": [r.as_dict() for r in results],
         "known_differences": applied.counts,
@@ -71,7 +71,7 @@ def plan_record(plan):
     """What the report needs to say of its plan for `report merge` to re-judge shards as one run."""
     from ..plan import checkable_ops
 
-    shard = getattr(plan, "shard", None)
+    shard = plan.shard
     return {
         "ops": list(plan.ops),
         "case_patterns": list(plan.case_patterns),
@@ -80,7 +80,7 @@ def plan_record(plan):
         "whole_spec": bool(plan.whole_spec),
         "all_cases": bool(plan.all_cases),
         "counts_comparable": bool(plan.counts_comparable),
-        "last_failed": bool(getattr(plan, "last_failed", False)),
+        "last_failed": plan.last_failed,
         "shard": {"index": shard[0], "count": shard[1]} if shard else None,
         "checkable_ops": sorted(checkable_ops(plan.spec)),
     }

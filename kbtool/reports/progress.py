@@ -28,15 +28,13 @@ def planned_per_backend(plan):
     planned = {}
     for slot in plan.runnable:
         # a backend's own work (under --last-failed, what failed there), else the whole plan's
-        work = plan.work_for(slot.name) if hasattr(plan, "work_for") else plan.work
+        work = plan.work_for(slot.name)
         base, extra = sum(len(case.modes) for _, case in work), 0
-        variants = getattr(slot.launch, "variants", None)
-        if variants is not None:
-            for _, case in work:
-                try:
-                    extra += sum(len(v.modes) for v in variants(case) or [])
-                except Exception:  # a variant that cannot be built now fails in the run, where it is reported
-                    pass
+        for _, case in work:
+            try:
+                extra += sum(len(v.modes) for v in slot.launch.variants(case) or [])
+            except Exception:  # a variant that cannot be built now fails in the run, where it is reported
+                pass
         planned[slot.name] = planned.get(slot.name, 0) + base + extra
     return planned
 

@@ -19,7 +19,7 @@ from ..vocabulary import CASE_DEFAULTS, MODES
 WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
 
 
-def kbtool_home():
+def kbtool_home() -> str:
     """$KBTOOL_HOME, else ~/.cache/kbtool; a KbtoolError (one line) when it, or the nearest part of it that
     exists, is not a directory (a file, a dangling symlink), so no caller fails later with NotADirectoryError."""
     from ..errors import KbtoolError

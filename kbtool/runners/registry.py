@@ -42,7 +42,7 @@ def keras_name(name):
     return backend if backend and "." not in backend else name
 
 
-def variant_suffixes(op):
+def variant_suffixes(op: str) -> list[str]:
     """The case-id suffixes of the variants some built-in backend runs for `op`'s cases, as their recipes declare
     them (e.g. Theano's '.kernel_flipped'), sorted."""
     return sorted({suffix for r in RECIPES.values() for suffix, ops in r.variant_suffixes.items() if op in ops})

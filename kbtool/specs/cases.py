@@ -2,12 +2,15 @@
 
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
 from ..vocabulary import CASE_DEFAULTS, MODES
 from . import binding, domains
+
+if TYPE_CHECKING:
+    from .loader import Spec
 
 DEFAULT_MODES = MODES
 
@@ -148,7 +151,14 @@ def case_ids(spec, op, grid="pairwise"):
     ]
 
 
-def cases_for(spec, op, seed=0, include_examples=True, grid="pairwise", keras_config=None):
+def cases_for(
+    spec: "Spec",
+    op: str,
+    seed: int = 0,
+    include_examples: bool = True,
+    grid: str = "pairwise",
+    keras_config: Optional[Mapping[str, Any]] = None,
+) -> List[Case]:
     entry = spec.ops[op]
     out = [expand_case(op, entry, raw, seed, keras_config=keras_config) for raw in raw_cases(spec, op, grid)]
     for case in out:

@@ -13,6 +13,7 @@ most 150,000 values once aliases are expanded and 50 levels deep, so that no spe
 
 import hashlib
 import os
+from typing import Any, Dict
 
 import regex
 import yaml
@@ -38,13 +39,13 @@ class SpecError(KbtoolError):
 class Spec:
     """The parsed spec: `ops` maps name → entry dict, `docs` maps doc id → doc version."""
 
-    def __init__(self, path, data):
+    def __init__(self, path: str, data: Dict[str, Any]) -> None:
         self.path = path
         self.data = data
-        self.docs = data["docs"]
-        self.ops = data["ops"]
+        self.docs: Dict[str, Any] = data["docs"]
+        self.ops: Dict[str, Dict[str, Any]] = data["ops"]
 
-    def op(self, name):
+    def op(self, name: str) -> Dict[str, Any]:
         try:
             return self.ops[name]
         except KeyError:
@@ -54,8 +55,9 @@ class Spec:
             hint = "; did you mean {}?".format(", ".join(close)) if close else ""
             raise KbtoolError(f"no op {name!r} in {self.path}{hint}")
 
-    def canonical(self, name):
-        return self.ops[name].get("alias_of", name)
+    def canonical(self, name: str) -> str:
+        canonical: str = self.ops[name].get("alias_of", name)
+        return canonical
 
 
 def _node_line(root, path, keys=None):
