@@ -269,10 +269,11 @@ class _JsonConstructor(yaml.constructor.SafeConstructor):
         )
 
 
-_JsonConstructor.add_constructor("tag:yaml.org,2002:int", _JsonConstructor.construct_yaml_int)
-_JsonConstructor.add_constructor("tag:yaml.org,2002:timestamp", _JsonConstructor.construct_timestamp_as_text)
+# (types-PyYAML types add_constructor for its own loaders only)
+_JsonConstructor.add_constructor("tag:yaml.org,2002:int", _JsonConstructor.construct_yaml_int)  # type: ignore[type-var]
+_JsonConstructor.add_constructor("tag:yaml.org,2002:timestamp", _JsonConstructor.construct_timestamp_as_text)  # type: ignore[type-var]
 for _tag in ("binary", "set", "omap", "pairs"):
-    _JsonConstructor.add_constructor("tag:yaml.org,2002:" + _tag, _JsonConstructor.construct_refused)
+    _JsonConstructor.add_constructor("tag:yaml.org,2002:" + _tag, _JsonConstructor.construct_refused)  # type: ignore[type-var]
 
 try:  # the C parser is ~10x faster than PyYAML's; the composer above runs on its events
     from yaml._yaml import CParser as _Parser
@@ -287,7 +288,7 @@ try:  # the C parser is ~10x faster than PyYAML's; the composer above runs on it
             yaml.resolver.Resolver.__init__(self)
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
-    class BoundedLoader(
+    class BoundedLoader(  # type: ignore[no-redef]
         _BoundedComposer,
         yaml.reader.Reader,
         yaml.scanner.Scanner,

@@ -8,13 +8,14 @@ the API, like the real backends.
 
 import functools
 import sys
+from typing import Dict
 
 import numpy as np
 
 from ..vocabulary import CASE_DEFAULTS, DATA_FORMATS
 
 _CONFIG = dict(CASE_DEFAULTS, learning_phase=0)  # the documented keras.json defaults; set_floatx & co. change them
-_UIDS = {}
+_UIDS: Dict[str, int] = {}
 
 
 class Symbol:

@@ -108,7 +108,9 @@ def _duplicate_keys(node, path, found):
             _duplicate_keys(v, path + [i], found)
 
 
-_CACHE = {}  # (path, text) → validated data: a process that loads the same spec again (tests) parses it once
+_CACHE: Dict[
+    Any, Any
+] = {}  # (path, text) → validated data: a process that loads the same spec again (tests) parses it once
 
 
 def load(path=None):

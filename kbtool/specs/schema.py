@@ -1,5 +1,7 @@
 """JSON Schema of specs/ops.yaml (validated with the `jsonschema` library)."""
 
+from typing import Any, Dict
+
 from ..vocabulary import CASE_KEYS, DATA_FORMATS, FLOATX, MODES
 from .bench_cases import SIZES
 
@@ -29,7 +31,7 @@ KERAS_CONFIG = {
 }
 _DOMAIN = {"anyOf": [_NAME, {"type": "array", "minItems": 1}]}  # a name in the spec's `domains:`, or the values
 
-INPUT = {
+INPUT: Dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
@@ -60,7 +62,7 @@ STATS = {
     ),
 }
 
-CASE = {
+CASE: Dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["id"],
