@@ -1,7 +1,7 @@
 """`kbtool check`, stage by stage: plan → run (workers + reference + verdicts) → known differences → report.
 
 plan.py            which ops, cases, modes and backends; what an unavailable backend means
-run.py             each planned case through a backend session (session.py), judged by verdicts/ against the reference
+execute.py         each planned case through a backend session (session.py), judged by verdicts/ against the reference
 known.py           known differences: load, validate against the spec, apply, count, age
 reports/assemble   the versioned JSON report, its summary and the exit code; every view renders it
 
@@ -14,7 +14,7 @@ import os
 import time
 from typing import Any, Callable, Optional
 
-from . import known, paths, run
+from . import execute, known, paths
 from .interrupts import Interrupts
 from .plan import checkable_ops
 from .reports.assemble import assemble
@@ -54,12 +54,12 @@ def run_check(
     entries = known.alias_entries(plan.spec) + list(entries)
     cancel = cancel or Cancel()
     usage = {}
-    infos, results = run.run_plan(
+    infos, results = execute.execute_plan(
         plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout, cancel=cancel, usage=usage
     )
     incomplete = None
     if cancel.is_set():
-        planned = run.planned_results(plan)
+        planned = execute.planned_results(plan)
         incomplete = {
             "signal": cancel.reason,
             "planned": planned,

@@ -33,7 +33,7 @@ Launcher = Callable[[str], "Launch"]  # a backend's name -> its Launch, or Unava
 
 
 @dataclass
-class BackendSlot:
+class PlannedBackend:
     """One backend of the plan: a launch line to run it, or why it cannot run here."""
 
     name: str
@@ -46,7 +46,7 @@ class Plan:
     spec: Spec
     ops: List[str]
     work: Work  # (spec entry, case), modes already filtered
-    backends: List[BackendSlot]
+    backends: List[PlannedBackend]
     seed: int = 0
     case_patterns: Tuple[str, ...] = ()
     modes: Tuple[str, ...] = ()
@@ -69,7 +69,7 @@ class Plan:
         return self.all_cases and self.whole_spec and self.grid == "pairwise" and not self.keras_config
 
     @property
-    def runnable(self) -> List[BackendSlot]:
+    def runnable(self) -> List[PlannedBackend]:
         return [b for b in self.backends if b.launch is not None]
 
     @property
@@ -98,7 +98,7 @@ class Plan:
                 work.append((entry, case if modes == case.modes else replace(case, modes=modes)))
         return work
 
-    def slot(self, backend: str) -> Optional[BackendSlot]:
+    def slot(self, backend: str) -> Optional[PlannedBackend]:
         return next((b for b in self.backends if b.name == backend), None)
 
     def unsupported_modes(self, backend: str) -> Dict[str, str]:
@@ -146,7 +146,7 @@ class PlanRequest:
         return self.case_patterns or ((EXAMPLES,) if self.examples else ())
 
 
-def backend_modes(slot: Optional[BackendSlot]) -> Tuple[str, ...]:
+def backend_modes(slot: Optional[PlannedBackend]) -> Tuple[str, ...]:
     """The modes a plan's backend slot can run (every mode, unless its launch says otherwise)."""
     return tuple(slot.launch.modes or MODES) if slot and slot.launch else MODES
 
@@ -209,7 +209,7 @@ def select_work(
     return work
 
 
-def resolve_backends(names: Sequence[str], launcher: Launcher, builtin: Sequence[str]) -> List[BackendSlot]:
+def resolve_backends(names: Sequence[str], launcher: Launcher, builtin: Sequence[str]) -> List[PlannedBackend]:
     """Named backends must be runnable (else a usage error); by default every built-in one, and those not
     installed are listed with the reason instead of running."""
     from .runners.base import Unavailable, kbtool_home
@@ -218,11 +218,11 @@ def resolve_backends(names: Sequence[str], launcher: Launcher, builtin: Sequence
     slots = []
     for name in dict.fromkeys(names or builtin):
         try:
-            slots.append(BackendSlot(name, launch=launcher(name)))
+            slots.append(PlannedBackend(name, launch=launcher(name)))
         except Unavailable as exc:
             if names:
                 raise KbtoolError(f"backend {name}: {exc}")
-            slots.append(BackendSlot(name, unavailable=str(exc)))
+            slots.append(PlannedBackend(name, unavailable=str(exc)))
     return slots
 
 

@@ -5,7 +5,7 @@ case (specs/timings.json, {op: {case: seconds}}, the sum over backends and modes
 scripts/record-timings.py) with the greedy longest-processing-time rule and fixed tie-breaks, never by anything
 that differs between machines (which backends are installed, the clock, hash seeds). A case the file does not
 know (a new case, a --grid full row) counts the median recorded time. A backend's variants of a case (Theano's
-`.kernel_flipped`) are made from the case inside run.py, so they always run in the shard of their case.
+`.kernel_flipped`) are made from the case inside execute.py, so they always run in the shard of their case.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def synthetic(
         results.append(result)
     ops = ops or sorted({r.op for r in results})
     order = list(backends or dict.fromkeys(r.backend for r in results))
-    results.sort(key=lambda r: (r.op, r.case, order.index(r.backend), r.mode))  # as run.py sorts them
+    results.sort(key=lambda r: (r.op, r.case, order.index(r.backend), r.mode))  # as execute.py sorts them
     checkable = checkable if checkable is not None else ops
     fake_spec = type("Spec", (), {"path": paths.spec_file(), "ops": {op: {"cases": [{}]} for op in checkable}})()
     plan = Plan(

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from kbtool import keras_settings
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
-from kbtool.plan import BackendSlot, Plan
+from kbtool.plan import Plan, PlannedBackend
 
 
 def write_config(home, **settings):
@@ -82,7 +82,7 @@ def test_a_file_keras_would_refuse_is_one_line_naming_the_way_out(keras_home, co
 
 def test_apply_puts_the_active_backend_first_and_keeps_the_others_in_order():
     plan = Plan(
-        spec=None, ops=[], work=[], backends=[BackendSlot(n) for n in ("numpy", "tensorflow", "theano", "cntk")]
+        spec=None, ops=[], work=[], backends=[PlannedBackend(n) for n in ("numpy", "tensorflow", "theano", "cntk")]
     )
     settings = keras_settings.CheckSettings(active_backend="theano")
     keras_settings.apply(plan, settings)

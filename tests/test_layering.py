@@ -39,7 +39,7 @@ LAYERS = (
     ("reference", ("kbtool.reference",)),
     ("known", ("kbtool.known",)),  # known differences (backend globs are validated against the registry)
     ("session", ("kbtool.session", "kbtool.interrupts")),  # the backend workers a check or a tool holds; signals
-    ("run", ("kbtool.plan", "kbtool.shard", "kbtool.run", "kbtool.keras_settings", "kbtool.completion")),
+    ("run", ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion")),
     ("reports", ("kbtool.reports",)),
     ("check", ("kbtool.check", "kbtool.options")),  # a check; the flags commands share
     ("tools", ("kbtool.bench", "kbtool.explore", "kbtool.pytest_plugin")),
@@ -197,7 +197,8 @@ def test_exactly_one_module_starts_backend_workers():
 
 
 @pytest.mark.parametrize(
-    "module", ["kbtool.run", "kbtool.pytest_plugin.runner", "kbtool.explore.engine", "kbtool.bench.run", "kbtool.cli"]
+    "module",
+    ["kbtool.execute", "kbtool.pytest_plugin.runner", "kbtool.explore.engine", "kbtool.bench.run", "kbtool.cli"],
 )
 def test_every_driver_of_workers_is_a_client_of_the_session(module):
     with open(modules()[module], encoding="utf-8") as f:

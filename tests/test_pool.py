@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
+from kbtool.execute import execute_plan
 from kbtool.plan import make_plan
 from kbtool.pool import BackendLoad, Lane, Pool, default_jobs, rss_kb
-from kbtool.run import run_plan
 from kbtool.runners.registry import launch_for
 from kbtool.specs import loader
 
@@ -97,7 +97,7 @@ def run_with(jobs, workers=None, min_join_seconds=None, ops=("conv2d", "abs")):
 
     plan = make_plan(loader.load(), ops=list(ops), backends=["numpy"], launcher=launcher, builtin=["numpy"])
     usage = {}
-    infos, results = run_plan(plan, jobs=jobs, min_join_seconds=min_join_seconds, usage=usage)
+    infos, results = execute_plan(plan, jobs=jobs, min_join_seconds=min_join_seconds, usage=usage)
     return infos, results, usage
 
 
@@ -151,9 +151,9 @@ def test_a_backends_own_case_timeout_applies_unless_one_is_given(custom_backend)
         launcher=launcher,
         builtin=[],
     )
-    (_,), results = run_plan(plan)
+    (_,), results = execute_plan(plan)
     assert [r.status.value for r in results] == ["timeout"]
-    (_,), results = run_plan(plan, case_timeout=10)  # --timeout wins
+    (_,), results = execute_plan(plan, case_timeout=10)  # --timeout wins
     assert [r.status.value for r in results] == ["pass"]
 
 

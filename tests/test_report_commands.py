@@ -564,7 +564,7 @@ def test_last_failed_reruns_every_op_of_a_backend_that_could_not_start():
 
 
 def test_last_failed_plan_runs_each_backend_only_its_failures():
-    from kbtool import run
+    from kbtool import execute
     from kbtool.plan import make_plan
     from kbtool.specs import loader
 
@@ -576,11 +576,11 @@ def test_last_failed_plan_runs_each_backend_only_its_failures():
         ("exp", "basic", ("symbolic",)),
     ]
     assert plan.ops == ["abs", "exp"] and plan.last_failed and plan.filters == ["--last-failed"]
-    assert not plan.all_cases and run.planned_results(plan) == 2
+    assert not plan.all_cases and execute.planned_results(plan) == 2
     sharded = make_plan(spec, backends=["numpy"], last_failed=failed, shard=(2, 2))
     assert len(sharded.work) == 1 and sharded.filters == ["--last-failed", "--shard 2/2"]
     every = make_plan(spec, ops=["abs"], backends=["numpy"], last_failed={"numpy": {("abs", None, None)}})
-    assert run.planned_results(every) == sum(
+    assert execute.planned_results(every) == sum(
         len(c.modes) for _, c in make_plan(spec, ops=["abs"], backends=["numpy"]).work
     )
     with pytest.raises(KbtoolError, match="nope"):

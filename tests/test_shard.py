@@ -143,7 +143,7 @@ def test_plan_of_a_shard(spec):
 
 
 def test_a_variant_case_runs_in_the_shard_of_its_case(spec):
-    """Theano's .kernel_flipped variants are made from the planned case inside run.py: they are not planned work,
+    """Theano's .kernel_flipped variants are made from the planned case inside execute.py: they are not planned work,
     so no partition can separate them from their case."""
     plan = make_plan(spec, ops=["conv2d"], backends=["numpy"], shard=(1, 2))
     assert not any(case.variant_of for _, case in plan.work)

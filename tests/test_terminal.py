@@ -494,7 +494,7 @@ def test_the_stream_is_bound_when_progress_starts(monkeypatch):
 def test_planned_per_backend_counts_modes_and_variants():
     import dataclasses
 
-    from kbtool.plan import BackendSlot, Plan
+    from kbtool.plan import Plan, PlannedBackend
     from kbtool.runners import registry
     from kbtool.specs import loader
     from kbtool.specs.cases import Case
@@ -505,7 +505,7 @@ def test_planned_per_backend_counts_modes_and_variants():
     numpy = registry.launch_for("numpy")
 
     def slot(name, variants):
-        return BackendSlot(name, launch=dataclasses.replace(numpy, backend=name, variants=variants))
+        return PlannedBackend(name, launch=dataclasses.replace(numpy, backend=name, variants=variants))
 
     plan = Plan(
         spec=loader.load(),
@@ -515,7 +515,7 @@ def test_planned_per_backend_counts_modes_and_variants():
             slot("numpy", lambda c: []),
             slot("theano", lambda c: [case(c.op, c.modes)] if c.op == "conv2d" else []),
             slot("broken", lambda c: 1 / 0),
-            BackendSlot("tensorflow", unavailable="not installed"),  # not runnable: nothing planned
+            PlannedBackend("tensorflow", unavailable="not installed"),  # not runnable: nothing planned
         ],
     )
     assert progress.planned_per_backend(plan) == {"numpy": 3, "theano": 5, "broken": 3}

@@ -363,7 +363,7 @@ def parse_replay(text):
 
 
 def explore(exploration, slots, max_examples, use_database=True, progress=None, outcomes=None):
-    """Every runnable backend slot (plan.BackendSlot) in turn; a slot that cannot run is an outcome with its
+    """Every runnable backend slot (plan.PlannedBackend) in turn; a slot that cannot run is an outcome with its
     problem. `progress` is a render.Progress (or None). Each outcome is appended to `outcomes` as it starts, so an
     interrupted exploration keeps what it found."""
     outcomes = [] if outcomes is None else outcomes

@@ -8,7 +8,7 @@ and then; never a line per result.
 Known differences are matched once every result is in, so a running count can only say `pass` or `not pass`
 (not yet matched against known differences); the summary after the run says which of them are explained.
 
-`CheckProgress` is the callback `progress(backend, result)` that run.py calls from the backends' threads, and a
+`CheckProgress` is the callback `progress(backend, result)` that execute.py calls from the backends' threads, and a
 context manager: the bars are gone before the summary prints, also when the check is interrupted.
 """
 

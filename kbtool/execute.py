@@ -1,7 +1,8 @@
-"""Running a plan: every planned case on every runnable backend's worker, each judged against the reference.
+"""Executing a plan: every planned case on every runnable backend, each judged against the reference.
 
-One thread per backend drives that backend's worker process; the reference's outcome for a case is computed
-once and shared. Produces the backends' info (what each worker said at start) and one Result per
+`--jobs` worker slots (threads) serve the backends' lanes (pool.py: one lane per backend × keras.json settings);
+a slot serves a lane through a `session.BackendSession`, the one owner of workers. The reference's outcome for a
+case is computed once and shared. Produces the backends' info (what each worker said at start) and one Result per
 op × case × backend × mode.
 
 Nothing one backend does loses another's results: a reply the verdicts cannot read costs only its case (an
@@ -25,7 +26,7 @@ CANCEL_GRACE = 1.0  # seconds the backends' threads get to wind down once a chec
 
 
 @dataclass
-class BackendRun:
+class BackendResults:
     """What one backend's thread has produced so far (read by the main thread, also after a cancel)."""
 
     name: str
@@ -41,7 +42,7 @@ def planned_results(plan):
     return sum(len(case.modes) for slot in plan.runnable for _, case in plan.work_for(slot.name))
 
 
-def run_plan(
+def execute_plan(
     plan,
     oracle=None,
     progress=None,
@@ -70,7 +71,7 @@ def run_plan(
     lanes, loads, runs, launches = [], {}, {}, {}
     for slot in plan.runnable:
         launches[slot.name] = slot.launch
-        runs[slot.name] = BackendRun(slot.name)
+        runs[slot.name] = BackendResults(slot.name)
         cap = slot.launch.workers
         loads[slot.name] = BackendLoad(
             slot.name,
@@ -122,15 +123,15 @@ def run_plan(
                     cancel.kill_all()
                     break
             alive[0].join(0.05)
-    for name, backend_run in runs.items():
-        info = _final_info(backend_run, cancel)
+    for name, backend_results in runs.items():
+        info = _final_info(backend_results, cancel)
         if loads[name].most_workers > 1:
             info["workers"] = loads[name].most_workers
         unsupported = plan.unsupported_modes(name)
         if unsupported:  # said once for the backend, where a result per case would say it 1000 times
             info["unsupported_modes"] = unsupported
         infos[name] = info
-        results.extend(list(backend_run.results))
+        results.extend(list(backend_results.results))
     if usage is not None:
         usage.update(jobs=jobs, **watch.summary())
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
@@ -149,29 +150,29 @@ def _serve_slot(pool, runs, launches, gate, context):
             time.sleep(0.2)  # every lane has its workers; one may yet be worth joining as rates become known
             continue
         lane, index, from_end = picked
-        backend_run = runs[lane.backend]
+        backend_results = runs[lane.backend]
         try:
             with gate:
-                hello = _run_lane(pool, lane, index, from_end, launches[lane.backend], backend_run, context)
+                hello = _serve_lane(pool, lane, index, from_end, launches[lane.backend], backend_results, context)
             if hello is not None and hello.get("status") != protocol.READY:
                 pool.stop(lane.backend)  # its worker cannot start: no other worker of it will
         except BaseException as exc:  # a bug in kbtool or a backend's reply: that backend alone pays
-            backend_run.error = backend_run.error or f"{type(exc).__name__}: {exc}"
+            backend_results.error = backend_results.error or f"{type(exc).__name__}: {exc}"
             pool.stop(lane.backend)
         finally:
             pool.release(lane, index)
 
 
-def _hello_only(lane, backend_run, launch, gate, context):
+def _hello_only(lane, backend_results, launch, gate, context):
     """Start and stop a worker of a backend the plan gives nothing to run, for its versions in the report."""
     try:
         with gate:
-            _run_lane(None, lane, 0, False, launch, backend_run, context)
+            _serve_lane(None, lane, 0, False, launch, backend_results, context)
     except BaseException as exc:
-        backend_run.error = f"{type(exc).__name__}: {exc}"
+        backend_results.error = f"{type(exc).__name__}: {exc}"
 
 
-def _run_lane(pool, lane, index, from_end, launch, into, context):
+def _serve_lane(pool, lane, index, from_end, launch, into, context):
     """One worker with the lane's keras.json settings runs the lane's cases as the pool hands them out; returns its
     hello (None if cancelled first)."""
     from .runners.registry import backend_info
@@ -209,7 +210,7 @@ def _run_lane(pool, lane, index, from_end, launch, into, context):
                 break
             entry, case = item
             started = time.monotonic()
-            ran = _run_item(session, entry, case, context, into)
+            ran = _serve_item(session, entry, case, context, into)
             if pool is not None and ran:
                 pool.finished(lane.backend, time.monotonic() - started)
         return hello
@@ -224,7 +225,7 @@ def _run_lane(pool, lane, index, from_end, launch, into, context):
 _INFO_LOCK = threading.Lock()
 
 
-def _run_item(session, entry, case, context, into):
+def _serve_item(session, entry, case, context, into):
     """A case and the backend's variants of it, in each of their modes; False when cancelled before the end."""
     progress = context["progress"]
     expected = sum(len(variant.modes) for variant in [case, *list(session.launch.variants(case) or [])])
@@ -241,19 +242,19 @@ def _run_item(session, entry, case, context, into):
     return ran == expected and not session.cancel.is_set()
 
 
-def _final_info(backend_run, cancel):
+def _final_info(backend_results, cancel):
     """The backend's info for the report: what its worker said, or why it has no (complete) result."""
     from .runners.registry import backend_info
 
-    info = dict(backend_run.info) if backend_run.info else None
-    if backend_run.error:
-        info = info or backend_info(backend_run.name, {})
+    info = dict(backend_results.info) if backend_results.info else None
+    if backend_results.error:
+        info = info or backend_info(backend_results.name, {})
         info.update(
             status=BackendStatus.BROKEN.value,
-            reason=f"kbtool failed while running this backend ({len(backend_run.results)} results kept): {backend_run.error}",
+            reason=f"kbtool failed while running this backend ({len(backend_results.results)} results kept): {backend_results.error}",
         )
     elif info is None or (cancel.is_set() and info.get("reason") == "cancelled"):
-        info = backend_info(backend_run.name, {})
+        info = backend_info(backend_results.name, {})
         if cancel.is_set():
             info["reason"] = f"interrupted ({cancel.reason}) before its worker was ready"
     return info
