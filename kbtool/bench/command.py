@@ -220,34 +220,38 @@ def bench(
 
     stop = _Stop()
     previous = stop.install()
-    try:
-        measured_peak = peak.measure()
-        with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
-            for slot in slots:
-                if slot.launch is None:
-                    infos.append(not_installed_info(slot.name, slot.unavailable))
-                    continue
-                run.run_backend(slot, items, settings, infos, results, progress=progress)
-    except (KeyboardInterrupt, Terminated) as exc:  # the workers are killed (the handler); keep the rest
-        name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        stop.stopping(name)
-        incomplete = {
-            "signal": name,
-            "note": "interrupted by {} {}: {} results measured before it".format(
-                name, "while measuring this machine's peak" if measured_peak is None else "", len(results)
-            ).replace("  ", " "),
-        }
-        infos = _after_interrupt(slots, infos, bench_report.NOT_RUN)
-        say(f"kbtool: {name}: stopping; the partial bench follows")
-    if results and not incomplete:
-        say("kbtool bench: measuring this machine's peak again")
+    try:  # the handlers are restored whatever happens (an in-process caller keeps its own)
         try:
-            measured_peak = peak.combine(measured_peak, peak.measure())
-        except (KeyboardInterrupt, Terminated) as exc:  # the first measurement stands
+            measured_peak = peak.measure()
+            with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
+                for slot in slots:
+                    if slot.launch is None:
+                        infos.append(not_installed_info(slot.name, slot.unavailable))
+                        continue
+                    run.run_backend(slot, items, settings, infos, results, progress=progress)
+        except (KeyboardInterrupt, Terminated) as exc:  # the workers are killed (the handler); keep the rest
             name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
             stop.stopping(name)
-            incomplete = {"signal": name, "note": f"interrupted by {name} while measuring this machine's peak again"}
-    try:
+            incomplete = {
+                "signal": name,
+                "note": "interrupted by {} {}: {} results measured before it".format(
+                    name, "while measuring this machine's peak" if measured_peak is None else "", len(results)
+                ).replace("  ", " "),
+            }
+            infos = _after_interrupt(slots, infos, bench_report.NOT_RUN)
+            say(f"kbtool: {name}: stopping; the partial bench follows")
+        if results and not incomplete:
+            say("kbtool bench: measuring this machine's peak again")
+            try:
+                measured_peak = peak.combine(measured_peak, peak.measure())
+            except (KeyboardInterrupt, Terminated) as exc:  # the first measurement stands
+                name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+                stop.stopping(name)
+                incomplete = {
+                    "signal": name,
+                    "note": f"interrupted by {name} while measuring this machine's peak again",
+                }
+        stop.stopping(incomplete["signal"] if incomplete else "done")  # from here a signal no longer interrupts
         scaling = run.finish(results, lookup, measured_peak)
         comparison = None
         if base is not None:
@@ -303,13 +307,15 @@ class Terminated(Exception):
 
 class _Stop:
     """SIGINT and SIGTERM during a bench. The first kills the workers at once (a hung one included) and raises
-    (KeyboardInterrupt or Terminated) so the partial bench is written; a second, while that is written, kills any
-    worker again and exits at once (130 / 143)."""
+    (KeyboardInterrupt or Terminated) so the partial bench is written; a second, while that is written (a moment:
+    no worker is left to wait for), kills any worker again and lets the writing finish; a third exits at once.
+    Once the measurements are over, a signal no longer interrupts: the first lets the bench be written."""
 
     CODES: Dict[int, int] = {signal.SIGINT.value: 130, signal.SIGTERM.value: 143}
 
     def __init__(self) -> None:
         self.signal: Optional[str] = None
+        self.again = 0
 
     def install(self) -> Dict[int, Any]:
         if not _main_thread():
@@ -325,11 +331,15 @@ class _Stop:
 
     def _handle(self, signum: int, frame: Any) -> None:
         kill_workers()
-        if self.signal is not None:  # the second: the partial bench is being written; stop now
-            click.echo(f"kbtool: {signal.Signals(signum).name} again: exiting at once", err=True)
+        name = signal.Signals(signum).name
+        if self.signal is None:
+            self.signal = name
+            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        self.again += 1
+        if self.again >= 2:
+            click.echo(f"kbtool: {name} again: exiting at once", err=True)
             raise SystemExit(self.CODES[signum])
-        self.signal = signal.Signals(signum).name
-        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        click.echo(f"kbtool: {name}: the bench is being written (once more exits at once)", err=True)
 
 
 def kill_workers() -> None:
