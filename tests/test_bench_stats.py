@@ -116,8 +116,10 @@ def test_a_small_or_insignificant_change_is_unchanged():
 def test_rows_only_on_one_side_or_not_measured_are_said_so():
     base = {"results": [result("dot", "numpy", 1.0), result("abs", "numpy", 1.0)]}
     now = {"results": [result("dot", "numpy", None, status="crash"), result("exp", "numpy", 1.0)]}
-    verdicts = {r["op"]: r["verdict"] for r in compare.compare(now, base, "b")["rows"]}
-    assert verdicts == {"dot": "not comparable", "exp": "new", "abs": "gone"}
+    rows = compare.compare(now, base, "b")["rows"]
+    verdicts = {r["op"]: (r["verdict"], r["fails_gate"]) for r in rows}
+    # what was measured and crashes or is absent now fails the gate (tests/test_faults_bench.py: every way)
+    assert verdicts == {"dot": ("failed", True), "exp": ("new", False), "abs": ("gone", True)}
 
 
 def test_the_peak_is_the_best_of_before_and_after_with_every_sample():

@@ -3,6 +3,7 @@
 import math
 import signal
 import sys
+from typing import Any, Dict, Optional
 
 import click
 
@@ -186,9 +187,7 @@ def bench(
             data["comparison"] = compare.compare(
                 data, base, baseline, min_effect_pct=min_effect, fail_over_pct=fail_over
             )
-            data["summary"]["ok"] = (
-                data["summary"]["measured"] > 0 and not data.get("incomplete") and not data["comparison"]["failed"]
-            )
+        data["summary"]["ok"] = bench_report.is_ok(data)
         _show(data, outputs, as_json, quiet, verbose, lambda line: click.echo(line, err=True))
         return
     settings = Settings(
@@ -215,62 +214,136 @@ def bench(
             len(families), len(chosen), ", ".join(s.name for s in runnable)
         )
     )
-    measured_peak = peak.measure()
-    infos, results, incomplete = [], [], None
+    infos, results, incomplete, measured_peak = [], [], None, None
     lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
     from ..runners.registry import not_installed_info
     from .progress import BenchProgress
 
-    previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
-    try:
-        with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
-            for slot in slots:
-                if slot.launch is None:
-                    infos.append(not_installed_info(slot.name, slot.unavailable))
-                    continue
-                run.run_backend(slot, items, settings, infos, results, progress=progress)
-    except (KeyboardInterrupt, Terminated) as exc:  # the worker is gone (run_backend's finally); keep the rest
-        name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        incomplete = {"signal": name, "note": f"interrupted by {name}: {len(results)} results measured before it"}
-        done = {i["name"] for i in infos}
-        infos.extend(not_installed_info(s.name, "interrupted before it ran") for s in slots if s.name not in done)
-        say(f"kbtool: {name}: stopping; the partial bench follows")
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-    if results and not incomplete:
-        say("kbtool bench: measuring this machine's peak again")
-        measured_peak = peak.combine(measured_peak, peak.measure())
-    scaling = run.finish(results, lookup, measured_peak)
-    comparison = None
-    if base is not None:
-        comparison = compare.compare(
-            {"results": results}, base, baseline, min_effect_pct=min_effect, fail_over_pct=fail_over
+    stop = _Stop()
+    previous = stop.install()
+    try:  # the handlers are restored whatever happens (an in-process caller keeps its own)
+        try:
+            measured_peak = peak.measure()
+            with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
+                for slot in slots:
+                    if slot.launch is None:
+                        infos.append(not_installed_info(slot.name, slot.unavailable))
+                        continue
+                    run.run_backend(slot, items, settings, infos, results, progress=progress, cancel=stop.cancel)
+        except (KeyboardInterrupt, Terminated) as exc:  # the workers are killed (the handler); keep the rest
+            name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+            stop.stopping(name)
+            incomplete = {
+                "signal": name,
+                "note": "interrupted by {} {}: {} results measured before it".format(
+                    name, "while measuring this machine's peak" if measured_peak is None else "", len(results)
+                ).replace("  ", " "),
+            }
+            infos = _after_interrupt(slots, infos, bench_report.NOT_RUN)
+            say(f"kbtool: {name}: stopping; the partial bench follows")
+        if results and not incomplete:
+            say("kbtool bench: measuring this machine's peak again")
+            try:
+                measured_peak = peak.combine(measured_peak, peak.measure())
+            except (KeyboardInterrupt, Terminated) as exc:  # the first measurement stands
+                name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+                stop.stopping(name)
+                incomplete = {
+                    "signal": name,
+                    "note": f"interrupted by {name} while measuring this machine's peak again",
+                }
+        stop.stopping(incomplete["signal"] if incomplete else "done")  # from here a signal no longer interrupts
+        scaling = run.finish(results, lookup, measured_peak)
+        comparison = None
+        if base is not None:
+            comparison = compare.compare(
+                {"results": results, "settings": settings.as_dict(list(families)), "backends": infos},
+                base,
+                baseline,
+                min_effect_pct=min_effect,
+                fail_over_pct=fail_over,
+            )
+        notes = [n for n in [run.skipped_note(skipped)] if n]
+        data = bench_report.assemble(
+            " ".join(["kbtool"] + sys.argv[1:]),
+            run.machine(),
+            measured_peak,
+            settings.as_dict(list(families)),
+            families,
+            infos,
+            results,
+            scaling,
+            time.time() - started,
+            comparison=comparison,
+            incomplete=incomplete,
+            notes=notes,
         )
-    notes = [n for n in [run.skipped_note(skipped)] if n]
-    data = bench_report.assemble(
-        " ".join(["kbtool"] + sys.argv[1:]),
-        run.machine(),
-        measured_peak,
-        settings.as_dict(list(families)),
-        families,
-        infos,
-        results,
-        scaling,
-        time.time() - started,
-        comparison=comparison,
-        incomplete=incomplete,
-        notes=notes,
-    )
-    _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
+        _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
+    finally:
+        stop.restore(previous)
+
+
+def _after_interrupt(slots, infos, not_run):
+    """The backends' infos after an interrupt: those the bench never reached say so (the one it was starting too)."""
+    from ..runners.registry import BUILTIN, not_installed_info
+
+    done = {i["name"] for i in infos}
+    return infos + [
+        not_installed_info(s.name, s.unavailable)
+        if s.launch is None
+        else {
+            "name": s.name,
+            "kind": "builtin" if s.name in BUILTIN else "custom",
+            "status": not_run,
+            "reason": "interrupted before it ran",
+        }
+        for s in slots
+        if s.name not in done
+    ]
 
 
 class Terminated(Exception):
     """SIGTERM during a bench (handled as Ctrl-C is: the partial bench is written)."""
 
 
-def _interrupt(signum, frame):
-    raise Terminated()
+class _Stop:
+    """SIGINT and SIGTERM during a bench. The first kills the workers at once (a hung one included) and raises
+    (KeyboardInterrupt or Terminated) so the partial bench is written; a second, while that is written (a moment:
+    no worker is left to wait for), kills any worker again and lets the writing finish; a third exits at once.
+    Once the measurements are over, a signal no longer interrupts: the first lets the bench be written."""
+
+    CODES: Dict[int, int] = {signal.SIGINT.value: 130, signal.SIGTERM.value: 143}
+
+    def __init__(self) -> None:
+        from ..session import Cancel
+
+        self.signal: Optional[str] = None
+        self.again = 0
+        self.cancel = Cancel()  # the backend session's: setting it kills the worker at once
+
+    def install(self) -> Dict[int, Any]:
+        if not _main_thread():
+            return {}
+        return {signum: signal.signal(signum, self._handle) for signum in self.CODES}
+
+    def restore(self, previous: Dict[int, Any]) -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    def stopping(self, name: str) -> None:
+        self.signal = name
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        self.cancel.set(name)
+        if self.signal is None:
+            self.signal = name
+            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        self.again += 1
+        if self.again >= 2:
+            click.echo(f"kbtool: {name} again: exiting at once", err=True)
+            raise SystemExit(self.CODES[signum])
+        click.echo(f"kbtool: {name}: the bench is being written (once more exits at once)", err=True)
 
 
 def _main_thread():

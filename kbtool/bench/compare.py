@@ -2,7 +2,18 @@
 
 A change counts when the two sets of samples differ significantly (two-sided Mann-Whitney U, p < alpha, as
 asv compares samples) and the medians differ by at least `min_effect_pct`; it is then `worse` (slower) or
-`better`. A worse result slower by more than `fail_over_pct` fails the gate (exit 1)."""
+`better`. A worse result slower by more than `fail_over_pct` fails the gate (exit 1).
+
+What the baseline measured and this bench did not also fails the gate, with its reason: `failed` (it raises,
+crashes, times out or is unsupported now) and `gone` (this bench covered it and has no result: its backend did
+not start, was not installed or not run, or the op lost the mode). So does a pair whose medians cannot be compared
+(not finite or not positive: `not comparable`). Never failing: `new`, `not benched` (outside this bench's
+selection: another op, size, mode or backend) and `not comparable` when the baseline had no measurement."""
+
+import math
+from typing import Any, Dict, List, Optional
+
+from .units import fmt_seconds
 
 ALPHA = 0.05
 MIN_EFFECT_PCT = 5.0
@@ -13,54 +24,96 @@ def _key(r):
     return r["op"], r["size"], r["backend"], r["mode"]
 
 
+def _usable(r: Dict[str, Any]) -> Optional[str]:
+    """Why an ok result's times cannot be compared (None when they can)."""
+    median, samples = r.get("median_s"), r.get("samples_s") or []
+    if not isinstance(median, (int, float)) or not math.isfinite(median) or median <= 0:
+        return f"median {median!r}"
+    if not samples or not all(isinstance(s, (int, float)) and math.isfinite(s) and s > 0 for s in samples):
+        return "samples missing or not positive finite numbers"
+    return None
+
+
+def _covers(current: Dict[str, Any], r: Dict[str, Any]) -> bool:
+    """Whether `current` set out to measure the baseline's result `r` (its op, size, mode and backend)."""
+    settings = current.get("settings") or {}
+    backends = current.get("backends")
+    return (
+        ("ops" not in settings or r["op"] in settings["ops"])
+        and ("sizes" not in settings or r["size"] in settings["sizes"])
+        and ("modes" not in settings or r["mode"] in settings["modes"])
+        and (backends is None or r["backend"] in {b["name"] for b in backends})
+    )
+
+
+def _absent(current: Dict[str, Any], backend: str) -> str:
+    for b in current.get("backends") or []:
+        if b["name"] == backend and b["status"] != "available":
+            return "gone: no result now, the backend is {}{}".format(
+                b["status"], " ({})".format(b["reason"]) if b.get("reason") else ""
+            )
+    return "gone: no result now (measured in the baseline)"
+
+
 def compare(current, baseline, baseline_name, alpha=ALPHA, min_effect_pct=MIN_EFFECT_PCT, fail_over_pct=FAIL_OVER_PCT):
+    """The comparison of `current` (a bench, or {"results", "settings", "backends"}) with `baseline`."""
     from scipy.stats import mannwhitneyu
 
     before = {_key(r): r for r in baseline.get("results", [])}
     rows = []
     for r in current["results"]:
         old = before.pop(_key(r), None)
-        row = {
-            "op": r["op"],
-            "size": r["size"],
-            "backend": r["backend"],
-            "mode": r["mode"],
-            "baseline_median_s": old.get("median_s") if old else None,
-            "median_s": r.get("median_s"),
-            "change_pct": None,
-            "p_value": None,
-            "fails_gate": False,
-        }
+        row = _row(r, old)
+        row["median_s"] = r.get("median_s")
+        was_ok = old is not None and old.get("status") == "ok"
         if old is None:
             row["verdict"] = "new"
-        elif r["status"] != "ok" or old.get("status") != "ok" or not old.get("samples_s") or not r.get("samples_s"):
-            row["verdict"] = "not comparable"
+        elif not was_ok:
+            row["verdict"] = "not comparable"  # the baseline has no time to compare with: nothing to lose
+        elif r["status"] != "ok":
+            row.update(
+                verdict="failed",
+                fails_gate=True,
+                reason="{} now{}; {} in the baseline".format(
+                    r["status"],
+                    ": " + str(r["message"])[:200] if r.get("message") else "",
+                    fmt_seconds(old.get("median_s")),
+                ),
+            )
+        elif _usable(old) or _usable(r):
+            which = "the baseline's" if _usable(old) else "this bench's"
+            row.update(
+                verdict="not comparable",
+                fails_gate=True,
+                reason=f"{which} {_usable(old) or _usable(r)}: cannot be compared",
+            )
         else:
             change = (r["median_s"] / old["median_s"] - 1.0) * 100.0
             p_value = float(mannwhitneyu(r["samples_s"], old["samples_s"], alternative="two-sided").pvalue)
-            significant = p_value < alpha and abs(change) >= min_effect_pct
-            row.update(
-                change_pct=change,
-                p_value=p_value,
-                verdict=("worse" if change > 0 else "better") if significant else "unchanged",
-            )
-            row["fails_gate"] = row["verdict"] == "worse" and change > fail_over_pct
+            if not (math.isfinite(change) and math.isfinite(p_value)):  # cannot happen with usable samples
+                row.update(verdict="not comparable", fails_gate=True, reason="the change cannot be computed")
+            else:
+                significant = p_value < alpha and abs(change) >= min_effect_pct
+                row.update(
+                    change_pct=change,
+                    p_value=p_value,
+                    verdict=("worse" if change > 0 else "better") if significant else "unchanged",
+                )
+                row["fails_gate"] = row["verdict"] == "worse" and change > fail_over_pct
+                if row["fails_gate"]:
+                    row["reason"] = "{:+.1f} % slower ({} → {}, p = {:.3g}), beyond {:g} %".format(
+                        change, fmt_seconds(old["median_s"]), fmt_seconds(r["median_s"]), p_value, fail_over_pct
+                    )
         rows.append(row)
     for old in before.values():  # in the baseline, not measured now
-        rows.append(
-            {
-                "op": old["op"],
-                "size": old["size"],
-                "backend": old["backend"],
-                "mode": old["mode"],
-                "verdict": "gone",
-                "baseline_median_s": old.get("median_s"),
-                "median_s": None,
-                "change_pct": None,
-                "p_value": None,
-                "fails_gate": False,
-            }
-        )
+        row = _row(old, old)
+        if not _covers(current, old):
+            row["verdict"] = "not benched"
+        elif old.get("status") != "ok":
+            row["verdict"] = "gone"  # it had no time: nothing is lost
+        else:
+            row.update(verdict="gone", fails_gate=True, reason=_absent(current, old["backend"]))
+        rows.append(row)
     return {
         "baseline": baseline_name,
         "alpha": alpha,
@@ -69,6 +122,31 @@ def compare(current, baseline, baseline_name, alpha=ALPHA, min_effect_pct=MIN_EF
         "rows": rows,
         "failed": any(row["fails_gate"] for row in rows),
     }
+
+
+def _row(r: Dict[str, Any], old: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    return {
+        "op": r["op"],
+        "size": r["size"],
+        "backend": r["backend"],
+        "mode": r["mode"],
+        "baseline_median_s": old.get("median_s") if old else None,
+        "median_s": None,
+        "change_pct": None,
+        "p_value": None,
+        "fails_gate": False,
+    }
+
+
+def gate_lines(comparison: Dict[str, Any]) -> List[str]:
+    """A line per row that fails the gate: op, size, backend, mode and what happened."""
+    return [
+        "gate: {} {} {} {}: {}".format(
+            row["op"], row["size"], row["backend"], row["mode"], row.get("reason") or row["verdict"]
+        )
+        for row in comparison["rows"]
+        if row["fails_gate"]
+    ]
 
 
 def counts(comparison):

@@ -4,9 +4,12 @@ Per op: its results table, a log-log plot of time against size per backend and m
 and the one-time cost beside the steady-state call per backend at the largest size measured (log scale). The
 plots are inline SVG drawn here; colours follow the backend, dashes the mode."""
 
+import base64
+import hashlib
 import math
 import os
 from collections import OrderedDict
+from typing import Tuple
 
 import jinja2
 
@@ -18,14 +21,42 @@ DASH = {"eager": "", "symbolic": "5,3"}
 SIZES = ("small", "medium", "large")
 
 
+TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
+.verdict { font-weight: bold; padding: .4em .6em; border-radius: 4px; display: inline-block; }
+.ok { background: #e6f4ea; } .notok { background: #fce8e6; }
+table { border-collapse: collapse; font-size: .85em; margin: .5em 0; }
+th, td { border-bottom: 1px solid #ddd; padding: 2px 8px; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; } td.l, th.l { text-align: left; }
+td.msg { text-align: left; white-space: normal; max-width: 40em; color: #a00; }
+.swatch { display: inline-block; width: .8em; height: .8em; border-radius: 2px; margin-right: .3em; }
+details { margin: .3em 0; } summary { cursor: pointer; font-weight: 600; }
+.plots { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+.unstable { color: #b26a00; } .facts li { margin: .15em 0; }
+"""
+
+
+def style() -> Tuple[str, str]:
+    """(the page's one inline style, its Content-Security-Policy): the policy allows that style alone (its hash),
+    no script, no other resource. A swatch's colour is a class (an inline style attribute would need
+    'unsafe-inline')."""
+    css = STYLE + "".join(f".c{i} {{ background: {colour}; }}\n" for i, colour in enumerate(PALETTE))
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+    return css, f"default-src 'none'; style-src 'sha256-{digest}'"
+
+
 def render(report):
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
+        loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
     colours = {b["name"]: PALETTE[i % len(PALETTE)] for i, b in enumerate(report["backends"])}
+    swatches = {b["name"]: f"c{i % len(PALETTE)}" for i, b in enumerate(report["backends"])}
+    css, csp = style()
     ops = OrderedDict()
     for r in sorted(
         report["results"], key=lambda r: (r["op"], SIZES.index(r["size"]), r["mode"], r.get("median_s") or math.inf)
@@ -47,6 +78,9 @@ def render(report):
         verdict=verdict_line(report),
         sections=sections,
         colours=colours,
+        swatches=swatches,
+        style=markup(css),
+        csp=markup(csp),  # our own text: its quotes stay quotes
         slowest=slowest,
         fmt_seconds=fmt_seconds,
         comparison=report.get("comparison"),
@@ -79,7 +113,7 @@ def _row(r):
             f
             for f in (
                 "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if ok and r.get("unstable") else "",
-                r.get("message") or "" if ok else "",
+                r.get("message") or "" if ok else "",  # an ok result's message flags it (output_varies, ...)
             )
             if f
         ),
@@ -101,7 +135,7 @@ def growth_svg(op, rows, colours):
     """Median time against n on log-log axes, a line per backend × mode; '' with fewer than two sizes."""
     lines = OrderedDict()
     for r in rows:
-        if r["status"] == "ok":
+        if r["status"] == "ok" and r["n"] > 0:  # log axes: a fixed family's n of 0 has no place on them
             lines.setdefault((r["backend"], r["mode"]), []).append((float(r["n"]), r["median_s"]))
     lines = OrderedDict((k, sorted(v)) for k, v in lines.items() if len({n for n, _ in v}) >= 2)
     if not lines:

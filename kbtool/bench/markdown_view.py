@@ -1,12 +1,16 @@
 """The Markdown view of a bench report: verdict, machine and peak, the harness's cost, one table per size, the
 growth exponents, the comparison and the slowest pairs. Rendered from the JSON alone."""
 
+from ..reports.markdown import _code
+from ..reports.text import markdown as _escape
 from . import compare, stats
 from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
 
 
 def _cell(value):
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """Report text as Markdown text, as check's Markdown shows it (reports/text.py: no escape sequence, one line,
+    < > | ` escaped); and no link or image either (a backend's message may hold `![x](http://...)`)."""
+    return _escape(value).replace("[", "\\[").replace("]", "\\]")
 
 
 def _table(header, rows):
@@ -16,12 +20,12 @@ def _table(header, rows):
 
 
 def render(report):
-    out = ["# kbtool bench", "", f"**{verdict_line(report)}**", ""]
+    out = ["# kbtool bench", "", f"**{_cell(verdict_line(report))}**", ""]
     out += _facts(report)
     for size in report["settings"]["sizes"]:
         rows = [r for r in report["results"] if r["size"] == size]
         if rows:
-            out += [f"## Size {size}", "", results_table(rows), ""]
+            out += [f"## Size {_cell(size)}", "", results_table(rows), ""]
     failed = [r for r in report["results"] if r["status"] != "ok"]
     if failed:
         out += [
@@ -85,19 +89,23 @@ def render(report):
 def _facts(report):
     m, peak = report["machine"], report["peak"]
     lines = [
-        "- Machine: {}, {} cores, {:.0f} GiB; {}".format(m["cpu"], m["cores"], m["memory_gb"], m["platform"]),
-        "- Controller: Python {}, NumPy {}{}".format(
-            m["python"], m["numpy"], " ({})".format(m["blas"]) if m.get("blas") else ""
+        "- Machine: {}, {} cores, {:.0f} GiB; {}".format(
+            _cell(m["cpu"]), m["cores"], m["memory_gb"], _cell(m["platform"])
         ),
-        "- Peak, measured in this run: {:.1f} GFLOP/s (float32 matmul {n}×{n}), {:.1f} GB/s (copy of {:.0f} MB, "
+        "- Controller: Python {}, NumPy {}{}".format(
+            _cell(m["python"]), _cell(m["numpy"]), " ({})".format(_cell(m["blas"])) if m.get("blas") else ""
+        ),
+        "- Peak: not measured (the bench was interrupted first)"
+        if peak is None
+        else "- Peak, measured in this run: {:.1f} GFLOP/s (float32 matmul {n}×{n}), {:.1f} GB/s (copy of {:.0f} MB, "
         "read + write)".format(peak["matmul_gflops"], peak["copy_gbs"], peak["copy_mb"], n=peak["matmul_n"]),
         "- Method: per result, calls per sample calibrated to ≥ {:g} ms, warmup, samples for {:g} s (at least {}); "
-        "median ± IQR; unstable when CV > {:.0%}. Backends one at a time. Command: `{}`".format(
+        "median ± IQR; unstable when CV > {:.0%}. Backends one at a time. Command: {}".format(
             report["settings"]["min_sample_seconds"] * 1e3,
             report["settings"]["budget_seconds"],
             report["settings"]["min_samples"],
             report["settings"].get("unstable_cv", 0.1),
-            report["command"],
+            _code(report["command"]),
         ),
         "",
         "| backend | versions | Python | harness per call |",
@@ -106,14 +114,16 @@ def _facts(report):
     for b in report["backends"]:
         if b["status"] != "available":
             lines.append(
-                "| {} | {}: {} | | |".format(b["name"], b["status"].replace("_", " "), _cell(b.get("reason") or ""))
+                "| {} | {}: {} | | |".format(
+                    _cell(b["name"]), _cell(b["status"].replace("_", " ")), _cell(b.get("reason") or "")
+                )
             )
             continue
         versions = ", ".join(f"{k} {v}" for k, v in sorted((b.get("versions") or {}).items()))
         overhead = b.get("overhead") or {}
         lines.append(
             "| {} | {} | {} | {} |".format(
-                b["name"], _cell(versions), b.get("python") or "", fmt_seconds(overhead.get("harness_s"))
+                _cell(b["name"]), _cell(versions), _cell(b.get("python") or ""), fmt_seconds(overhead.get("harness_s"))
             )
         )
     notes = report["summary"].get("notes") or []
@@ -172,11 +182,11 @@ def results_table(results):
 def comparison_section(comparison):
     counts = compare.counts(comparison)
     head = [
-        "## Against {}".format(comparison["baseline"]),
+        "## Against {}".format(_cell(comparison["baseline"])),
         "",
         "{}. A change counts when Mann-Whitney U gives p < {:g} and the medians differ by ≥ {:g} %; the gate "
         "fails on a worse result beyond {:g} %: **{}**.".format(
-            ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
+            _cell(", ".join(f"{v} {k}" for k, v in sorted(counts.items()))),
             comparison["alpha"],
             comparison["min_effect_pct"],
             comparison["fail_over_pct"],
@@ -195,10 +205,12 @@ def comparison_section(comparison):
             "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
             "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
             row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
+            row.get("reason") or "",
         ]
         for row in comparison["rows"]
         if row["verdict"] != "unchanged"
     ]
     if not rows:
         return head + ["No change.", ""]
-    return head + [_table(["op", "size", "backend", "mode", "baseline", "now", "change", "p", "verdict"], rows), ""]
+    header = ["op", "size", "backend", "mode", "baseline", "now", "change", "p", "verdict", "why"]
+    return head + [_table(header, rows), ""]

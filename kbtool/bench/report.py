@@ -2,12 +2,20 @@
 
 import datetime
 import json
+import math
 import os
+from typing import Any, Dict, List
 
 from .. import __version__, files, schemas
 from ..errors import KbtoolError
+from ..results import BackendStatus
 
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html"}
+# a backend's status in a bench: kbtool/results.py's BackendStatus (available, not installed, broken), and one that
+# only a bench has: an interrupted bench never reached it
+NOT_RUN = "not run"
+BACKEND_STATUSES = [s.value for s in BackendStatus] + [NOT_RUN]
+MAX_DEPTH = 64  # no bench nests deeper than about 6 (a kwargs value may hold a list of lists)
 
 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench.schema.json")
@@ -17,7 +25,7 @@ def schema():
     return schemas.load(SCHEMA_FILE)
 
 
-def validate(report):
+def validate(report: Any) -> List[str]:
     """Problems of a bench report against its schema, as 'path: message' strings (empty when valid)."""
     return schemas.problems(SCHEMA_FILE, report)
 
@@ -38,6 +46,7 @@ def assemble(
 ):
     failed = [r for r in results if r["status"] not in ("ok", "unsupported")]
     measured = [r for r in results if r["status"] == "ok"]
+    could_not_start = problems({"backends": backends})
     report = {
         "format": "kbtool-bench",
         "schema_version": 1,
@@ -57,7 +66,10 @@ def assemble(
             "failed": len(failed),
             "unsupported": sum(r["status"] == "unsupported" for r in results),
             "unstable": sum(bool(r.get("unstable")) for r in measured),
-            "ok": bool(measured) and not incomplete and not (comparison and comparison["failed"]),
+            "ok": bool(measured)
+            and not incomplete
+            and not could_not_start
+            and not (comparison and comparison["failed"]),
             "notes": list(notes),
         },
     }
@@ -66,6 +78,27 @@ def assemble(
     if incomplete:
         report["incomplete"] = incomplete
     return report
+
+
+def problems(report: Dict[str, Any]) -> List[str]:
+    """Why a bench is not ok whatever it measured: each backend that could not start (never green, as in check)."""
+    return [
+        "{} could not start: {}".format(b["name"], files.one_line(b.get("reason") or "no reason given", 300))
+        for b in report["backends"]
+        if b["status"] == BackendStatus.BROKEN.value
+    ]
+
+
+def is_ok(report: Dict[str, Any]) -> bool:
+    """Whether a bench (as measured or as read back, with its comparison if any) holds: something measured, not
+    interrupted, every backend started, the gate holds."""
+    comparison = report.get("comparison")
+    return (
+        report["summary"]["measured"] > 0
+        and not report.get("incomplete")
+        and not problems(report)
+        and not (comparison and comparison["failed"])
+    )
 
 
 def exit_code(report):
@@ -81,16 +114,64 @@ def load(path):
         data = json.loads(text)
     except ValueError as exc:
         raise KbtoolError(f"{path}: not JSON ({exc})")
+    except RecursionError:
+        raise KbtoolError(f"{path}: not a valid bench report: nested too deeply")
     if not isinstance(data, dict) or data.get("format") != "kbtool-bench":
         raise KbtoolError(f"{path}: not a kbtool bench report (a `kbtool bench -o FILE.json` file)")
-    problems = validate(data)
-    if problems:
+    found = unusable(data) or validate(data) or inconsistent(data)
+    if found:
         raise KbtoolError(
-            "{}: not a valid bench report: {}{}".format(
-                path, problems[0], f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            files.one_line(
+                "{}: not a valid bench report: {}{}".format(
+                    path, files.clip(found[0], 300), f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+                )
             )
         )
     return data
+
+
+def unusable(data: Any) -> List[str]:
+    """What no schema says: nesting deeper than any bench's (MAX_DEPTH), and numbers that are not finite (JSON has
+    none; Python's json module reads NaN and Infinity)."""
+    found: List[str] = []
+    stack = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return [f"{where or '(top)'}: nested too deeply (more than {MAX_DEPTH} levels)"]
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}/{k}" if where else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}/{i}" if where else str(i), depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            found.append(f"{where}: {value} is not a finite number")
+    return sorted(found)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def inconsistent(data: Dict[str, Any]) -> List[str]:
+    """What the schema cannot say of a valid report and every view and the gate need: a measured result's times
+    are positive, its samples present; no n is negative (the growth is fitted on log axes, over the positive ones)."""
+    found: List[str] = []
+    for i, r in enumerate(data["results"]):
+        if r["n"] < 0:  # 0: a fixed family (its inputs do not grow)
+            found.append(f"results/{i}/n: {r['n']!r} is a negative size")
+        if r["status"] != "ok":
+            continue
+        for key in ("median_s", "min_s"):
+            if not _positive(r[key]):
+                found.append(f"results/{i}/{key}: {r[key]!r} is not a positive number of seconds")
+        if r["iqr_s"] < 0:
+            found.append(f"results/{i}/iqr_s: {r['iqr_s']!r} is negative")
+        if not all(_positive(s) for s in r["samples_s"]):
+            found.append(f"results/{i}/samples_s: a sample is not a positive number of seconds")
+    for i, row in enumerate(data["scaling"]):
+        if not all(_positive(n) and _positive(t) for n, t in row["points"]):
+            found.append(f"scaling/{i}/points: a point is not positive")
+    return found
 
 
 def format_of(path):

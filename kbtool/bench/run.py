@@ -155,6 +155,8 @@ def result_of(backend, item, mode, header):
             warmup_calls=header["warmup_calls"],
             samples_s=header["samples"],
         )
+        if header.get("output_varies"):  # the worker saw another output shape after the samples: flagged
+            result["output_varies"] = True
     elif status == protocol.RAISED:
         error = header.get("error", {})
         result.update(status="raised", message="{}: {}".format(error.get("type"), error.get("message", ""))[:500])

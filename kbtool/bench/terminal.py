@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..files import one_line
+from ..reports.terminal import escape
+from ..reports.text import plain
 from . import compare, stats
 from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
 
@@ -18,8 +20,8 @@ def render(report, console=None, verbose=False):
     if console is None:  # in a log or a pipe, rows as wide as they need (a terminal keeps its own width)
         console = Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 180)
 
-    def say(text):  # a plain line: no markup, never wrapped (a log keeps it whole)
-        console.print(text, markup=False, soft_wrap=True, highlight=False)
+    def say(text):  # a plain line: no markup, no escape sequence, never wrapped (a log keeps it whole)
+        console.print(plain(text), markup=False, soft_wrap=True, highlight=False)
 
     m, peak = report["machine"], report["peak"]
     say(
@@ -27,11 +29,14 @@ def render(report, console=None, verbose=False):
             m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""
         )
     )
-    say(
-        "peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
-            peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]
+    if peak is None:
+        say("peak: not measured (the bench was interrupted first)")
+    else:
+        say(
+            "peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
+                peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]
+            )
         )
-    )
     for b in report["backends"]:
         if b["status"] != "available":
             say("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")))
@@ -64,10 +69,14 @@ def render(report, console=None, verbose=False):
         )
     if len(failed) > 20:
         say(f"... and {len(failed) - 20} more not measured (see --json)")
+    for r in [r for r in results if r.get("output_varies")][:20]:
+        say("{} {} {} {}: flagged: {}".format(r["op"], r["size"], r["backend"], r["mode"], one_line(r["message"], 200)))
     if report["scaling"] and verbose:
         console.print(scaling_table(report["scaling"]))
     if report.get("comparison"):
         console.print(comparison_table(report["comparison"]))
+        for line in compare.gate_lines(report["comparison"]):
+            say(line)
     slowest = stats.slowest_pairs(results, 3)
     if slowest and len({r["backend"] for r in results}) > 1:
         say(
@@ -101,7 +110,7 @@ def results_table(results):
         table.add_column(name, justify=justify)
     for r in results:
         if r["status"] != "ok":
-            table.add_row(r["op"], r["size"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", "")
+            table.add_row(*_cells(r["op"], r["size"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", ""))
             continue
         flags = []
         if r.get("unstable"):
@@ -109,20 +118,27 @@ def results_table(results):
         if r.get("message"):
             flags.append(r["message"])
         table.add_row(
-            r["op"],
-            r["size"],
-            r["backend"],
-            r["mode"],
-            fmt_seconds(r["one_time"]["total_s"]),
-            "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
-            fmt_seconds(r["min_s"]),
-            fmt_rate(r.get("gflops")),
-            fmt_rate(r.get("gbs")),
-            fmt_pct(r.get("peak_fraction")),
-            fmt_ratio(r.get("ratio_to_fastest")),
-            ", ".join(flags),
+            *_cells(
+                r["op"],
+                r["size"],
+                r["backend"],
+                r["mode"],
+                fmt_seconds(r["one_time"]["total_s"]),
+                "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
+                fmt_seconds(r["min_s"]),
+                fmt_rate(r.get("gflops")),
+                fmt_rate(r.get("gbs")),
+                fmt_pct(r.get("peak_fraction")),
+                fmt_ratio(r.get("ratio_to_fastest")),
+                ", ".join(flags),
+            )
         )
     return table
+
+
+def _cells(*values):
+    """Table cells from report text: shown as text (no rich markup applied, no escape sequence)."""
+    return [escape(v) for v in values]
 
 
 def scaling_table(rows):
@@ -130,7 +146,9 @@ def scaling_table(rows):
     for name in ("op", "backend", "mode", "k", "sizes"):
         table.add_column(name)
     for row in rows:
-        table.add_row(row["op"], row["backend"], row["mode"], "{:.2f}".format(row["exponent"]), str(len(row["points"])))
+        table.add_row(
+            *_cells(row["op"], row["backend"], row["mode"], "{:.2f}".format(row["exponent"]), len(row["points"]))
+        )
     return table
 
 
@@ -138,7 +156,7 @@ def comparison_table(comparison):
     counts = compare.counts(comparison)
     table = Table(
         title="against {} ({})".format(
-            comparison["baseline"], ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            escape(comparison["baseline"]), ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
         ),
         show_edge=False,
         pad_edge=False,
@@ -149,14 +167,16 @@ def comparison_table(comparison):
         if row["verdict"] == "unchanged" and len(comparison["rows"]) > 40:
             continue
         table.add_row(
-            row["op"],
-            row["size"],
-            row["backend"],
-            row["mode"],
-            fmt_seconds(row["baseline_median_s"]),
-            fmt_seconds(row["median_s"]),
-            "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
-            "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
-            row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
+            *_cells(
+                row["op"],
+                row["size"],
+                row["backend"],
+                row["mode"],
+                fmt_seconds(row["baseline_median_s"]),
+                fmt_seconds(row["median_s"]),
+                "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
+                "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
+                row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
+            )
         )
     return table

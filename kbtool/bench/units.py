@@ -37,21 +37,31 @@ def verdict_line(report):
     parts.append("{} unstable".format(s["unstable"]))
     comparison = report.get("comparison")
     if comparison:
-        gate = sum(r["fails_gate"] for r in comparison["rows"])
+        gate = [r for r in comparison["rows"] if r["fails_gate"]]
         worse = sum(r["verdict"] == "worse" for r in comparison["rows"])
         better = sum(r["verdict"] == "better" for r in comparison["rows"])
+        failing = {}
+        for r in gate:
+            word = (
+                "slower beyond {:g} %".format(comparison["fail_over_pct"]) if r["verdict"] == "worse" else r["verdict"]
+            )
+            failing[word] = failing.get(word, 0) + 1
         parts.append(
             "against {}: {} worse, {} better; {}".format(
                 comparison["baseline"],
                 worse,
                 better,
-                "{} slower beyond {:g} %: gate FAILED".format(gate, comparison["fail_over_pct"])
+                "{}: gate FAILED".format(", ".join(f"{n} {word}" for word, n in failing.items()))
                 if gate
                 else "gate passed",
             )
         )
     if report.get("incomplete"):
         parts.append("incomplete ({})".format(report["incomplete"].get("note", "interrupted")))
+    from .report import problems
+
+    for problem in problems(report):
+        parts.append(problem + ": not ok")
     if s["measured"] == 0:
         parts.append("nothing was measured: not ok")
     return "bench: " + ", ".join(parts) + " in {:.1f} s".format(report["wall_seconds"])

@@ -150,11 +150,33 @@ def bench(K, request, arrays, modules, symbolic_context=None):
                 }
             else:
                 timed = measure(call, min_samples=int(request.get("min_samples", 5)), **_settings(request))
+                if not request.get("then_only"):
+                    timed.update(_varies(call, outputs))
     except Exception as exc:  # the backend's own error is the finding
         return {"status": protocol.RAISED, "error": invoke.describe_exception(exc)}
     reply = {"status": protocol.OK, "outputs": outputs, "one_time": one_time}
     reply.update(timed)
     return reply
+
+
+def _varies(call, outputs):
+    """One more call, untimed: whether the samples timed the same work (the output's shapes and dtypes) as the
+    first call; {} when they did, else output_varies and the message saying how."""
+    try:
+        later = _describe(call())
+    except Exception as exc:
+        later = "an error ({})".format(invoke.describe_exception(exc).get("type"))
+    if later == outputs:
+        return {}
+    return {
+        "output_varies": True,
+        "message": "output shape varies between calls: {} at the first call, {} after the samples; the samples "
+        "may time different work".format(_shapes(outputs), later if isinstance(later, str) else _shapes(later)),
+    }
+
+
+def _shapes(outputs):
+    return ", ".join("{} {}".format(tuple(o["shape"]), o["dtype"]) for o in outputs) or "no array"
 
 
 def _prepare(K, fn, request, arrays, mode):
