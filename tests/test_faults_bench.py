@@ -221,7 +221,7 @@ def test_an_op_that_fails_now_fails_the_gate_with_a_line_that_names_it(fbk, tmp_
     base, now = tmp_path / "base.json", tmp_path / "now.json"
     args = ["--backend", name, "--mode", "eager"] + QUICK
     assert bench(*args, "-o", base)[0] == 0
-    if fault == "timeout":  # a real one waits a minute: the reply of a timed-out request, as run.result_of keeps it
+    if fault == "timeout":  # a real one waits a minute: the reply of a timed-out request, as measure.result_of keeps it
         data = load(base)
         r = data["results"][0]
         for key in [k for k in r if k not in ("op", "size", "n", "backend", "mode", "inputs", "kwargs", "wall_s")]:
@@ -417,12 +417,12 @@ def test_an_op_whose_output_shape_varies_between_calls_is_flagged(fbk, tmp_path)
 
 @pytest.mark.parametrize("status", ["ok", "raised", "unsupported", "crash", "timeout", "error"])
 def test_each_result_and_backend_status_bench_writes_is_read_back(measured, tmp_path, status):
-    """Every word of the schema's result and backend statuses, as run.result_of and the command write them."""
-    from kbtool.bench import run
+    """Every word of the schema's result and backend statuses, as measure.result_of and the command write them."""
+    from kbtool.bench import measure
     from kbtool.specs import loader
 
     data = load(measured)
-    (item,) = run.plan_items(loader.load(), ["abs"], ["small"])[0]
+    (item,) = measure.plan_items(loader.load(), ["abs"], ["small"])[0]
     replies = {
         "ok": {"status": "ok", "outputs": [], "one_time": data["results"][0]["one_time"], "loops": 1},
         "raised": {"status": "raised", "error": {"type": "ValueError", "message": "no"}},
@@ -432,10 +432,10 @@ def test_each_result_and_backend_status_bench_writes_is_read_back(measured, tmp_
         "error": {"status": "unreadable", "message": "a reply kbtool could not read"},
     }
     header = dict(replies[status], warmup_calls=0, samples=[1e-6, 2e-6, 3e-6])
-    r = run.result_of("fbk.ok", item, "eager", header)
+    r = measure.result_of("fbk.ok", item, "eager", header)
     assert r["status"] == status
     results = [r]
-    run.finish(results, {("abs", "small"): (item.family, item.case)}, data["peak"])
+    measure.finish(results, {("abs", "small"): (item.family, item.case)}, data["peak"])
     backends = [dict(data["backends"][0], name=word, status=word) for word in bench_report.BACKEND_STATUSES]
     written = bench_report.assemble(
         "kbtool bench", data["machine"], data["peak"], data["settings"], data["families"], backends, results, [], 1.0

@@ -1,4 +1,4 @@
-"""`kbtool bench`: the command line (the work is in run.py; every view renders the JSON of report.py)."""
+"""`kbtool bench`: the command line (the work is in measure.py; every view renders the JSON of report.py)."""
 
 import math
 import signal
@@ -151,9 +151,9 @@ def bench(
     import time
 
     from ..specs import loader
-    from . import compare, peak, run
+    from . import compare, measure, peak
     from . import report as bench_report
-    from .run import Settings
+    from .measure import Settings
 
     started = time.time()
     chosen = _sizes(size, sizes)
@@ -199,8 +199,8 @@ def bench(
         seed=seed,
     )
     spec = loader.load(spec_path)
-    items, families, skipped = run.plan_items(spec, list(ops), chosen, seed)
-    slots = run.backend_slots(backend_names)
+    items, families, skipped = measure.plan_items(spec, list(ops), chosen, seed)
+    slots = measure.backend_slots(backend_names)
     runnable = [s for s in slots if s.launch is not None]
     if not runnable:
         raise KbtoolError(
@@ -229,7 +229,9 @@ def bench(
                     if slot.launch is None:
                         infos.append(not_installed_info(slot.name, slot.unavailable))
                         continue
-                    run.run_backend(slot, items, settings, infos, results, progress=progress, cancel=stop.cancel)
+                    measure.measure_backend(
+                        slot, items, settings, infos, results, progress=progress, cancel=stop.cancel
+                    )
         except (KeyboardInterrupt, Terminated) as exc:  # the workers are killed (the handler); keep the rest
             name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
             stop.stopping(name)
@@ -253,7 +255,7 @@ def bench(
                     "note": f"interrupted by {name} while measuring this machine's peak again",
                 }
         stop.stopping(incomplete["signal"] if incomplete else "done")  # from here a signal no longer interrupts
-        scaling = run.finish(results, lookup, measured_peak)
+        scaling = measure.finish(results, lookup, measured_peak)
         comparison = None
         if base is not None:
             comparison = compare.compare(
@@ -263,10 +265,10 @@ def bench(
                 min_effect_pct=min_effect,
                 fail_over_pct=fail_over,
             )
-        notes = [n for n in [run.skipped_note(skipped)] if n]
+        notes = [n for n in [measure.skipped_note(skipped)] if n]
         data = bench_report.assemble(
             " ".join(["kbtool"] + sys.argv[1:]),
-            run.machine(),
+            measure.machine(),
             measured_peak,
             settings.as_dict(list(families)),
             families,

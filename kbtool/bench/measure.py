@@ -91,7 +91,7 @@ def plan_items(spec, ops, sizes, seed=0):
     return items, described, skipped
 
 
-def run_backend(slot, items, settings, infos, results, progress=None, cancel=None):
+def measure_backend(slot, items, settings, infos, results, progress=None, cancel=None):
     """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
     the backend run. Its info goes to `infos` and each result to `results` as soon as known (an interrupted bench
     keeps what it measured). `cancel` (a session.Cancel, set by a signal) kills the worker at once."""
