@@ -105,13 +105,7 @@ def config_get(key, as_json):
 @click.argument("key")
 @click.argument("value")
 @click.option("--force", is_flag=True, help="Replace an unreadable keras.json (the old file is kept as a backup).")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds a custom backend module may take to import (it is imported in a child process).",
-)
+@options.IMPORT_TIMEOUT
 def config_set(key, value, force, timeout):
     """Set KEY to VALUE in keras.json (validated, written atomically)."""
     from . import config as cfg
@@ -123,13 +117,7 @@ def config_set(key, value, force, timeout):
 
 @config.command("validate")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds a custom backend module may take to import (it is imported in a child process).",
-)
+@options.IMPORT_TIMEOUT
 def config_validate(as_json, timeout):
     """Check keras.json and KERAS_BACKEND; exit 1 when something is invalid, 2 when a custom backend module could
     not be checked (it exits, crashes or hangs while importing)."""

@@ -72,6 +72,14 @@ KNOWN = click.option(
     callback=_known_callback,
     help="Known-differences file (default: the one beside the shipped spec).",
 )
+# `config set/validate`: a custom backend module is imported in a child process for at most this long
+IMPORT_TIMEOUT = click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a custom backend module may take to import (it is imported in a child process).",
+)
 SPEC = click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
 
 
