@@ -7,15 +7,20 @@ prints one line and exits 2.
 import math
 import os
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import pytest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..known import KnownEntry
 
 
 @dataclass
 class Selection:
     plan: object  # kbtool.plan.Plan
-    entries: List[dict]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
+    entries: List[
+        "KnownEntry"
+    ]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
     case_timeout: Optional[float] = None
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
 

@@ -80,6 +80,9 @@ def write_all(report, paths, echo=None):
         except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
             failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
             continue
+        except (RecursionError, MemoryError, TypeError, KeyError) as exc:  # one view's fault costs only its file
+            failures.append(files.one_line(f"cannot render {path}: {type(exc).__name__}: {files.clip(exc, 120)}"))
+            continue
         if echo:
             echo(f"wrote {path}")
     return failures

@@ -4,14 +4,10 @@ The format is versioned by `schema_version` and described by report.schema.json 
 """
 
 import datetime
-import json
-import os
 
-from .. import __version__
+from .. import __version__, known
 from ..results import BackendStatus, Status
-
-SCHEMA_VERSION = 1
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
+from .report import SCHEMA_FILE, SCHEMA_VERSION, Report, schema, validate  # noqa: F401  (their old home)
 
 
 def assemble(
@@ -31,41 +27,41 @@ def assemble(
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
     `known_entries` (those applied, as loaded) and the plan are recorded so that `kbtool report merge` can judge
     shards together with no file at hand; `strict` (--strict) also fails on unsupported and grown."""
-    report = {
-        "schema_version": SCHEMA_VERSION,
-        "kbtool": __version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "seed": plan.seed,
-        "spec": dict(
+    settings = getattr(plan, "settings", None)
+    return Report(
+        kbtool=__version__,
+        created=now(),
+        seed=plan.seed,
+        spec=dict(
             {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
             **_sha256_of(getattr(plan.spec, "path", None)),
         ),
-        "filters": list(plan.filters),
-        "grid": plan.grid,
+        filters=list(plan.filters),
+        grid=plan.grid,
         # the settings every case was forced to (--keras-config), and each set of settings that ran
-        "keras_config": dict(
+        keras_config=dict(
             {"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
-            **(getattr(plan, "settings", None).as_report() if getattr(plan, "settings", None) else {}),
+            **(settings.as_report() if settings else {}),
         ),
         # the user's configured Keras backend (KERAS_BACKEND or keras.json): first in every view
-        "active_backend": getattr(plan, "active_backend", None),
-        "backends": infos,
-        "results": [r.as_dict() for r in results],
-        "known_differences": applied.counts,
-        "stale_known_differences": applied.stale,
-        "wall_seconds": round(wall_seconds, 2),
-    }
-    if usage:  # the pool's worker slots and the peak memory (kbtool/pool.py)
-        report["resources"] = dict(usage)
-    if known_path:
-        report["known_file"] = dict({"path": known_path}, **_sha256_of(known_path))
-    if known_entries is not None:
-        report["known_entries"] = [dict(entry) for entry in known_entries]
-    report["plan"] = plan_record(plan)
-    if incomplete:
-        report["incomplete"] = dict(incomplete)
-    report["summary"] = summarize(report, strict=strict)
-    return report
+        active_backend=getattr(plan, "active_backend", None),
+        has_active_backend=True,
+        backends=infos,
+        results=list(results),
+        known_differences=applied.counts,
+        stale_known_differences=applied.stale,
+        wall_seconds=round(wall_seconds, 2),
+        resources=dict(usage) if usage else None,  # the pool's worker slots and the peak memory (kbtool/pool.py)
+        known_file=dict({"path": known_path}, **_sha256_of(known_path)) if known_path else None,
+        known_entries=None if known_entries is None else known.numbered(known_entries),
+        plan=plan_record(plan),
+        incomplete=dict(incomplete) if incomplete else None,
+        strict=strict,
+    ).to_dict()
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def plan_record(plan):
@@ -188,19 +184,3 @@ def exit_code(report):
     could not start, an interrupted check, or nothing checked. (2, usage and configuration errors, never reaches a
     report; the check command exits 130/143 on SIGINT/SIGTERM.)"""
     return 0 if report["summary"]["ok"] else 1
-
-
-def schema():
-    with open(SCHEMA_FILE, encoding="utf-8") as fh:
-        return json.load(fh)
-
-
-def validate(report):
-    """Problems of a report against the shipped schema, as 'path: message' strings (empty when valid)."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(schema())
-    return [
-        "{}: {}".format("/".join(str(p) for p in error.absolute_path) or "(top)", error.message)
-        for error in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
-    ]

@@ -62,6 +62,7 @@ def render(report):
             r["mode"],
         )
     )
+    script = _asset(env, "report.js.j2")
     return env.get_template("report.html.j2").render(
         report=report,
         summary=summary,
@@ -81,8 +82,18 @@ def render(report):
         percent=_percent,
         data=markupsafe.Markup(script_json(data)),
         css=_asset(env, "report.css.j2"),
-        script=_asset(env, "report.js.j2"),
+        script=script,
+        script_hash=markupsafe.Markup(script_hash(script)),  # base64 and quotes: nothing to escape
     )
+
+
+def script_hash(script):
+    """The CSP source that allows exactly this inline script: 'sha256-' + base64 of the SHA-256 of its text (the page
+    is one offline file, so the script is inline; no other inline script may run)."""
+    import base64
+    import hashlib
+
+    return "'sha256-{}'".format(base64.b64encode(hashlib.sha256(str(script).encode("utf-8")).digest()).decode("ascii"))
 
 
 def _asset(env, name):
@@ -277,10 +288,18 @@ def _code(table, value):
         return len(table) - 1
 
 
-def _clean(value, texts=None):
-    """JSON-safe and display-safe: text made plain, non-finite numbers (which JSON cannot carry) spelt out.
-    (`texts` remembers each text made plain: a case id recurs on every backend and mode.)"""
+MAX_DEPTH = 20  # levels of a result's details the page shows; deeper ones are one truncated string
+
+
+def _clean(value, texts=None, depth=0):
+    """JSON-safe and display-safe: text made plain, non-finite numbers (which JSON cannot carry) spelt out, nesting
+    past MAX_DEPTH levels shown as a truncated string. (`texts` remembers each text made plain: a case id recurs on
+    every backend and mode.)"""
     texts = {} if texts is None else texts
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
+        return "{} … (nested deeper than {} levels: see the JSON report)".format(
+            "{" if isinstance(value, dict) else "[", MAX_DEPTH
+        )
     if isinstance(value, str):
         if value not in texts:
             texts[value] = plain(value)
@@ -288,9 +307,9 @@ def _clean(value, texts=None):
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {_clean(str(k), texts): _clean(v, texts) for k, v in value.items()}
+        return {_clean(str(k), texts): _clean(v, texts, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v, texts) for v in value]
+        return [_clean(v, texts, depth + 1) for v in value]
     return value
 
 

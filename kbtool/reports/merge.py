@@ -9,14 +9,17 @@ backend that ran, either one unsharded report or shards 1..N of one N, all with 
 `wall_seconds` is the longest part's (the parts ran side by side); `merged_from` lists each part's own.
 """
 
-import datetime
+import os
 import re
 from dataclasses import fields
+from typing import Any, Dict, List
 
 from .. import __version__
 from ..errors import KbtoolError
+from ..known import KnownEntry
 from ..results import BackendStatus, Result, Status
-from .assemble import SCHEMA_VERSION, summarize
+from .assemble import now
+from .report import Report
 
 REQUIRED = ("plan", "known_entries")  # what a report needs for merge (kbtool check writes them)
 SELECTION = ("ops", "case_patterns", "modes", "examples_only", "last_failed")  # what a part's plan selected
@@ -43,40 +46,22 @@ def merge(parts, allow_incomplete=False, strict=False):
     plan = _plan(parts, infos)
     order = {info["name"]: i for i, info in enumerate(infos)}
     results.sort(key=lambda r: (r.op, r.case, order.get(r.backend, len(order)), r.mode))
+    entries = _entries(first_name, first)
+    for name, report in parts[1:]:
+        _entries(name, report)
     applied = known.apply(
         results,
-        first["known_entries"],
+        entries,
         whole_spec=plan["whole_spec"],
         all_cases=plan["all_cases"],
         planned_ops=plan["ops"],
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
         counts_comparable=plan["counts_comparable"],
     )
-    computed = {
-        "kbtool": __version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "spec": dict(first["spec"], ops=len(plan["ops"]), cases=_cases(parts)),
-        "filters": _filters(parts),
-        "keras_config": dict(first["keras_config"], ran=_union_of(p["keras_config"]["ran"] for _, p in parts))
-        if "keras_config" in first
-        else None,
-        "backends": infos,
-        "results": [r.as_dict() for r in results],
-        "known_differences": applied.counts,
-        "stale_known_differences": applied.stale,
-        "wall_seconds": max(p["wall_seconds"] for _, p in parts),
-        "plan": plan,
-    }
-    merged = {}
-    for key in first:  # the parts' order of keys; fields this module does not know are the first part's
-        if key in ("summary", "incomplete", "merged_from"):
-            continue
-        merged[key] = computed[key] if key in computed else first[key]
-    merged["schema_version"] = SCHEMA_VERSION
-    merged["merged_from"] = [_part(name, report) for name, report in parts]
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
+    incomplete = None
     if interrupted:
-        merged["incomplete"] = {
+        incomplete = {
             "signal": interrupted[0][1]["incomplete"]["signal"],
             "planned": sum(
                 p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
@@ -89,8 +74,57 @@ def merge(parts, allow_incomplete=False, strict=False):
                 "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
             ),
         }
-    merged["summary"] = summarize(merged, strict=strict)
-    return merged
+    return Report(
+        kbtool=__version__,
+        created=now(),
+        seed=first["seed"],
+        spec=dict(first["spec"], ops=len(plan["ops"]), cases=_cases(parts)),
+        filters=_filters(parts),
+        grid=first.get("grid"),
+        keras_config=dict(first["keras_config"], ran=_union_of(p["keras_config"]["ran"] for _, p in parts))
+        if "keras_config" in first
+        else None,
+        active_backend=first.get("active_backend"),
+        has_active_backend="active_backend" in first,
+        backends=infos,
+        results=results,
+        known_differences=applied.counts,
+        stale_known_differences=applied.stale,
+        wall_seconds=max(p["wall_seconds"] for _, p in parts),
+        resources=first.get("resources"),
+        known_file=first.get("known_file"),
+        known_entries=entries,
+        plan=plan,
+        incomplete=incomplete,
+        merged_from=[_part(name, report) for name, report in parts],
+        strict=strict,
+    ).to_dict()
+
+
+def _entries(name: str, report: Dict[str, Any]) -> List[KnownEntry]:
+    """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
+    recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
+    from .. import known
+    from .assemble import _sha256_of
+
+    entries = known.from_report(report["known_entries"], name)
+    recorded = report.get("known_file") or {}
+    path, digest = recorded.get("path"), recorded.get("sha256")
+    if path and not os.path.isabs(path) and not os.path.exists(path):  # relative to where the check ran: try
+        path = os.path.join(os.path.dirname(os.path.abspath(name)), path)  # beside the report too
+    if path and digest and _sha256_of(path).get("sha256") == digest:
+        try:
+            written = known.load(path)
+        except KbtoolError:
+            written = None
+        own = [e for e in entries if not e.from_spec]
+        if written is not None and own != written:
+            where = next((i for i, (x, y) in enumerate(zip(own, written)) if x != y), min(len(own), len(written)))
+            raise KbtoolError(
+                f"{name}: its known_entries are not those of the known file it names ({path}, same SHA-256): they "
+                f"differ at entry {where + 1}; the report was edited, so its verdict cannot be trusted: run its check again"
+            )
+    return entries
 
 
 def _mergeable(name, report, allow_incomplete):

@@ -156,9 +156,9 @@ def details_text(details):
     if "mismatched" in d:
         parts.append("{} of {} values differ".format(d["mismatched"], d.get("size", "?")))
     if "max_abs_diff" in d:
-        parts.append("max abs diff {:.4g}".format(d["max_abs_diff"]))
+        parts.append("max abs diff {}".format(_number(d["max_abs_diff"])))
     if "max_rel_diff" in d:
-        parts.append("max rel diff {:.4g}".format(d["max_rel_diff"]))
+        parts.append("max rel diff {}".format(_number(d["max_rel_diff"])))
     if "first_index" in d:
         parts.append(
             "first at {}: {} vs {}".format(
@@ -214,3 +214,8 @@ def resources_line(resources):
     return "{} worker slot(s), peak memory {:.0f} MB in the workers together, {:.0f} MB in the controller".format(
         resources.get("jobs", "?"), resources.get("peak_workers_rss_mb", 0), resources.get("peak_controller_rss_mb", 0)
     )
+
+
+def _number(value):
+    """A detail's number to 4 significant digits; a report read back spells NaN and infinities as strings."""
+    return format(value, ".4g") if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)

@@ -37,7 +37,7 @@ from .summary import (
     unexplained,
 )
 from .summary import ordered as _ordered
-from .text import plain
+from .text import cell, plain
 
 MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
 FAILURE_ROWS = 30  # screen rows the unexplained failures may take by default ...
@@ -48,7 +48,8 @@ _RANK = [str(s) for s in SEVERITY]
 
 
 def escape(text):
-    return _markup_escape(plain(text))
+    """A table cell: no markup, no control character, one line."""
+    return _markup_escape(cell(text))
 
 
 def _names(value):
@@ -251,9 +252,9 @@ def _group_lines(item, verbosity=1):
     (backend, status, ops), records = item
     first = records[0]
     if len(ops) == 1:
-        what = f"{ops[0]} on {backend}"
+        what = f"{cell(ops[0])} on {cell(backend)}"
     else:
-        what = "{} ops on {} ({})".format(len(ops), backend, _cut(", ".join(ops), 60))
+        what = "{} ops on {} ({})".format(len(ops), cell(backend), _cut(", ".join(map(cell, ops)), 60))
     if len(records) > 1:
         what += f" · {len(records)} results, the first"
     message = first.get("message") or ""
@@ -283,7 +284,7 @@ def _failures(report, console, verbosity):
                     ("  {} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]), STYLES.get(r["status"], "")),
                     plain(
                         " {} {} on {} ({}): {}".format(
-                            r["op"], r["case"], r["backend"], r["mode"], r.get("message", "")
+                            cell(r["op"]), cell(r["case"]), cell(r["backend"]), cell(r["mode"]), r.get("message", "")
                         )
                     ),
                 ),

@@ -5,7 +5,9 @@ A backend's messages, reasons and versions are data, not markup: they may hold A
 
     encodable(text)  any text: lone surrogates (which UTF-8 cannot encode) become "?"
     plain(text)      the terminal: no ANSI escape sequence and no control character
-    markdown(text)   a Markdown table cell: plain, on one line, with < > | and backticks escaped
+    cell(text)       a terminal table cell or name: plain, on one line (a line break is shown as ⏎)
+    markdown(text)   a Markdown table cell: plain, on one line, with < > | backticks and the brackets of link and
+                     image syntax ([x](url), ![x](url)) escaped
 HTML is escaped by Jinja's autoescape, JUnit XML by junit._text.
 """
 
@@ -14,7 +16,7 @@ import re
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and the two-character escapes
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_MARKDOWN = {"<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`"}
+_MARKDOWN = {"<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "[": "\\[", "]": "\\]"}
 
 
 def encodable(text):
@@ -24,6 +26,10 @@ def encodable(text):
 def plain(text):
     text = _ANSI.sub("", encodable(text)).replace("\t", " ")
     return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def cell(text):
+    return plain(text).replace("\n", " ⏎ ")
 
 
 def markdown(text):

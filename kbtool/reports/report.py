@@ -1,0 +1,377 @@
+"""The JSON report as one typed record: its schema version, the one builder of its top level (for `check` and
+`report merge` alike), reading it back (bounded and fast) and writing it (standard JSON).
+
+The summary and the verdict are never read from a file: `to_dict` computes them from the results, so a report
+edited to say `ok: true` over failures renders as failing. Reports are standard JSON: a number JSON cannot hold
+(NaN, Infinity, -Infinity, e.g. a backend's value in a result's details) is written as the string "NaN",
+"Infinity" or "-Infinity", and reading gives the same strings back; the schema allows those strings where a
+detail is a number. A report file is at most MAX_REPORT_BYTES (256 MB; a full run of the shipped spec is 5 MB),
+and a number in it has at most MAX_DIGITS digits.
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from .. import files
+from ..errors import KbtoolError
+from ..known import KnownEntry
+from ..results import Result, Status
+
+SCHEMA_VERSION = 1
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
+MAX_REPORT_BYTES = 256 * 1024 * 1024
+MAX_DIGITS = 40  # a number kbtool writes (a seed, a count, seconds) has far fewer
+NON_FINITE = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity"}
+
+
+@dataclass
+class Report:
+    """The top level of a report; `results` are Result records, `summary` is computed (see `to_dict`)."""
+
+    kbtool: str
+    created: str
+    seed: int
+    spec: Dict[str, Any]
+    filters: List[str]
+    backends: List[Dict[str, Any]]
+    results: List[Result]
+    known_differences: List[Dict[str, Any]]
+    stale_known_differences: List[Dict[str, Any]]
+    wall_seconds: float
+    grid: Optional[str] = None
+    keras_config: Optional[Dict[str, Any]] = None
+    active_backend: Optional[str] = None
+    has_active_backend: bool = False  # the key is written (its value may be null)
+    resources: Optional[Dict[str, Any]] = None
+    known_file: Optional[Dict[str, Any]] = None
+    known_entries: Optional[List[KnownEntry]] = None
+    plan: Optional[Dict[str, Any]] = None
+    incomplete: Optional[Dict[str, Any]] = None
+    merged_from: Optional[List[Dict[str, Any]]] = None
+    strict: bool = False  # judged as `check --strict`
+    schema_version: int = field(default=SCHEMA_VERSION)
+
+    # ------------------------------------------------------------------------------------------ dict and JSON
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as JSON data, in the key order kbtool writes, with its summary computed from the results."""
+        from .assemble import summarize
+
+        out: Dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "kbtool": self.kbtool,
+            "created": self.created,
+            "seed": self.seed,
+            "spec": dict(self.spec),
+            "filters": list(self.filters),
+        }
+        if self.grid is not None:
+            out["grid"] = self.grid
+        if self.keras_config is not None:
+            out["keras_config"] = self.keras_config
+        if self.has_active_backend or self.active_backend is not None:
+            out["active_backend"] = self.active_backend
+        out.update(
+            backends=self.backends,
+            results=[r.as_dict() for r in self.results],
+            known_differences=self.known_differences,
+            stale_known_differences=self.stale_known_differences,
+            wall_seconds=self.wall_seconds,
+        )
+        optional: Dict[str, Any] = {
+            "resources": self.resources,
+            "known_file": self.known_file,
+            "known_entries": None if self.known_entries is None else [e.to_dict() for e in self.known_entries],
+            "plan": self.plan,
+            "merged_from": self.merged_from,
+            "incomplete": self.incomplete,
+        }
+        out.update((key, value) for key, value in optional.items() if value is not None)
+        out["summary"] = summarize(out, strict=self.strict)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any], where: str = "report") -> "Report":
+        """From a report's JSON data that passed `validate` (its summary is dropped: `to_dict` computes it; its
+        known_entries are held to the rules of a known-differences file)."""
+        from .. import known
+
+        entries = data.get("known_entries")
+        return cls(
+            schema_version=data["schema_version"],
+            kbtool=data["kbtool"],
+            created=data["created"],
+            seed=data["seed"],
+            spec=data["spec"],
+            filters=data["filters"],
+            backends=data["backends"],
+            results=[result_of(r) for r in data["results"]],
+            known_differences=data["known_differences"],
+            stale_known_differences=data["stale_known_differences"],
+            wall_seconds=data["wall_seconds"],
+            grid=data.get("grid"),
+            keras_config=data.get("keras_config"),
+            active_backend=data.get("active_backend"),
+            has_active_backend="active_backend" in data,
+            resources=data.get("resources"),
+            known_file=data.get("known_file"),
+            known_entries=None if entries is None else known.from_report(entries, where),
+            plan=data.get("plan"),
+            incomplete=data.get("incomplete"),
+            merged_from=data.get("merged_from"),
+            strict=bool((data.get("summary") or {}).get("strict")),
+        )
+
+    @classmethod
+    def load(cls, path: str) -> "Report":
+        """The report in `path` (read within MAX_REPORT_BYTES, validated); a one-line KbtoolError otherwise."""
+        return cls.from_dict(read_data(path), f"report {path}")
+
+    def save(self, path: str) -> None:
+        """Write the report as standard JSON, atomically."""
+        from .text import encodable
+
+        try:
+            files.write_atomic(path, encodable(dumps(self.to_dict())))
+        except OSError as exc:
+            raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def result_of(record: Dict[str, Any]) -> Result:
+    """A report's result record as a Result (its status a Status)."""
+    result = Result(**record)
+    result.status = Status(result.status)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ writing JSON
+
+
+def standard(value: Any) -> Any:
+    """`value` with every non-finite float spelt as the string JSON readers agree on ("NaN", "Infinity",
+    "-Infinity"); anything else as it is."""
+    if isinstance(value, float):
+        return (
+            value if math.isfinite(value) else ("NaN" if value != value else "Infinity" if value > 0 else "-Infinity")
+        )
+    if isinstance(value, dict):
+        return {k: standard(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [standard(v) for v in value]
+    return value
+
+
+def dumps(data: Dict[str, Any]) -> str:
+    """The report as standard JSON text (no NaN or Infinity literals), stable key order."""
+    try:
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    except ValueError:  # a non-finite number somewhere: spelt out (the common case pays nothing for it)
+        return json.dumps(standard(data), indent=2, allow_nan=False) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------ reading JSON
+
+
+class _Refused(ValueError):
+    """A number kbtool will not read (too many digits, out of float range)."""
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _Refused(f"a {len(text.lstrip('-'))}-digit number ({text[:12]}…)", text)
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    if len(text) > 2 * MAX_DIGITS:
+        raise _Refused(f"a number of {len(text)} characters ({text[:12]}…)", text)
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"a number out of range ({text[:20]})", text)
+    return value
+
+
+def _parse_constant(name: str) -> str:
+    return NON_FINITE[name]  # as kbtool writes them now: the strings
+
+
+def read_data(path: str) -> Dict[str, Any]:
+    """The validated JSON data of a report file; a one-line KbtoolError naming the file otherwise."""
+    text = _read(path)
+    try:
+        data = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except _Refused as exc:
+        position = text.find(exc.text)
+        line = f":{text.count(chr(10), 0, position) + 1}" if position >= 0 else ""
+        raise KbtoolError(f"report {path}{line}: {exc}; kbtool writes numbers of at most {MAX_DIGITS} digits")
+    except ValueError as exc:
+        raise KbtoolError(files.one_line(f"report {path}: not JSON ({files.clip(exc, 120)})"))
+    except RecursionError:
+        raise KbtoolError(f"report {path}: not JSON (nested too deeply)")
+    if not isinstance(data, dict) or "schema_version" not in data or "results" not in data:
+        raise KbtoolError(
+            f"{path}: not a kbtool report (no schema_version and results; write one with `kbtool check -o FILE.json`)"
+        )
+    version = data["schema_version"]
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise KbtoolError(
+            f"report {path}: schema_version {version} is newer than this kbtool reads ({SCHEMA_VERSION}); upgrade kbtool"
+        )
+    problems = validate(data)
+    if problems:
+        raise KbtoolError(
+            files.one_line(
+                "report {}: {}{}".format(
+                    path,
+                    files.clip(problems[0], 300),
+                    f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "",
+                )
+            )
+        )
+    return data
+
+
+def _read(path: str) -> str:
+    """The UTF-8 text of a report file: a regular file of at most MAX_REPORT_BYTES."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise KbtoolError(f"cannot read report {path}: {exc.strerror or exc}")
+    except ValueError as exc:  # a NUL in the path
+        raise KbtoolError(f"cannot read report {path!r}: {exc}")
+    if stat.S_ISDIR(info.st_mode):
+        raise KbtoolError(f"cannot read report {path}: it is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise KbtoolError(f"cannot read report {path}: not a regular file (a report is a .json file kbtool wrote)")
+    if info.st_size > MAX_REPORT_BYTES:
+        raise KbtoolError(
+            f"report {path}: {info.st_size // (1024 * 1024)} MB, larger than the {MAX_REPORT_BYTES // (1024 * 1024)} MB "
+            "kbtool reads (a full run of the shipped spec is 5 MB)"
+        )
+    if info.st_size == 0:
+        raise KbtoolError(f"report {path}: empty (not a kbtool report)")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_REPORT_BYTES + 1)
+    except OSError as exc:
+        raise KbtoolError(f"cannot read report {path}: {exc.strerror or exc}")
+    if len(data) > MAX_REPORT_BYTES:
+        raise KbtoolError(f"report {path}: larger than the {MAX_REPORT_BYTES // (1024 * 1024)} MB kbtool reads")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KbtoolError(
+            "report {}:{}: not UTF-8 text ({}), so not a JSON report kbtool wrote".format(
+                path, data.count(b"\n", 0, exc.start) + 1, exc.reason
+            )
+        )
+
+
+# ------------------------------------------------------------------------------------------------ validation
+
+_SCHEMA: Dict[str, Any] = {}
+_VALIDATORS: Dict[str, Any] = {}
+_RESULT_KEYS = {"op", "case", "backend", "mode", "status", "message", "seconds", "details", "note", "known"}
+_RESULT_KEYS |= {"doc_check", "repro", "captured", "keras_config"}
+_STATUSES = {s.value for s in Status}
+_MODES = {"eager", "symbolic"}
+_STRINGS = ("op", "case", "backend", "message")
+_OPTIONAL_STRINGS = ("note", "known", "repro")
+
+
+def schema() -> Dict[str, Any]:
+    if not _SCHEMA:
+        with open(SCHEMA_FILE, encoding="utf-8") as fh:
+            _SCHEMA.update(json.load(fh))
+    return _SCHEMA
+
+
+def _validator(name: str) -> Any:
+    """A compiled validator for the whole schema ('') or one of its $defs (sharing the schema's $defs)."""
+    if name not in _VALIDATORS:
+        import jsonschema
+
+        whole = schema()
+        target = whole if not name else dict(whole, **{"$ref": f"#/$defs/{name}"})
+        if name:
+            target = {k: v for k, v in target.items() if k in ("$schema", "$id", "$defs", "$ref")}
+        _VALIDATORS[name] = jsonschema.Draft202012Validator(target)  # no format checker: formats are not asserted
+    return _VALIDATORS[name]
+
+
+def _problems(validator: Any, data: Any, prefix: Sequence[Union[str, int]]) -> List[str]:
+    return [
+        "{}: {}".format("/".join(str(p) for p in list(prefix) + list(e.absolute_path)) or "(top)", e.message)
+        for e in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    ]
+
+
+def validate(data: Any) -> List[str]:
+    """Problems of a report against the shipped schema, as 'path: message' strings (empty when valid).
+
+    The top level is checked by the schema with its results left out; each result's shape is then checked by
+    hand (10-20x faster than the schema on a large report), and the parts of a result that are rare (details,
+    doc_check, captured, keras_config) by the schema's own definitions."""
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        return _problems(_validator(""), data, [])
+    problems = _problems(_validator(""), dict(data, results=[]), [])
+    for index, record in enumerate(data["results"]):
+        if _result_problems(record):  # the schema then says what is wrong, in its words
+            problems.extend(_problems(_validator("result"), record, ["results", index]))
+        if len(problems) > 100:
+            break
+    return problems
+
+
+def _result_problems(record: Any) -> List[str]:
+    if not isinstance(record, dict):
+        return ["is not an object"]
+    problems = []
+    missing = [k for k in ("op", "case", "backend", "mode", "status", "message", "seconds") if k not in record]
+    if missing:
+        problems.append("lacks {}".format(", ".join(missing)))
+    unknown = set(record) - _RESULT_KEYS
+    if unknown:
+        problems.append("unknown key {}".format(files.clip(", ".join(sorted(map(str, unknown))), 100)))
+    for key in _STRINGS:
+        if key in record and not isinstance(record[key], str):
+            problems.append(f"{key}: is not a string")
+    for key in _OPTIONAL_STRINGS:
+        if key in record and not isinstance(record[key], str):
+            problems.append(f"{key}: is not a string")
+    if "mode" in record and record["mode"] not in _MODES:
+        problems.append("mode: {} is not eager or symbolic".format(files.clip(record["mode"], 40)))
+    if "status" in record and record["status"] not in _STATUSES:
+        problems.append("status: {} is not a result status".format(files.clip(record["status"], 40)))
+    seconds = record.get("seconds", 0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        problems.append(f"seconds: {files.clip(seconds, 40)} is not a number >= 0")
+    if record.get("status") == Status.PASS.value and "repro" in record:
+        problems.append("a passing result has a repro")
+    elif record.get("status", Status.PASS.value) != Status.PASS.value and "repro" not in record:
+        problems.append("a result that did not pass lacks repro")
+    for key, name in (("details", "details"), ("keras_config", "keras_config")):
+        if key in record:
+            problems.extend(_problems(_validator(name), record[key], [key]))
+    if "captured" in record and (
+        not isinstance(record["captured"], dict)
+        or set(record["captured"]) - {"reference", "backend"}
+        or not all(isinstance(v, str) for v in record["captured"].values())
+    ):
+        problems.append("captured: is not {reference, backend} text")
+    if "doc_check" in record:
+        items = record["doc_check"]
+        if not isinstance(items, list):
+            problems.append("doc_check: is not a list")
+        else:
+            problems.extend(p for item in items for p in _problems(_validator("doc_verdict"), item, ["doc_check"]))
+    return problems
