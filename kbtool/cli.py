@@ -568,8 +568,7 @@ def check(
                 f"--timeout takes a number of seconds, more than 0 and at most 86400 (got {case_timeout!r})"
             )
         case_timeout = seconds
-    if known_path and not os.path.isfile(known_path):
-        raise KbtoolError(f"--known {known_path}: no such file")
+    _known_file_given(known_path)
 
     statuses = view.check_statuses(statuses)
     if quiet and verbose:
@@ -692,6 +691,21 @@ def _last_failures(seed, grid):
 from .bench.command import bench as _bench  # noqa: E402  (its own module: the command is long)
 
 main.add_command(_bench)
+
+
+def _known_file_given(path):
+    """--known names a regular file (a missing file, a directory or a device such as /dev/null each say so)."""
+    import os
+
+    if not path or os.path.isfile(path):
+        return
+    if not os.path.lexists(path):
+        raise KbtoolError(f"--known {path}: no such file")
+    raise KbtoolError(
+        "--known {}: {} (a known-differences file is a YAML file)".format(
+            path, "a directory" if os.path.isdir(path) else "not a regular file"
+        )
+    )
 
 
 # ---------------------------------------------------------------------------- report
@@ -856,15 +870,13 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
 
     Exit code: 0 nothing unexplained, 1 an unexplained failure (or a backend that could not run), 2 usage errors.
     """
-    import os
 
     from .explore import engine, render
     from .explore.save import save_case
     from .plan import resolve_backends
     from .runners import registry
 
-    if known_path and not os.path.isfile(known_path):
-        raise KbtoolError(f"--known {known_path}: no such file")
+    _known_file_given(known_path)
     raw = engine.parse_replay(replay) if replay else None
     spec_obj = _load_spec(spec_path)
     spec_obj.op(op)  # an unknown op: one line naming the closest ones

@@ -123,7 +123,7 @@ def read_text(path, what="", missing_ok=False, max_bytes=MAX_FILE_BYTES):
         os.close(fd)
     if size > max_bytes:
         raise FileProblem(
-            f"{path}: larger than {max_bytes // (1024 * 1024)} MB, the most kbtool reads from a YAML file"
+            f"{path}: larger than {max_bytes // (1024 * 1024)} MB, the most kbtool reads from a{' ' + what.strip() if what else ''} file"
         )
     data = b"".join(chunks)
     try:

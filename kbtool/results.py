@@ -114,8 +114,8 @@ class Result:
     # kept in the record, never let through to the terminal
     captured: Optional[Dict[str, str]] = None
 
-    def as_dict(self):
-        out = {
+    def as_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
             "op": self.op,
             "case": self.case,
             "backend": self.backend,

@@ -4,24 +4,31 @@ The format is versioned by `schema_version` and described by report.schema.json 
 """
 
 import datetime
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
 from .. import __version__, known
 from ..results import BackendStatus, Status
 from .report import SCHEMA_FILE, SCHEMA_VERSION, Report, schema, validate  # noqa: F401  (their old home)
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..known import Applied, KnownEntry
+    from ..results import Result
+
+Record = Dict[str, Any]
+
 
 def assemble(
-    plan,
-    infos,
-    results,
-    applied,
-    wall_seconds,
-    incomplete=None,
-    known_entries=None,
-    known_path=None,
-    strict=False,
-    usage=None,
-):
+    plan: Any,
+    infos: List[Record],
+    results: Iterable["Result"],
+    applied: "Applied",
+    wall_seconds: float,
+    incomplete: Optional[Record] = None,
+    known_entries: Optional[Sequence[Union["KnownEntry", Mapping[str, Any]]]] = None,
+    known_path: Optional[str] = None,
+    strict: bool = False,
+    usage: Optional[Record] = None,
+) -> Record:
     """The report of one check: what was planned, what each backend said, every result, the known differences.
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
@@ -64,10 +71,11 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def plan_record(plan):
+def plan_record(plan: Any) -> Record:
     """What the report needs to say of its plan for `report merge` to re-judge shards as one run."""
-    from ..plan import checkable_ops
+    from .. import plan as plan_mod
 
+    checkable_ops = cast(Callable[[Any], Iterable[str]], plan_mod.checkable_ops)
     shard = getattr(plan, "shard", None)
     return {
         "ops": list(plan.ops),
@@ -83,10 +91,12 @@ def plan_record(plan):
     }
 
 
-def _sha256_of(path):
+def _sha256_of(path: Optional[str]) -> Dict[str, str]:
     """{"sha256": hex digest of the file's bytes}, or {} when it cannot be read."""
     import hashlib
 
+    if path is None:
+        return {}
     try:
         with open(path, "rb") as fh:
             return {"sha256": hashlib.sha256(fh.read()).hexdigest()}
@@ -94,15 +104,15 @@ def _sha256_of(path):
         return {}
 
 
-def _settings_that_ran(plan):
-    ran = []
+def _settings_that_ran(plan: Any) -> List[Record]:
+    ran: List[Record] = []
     for _, case in plan.work:
         if case.keras_config not in ran:
             ran.append(dict(case.keras_config))
     return ran
 
 
-def summarize(report, strict=None):
+def summarize(report: Record, strict: Optional[bool] = None) -> Record:
     """Counts per backend (a result explained by a known difference counts as `known`), and the verdict.
 
     A check is ok when it ran to the end (not `incomplete`), ran something, every result passed or is explained,
@@ -112,7 +122,7 @@ def summarize(report, strict=None):
     if strict is None:
         strict = bool((report.get("summary") or {}).get("strict"))
     per_backend = {b["name"]: dict.fromkeys([s.value for s in Status] + ["known"], 0) for b in report["backends"]}
-    seconds = {}
+    seconds: Dict[str, float] = {}
     for record in report["results"]:
         counts = per_backend.setdefault(record["backend"], dict.fromkeys([s.value for s in Status] + ["known"], 0))
         counts["known" if record.get("known") else record["status"]] += 1
@@ -127,7 +137,7 @@ def summarize(report, strict=None):
         and not could_not_start
         and not report.get("incomplete")
     )
-    summary = {
+    summary: Record = {
         "per_backend": per_backend,
         "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
         "results": len(report["results"]),
@@ -143,7 +153,7 @@ def summarize(report, strict=None):
     return summary
 
 
-def strict_failures(report):
+def strict_failures(report: Record) -> Dict[str, int]:
     """What --strict also fails on: results that are `unsupported` (explained or not), known differences that
     explained more results than their recorded count."""
     from ..known import grown
@@ -154,7 +164,7 @@ def strict_failures(report):
     }
 
 
-def verdict_reasons(report):
+def verdict_reasons(report: Record) -> List[str]:
     """Why a report is not ok, in words (empty when it is ok): for every view's verdict line."""
     summary = report["summary"]
     reasons = []
@@ -172,14 +182,14 @@ def verdict_reasons(report):
     return reasons
 
 
-def strict_reasons(report):
+def strict_reasons(report: Record) -> List[str]:
     """The --strict part of verdict_reasons: e.g. ['--strict: 3 unsupported result(s)']."""
     failures = (report["summary"].get("strict_failures") or {}) if report["summary"].get("strict") else {}
     words = {"unsupported": "{} unsupported result(s)", "grown": "{} known difference(s) grew"}
     return ["--strict: " + words[key].format(n) for key, n in failures.items() if n and key in words]
 
 
-def exit_code(report):
+def exit_code(report: Record) -> int:
     """0: every result passed or is explained; 1: a divergence, a stale known difference, a backend that
     could not start, an interrupted check, or nothing checked. (2, usage and configuration errors, never reaches a
     report; the check command exits 130/143 on SIGINT/SIGTERM.)"""

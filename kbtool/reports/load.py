@@ -6,11 +6,10 @@ a newer schema_version than this kbtool reads, or the first way it breaks the sc
 
 import os
 import sys
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, cast
 
-from .. import files
 from ..errors import KbtoolError
-from .report import MAX_REPORT_BYTES, Report  # noqa: F401  (MAX_REPORT_BYTES: its old home)
+from .report import MAX_REPORT_BYTES, Report, write_atomic  # noqa: F401  (MAX_REPORT_BYTES: its old home)
 
 LAST_REPORT = "last-report.json"
 
@@ -22,9 +21,10 @@ def read_report(path: str) -> Dict[str, Any]:
 
 
 def last_report_path() -> str:
-    from ..runners.base import kbtool_home
+    from ..runners import base
 
-    return os.path.join(kbtool_home(), LAST_REPORT)
+    home = cast(Callable[[], str], base.kbtool_home)
+    return os.path.join(home(), LAST_REPORT)
 
 
 def save_last(report: Dict[str, Any], warn: Optional[Callable[[str], None]] = None) -> None:
@@ -33,7 +33,7 @@ def save_last(report: Dict[str, Any], warn: Optional[Callable[[str], None]] = No
     from .text import encodable
 
     try:
-        files.write_atomic(last_report_path(), encodable(render(report, "json")))
+        write_atomic(last_report_path(), encodable(render(report, "json")))
     except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
         message = "kbtool: warning: could not save the report for --last-failed: {}".format(
             getattr(exc, "strerror", None) or exc

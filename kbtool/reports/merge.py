@@ -12,7 +12,7 @@ backend that ran, either one unsharded report or shards 1..N of one N, all with 
 import os
 import re
 from dataclasses import fields
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 
 from .. import __version__
 from ..errors import KbtoolError
@@ -20,6 +20,9 @@ from ..known import KnownEntry
 from ..results import BackendStatus, Result, Status
 from .assemble import now
 from .report import Report
+
+Record = Dict[str, Any]
+Part = Tuple[str, Record]  # (the file's name as the user gave it, its report)
 
 REQUIRED = ("plan", "known_entries")  # what a report needs for merge (kbtool check writes them)
 SELECTION = ("ops", "case_patterns", "modes", "examples_only", "last_failed")  # what a part's plan selected
@@ -30,7 +33,7 @@ TIMEOUT_NOTE = re.compile(
 )
 
 
-def merge(parts, allow_incomplete=False, strict=False):
+def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = False) -> Record:
     """The merged report of `parts`, a list of (name, report) (names as the user gave the files)."""
     from .. import known
 
@@ -59,7 +62,7 @@ def merge(parts, allow_incomplete=False, strict=False):
         counts_comparable=plan["counts_comparable"],
     )
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
-    incomplete = None
+    incomplete: Optional[Record] = None
     if interrupted:
         incomplete = {
             "signal": interrupted[0][1]["incomplete"]["signal"],
@@ -101,7 +104,7 @@ def merge(parts, allow_incomplete=False, strict=False):
     ).to_dict()
 
 
-def _entries(name: str, report: Dict[str, Any]) -> List[KnownEntry]:
+def _entries(name: str, report: Record) -> List[KnownEntry]:
     """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
     recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
     from .. import known
@@ -127,7 +130,7 @@ def _entries(name: str, report: Dict[str, Any]) -> List[KnownEntry]:
     return entries
 
 
-def _mergeable(name, report, allow_incomplete):
+def _mergeable(name: str, report: Record, allow_incomplete: bool) -> None:
     missing = [key for key in REQUIRED if key not in report] + ([] if report["spec"].get("sha256") else ["spec.sha256"])
     if missing:
         raise KbtoolError(
@@ -143,9 +146,9 @@ def _mergeable(name, report, allow_incomplete):
         )
 
 
-def _same_run(name_a, a, name_b, b):
+def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
     """Refuse two parts that are not parts of one run, naming both files and what differs."""
-    checks = [
+    checks: List[Tuple[str, Any, Any, Callable[[Any], str]]] = [
         ("different specs", a["spec"]["sha256"], b["spec"]["sha256"], lambda v: "sha256 " + v[:12]),
         ("different seeds", a["seed"], b["seed"], str),
         ("different grids", a.get("grid", "pairwise"), b.get("grid", "pairwise"), str),
@@ -172,15 +175,16 @@ def _same_run(name_a, a, name_b, b):
         )
 
 
-def _override(report):
+def _override(report: Record) -> Dict[str, Any]:
     return dict((report.get("keras_config") or {}).get("override") or {})
 
 
-def _union(parts):
+def _union(parts: List[Part]) -> List[Result]:
     """Every part's results as Result objects (not yet judged by the known differences); a result held by two
     parts is refused."""
     names = {f.name for f in fields(Result)}
-    held, results = {}, []
+    held: Dict[Tuple[str, str, str, str], str] = {}
+    results: List[Result] = []
     for name, report in parts:
         for record in report["results"]:
             key = (record["op"], record["case"], record["backend"], record["mode"])
@@ -198,11 +202,13 @@ def _union(parts):
     return results
 
 
-def _backends(parts):
+def _backends(parts: List[Part]) -> List[Record]:
     """One info per backend, in the order the parts name them: a backend that ran in any part is described by
     those parts (one that could not start in one of them is broken), and the same backend at different versions
     is refused."""
-    ran, idle, seen = {}, {}, []
+    ran: Dict[str, List[Tuple[str, Record]]] = {}
+    idle: Dict[str, Record] = {}
+    seen: List[str] = []
     for name, report in parts:
         for info in report["backends"]:
             if info["name"] not in seen:
@@ -233,14 +239,16 @@ def _backends(parts):
     return merged
 
 
-def _versions(info):
+def _versions(info: Record) -> str:
     return ", ".join(f"{k} {v}" for k, v in info["versions"].items())
 
 
-def _plan(parts, infos):
+def _plan(parts: List[Part], infos: List[Record]) -> Record:
     """The merged plan, and whether the parts together are the whole of it (then staleness and growth are
     judged as on one run)."""
-    from ..plan import unfiltered
+    from .. import plan as plan_mod
+
+    unfiltered = cast(Callable[..., bool], plan_mod.unfiltered)
 
     plans = [report["plan"] for _, report in parts]
     first = plans[0]
@@ -279,7 +287,7 @@ def _plan(parts, infos):
     return plan
 
 
-def _covered(backend, parts):
+def _covered(backend: str, parts: List[Part]) -> bool:
     """Whether the parts that ran `backend` are the whole plan for it: one unsharded part, or shards 1..N."""
     shards = [
         report["plan"].get("shard")
@@ -294,9 +302,9 @@ def _covered(backend, parts):
     return all(s["count"] == count for s in shards) and sorted(s["index"] for s in shards) == list(range(1, count + 1))
 
 
-def _cases(parts):
+def _cases(parts: List[Part]) -> int:
     """Planned cases of the merged run: an unsharded part's, or the sum over the distinct shards of one N."""
-    per_shard = {}
+    per_shard: Dict[Optional[Tuple[int, int]], int] = {}
     for _, report in parts:
         shard = report["plan"].get("shard")
         key = None if shard is None else (shard["count"], shard["index"])
@@ -307,7 +315,7 @@ def _cases(parts):
     return max(totals)
 
 
-def _filters(parts):
+def _filters(parts: List[Part]) -> List[str]:
     """The parts' filters; where the shards of every backend are complete, without each shard's '--shard K/N'."""
     words = _union_of(report.get("filters", []) for _, report in parts)
     backends = {i["name"] for _, r in parts for i in r["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value}
@@ -316,7 +324,7 @@ def _filters(parts):
     return words
 
 
-def _union_of(lists):
+def _union_of(lists: Iterable[Iterable[Any]]) -> List[Any]:
     """Items of several lists, each once, in order of first appearance (items may be dicts)."""
     out = []
     for items in lists:
@@ -326,7 +334,7 @@ def _union_of(lists):
     return out
 
 
-def _part(name, report):
+def _part(name: str, report: Record) -> Record:
     return {
         "file": name,
         "created": report["created"],

@@ -13,12 +13,17 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union, cast
 
 from .. import files
 from ..errors import KbtoolError
 from ..known import KnownEntry
 from ..results import Result, Status
+
+# files.py's helpers, typed for reports/ (files.py is not annotated)
+clip = cast(Callable[..., str], files.clip)
+one_line = cast(Callable[..., str], files.one_line)
+write_atomic = cast(Callable[[str, str], None], files.write_atomic)
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
@@ -135,7 +140,7 @@ class Report:
         from .text import encodable
 
         try:
-            files.write_atomic(path, encodable(dumps(self.to_dict())))
+            write_atomic(path, encodable(dumps(self.to_dict())))
         except OSError as exc:
             raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
 
@@ -212,7 +217,7 @@ def read_data(path: str) -> Dict[str, Any]:
         line = f":{text.count(chr(10), 0, position) + 1}" if position >= 0 else ""
         raise KbtoolError(f"report {path}{line}: {exc}; kbtool writes numbers of at most {MAX_DIGITS} digits")
     except ValueError as exc:
-        raise KbtoolError(files.one_line(f"report {path}: not JSON ({files.clip(exc, 120)})"))
+        raise KbtoolError(one_line(f"report {path}: not JSON ({clip(exc, 120)})"))
     except RecursionError:
         raise KbtoolError(f"report {path}: not JSON (nested too deeply)")
     if not isinstance(data, dict) or "schema_version" not in data or "results" not in data:
@@ -227,10 +232,10 @@ def read_data(path: str) -> Dict[str, Any]:
     problems = validate(data)
     if problems:
         raise KbtoolError(
-            files.one_line(
+            one_line(
                 "report {}: {}{}".format(
                     path,
-                    files.clip(problems[0], 300),
+                    clip(problems[0], 300),
                     f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "",
                 )
             )
@@ -341,7 +346,7 @@ def _result_problems(record: Any) -> List[str]:
         problems.append("lacks {}".format(", ".join(missing)))
     unknown = set(record) - _RESULT_KEYS
     if unknown:
-        problems.append("unknown key {}".format(files.clip(", ".join(sorted(map(str, unknown))), 100)))
+        problems.append("unknown key {}".format(clip(", ".join(sorted(map(str, unknown))), 100)))
     for key in _STRINGS:
         if key in record and not isinstance(record[key], str):
             problems.append(f"{key}: is not a string")
@@ -349,19 +354,19 @@ def _result_problems(record: Any) -> List[str]:
         if key in record and not isinstance(record[key], str):
             problems.append(f"{key}: is not a string")
     if "mode" in record and record["mode"] not in _MODES:
-        problems.append("mode: {} is not eager or symbolic".format(files.clip(record["mode"], 40)))
+        problems.append("mode: {} is not eager or symbolic".format(clip(record["mode"], 40)))
     if "status" in record and record["status"] not in _STATUSES:
-        problems.append("status: {} is not a result status".format(files.clip(record["status"], 40)))
+        problems.append("status: {} is not a result status".format(clip(record["status"], 40)))
     seconds = record.get("seconds", 0)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
-        problems.append(f"seconds: {files.clip(seconds, 40)} is not a number >= 0")
+        problems.append(f"seconds: {clip(seconds, 40)} is not a number >= 0")
     if record.get("status") == Status.PASS.value and "repro" in record:
         problems.append("a passing result has a repro")
     elif record.get("status", Status.PASS.value) != Status.PASS.value and "repro" not in record:
         problems.append("a result that did not pass lacks repro")
-    for key, name in (("details", "details"), ("keras_config", "keras_config")):
-        if key in record:
-            problems.extend(_problems(_validator(name), record[key], [key]))
+    for key, plainly_valid in (("details", _plain_details), ("keras_config", _plain_settings)):
+        if key in record and not plainly_valid(record[key]):  # the schema says what is wrong, in its words
+            problems.extend(_problems(_validator(key), record[key], [key]))
     if "captured" in record and (
         not isinstance(record["captured"], dict)
         or set(record["captured"]) - {"reference", "backend"}
@@ -375,3 +380,39 @@ def _result_problems(record: Any) -> List[str]:
         else:
             problems.extend(p for item in items for p in _problems(_validator("doc_verdict"), item, ["doc_check"]))
     return problems
+
+
+_SETTINGS = {"image_data_format": {"channels_first", "channels_last"}, "floatx": {"float16", "float32", "float64"}}
+_INTS = ("mismatched", "size")
+_INT_LISTS = ("expected_shape", "actual_shape", "first_index")
+_TEXTS = ("expected_dtype", "actual_dtype")
+_NUMBERS = ("max_abs_diff", "max_rel_diff", "rtol", "atol")
+_DETAILS = set(_INTS + _INT_LISTS + _TEXTS + _NUMBERS + ("expected_value", "actual_value"))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _plain_settings(value: Any) -> bool:
+    """Whether a result's keras_config is certainly valid (the common case, checked without the schema)."""
+    return isinstance(value, dict) and all(
+        value[key] in _SETTINGS[key] if key in _SETTINGS else key == "epsilon" and _is_number(value[key])
+        for key in value
+    )
+
+
+def _plain_details(value: Any) -> bool:
+    """Whether a result's details are certainly valid (the common case, checked without the schema)."""
+    if not isinstance(value, dict) or not set(value) <= _DETAILS:
+        return False
+    return (
+        all(isinstance(value[k], int) and not isinstance(value[k], bool) and value[k] >= 0 for k in _INTS if k in value)
+        and all(
+            isinstance(value[k], list) and all(isinstance(i, int) and not isinstance(i, bool) for i in value[k])
+            for k in _INT_LISTS
+            if k in value
+        )
+        and all(isinstance(value[k], str) for k in _TEXTS if k in value)
+        and all(_is_number(value[k]) and value[k] >= 0 for k in _NUMBERS if k in value)
+    )

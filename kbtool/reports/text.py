@@ -12,6 +12,7 @@ HTML is escaped by Jinja's autoescape, JUnit XML by junit._text.
 """
 
 import re
+from typing import Any
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and the two-character escapes
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -19,19 +20,19 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _MARKDOWN = {"<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "[": "\\[", "]": "\\]"}
 
 
-def encodable(text):
+def encodable(text: Any) -> str:
     return str(text).encode("utf-8", "replace").decode("utf-8")
 
 
-def plain(text):
+def plain(text: Any) -> str:
     text = _ANSI.sub("", encodable(text)).replace("\t", " ")
     return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def cell(text):
+def cell(text: Any) -> str:
     return plain(text).replace("\n", " ⏎ ")
 
 
-def markdown(text):
+def markdown(text: Any) -> str:
     text = plain(text).replace("\n", " ")
     return "".join(_MARKDOWN.get(ch, ch) for ch in text)
