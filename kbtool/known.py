@@ -65,6 +65,7 @@ _known_file = cast(Callable[[], str], paths.known_differences_file)
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "status")
 KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by")
+ENTRY_FIELDS = ("op", "case", "backend", "mode", "status", "match", "reason", "count", "verified_by", "source")
 REQUIRED = ("op", "backend", "reason")  # `count` is required too, but checked after the rest (a clearer first problem)
 OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by name: no glob may stand for them
 GLOB_CHARS = re.compile(r"[*?\[]")
@@ -101,6 +102,7 @@ class KnownEntry:
     verified_by: Optional[str] = None
     source: Optional[str] = None
     number: Number = field(default=0, compare=False)
+    keys: Tuple[str, ...] = field(default=(), compare=False, repr=False)  # the dict's key order, kept for to_dict
 
     @classmethod
     def from_dict(cls, entry: Mapping[str, Any], number: Number = 0) -> "KnownEntry":
@@ -117,13 +119,15 @@ class KnownEntry:
             verified_by=entry.get("verified_by"),
             source=entry.get("source"),
             number=number,
+            keys=tuple(str(key) for key in entry),
         )
 
     def to_dict(self) -> Dict[str, Any]:
         """The entry as the file (or the report's known_entries) spells it: keys in the file's order."""
-        out: Dict[str, Any] = {"op": _plain(self.op)}
-        for key in ("case", "backend", "mode", "status", "match", "reason", "count", "verified_by", "source"):
-            value = getattr(self, key)
+        out: Dict[str, Any] = {}
+        order = self.keys + tuple(k for k in ENTRY_FIELDS if k not in self.keys)
+        for key in order:
+            value = getattr(self, key) if key in ENTRY_FIELDS else None
             if value is not None:
                 out[key] = _plain(value)
         return out

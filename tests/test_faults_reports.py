@@ -168,7 +168,7 @@ def test_markdown_escapes_links_and_the_terminal_strips_control_characters(tmp_p
     )
     path = write(tmp_path, "r.json", report)
     md = kbtool("report", "render", path, "--format", "markdown", home=tmp_path).stdout
-    assert "[x](http" not in md and "![i](" not in md and "\\[x\\](http" in md
+    assert "[x](http" not in md and "![i](" not in md and "[x\\](http" in md and "!\\[i\\](http" in md
     term = kbtool("report", "render", path, "-v", home=tmp_path).stdout
     assert "\x1b[31m" not in term and "RED\nline" not in term and "cRED ⏎ line" in term
 
@@ -180,3 +180,54 @@ def test_the_page_allows_its_own_script_by_hash_only(tmp_path):
     assert "'unsafe-inline'; img-src" not in page and "script-src 'unsafe-inline'" not in page
     script = page.split("<script>", 1)[1].split("</script>", 1)[0]
     assert html.script_hash(script) in page.split("</head>")[0]
+
+
+# ---- the quick check of each result agrees with the schema -------------------------------------------------------
+
+GOOD = {"op": "abs", "case": "a", "backend": "numpy", "mode": "eager", "status": "pass", "message": "", "seconds": 0.1}
+FAILED = dict(GOOD, status="fail", message="m", repro="kbtool check", details={"max_abs_diff": 1.0})
+RECORDS = [
+    GOOD,
+    FAILED,
+    dict(GOOD, status="flaky"),
+    dict(GOOD, mode=["eager"]),
+    dict(GOOD, seconds=-1),
+    dict(GOOD, seconds=True),
+    dict(GOOD, seconds="NaN"),
+    dict(GOOD, op=5),
+    dict(GOOD, repro="x"),
+    {k: v for k, v in FAILED.items() if k != "repro"},
+    dict(GOOD, extra=1),
+    {k: v for k, v in GOOD.items() if k != "message"},
+    dict(FAILED, details={"max_abs_diff": "NaN", "expected_value": [1, None]}),
+    dict(FAILED, details={"max_abs_diff": "nan"}),
+    dict(FAILED, details={"first_index": [1, True]}),
+    dict(FAILED, details={"size": -1}),
+    dict(FAILED, details={"max_abs_diff": -1.0}),  # valid for the schema: the quick check defers to it
+    dict(GOOD, keras_config={"floatx": "float32", "epsilon": 1e-7}),
+    dict(GOOD, keras_config={"floatx": "float8"}),
+    dict(GOOD, captured={"backend": "x"}),
+    dict(GOOD, captured={"backend": 1}),
+    dict(GOOD, doc_check=[{"docs": ["ja-1"], "shown": "1", "matches": None}]),
+    dict(GOOD, doc_check=[{"docs": ["ja-1"], "matches": 1}]),
+    dict(GOOD, note=None),
+    "not a record",
+]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=range(len(RECORDS)))
+def test_the_quick_check_passes_only_what_the_schema_passes(record):
+    schema_problems = report_mod._problems(report_mod._validator("result"), record, ["results", len(ROWS)])
+    if report_mod._plain_result(record):
+        assert schema_problems == []
+    report = synthetic(ROWS, entries=[ENTRY])
+    report["results"].append(record)
+    assert report_mod.validate(report) == schema_problems  # the schema's own words, or nothing
+
+
+def test_loading_is_fast_and_load_data_is_load_to_dict():
+    path = report_mod.os.path.join(report_mod.os.path.dirname(__file__), "..", "reports", "parity.json")
+    start = time.monotonic()
+    data = report_mod.Report.load_data(path)  # 10 MB, 19,857 results: ~0.3 s (the schema alone took 5-6 s)
+    assert time.monotonic() - start < 5
+    assert data == report_mod.Report.load(path).to_dict()

@@ -121,12 +121,16 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
     """
     if strict is None:
         strict = bool((report.get("summary") or {}).get("strict"))
-    per_backend = {b["name"]: dict.fromkeys([s.value for s in Status] + ["known"], 0) for b in report["backends"]}
+    words = [s.value for s in Status] + ["known"]
+    per_backend = {b["name"]: dict.fromkeys(words, 0) for b in report["backends"]}
     seconds: Dict[str, float] = {}
     for record in report["results"]:
-        counts = per_backend.setdefault(record["backend"], dict.fromkeys([s.value for s in Status] + ["known"], 0))
+        backend = record["backend"]
+        counts = per_backend.get(backend)
+        if counts is None:
+            counts = per_backend[backend] = dict.fromkeys(words, 0)
         counts["known" if record.get("known") else record["status"]] += 1
-        seconds[record["backend"]] = seconds.get(record["backend"], 0.0) + record["seconds"]
+        seconds[backend] = seconds.get(backend, 0.0) + record["seconds"]
     divergences = sum(1 for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known"))
     unavailable = [b["name"] for b in report["backends"] if b["status"] != BackendStatus.AVAILABLE.value]
     could_not_start = [b["name"] for b in report["backends"] if b["status"] == BackendStatus.BROKEN.value]

@@ -17,7 +17,7 @@ LAST_REPORT = "last-report.json"
 def read_report(path: str) -> Dict[str, Any]:
     """The report dict in `path`, validated against the shipped schema, its known entries held to the known file's
     rules and its summary computed from its results; a one-line KbtoolError otherwise."""
-    return Report.load(path).to_dict()
+    return Report.load_data(path)
 
 
 def last_report_path() -> str:
