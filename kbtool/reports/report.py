@@ -299,12 +299,6 @@ def _read(path: str) -> str:
 
 _SCHEMA: Dict[str, Any] = {}
 _VALIDATORS: Dict[str, Any] = {}
-_RESULT_KEYS = {"op", "case", "backend", "mode", "status", "message", "seconds", "details", "note", "known"}
-_RESULT_KEYS |= {"doc_check", "repro", "captured", "keras_config"}
-_STATUSES = {s.value for s in Status}
-_MODES = {"eager", "symbolic"}
-_STRINGS = ("op", "case", "backend", "message")
-_OPTIONAL_STRINGS = ("note", "known", "repro")
 
 
 def schema() -> Dict[str, Any]:
