@@ -55,13 +55,33 @@ Globs = Union[str, Tuple[str, ...]]  # one glob, or a list of globs any of which
 Number = Union[int, str]  # an entry's number in its file, or "spec alias" for the spec's own entries
 ResultKey = Tuple[str, str, str, str]
 
-# the helpers of files.py and paths.py, typed for this module (they are not annotated)
-_clip = cast(Callable[..., str], files.clip)
-_quote = cast(Callable[[Any], str], files.quote)
-_one_line = cast(Callable[..., str], files.one_line)
-_read_text = cast(Callable[..., Optional[str]], files.read_text)
-_parse_yaml = cast(Callable[[str, str], Tuple[Any, Any]], files.parse_yaml)
-_known_file = cast(Callable[[], str], paths.known_differences_file)
+# the helpers of files.py and paths.py, typed for this module (they are not annotated), looked up at each call
+
+
+def _clip(value: Any, limit: Optional[int] = None) -> str:
+    clip = cast(Callable[..., str], files.clip)
+    return clip(value) if limit is None else clip(value, limit)
+
+
+def _quote(value: Any) -> str:
+    return cast(Callable[[Any], str], files.quote)(value)
+
+
+def _one_line(text: Any) -> str:
+    return cast(Callable[[Any], str], files.one_line)(text)
+
+
+def _read_text(path: str, missing_ok: bool = False) -> Optional[str]:
+    return cast(Callable[..., Optional[str]], files.read_text)(path, missing_ok=missing_ok)
+
+
+def _parse_yaml(path: str, text: str) -> Tuple[Any, Any]:
+    return cast(Callable[[str, str], Tuple[Any, Any]], files.parse_yaml)(path, text)
+
+
+def _known_file() -> str:
+    return cast(Callable[[], str], paths.known_differences_file)()
+
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "status")
 KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by")

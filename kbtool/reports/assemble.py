@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, 
 
 from .. import __version__, known
 from ..results import BackendStatus, Status
-from .report import SCHEMA_FILE, SCHEMA_VERSION, Report, schema, validate  # noqa: F401  (their old home)
+from .report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
+from .report import SCHEMA_VERSION as SCHEMA_VERSION
+from .report import Report
+from .report import schema as schema
+from .report import validate as validate
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..known import Applied, KnownEntry

@@ -13,6 +13,7 @@ with textContent only.
 
 import json
 import math
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 
 import jinja2
 import markupsafe
@@ -33,12 +34,14 @@ _SCRIPT_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 )
 
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
-def _finalize(value):
+
+def _finalize(value: Any) -> Any:
     return plain(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
 
 
-def _environment():
+def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("kbtool.reports", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -46,7 +49,7 @@ def _environment():
     )
 
 
-def render(report):
+def render(report: Record) -> str:
     env = _environment()
     summary = report.get("summary") or summarize(report)
     order = backend_order(report)
@@ -87,7 +90,7 @@ def render(report):
     )
 
 
-def script_hash(script):
+def script_hash(script: str) -> str:
     """The CSP source that allows exactly this inline script: 'sha256-' + base64 of the SHA-256 of its text (the page
     is one offline file, so the script is inline; no other inline script may run)."""
     import base64
@@ -96,37 +99,40 @@ def script_hash(script):
     return "'sha256-{}'".format(base64.b64encode(hashlib.sha256(str(script).encode("utf-8")).digest()).decode("ascii"))
 
 
-def _asset(env, name):
+def _asset(env: jinja2.Environment, name: str) -> markupsafe.Markup:
     """A static file of the page, inlined as is (not a Jinja template: JavaScript and CSS braces stay literal)."""
+    assert env.loader is not None  # _environment gives it one
     return markupsafe.Markup(env.loader.get_source(env, name)[0])
 
 
 # --- what the page shows -----------------------------------------------------------------------------------------
 
 
-def backend_order(report):
+def backend_order(report: Record) -> List[str]:
     """The report's backends, the active one (the user's configured Keras backend) first."""
     names = [b["name"] for b in report["backends"]]
     active = report.get("active_backend")
     return ([active] if active in names else []) + [n for n in names if n != active]
 
 
-def op_info(report):
+def op_info(report: Record) -> Dict[str, Tuple[str, str]]:
     """op → (category, summary) from the spec the check ran: the recorded file, else the shipped spec, whichever
     has the recorded sha256 (so a report rendered on another machine or checkout gets the same page); failing that
     the first that loads; {} when none does (the page then says 'unknown')."""
     from .. import paths
+    from ..specs import loader
     from .assemble import _sha256_of
 
+    spec_file = cast(Callable[[], str], paths.spec_file)
+    load = cast(Callable[[str], Any], loader.load)
+
     spec = report.get("spec") or {}
-    candidates = [p for p in dict.fromkeys([spec.get("path"), paths.spec_file()]) if p]
+    candidates = [p for p in dict.fromkeys([spec.get("path"), spec_file()]) if p]
     if spec.get("sha256"):
         candidates.sort(key=lambda p: _sha256_of(p).get("sha256") != spec["sha256"])  # stable: recorded first
     for path in candidates:
         try:
-            from ..specs import loader
-
-            ops = loader.load(path).ops
+            ops = load(path).ops
             break
         except Exception:
             continue
@@ -135,7 +141,7 @@ def op_info(report):
     return {name: (str(entry.get("category", "unknown")), str(entry.get("summary", ""))) for name, entry in ops.items()}
 
 
-def verdict_reasons(report, summary):
+def verdict_reasons(report: Record, summary: Record) -> List[str]:
     """Why the check is not ok, one phrase each (empty when it is)."""
     reasons = []
     incomplete = report.get("incomplete")
@@ -161,7 +167,7 @@ def verdict_reasons(report, summary):
     return reasons
 
 
-def card(backend, summary, active):
+def card(backend: Record, summary: Record, active: Optional[str]) -> Record:
     counts = (summary.get("per_backend") or {}).get(backend["name"]) or {}
     total = sum(counts.values())
     explained = counts.get("pass", 0) + counts.get("known", 0)
@@ -177,9 +183,9 @@ def card(backend, summary, active):
     }
 
 
-def known_groups(rows):
+def known_groups(rows: Iterable[Record]) -> List[Record]:
     """Known-difference entries grouped by reason, the group that explained most first."""
-    groups = {}
+    groups: Dict[str, List[Record]] = {}
     for row in rows:
         groups.setdefault(row["reason"], []).append(row)
     out = [
@@ -195,21 +201,21 @@ def known_groups(rows):
     return out
 
 
-def _names(value):
+def _names(value: Any) -> Any:
     """An entry's op or backend field: a glob or a list of them."""
     return ", ".join(value) if isinstance(value, list) else value
 
 
-def _settings(config):
+def _settings(config: Optional[Record]) -> str:
     return " · ".join(f"{k}={v}" for k, v in (config or {}).items()) or "(defaults)"
 
 
-def _clip(text, limit=300):
-    text = plain(text)
+def _clip(value: Any, limit: int = 300) -> str:
+    text = plain(value)
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def _percent(fraction):
+def _percent(fraction: Optional[float]) -> str:
     if fraction is None:
         return "–"
     text = f"{fraction * 100:.1f}%"
@@ -219,15 +225,16 @@ def _percent(fraction):
 # --- the embedded data -------------------------------------------------------------------------------------------
 
 
-def page_data(report, order, ops_info):
+def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, str]]) -> Record:
     """What the script draws, compact: the published run's 10,704 results are about 1.4 MB of it.
 
     ops[i].cells[b] is the matrix cell of backend order[b] ({s: worst status, p: passed, t: results} or null), and
     ops[i].r[b] its results, each [case, mode code, status code, seconds] and, when it did not pass,
     a fifth item {m: message, k: known-reason code, r: repro, d: details, n: note, c: settings code}."""
     _, rows = build(report)
-    reasons, settings = [], []
-    grouped = {}
+    reasons: List[str] = []
+    settings: List[str] = []
+    grouped: Dict[Tuple[str, str], List[List[Any]]] = {}
     for record in report["results"]:
         grouped.setdefault((record["op"], record["backend"]), []).append(_result(record, reasons, settings))
     ops = []
@@ -243,7 +250,7 @@ def page_data(report, order, ops_info):
                 "r": [grouped.get((row["op"], name), []) for name in order],
             }
         )
-    return _clean(
+    data: Record = _clean(
         {
             "backends": order,
             "active": report.get("active_backend"),
@@ -256,9 +263,10 @@ def page_data(report, order, ops_info):
             "settings": settings,
         }
     )
+    return data
 
 
-def _result(record, reasons, settings):
+def _result(record: Record, reasons: List[str], settings: List[str]) -> List[Any]:
     item = [
         record["case"],
         MODES.index(record["mode"]) if record["mode"] in MODES else 0,
@@ -267,7 +275,7 @@ def _result(record, reasons, settings):
     ]
     if record["status"] == Status.PASS.value:
         return item
-    extra = {"m": _clip(record.get("message", ""), MAX_MESSAGE)}
+    extra: Record = {"m": _clip(record.get("message", ""), MAX_MESSAGE)}
     for key, short in (("repro", "r"), ("details", "d"), ("note", "n")):
         if record.get(key) is not None:
             extra[short] = record[key]
@@ -279,7 +287,7 @@ def _result(record, reasons, settings):
     return item
 
 
-def _code(table, value):
+def _code(table: List[str], value: str) -> int:
     """The index of `value` in `table`, appended when new (a reason shared by 500 results is embedded once)."""
     try:
         return table.index(value)
@@ -291,7 +299,7 @@ def _code(table, value):
 MAX_DEPTH = 20  # levels of a result's details the page shows; deeper ones are one truncated string
 
 
-def _clean(value, texts=None, depth=0):
+def _clean(value: Any, texts: Optional[Dict[str, str]] = None, depth: int = 0) -> Any:
     """JSON-safe and display-safe: text made plain, non-finite numbers (which JSON cannot carry) spelt out, nesting
     past MAX_DEPTH levels shown as a truncated string. (`texts` remembers each text made plain: a case id recurs on
     every backend and mode.)"""
@@ -313,7 +321,7 @@ def _clean(value, texts=None, depth=0):
     return value
 
 
-def script_json(data):
+def script_json(data: Any) -> str:
     """JSON that can sit inside <script type="application/json">: no '<' can end the element early."""
     text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return text.translate(_SCRIPT_ESCAPES)

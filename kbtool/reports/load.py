@@ -9,7 +9,8 @@ import sys
 from typing import Any, Callable, Dict, Optional, cast
 
 from ..errors import KbtoolError
-from .report import MAX_REPORT_BYTES, Report, write_atomic  # noqa: F401  (MAX_REPORT_BYTES: its old home)
+from .report import MAX_REPORT_BYTES as MAX_REPORT_BYTES  # its old home, re-exported
+from .report import Report, write_atomic
 
 LAST_REPORT = "last-report.json"
 

@@ -2,7 +2,8 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..results import SEVERITY, SYMBOLS, Status  # noqa: F401  (SYMBOLS: the views' legend)
+from ..results import SEVERITY, Status
+from ..results import SYMBOLS as SYMBOLS  # the views' legend
 
 _RANK = [str(s) for s in SEVERITY]
 

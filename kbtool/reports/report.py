@@ -20,10 +20,21 @@ from ..errors import KbtoolError
 from ..known import KnownEntry
 from ..results import Result, Status
 
-# files.py's helpers, typed for reports/ (files.py is not annotated)
-clip = cast(Callable[..., str], files.clip)
-one_line = cast(Callable[..., str], files.one_line)
-write_atomic = cast(Callable[[str, str], None], files.write_atomic)
+# files.py's helpers, typed for reports/ (files.py is not annotated), looked up at each call
+
+
+def clip(value: Any, limit: Optional[int] = None) -> str:
+    clipped = cast(Callable[..., str], files.clip)
+    return clipped(value) if limit is None else clipped(value, limit)
+
+
+def one_line(text: Any) -> str:
+    return cast(Callable[[Any], str], files.one_line)(text)
+
+
+def write_atomic(path: str, text: str) -> None:
+    cast(Callable[[str, str], None], files.write_atomic)(path, text)
+
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
