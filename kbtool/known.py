@@ -18,12 +18,14 @@ the rename, and such an entry goes stale like any other once the backend has the
 
 The file may be hostile: it is read within kbtool/files.py's limits (a regular file, 20 MB, bounded YAML), every
 problem is one line quoting at most ~100 characters of it, and regexes run on the `regex` engine with a time
-limit: a search that times out does not match, and the result says so in its note.
+limit (1 s a search, 5 s for all the searches of one run): a search that times out does not match, and the result
+says so in its note. A report's embedded entries (for `kbtool report merge`) are held to the same rules and limits.
 """
 
 import fnmatch
 import functools
 import re
+import time
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -93,6 +95,10 @@ GLOB_CHARS = re.compile(r"[*?\[]")
 # "*.*" is any custom backend module
 KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]
 REGEX_TIMEOUT = 1.0  # seconds one `match` search may take; past it the message does not match
+# seconds all the `match` searches of one `apply` may take together (the shipped file's take 0.02 s over the
+# published run): past it the remaining messages are taken as no match, so hostile entries (a report's, for
+# `report merge`) cannot each spend REGEX_TIMEOUT
+REGEX_BUDGET = 5.0
 MAX_PATTERN_CHARS = 1000  # a glob or regex (the shipped file's longest: 214)
 MAX_GLOBS = 10000  # globs in one file, lists counted item by item (the shipped file: 623)
 
@@ -171,12 +177,12 @@ class KnownEntry:
         message (a regex search that times out does not match)."""
         return self.targets(result) and self.judge(result) is True
 
-    def judge(self, result: Result) -> Optional[bool]:
+    def judge(self, result: Result, timeout: Optional[float] = None) -> Optional[bool]:
         """The status and match condition alone: True, False, or None when the regex timed out on the message."""
         status = Status(result.status)
         if status == Status.PASS or not matches(status.value, "*" if self.status is None else self.status):
             return False
-        return True if not self.match else search(self.match, result.message)
+        return True if not self.match else search(self.match, result.message, timeout)
 
 
 def numbered(entries: Iterable[Union["KnownEntry", Mapping[str, Any]]]) -> List[KnownEntry]:
@@ -406,10 +412,13 @@ def regex_problem(pattern: Any) -> Optional[str]:
     return None
 
 
-def search(pattern: str, text: str) -> Optional[bool]:
+def search(pattern: str, text: str, timeout: Optional[float] = None) -> Optional[bool]:
     """Whether `pattern` matches anywhere in `text`: True, False, or None when the search timed out."""
     try:
-        return _compiled(pattern).search(text, timeout=REGEX_TIMEOUT) is not None
+        limit = REGEX_TIMEOUT if timeout is None else timeout
+        if limit <= 0:
+            return None
+        return _compiled(pattern).search(text, timeout=limit) is not None
     except TimeoutError:
         return None
 
@@ -573,7 +582,8 @@ def apply(
     comparable = (whole_spec and all_cases) if counts_comparable is None else counts_comparable
     named_by: Dict[int, KnownEntry] = {}  # id(result) -> the entry that named it
     by_key: Dict[ResultKey, Result] = {(r.op, r.case, r.backend, r.mode): r for r in results}
-    timeouts: List[Tuple[Result, Number]] = []  # noted once every entry has searched the messages
+    timeouts: List[Tuple[Result, Number, str]] = []  # noted once every entry has searched the messages
+    deadline = time.monotonic() + REGEX_BUDGET
     rows: Dict[int, Dict[str, Any]] = {}
     stale: List[Tuple[int, Dict[str, Any]]] = []
     order = [i for i, e in enumerate(entries) if not e.verified_by] + [
@@ -584,13 +594,15 @@ def apply(
         targeted = [r for r in results if entry.targets(r)]
         explained: List[Result] = []
         timed_out: Optional[Result] = None
+        timed_out_after = ""
         for result in targeted:
             if timed_out is not None:  # one timeout per entry: its regex searches no more messages
                 continue
-            verdict = entry.judge(result)
+            left = deadline - time.monotonic()
+            verdict = entry.judge(result, min(REGEX_TIMEOUT, left))
             if verdict is None:
-                timed_out = result
-                timeouts.append((result, entry.number))
+                timed_out, timed_out_after = result, _after(left)
+                timeouts.append((result, entry.number, timed_out_after))
             elif verdict and _verified(entry, result, by_key, named_by):
                 explained.append(result)
         named = 0
@@ -617,7 +629,7 @@ def apply(
             rows[index] = row
         if targeted and not explained and is_judged:
             unsearched = (
-                f"; its match regex timed out after {REGEX_TIMEOUT:g} s, so "
+                f"; its match regex timed out after {timed_out_after}, so "
                 f"{len(targeted) - targeted.index(timed_out)} were not searched"
                 if timed_out is not None
                 else ""
@@ -626,13 +638,20 @@ def apply(
             stale.append((index, dict(entry.to_dict(), note=note)))
     applied.counts = [rows[i] for i in sorted(rows)]
     applied.stale = [item for _, item in sorted(stale, key=lambda pair: pair[0])]
-    for result, entry_number in timeouts:
+    for result, entry_number, after in timeouts:
         note = (
-            f"known-difference entry {entry_number}: its match regex timed out after {REGEX_TIMEOUT:g} s on this "
+            f"known-difference entry {entry_number}: its match regex timed out after {after} on this "
             "message (taken as no match; later messages not searched)"
         )
         result.note = note if not result.note else f"{result.note}; {note}"
     return applied
+
+
+def _after(left: float) -> str:
+    """How long a search that timed out had: REGEX_TIMEOUT, or what was left of the run's REGEX_BUDGET."""
+    if left >= REGEX_TIMEOUT:
+        return f"{REGEX_TIMEOUT:g} s"
+    return f"{max(left, 0):.2g} s, when the {REGEX_BUDGET:g} s that all searches of a run may take ran out"
 
 
 def _verified(

@@ -231,3 +231,30 @@ def test_loading_is_fast_and_load_data_is_load_to_dict():
     data = report_mod.Report.load_data(path)  # 10 MB, 19,857 results: ~0.3 s (the schema alone took 5-6 s)
     assert time.monotonic() - start < 5
     assert data == report_mod.Report.load(path).to_dict()
+
+
+def test_hostile_regexes_share_one_time_budget(tmp_path, monkeypatch):
+    """30 entries whose regex backtracks for ever on every message: without a budget for the whole run each spends
+    REGEX_TIMEOUT (30 s at 1 s); with it the merge answers in about REGEX_BUDGET, saying so in the notes."""
+    from kbtool import known
+
+    monkeypatch.setattr(known, "REGEX_TIMEOUT", 0.2)
+    monkeypatch.setattr(known, "REGEX_BUDGET", 0.5)
+    evil = [
+        {"op": ["abs"], "backend": "numpy", "match": "(a|aa)+$" + "x" * i, "reason": f"r{i}", "count": 0}
+        for i in range(30)
+    ]
+    parts = []
+    for k in (1, 2):
+        report = part(k)
+        for record in report["results"]:
+            if record["status"] == "fail":
+                record["message"] = "a" * 5000
+        report["known_entries"] = report["known_entries"] + evil
+        parts.append(write(tmp_path, f"p{k}.json", report))
+    start = time.monotonic()
+    ran = kbtool("report", "merge", *parts, "-o", tmp_path / "out.json", home=tmp_path)
+    assert time.monotonic() - start < 3  # 30 × 0.2 s = 6 s without the budget
+    assert ran.code == 1
+    notes = [r.get("note", "") for r in json.loads((tmp_path / "out.json").read_text())["results"]]
+    assert any("that all searches of a run may take ran out" in n for n in notes)
