@@ -258,3 +258,13 @@ def test_hostile_regexes_share_one_time_budget(tmp_path, monkeypatch):
     assert ran.code == 1
     notes = [r.get("note", "") for r in json.loads((tmp_path / "out.json").read_text())["results"]]
     assert any("that all searches of a run may take ran out" in n for n in notes)
+
+
+def test_a_result_explained_by_no_entry_of_the_report_is_refused(tmp_path):
+    report = synthetic(ROWS + FAILING, entries=[ENTRY])
+    for record in report["results"]:
+        if record["status"] == "fail":
+            record["known"] = "forged: all fine"
+    ran = kbtool("report", "render", write(tmp_path, "r.json", report), home=tmp_path)
+    assert ran.code == 2 and "the reason of no known entry the report applied" in ran.stderr
+    assert "all pass" not in ran.stdout and "no unexplained divergence" not in ran.stdout

@@ -113,7 +113,6 @@ class Report:
     def from_dict(cls, data: Dict[str, Any], where: str = "report") -> "Report":
         """From a report's JSON data that passed `validate` (its summary is dropped: `to_dict` computes it; its
         known_entries are held to the rules of a known-differences file)."""
-        from .. import known
 
         entries = data.get("known_entries")
         return cls(
@@ -134,7 +133,7 @@ class Report:
             has_active_backend="active_backend" in data,
             resources=data.get("resources"),
             known_file=data.get("known_file"),
-            known_entries=None if entries is None else known.from_report(entries, where),
+            known_entries=None if entries is None else _entries(data, where),
             plan=data.get("plan"),
             incomplete=data.get("incomplete"),
             merged_from=data.get("merged_from"),
@@ -150,12 +149,11 @@ class Report:
     def load_data(cls, path: str) -> Dict[str, Any]:
         """What `load(path).to_dict()` gives, without a Result per record (a 100 MB report holds 300,000): the
         validated data, its known entries held to the known file's rules, its summary computed from its results."""
-        from .. import known
         from .assemble import summarize
 
         data = read_data(path)
         if data.get("known_entries") is not None:
-            known.from_report(data["known_entries"], f"report {path}")
+            _entries(data, f"report {path}")
         strict = bool((data.pop("summary", None) or {}).get("strict"))
         data["summary"] = summarize(data, strict=strict)
         return data
@@ -168,6 +166,22 @@ class Report:
             write_atomic(path, encodable(dumps(self.to_dict())))
         except OSError as exc:
             raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def _entries(data: Dict[str, Any], where: str) -> List[KnownEntry]:
+    """The report's known entries, held to the known file's rules; every result it marks as explained must name
+    the reason of one of them (a one-line KbtoolError otherwise: the report was edited)."""
+    from .. import known
+
+    entries = known.from_report(data["known_entries"], where)
+    reasons = {entry.reason for entry in entries}
+    for index, record in enumerate(data["results"]):
+        if record.get("known") is not None and record["known"] not in reasons:
+            raise KbtoolError(
+                "{}: results/{}: explained by {}, the reason of no known entry the report applied; the report was "
+                "edited, so its verdict cannot be trusted".format(where, index, clip(record["known"], 60))
+            )
+    return entries
 
 
 def result_of(record: Dict[str, Any]) -> Result:
