@@ -268,3 +268,20 @@ def test_a_result_explained_by_no_entry_of_the_report_is_refused(tmp_path):
     ran = kbtool("report", "render", write(tmp_path, "r.json", report), home=tmp_path)
     assert ran.code == 2 and "the reason of no known entry the report applied" in ran.stderr
     assert "all pass" not in ran.stdout and "no unexplained divergence" not in ran.stdout
+
+
+@pytest.mark.slow
+def test_in_chromium_the_page_script_runs_and_no_other_inline_script_does(tmp_path):
+    """The CSP allows the page's own script by its hash: it still draws the page, and a script smuggled in (here
+    added to the page by hand, as a renderer bug would) does not run."""
+    from kbtool.reports import html
+
+    from .test_html_scoreboard import open_views
+
+    page = html.render(synthetic(ROWS + FAILING, entries=[ENTRY]))
+    smuggled = '<script>document.body.appendChild(document.createElement("img"))</script>'
+    path = tmp_path / "page.html"
+    path.write_text(page.replace("</main>", smuggled + "</main>", 1), encoding="utf-8")
+    dom = open_views(path, [""], tmp_path)[""]
+    assert dom.ready is not None and dom.rows  # the page's own script drew the matrix
+    assert dom.images == 0  # the smuggled one did not run
