@@ -285,3 +285,16 @@ def test_in_chromium_the_page_script_runs_and_no_other_inline_script_does(tmp_pa
     dom = open_views(path, [""], tmp_path)[""]
     assert dom.ready is not None and dom.rows  # the page's own script drew the matrix
     assert dom.images == 0  # the smuggled one did not run
+
+
+def test_report_save_and_load_round_trip(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(nan_report()))
+    first = report_mod.Report.load(str(path))
+    assert [r.details for r in first.results if r.details] == [
+        {"max_abs_diff": "NaN", "expected_value": ["Infinity", "-Infinity"]}
+    ]
+    first.save(str(tmp_path / "saved.json"))
+    again = report_mod.Report.load(str(tmp_path / "saved.json"))
+    assert again == first and again.to_dict() == first.to_dict()
+    assert again.to_dict()["summary"]["divergences"] == 1
