@@ -18,23 +18,76 @@ the rename, and such an entry goes stale like any other once the backend has the
 
 The file may be hostile: it is read within kbtool/files.py's limits (a regular file, 20 MB, bounded YAML), every
 problem is one line quoting at most ~100 characters of it, and regexes run on the `regex` engine with a time
-limit: a search that times out does not match, and the result says so in its note.
+limit (1 s a search, 5 s for all the searches of one run): a search that times out does not match, and the result
+says so in its note. A report's embedded entries (for `kbtool report merge`) are held to the same rules and limits.
 """
 
 import fnmatch
 import functools
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+    cast,
+)
 
 import regex
 
 from . import files, paths
 from .errors import KbtoolError
-from .results import Status
+from .results import Result, Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .specs.loader import Spec
+
+Globs = Union[str, Tuple[str, ...]]  # one glob, or a list of globs any of which may match
+Number = Union[int, str]  # an entry's number in its file, or "spec alias" for the spec's own entries
+ResultKey = Tuple[str, str, str, str]
+
+# the helpers of files.py and paths.py, typed for this module (they are not annotated), looked up at each call
+
+
+def _clip(value: Any, limit: Optional[int] = None) -> str:
+    clip = cast(Callable[..., str], files.clip)
+    return clip(value) if limit is None else clip(value, limit)
+
+
+def _quote(value: Any) -> str:
+    return cast(Callable[[Any], str], files.quote)(value)
+
+
+def _one_line(text: Any) -> str:
+    return cast(Callable[[Any], str], files.one_line)(text)
+
+
+def _read_text(path: str, missing_ok: bool = False) -> Optional[str]:
+    return cast(Callable[..., Optional[str]], files.read_text)(path, missing_ok=missing_ok)
+
+
+def _parse_yaml(path: str, text: str) -> Tuple[Any, Any]:
+    return cast(Callable[[str, str], Tuple[Any, Any]], files.parse_yaml)(path, text)
+
+
+def _known_file() -> str:
+    return paths.known_differences_file()
+
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "status")
 KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by")
+ENTRY_FIELDS = ("op", "case", "backend", "mode", "status", "match", "reason", "count", "verified_by", "source")
 REQUIRED = ("op", "backend", "reason")  # `count` is required too, but checked after the rest (a clearer first problem)
 OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by name: no glob may stand for them
 GLOB_CHARS = re.compile(r"[*?\[]")
@@ -42,31 +95,176 @@ GLOB_CHARS = re.compile(r"[*?\[]")
 # "*.*" is any custom backend module
 KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]
 REGEX_TIMEOUT = 1.0  # seconds one `match` search may take; past it the message does not match
+# seconds all the `match` searches of one `apply` may take together (the shipped file's take 0.02 s over the
+# published run): past it the remaining messages are taken as no match, so hostile entries (a report's, for
+# `report merge`) cannot each spend REGEX_TIMEOUT
+REGEX_BUDGET = 5.0
 MAX_PATTERN_CHARS = 1000  # a glob or regex (the shipped file's longest: 214)
 MAX_GLOBS = 10000  # globs in one file, lists counted item by item (the shipped file: 623)
 
 
-def load(path=None, spec=None):
+def _frozen_globs(value: Any) -> Optional[Globs]:
+    return None if value is None else value if isinstance(value, str) else tuple(value)
+
+
+def _plain(value: Optional[Globs]) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    """One validated entry: built once from the file's (or a report's) validated dict, then asked whether it
+    targets or explains a result; nothing else reads entries by key. Absent optional keys are None; `number` is
+    the entry's number in its file (counted from 1, as problems name it), or 'spec alias'."""
+
+    op: Globs
+    backend: Globs
+    reason: str
+    case: Optional[Globs] = None
+    mode: Optional[Globs] = None
+    status: Optional[Globs] = None
+    match: Optional[str] = None
+    count: Optional[int] = None
+    verified_by: Optional[str] = None
+    source: Optional[str] = None
+    number: Number = field(default=0, compare=False)
+    keys: Tuple[str, ...] = field(default=(), compare=False, repr=False)  # the dict's key order, kept for to_dict
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any], number: Number = 0) -> "KnownEntry":
+        """From a dict that passed `validate` (or an alias entry of the spec)."""
+        return cls(
+            op=_frozen_globs(entry["op"]) or "",
+            backend=_frozen_globs(entry["backend"]) or "",
+            reason=entry["reason"],
+            case=_frozen_globs(entry.get("case")),
+            mode=_frozen_globs(entry.get("mode")),
+            status=_frozen_globs(entry.get("status")),
+            match=entry.get("match"),
+            count=entry.get("count"),
+            verified_by=entry.get("verified_by"),
+            source=entry.get("source"),
+            number=number,
+            keys=tuple(str(key) for key in entry),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The entry as the file (or the report's known_entries) spells it: keys in the file's order."""
+        out: Dict[str, Any] = {}
+        order = self.keys + tuple(k for k in ENTRY_FIELDS if k not in self.keys)
+        for key in order:
+            value = getattr(self, key) if key in ENTRY_FIELDS else None
+            if value is not None:
+                out[key] = _plain(value)
+        return out
+
+    @property
+    def from_spec(self) -> bool:
+        return self.source == "spec"
+
+    def targets(self, result: Any) -> bool:
+        """Whether the entry is about this result (op, case, backend, mode), whatever its outcome. `result` is a
+        Result or anything with op, case, backend and mode."""
+        return (
+            matches(result.op, self.op)
+            and matches(result.case, "*" if self.case is None else self.case)
+            and matches(result.backend, self.backend)
+            and matches(result.mode, "*" if self.mode is None else self.mode)
+        )
+
+    def explains(self, result: Result) -> bool:
+        """Whether the entry targets the result and the result is a non-passing one with the entry's status and
+        message (a regex search that times out does not match)."""
+        return self.targets(result) and self.judge(result) is True
+
+    def judge(self, result: Result, timeout: Optional[float] = None) -> Optional[bool]:
+        """The status and match condition alone: True, False, or None when the regex timed out on the message."""
+        status = Status(result.status)
+        if status == Status.PASS or not matches(status.value, "*" if self.status is None else self.status):
+            return False
+        return True if not self.match else search(self.match, result.message, timeout)
+
+
+def numbered(entries: Iterable[Union["KnownEntry", Mapping[str, Any]]]) -> List[KnownEntry]:
+    """Entries as KnownEntry, numbered as in their file (the spec's alias entries are 'spec alias' and are not
+    counted): the one place entries are numbered. Dicts must have passed `validate`."""
+    out, number = [], 0
+    for entry in entries:
+        from_spec = (entry.source if isinstance(entry, KnownEntry) else entry.get("source")) == "spec"
+        number += 0 if from_spec else 1
+        label: Number = "spec alias" if from_spec else number
+        if isinstance(entry, KnownEntry):
+            out.append(entry if entry.number == label else _renumbered(entry, label))
+        else:
+            out.append(KnownEntry.from_dict(entry, label))
+    return out
+
+
+def _renumbered(entry: KnownEntry, number: Number) -> KnownEntry:
+    from dataclasses import replace
+
+    return replace(entry, number=number)
+
+
+def load(path: Optional[str] = None, spec: Optional["Spec"] = None) -> List[KnownEntry]:
     """The validated entries of a known-differences file (none when it does not exist)."""
-    path = path or paths.known_differences_file()
-    text = files.read_text(path, missing_ok=True)  # a one-line KbtoolError when it cannot be read
+    path = path or _known_file()
+    text = _read_text(path, missing_ok=True)  # a one-line KbtoolError when it cannot be read
     if text is None:
         return []
-    root, entries = files.parse_yaml(path, text)  # a one-line KbtoolError (FileProblem) for bad YAML or data
+    root, entries = _parse_yaml(path, text)  # a one-line KbtoolError (FileProblem) for bad YAML or data
     entries = [] if entries is None else entries
     problems = _numbered_problems(entries, spec)
     if problems:
         number, first = problems[0]
         raise KbtoolError(
-            files.one_line(
+            _one_line(
                 f"{_position(path, root, number)}: {first}"
                 + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "")
             )
         )
-    return entries
+    return numbered(entries)
 
 
-def _position(path, root, number):
+def from_report(dicts: Any, where: str) -> List[KnownEntry]:
+    """The known_entries a report recorded, held to the same rules and limits as a file users write (and the
+    spec's alias entries to the exact form kbtool writes them in); a one-line KbtoolError naming `where`."""
+    if not isinstance(dicts, list) or not all(isinstance(e, dict) for e in dicts):
+        raise KbtoolError(f"{where}: known_entries must be a list of entries")
+    own = [e for e in dicts if e.get("source") != "spec"]
+    problems = _numbered_problems(own)
+    for entry in (e for e in dicts if e.get("source") == "spec"):
+        if not _alias_form(entry):
+            problems.append((None, "a spec alias entry kbtool did not write: " + _clip(entry, 100)))
+    if problems:
+        raise KbtoolError(
+            _one_line(
+                "{}: known_entries: {}{}".format(
+                    where, problems[0][1], f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+                )
+            )
+        )
+    return numbered(dicts)
+
+
+ALIAS_REASON = re.compile(r"Keras 1\.x name, renamed to [A-Za-z_][A-Za-z0-9_]* in Keras 2\Z")
+
+
+def _alias_form(entry: Mapping[str, Any]) -> bool:
+    """Whether a report's 'source: spec' entry is one alias_entries writes (anything else would be a way around
+    the file's rules)."""
+    return (
+        set(entry) == {"op", "backend", "status", "reason", "source"}
+        and isinstance(entry["op"], str)
+        and OP_NAME.match(entry["op"]) is not None
+        and entry["backend"] == KERAS2_BACKENDS
+        and entry["status"] == Status.UNSUPPORTED.value
+        and isinstance(entry["reason"], str)
+        and ALIAS_REASON.match(entry["reason"]) is not None
+    )
+
+
+def _position(path: str, root: Any, number: Optional[int]) -> str:
     """file:line of entry `number` (counted from 1), or the file alone for a problem of the whole file."""
     nodes = getattr(root, "value", None)
     if number is None or not isinstance(nodes, list) or not 0 < number <= len(nodes):
@@ -74,19 +272,19 @@ def _position(path, root, number):
     return f"{path}:{nodes[number - 1].start_mark.line + 1}"
 
 
-def validate(entries, spec=None):
+def validate(entries: Any, spec: Optional["Spec"] = None) -> List[str]:
     """Problems with the entries, as 'entry N (op): message' strings."""
     return [problem for _, problem in _numbered_problems(entries, spec)]
 
 
-def _numbered_problems(entries, spec=None):
+def _numbered_problems(entries: Any, spec: Optional["Spec"] = None) -> List[Tuple[Optional[int], str]]:
     """(entry number or None for the whole file, 'entry N (op): message') for every problem, in order."""
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         return [(None, "expected a list of entries (op, backend, reason, count, ...)")]
     globs = sum(len(_globs(e[key])) for e in entries for key in GLOB_KEYS if _is_globs(e.get(key)))
     if globs > MAX_GLOBS:  # each is matched against every op and case id of the spec: bounded work
         return [(None, f"{globs} globs in {len(entries)} entries; kbtool checks at most {MAX_GLOBS} in one file")]
-    problems = []
+    problems: List[Tuple[Optional[int], str]] = []
     for number, entry in enumerate(entries, 1):
         found = _entry_problems(number, entry)
         if spec is not None and not found:
@@ -95,7 +293,7 @@ def _numbered_problems(entries, spec=None):
     return problems
 
 
-def _entry_problems(number, entry):
+def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
     """Problems of one entry on its own (keys, types, regex, status words, the rules that keep it precise)."""
     where = _where(number, entry)
     missing = [k for k in REQUIRED if k not in entry]
@@ -104,9 +302,7 @@ def _entry_problems(number, entry):
     problems = []
     unknown = sorted(str(key) for key in set(entry) - set(KEYS))  # YAML keys need not be strings
     if unknown:
-        problems.append(
-            "{}: unknown key {} (keys are {})".format(where, files.clip(", ".join(unknown)), ", ".join(KEYS))
-        )
+        problems.append("{}: unknown key {} (keys are {})".format(where, _clip(", ".join(unknown)), ", ".join(KEYS)))
     for key in GLOB_KEYS:
         if not _is_globs(entry.get(key, "*")):
             problems.append(f"{where}: {key} must be a glob or a list of globs")
@@ -122,13 +318,13 @@ def _entry_problems(number, entry):
         words = [s.value for s in Status if s != Status.PASS]
         if not any(fnmatch.fnmatchcase(w, p) for p in _globs(entry.get("status", "*")) for w in words):
             problems.append(
-                "{}: status {} names no result status ({})".format(where, files.clip(entry["status"]), ", ".join(words))
+                "{}: status {} names no result status ({})".format(where, _clip(entry["status"]), ", ".join(words))
             )
     problems.extend(f"{where}: {p}" for p in _precision_problems(entry))
     return problems
 
 
-def _precision_problems(entry):
+def _precision_problems(entry: Dict[Any, Any]) -> Iterator[str]:
     """The rules that keep an entry from absorbing results it was not written for: it names its ops, narrows
     them by case or message, names backends kbtool knows, and records how many results it explained."""
     if entry["op"] == [] or entry["backend"] == []:
@@ -136,13 +332,13 @@ def _precision_problems(entry):
     if _is_globs(entry["op"]):
         for name in _globs(entry["op"]):
             if len(name) <= MAX_PATTERN_CHARS and not OP_NAME.match(name):
-                yield f"op {files.quote(name)} is not an op name (an entry lists the ops it is about; no glob such as '*')"
+                yield f"op {_quote(name)} is not an op name (an entry lists the ops it is about; no glob such as '*')"
     if _is_globs(entry["backend"]):
         for pattern in _globs(entry["backend"]):
             if len(pattern) <= MAX_PATTERN_CHARS and not known_backend(pattern):
                 yield (
                     "backend {} names no backend kbtool knows ({}, or a custom module spelled out, such as "
-                    "my_package.my_module@theano)".format(files.quote(pattern), ", ".join(_builtin()))
+                    "my_package.my_module@theano)".format(_quote(pattern), ", ".join(_builtin()))
                 )
     well_typed = _is_globs(entry.get("case", "*")) and isinstance(entry.get("match", ""), str)
     if well_typed and not _narrows(entry):  # (a mistyped case or match is reported as such)
@@ -153,32 +349,32 @@ def _precision_problems(entry):
             "scripts/record-known-counts.py REPORT.json writes it)"
         )
     elif isinstance(entry["count"], bool) or not isinstance(entry["count"], int) or entry["count"] < 0:
-        yield "count must be a whole number >= 0, not {}".format(files.quote(entry["count"]))
+        yield "count must be a whole number >= 0, not {}".format(_quote(entry["count"]))
     if "verified_by" in entry and not (
         isinstance(entry["verified_by"], str) and VARIANT_SUFFIX.match(entry["verified_by"])
     ):
         yield "verified_by must be a variant's case-id suffix such as .kernel_flipped, not {}".format(
-            files.quote(entry["verified_by"])
+            _quote(entry["verified_by"])
         )
 
 
 VARIANT_SUFFIX = re.compile(r"\.[A-Za-z0-9_]+\Z")
 
 
-def _narrows(entry):
+def _narrows(entry: Dict[Any, Any]) -> bool:
     """A case glob that is not every case, or a non-empty message regex."""
     case = entry.get("case")
     by_case = _is_globs(case) and bool(_globs(case)) and not any(set(p) <= {"*"} for p in _globs(case))
     return by_case or (isinstance(entry.get("match"), str) and entry["match"] != "")
 
 
-def _builtin():
+def _builtin() -> List[str]:
     from .runners.registry import BUILTIN
 
-    return BUILTIN
+    return list(BUILTIN)
 
 
-def known_backend(pattern):
+def known_backend(pattern: str) -> bool:
     """Whether a backend glob names a backend kbtool knows: it matches a built-in name, or it is a custom module's
     name spelled out (my_package.my_module, or my_package.my_module@ENV with a managed ENV); custom names cannot be
     globbed, since no list of them exists to check a glob against."""
@@ -187,19 +383,21 @@ def known_backend(pattern):
 
     if any(fnmatch.fnmatchcase(name, pattern) for name in _builtin()):
         return True
-    if GLOB_CHARS.search(pattern) or not custom.is_custom(pattern):
+    is_custom = cast(Callable[[str], bool], custom.is_custom)
+    importable = cast(Callable[[str], bool], custom.importable)
+    if GLOB_CHARS.search(pattern) or not is_custom(pattern):
         return False
     module, at, env = pattern.partition("@")
     if not at and "." not in module:  # a plain module name (as keras.json may give) only where it imports: a
-        return custom.importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
+        return importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
     return "." in module and (not at or env in RECIPES)
 
 
-def _where(number, entry):
-    return "entry {} ({})".format(number, files.clip(entry.get("op", "?"), 60))
+def _where(number: int, entry: Dict[Any, Any]) -> str:
+    return "entry {} ({})".format(number, _clip(entry.get("op", "?"), 60))
 
 
-def regex_problem(pattern):
+def regex_problem(pattern: Any) -> Optional[str]:
     """Why `pattern` cannot be a `match` (None when it can): a string that compiles in Python's `re` (what the
     file's authors read) and in the `regex` engine that searches with a time limit."""
     if not isinstance(pattern, str):
@@ -210,28 +408,31 @@ def regex_problem(pattern):
         try:
             engine.compile(pattern)
         except (engine.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
-            return f"match is not a valid regex: {files.clip(exc)}"
+            return f"match is not a valid regex: {_clip(exc)}"
     return None
 
 
-def search(pattern, text):
+def search(pattern: str, text: str, timeout: Optional[float] = None) -> Optional[bool]:
     """Whether `pattern` matches anywhere in `text`: True, False, or None when the search timed out."""
     try:
-        return _compiled(pattern).search(text, timeout=REGEX_TIMEOUT) is not None
+        limit = REGEX_TIMEOUT if timeout is None else timeout
+        if limit <= 0:
+            return None
+        return _compiled(pattern).search(text, timeout=limit) is not None
     except TimeoutError:
         return None
 
 
 @functools.lru_cache(maxsize=512)
-def _compiled(pattern):
+def _compiled(pattern: str) -> Any:
     return regex.compile(pattern)  # regex.search() itself costs ~10x more per call than a compiled pattern's
 
 
-def _spec_problems(entry, spec):
+def _spec_problems(entry: Dict[Any, Any], spec: "Spec") -> Iterator[str]:
     names = _globs(entry["op"])
     for name in names:
         if name not in spec.ops:
-            yield f"op {files.clip(name)} names no op of the spec"
+            yield f"op {_clip(name)} names no op of the spec"
     ops = [name for name in names if name in spec.ops]
     if not ops:
         return
@@ -239,20 +440,20 @@ def _spec_problems(entry, spec):
     if suffix is not None:
         lacking = [op for op in ops if suffix not in variant_suffixes(op)]
         if lacking:
-            yield "verified_by {}: no backend runs that variant of {}".format(
-                files.quote(suffix), ", ".join(lacking[:5])
-            )
+            yield "verified_by {}: no backend runs that variant of {}".format(_quote(suffix), ", ".join(lacking[:5]))
     if "case" in entry:
-        from .specs.cases import case_ids
+        from .specs import cases
 
-        ids = set()
+        case_ids = cast(Callable[[Any, str], List[str]], cases.case_ids)
+        ids: Set[str] = set()
         for op in ops:
             own = case_ids(spec, op)
             ids.update(own)
             ids.update(case_id + variant for variant in variant_suffixes(op) for case_id in own)
         for pattern in _globs(entry["case"]):
-            if not any(map(_glob_regex(pattern).match, ids)):
-                yield "case {} names no case of {}".format(files.quote(pattern), ", ".join(ops[:5]))
+            compiled = _glob_regex(pattern)
+            if compiled is None or not any(map(compiled.match, ids)):
+                yield "case {} names no case of {}".format(_quote(pattern), ", ".join(ops[:5]))
 
 
 def variant_suffixes(op: str) -> List[str]:
@@ -263,94 +464,106 @@ def variant_suffixes(op: str) -> List[str]:
     return registry.variant_suffixes(op)
 
 
-def alias_entries(spec):
+def alias_entries(spec: "Spec") -> List[KnownEntry]:
     """One entry per Keras 1.x alias in the spec: Keras 2 backends do not have the old name."""
     return [
-        {
-            "op": name,
-            "backend": KERAS2_BACKENDS,
-            "status": Status.UNSUPPORTED.value,
-            "reason": "Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"]),
-            "source": "spec",
-        }
+        KnownEntry(
+            op=name,
+            backend=tuple(KERAS2_BACKENDS),
+            status=Status.UNSUPPORTED.value,
+            reason="Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"]),
+            source="spec",
+            number="spec alias",
+        )
         for name, entry in sorted(spec.ops.items())
         if entry.get("alias_of")
     ]
 
 
-def _is_globs(value):
-    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+def _is_globs(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value))
 
 
-def _globs(patterns):
-    return [patterns] if isinstance(patterns, str) else patterns
+def _globs(patterns: Any) -> List[str]:
+    return [patterns] if isinstance(patterns, str) else list(patterns)
 
 
-def matches(value, patterns):
+def matches(value: str, patterns: Union[Globs, List[str]]) -> bool:
     """A glob, or a list of globs any of which may match."""
     compiled = _glob_regex(patterns)
     return compiled is not None and compiled.match(value) is not None
 
 
-_GLOB_REGEXES = {}  # a glob (by value) or a list of globs (by identity, kept alive here: entries are never
-# changed once loaded) → one compiled regex
-
-
-def _glob_regex(patterns):
+def _glob_regex(patterns: Union[Globs, List[str]]) -> "Optional[re.Pattern[str]]":
     """One regex for a glob or a list of globs (fnmatch's translation, as alternatives): a result is then matched
     in one search, however many globs an entry lists (10,000 globs × 7,500 results took 20 s one by one)."""
-    key = patterns if isinstance(patterns, str) else id(patterns)
-    hit = _GLOB_REGEXES.get(key)
-    if hit is not None and (isinstance(patterns, str) or hit[0] is patterns):
-        return hit[1]
+    return _glob_regex_of(patterns if isinstance(patterns, (str, tuple)) else tuple(patterns))
+
+
+@functools.lru_cache(maxsize=4096)
+def _glob_regex_of(patterns: Globs) -> "Optional[re.Pattern[str]]":
     globs = _globs(patterns)
-    compiled = re.compile("|".join(fnmatch.translate(p) for p in globs)) if globs else None
-    if len(_GLOB_REGEXES) >= 4096:
-        _GLOB_REGEXES.clear()
-    _GLOB_REGEXES[key] = (patterns, compiled)
-    return compiled
+    return re.compile("|".join(fnmatch.translate(p) for p in globs)) if globs else None
 
 
-def targets(entry, result):
+def entry_of(entry: Union[KnownEntry, Mapping[str, Any]]) -> KnownEntry:
+    """A KnownEntry, from a validated dict where need be."""
+    return entry if isinstance(entry, KnownEntry) else KnownEntry.from_dict(entry)
+
+
+def targets(entry: Union[KnownEntry, Mapping[str, Any]], result: Any) -> bool:
     """Whether the entry is about this result (op, case, backend, mode), whatever its outcome."""
-    return (
-        matches(result.op, entry["op"])
-        and matches(result.case, entry.get("case", "*"))
-        and matches(result.backend, entry["backend"])
-        and matches(result.mode, entry.get("mode", "*"))
-    )
+    return entry_of(entry).targets(result)
 
 
-def explains(entry, result):
-    """Whether a targeted result is a non-passing one with the entry's status and message (a regex search that
-    times out does not match)."""
-    return _explains(entry, result) is True
+def explains(entry: Union[KnownEntry, Mapping[str, Any]], result: Result) -> bool:
+    """Whether a (targeted) result is a non-passing one with the entry's status and message: the condition alone,
+    as KnownEntry.judge (KnownEntry.explains also asks whether the entry targets the result)."""
+    return entry_of(entry).judge(result) is True
 
 
-def _explains(entry, result):
-    """True, False, or None when the entry's regex timed out on the result's message."""
-    if result.status == Status.PASS or not matches(Status(result.status).value, entry.get("status", "*")):
-        return False
-    return True if not entry.get("match") else search(entry["match"], result.message)
-
-
-def _covers(entry, planned_ops, spec_ops):
+def covers(
+    entry: Union[KnownEntry, Mapping[str, Any]], planned_ops: Optional[Iterable[str]], spec_ops: Optional[Iterable[str]]
+) -> bool:
     """Whether every spec op that the entry's op globs match was planned (unknown: assume so)."""
     if planned_ops is None or spec_ops is None:
         return True
-    named = [op for op in spec_ops if matches(op, entry["op"])]
+    named = [op for op in spec_ops if matches(op, entry_of(entry).op)]
     return set(named) <= set(planned_ops)
+
+
+_covers = covers  # its old name
+
+
+def judged(
+    entry: KnownEntry,
+    whole_spec: bool,
+    all_cases: bool,
+    planned_ops: Optional[Iterable[str]] = None,
+    spec_ops: Optional[Iterable[str]] = None,
+) -> bool:
+    """Whether a run judges the entry's staleness and growth: it ran every case of every op the entry names."""
+    return all_cases and (whole_spec or (entry.op != "*" and covers(entry, planned_ops, spec_ops)))
 
 
 @dataclass
 class Applied:
-    """What applying the entries to a run found: per entry, how many results it targeted and explained."""
+    """What applying the entries to a run found: per entry, how many results it targeted and explained (report
+    rows), and the stale entries (each as the file spells it, with a note)."""
 
-    counts: List[Dict] = field(default_factory=list)
-    stale: List[Dict] = field(default_factory=list)
+    counts: List[Dict[str, Any]] = field(default_factory=list)
+    stale: List[Dict[str, Any]] = field(default_factory=list)
 
 
-def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, spec_ops=None, counts_comparable=None):
+def apply(
+    results: Sequence[Result],
+    entries: Iterable[Union[KnownEntry, Mapping[str, Any]]],
+    whole_spec: bool = True,
+    all_cases: bool = True,
+    planned_ops: Optional[Iterable[str]] = None,
+    spec_ops: Optional[Iterable[str]] = None,
+    counts_comparable: Optional[bool] = None,
+) -> Applied:
     """Mark each result that an entry explains (`result.known` = the first such entry's reason).
 
     Staleness and growth are judged only where the run covers what an entry explains: every case of the ops it
@@ -364,88 +577,88 @@ def apply(results, entries, whole_spec=True, all_cases=True, planned_ops=None, s
     without `verified_by` (its own, different cause: the difference the variant removes is then not the only one,
     and the other one is recorded on the variant's results).
     """
+    entries = numbered(entries)
     applied = Applied()
     comparable = (whole_spec and all_cases) if counts_comparable is None else counts_comparable
-    numbers, number = (
-        [],
-        0,
-    )  # entries of the file, counted as `validate` counts them; the spec's alias entries have none
-    for entry in entries:
-        from_spec = entry.get("source") == "spec"
-        number += 0 if from_spec else 1
-        numbers.append("spec alias" if from_spec else number)
-    named_by = {}  # id(result) -> the entry that named it
-    by_key = {(r.op, r.case, r.backend, r.mode): r for r in results}
-    timeouts = []  # (result, entry number): noted once every entry has searched the messages
-    rows = {}
-    order = [i for i, e in enumerate(entries) if not e.get("verified_by")] + [
-        i for i, e in enumerate(entries) if e.get("verified_by")
+    named_by: Dict[int, KnownEntry] = {}  # id(result) -> the entry that named it
+    by_key: Dict[ResultKey, Result] = {(r.op, r.case, r.backend, r.mode): r for r in results}
+    timeouts: List[Tuple[Result, Number, str]] = []  # noted once every entry has searched the messages
+    deadline = time.monotonic() + REGEX_BUDGET
+    rows: Dict[int, Dict[str, Any]] = {}
+    stale: List[Tuple[int, Dict[str, Any]]] = []
+    order = [i for i, e in enumerate(entries) if not e.verified_by] + [
+        i for i, e in enumerate(entries) if e.verified_by
     ]
     for index in order:
-        entry, entry_number = entries[index], numbers[index]
-        targeted = [r for r in results if targets(entry, r)]
-        explained, timed_out = [], None
+        entry = entries[index]
+        targeted = [r for r in results if entry.targets(r)]
+        explained: List[Result] = []
+        timed_out: Optional[Result] = None
+        timed_out_after = ""
         for result in targeted:
             if timed_out is not None:  # one timeout per entry: its regex searches no more messages
                 continue
-            verdict = _explains(entry, result)
+            left = deadline - time.monotonic()
+            verdict = entry.judge(result, min(REGEX_TIMEOUT, left))
             if verdict is None:
-                timed_out = result
-                timeouts.append((result, entry_number))
+                timed_out, timed_out_after = result, _after(left)
+                timeouts.append((result, entry.number, timed_out_after))
             elif verdict and _verified(entry, result, by_key, named_by):
                 explained.append(result)
         named = 0
         for result in explained:
             if result.known is None:
-                result.known = entry["reason"]
+                result.known = entry.reason
                 named_by[id(result)] = entry
                 named += 1
-        judged = all_cases and (whole_spec or (entry["op"] != "*" and _covers(entry, planned_ops, spec_ops)))
-        stale = bool(targeted) and not explained and judged
+        is_judged = judged(entry, whole_spec, all_cases, planned_ops, spec_ops)
         if targeted:
-            row = {
-                "entry": entry_number,
-                "op": entry["op"],
-                "backend": entry["backend"],
-                "reason": entry["reason"],
+            row: Dict[str, Any] = {
+                "entry": entry.number,
+                "op": _plain(entry.op),
+                "backend": _plain(entry.backend),
+                "reason": entry.reason,
                 "targeted": len(targeted),
                 "explained": len(explained),
                 "named": named,
             }
-            if isinstance(entry.get("count"), int) and not isinstance(entry.get("count"), bool):
-                row["count"] = entry["count"]
-                if judged and comparable and len(explained) > entry["count"]:
-                    row.update(grown=True, grown_by=len(explained) - entry["count"])
+            if isinstance(entry.count, int) and not isinstance(entry.count, bool):
+                row["count"] = entry.count
+                if is_judged and comparable and len(explained) > entry.count:
+                    row.update(grown=True, grown_by=len(explained) - entry.count)
             rows[index] = row
-        if stale:
-            applied.stale.append(
-                (
-                    index,
-                    dict(
-                        entry,
-                        note="did not reproduce in this run ({} results checked){}".format(
-                            len(targeted),
-                            f"; its match regex timed out after {REGEX_TIMEOUT:g} s, so {len(targeted) - targeted.index(timed_out)} were not searched"
-                            if timed_out is not None
-                            else "",
-                        ),
-                    ),
-                )
+        if targeted and not explained and is_judged:
+            unsearched = (
+                f"; its match regex timed out after {timed_out_after}, so "
+                f"{len(targeted) - targeted.index(timed_out)} were not searched"
+                if timed_out is not None
+                else ""
             )
+            note = f"did not reproduce in this run ({len(targeted)} results checked){unsearched}"
+            stale.append((index, dict(entry.to_dict(), note=note)))
     applied.counts = [rows[i] for i in sorted(rows)]
-    applied.stale = [item for _, item in sorted(applied.stale, key=lambda pair: pair[0])]
-    for result, entry_number in timeouts:
+    applied.stale = [item for _, item in sorted(stale, key=lambda pair: pair[0])]
+    for result, entry_number, after in timeouts:
         note = (
-            f"known-difference entry {entry_number}: its match regex timed out after {REGEX_TIMEOUT:g} s on this message (taken as "
-            "no match; later messages not searched)"
+            f"known-difference entry {entry_number}: its match regex timed out after {after} on this "
+            "message (taken as no match; later messages not searched)"
         )
         result.note = note if not result.note else f"{result.note}; {note}"
     return applied
 
 
-def _verified(entry, result, by_key, named_by):
+def _after(left: float) -> str:
+    """How long a search that timed out had: REGEX_TIMEOUT, or what was left of the run's REGEX_BUDGET."""
+    if left >= REGEX_TIMEOUT:
+        return f"{REGEX_TIMEOUT:g} s"
+    return f"{max(left, 0):.2g} s, when the {REGEX_BUDGET:g} s that all searches of a run may take ran out"
+
+
+def _verified(
+    entry: KnownEntry, result: Result, by_key: Mapping[ResultKey, Result], named_by: Mapping[int, KnownEntry]
+) -> bool:
     """For a `verified_by` entry: the variant result of the same call passed, or another cause explains it."""
-    suffix = entry.get("verified_by")
+    suffix = entry.verified_by
     if not suffix:
         return True
     variant = by_key.get((result.op, result.case + suffix, result.backend, result.mode))
@@ -454,9 +667,9 @@ def _verified(entry, result, by_key, named_by):
     if Status(variant.status) == Status.PASS:
         return True
     other = named_by.get(id(variant))
-    return other is not None and not other.get("verified_by")
+    return other is not None and not other.verified_by
 
 
-def grown(report_counts):
+def grown(report_counts: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
     """The rows of a report's known_differences whose entry explained more results than recorded."""
     return [row for row in report_counts if row.get("grown")]

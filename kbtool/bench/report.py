@@ -109,7 +109,7 @@ def exit_code(report):
 
 def load(path):
     """A bench report from a file (a baseline for --compare), or a one-line KbtoolError."""
-    text = files.read_text(path, "bench report")
+    text = files.read_text(path, "bench report ")
     try:
         data = json.loads(text)
     except ValueError as exc:

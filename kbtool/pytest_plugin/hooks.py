@@ -158,11 +158,11 @@ class KbtoolHooks:
                 ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none",
             )
         )
-        numbers = verdict.entry_numbers(self.entries)
+        from .. import known
+
         for entry in self.stale:
-            number = next(
-                (n for n, e in zip(numbers, self.entries) if all(entry.get(k) == v for k, v in e.items())), "?"
-            )
+            written = {k: v for k, v in entry.items() if k != "note"}
+            number = next((e.number for e in known.numbered(self.entries) if e.to_dict() == written), "?")
             write(
                 "stale known difference (entry {}): {} {} on {}: {} ({})".format(
                     number, entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]

@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING, List, Optional
 import pytest
 
 if TYPE_CHECKING:
+    from ..known import KnownEntry
     from ..plan import Plan
 
 
 @dataclass
 class Selection:
     plan: "Plan"
-    entries: List[dict]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
+    entries: List[
+        "KnownEntry"
+    ]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
     case_timeout: Optional[float] = None
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
 

@@ -12,6 +12,10 @@ passes: that item fails at once, as an unexpected pass.
 import dataclasses
 import json
 from collections import namedtuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..known import KnownEntry
+from ..results import Result
 
 
 class KbtoolFailure(Exception):
@@ -25,7 +29,7 @@ class WorkerUnavailable(Exception):
 Key = namedtuple("Key", "op case backend mode")  # what known.targets reads of a result
 
 
-def known_reason(result, variant_results, entries):
+def known_reason(result: Result, variant_results: Sequence[Result], entries: Sequence[KnownEntry]) -> Optional[str]:
     """The reason of the entry that explains `result` (None: none does), given its variants' results."""
     from .. import known
 
@@ -35,24 +39,14 @@ def known_reason(result, variant_results, entries):
     return probe.known
 
 
-def needs_variants(result, entries):
+def needs_variants(result: Result, entries: Sequence[KnownEntry]) -> bool:
     """Whether an entry with `verified_by` would explain `result` if its variant's result says so."""
     from .. import known
 
-    return any(e.get("verified_by") and known.targets(e, result) and known.explains(e, result) for e in entries)
+    return any(e.verified_by and e.explains(result) for e in known.numbered(entries))
 
 
-def entry_numbers(entries):
-    """Each entry's number in its file, as known.apply counts them ('spec alias' for the spec's own entries)."""
-    numbers, number = [], 0
-    for entry in entries:
-        from_spec = entry.get("source") == "spec"
-        number += 0 if from_spec else 1
-        numbers.append("spec alias" if from_spec else number)
-    return numbers
-
-
-def sole_targets(plan, keys, entries):
+def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: Sequence[KnownEntry]) -> Dict[Any, Any]:
     """{key: (entry number, entry)} for each entry that the plan's results `keys` give one target, and whose staleness
     a check of this plan judges (no --case, --mode, --examples or --keras-config; every op it names planned)."""
     from .. import known
@@ -60,23 +54,19 @@ def sole_targets(plan, keys, entries):
 
     if not plan.all_cases:
         return {}
-    by_op = {}
+    by_op: Dict[str, List[Key]] = {}
     for key in keys:
         by_op.setdefault(key[0], []).append(Key(*key))
     spec_ops = checkable_ops(plan.spec)
-    out = {}
-    for number, entry in zip(entry_numbers(entries), entries):
-        if not (plan.whole_spec or (entry["op"] != "*" and known._covers(entry, plan.ops, spec_ops))):
+    out: Dict[Any, Any] = {}
+    for entry in known.numbered(entries):
+        if not known.judged(entry, plan.whole_spec, True, plan.ops, spec_ops):
             continue
         targeted = [
-            k
-            for op, op_keys in by_op.items()
-            if known.matches(op, entry["op"])
-            for k in op_keys
-            if known.targets(entry, k)
+            k for op, op_keys in by_op.items() if known.matches(op, entry.op) for k in op_keys if entry.targets(k)
         ]
         if len(targeted) == 1:
-            out.setdefault(tuple(targeted[0]), (number, entry))
+            out.setdefault(tuple(targeted[0]), (entry.number, entry))
     return out
 
 
@@ -95,11 +85,11 @@ def failure_text(result):
     return "\n".join(lines)
 
 
-def stale_text(number, entry):
+def stale_text(number: Any, entry: KnownEntry) -> str:
     return (
-        "passed, but known-difference entry {} targets this result alone: it no longer reproduces (stale). "
-        "Its reason: {}"
-    ).format(number, entry["reason"])
+        f"passed, but known-difference entry {number} targets this result alone: it no longer reproduces (stale). "
+        f"Its reason: {entry.reason}"
+    )
 
 
 def headline(target):

@@ -8,40 +8,41 @@ junit.py        for CI dashboards          matrix.py    the op × backend matrix
 import importlib
 import os
 import tempfile
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from .. import files
 from ..errors import KbtoolError
+from .report import clip, one_line, write_atomic
 from .text import encodable
 
 FORMATS = ("json", "terminal", "markdown", "html", "junit")
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
 
 
-def render(report, fmt, **options):
+def render(report: Dict[str, Any], fmt: str, **options: Any) -> str:
     """Render `report` in `fmt`. Options go to the renderer: the terminal's `verbosity` (0 -q, 1, 2 -v) and
     `console`; the file formats take none."""
     if fmt not in FORMATS:
         raise ValueError(fmt)
-    return importlib.import_module("kbtool.reports." + ("json_report" if fmt == "json" else fmt)).render(
-        report, **options
-    )
+    module = importlib.import_module("kbtool.reports." + ("json_report" if fmt == "json" else fmt))
+    text: str = module.render(report, **options)
+    return text
 
 
-def format_of(path):
+def format_of(path: str) -> str:
     fmt = EXTENSIONS.get(os.path.splitext(path)[1])
     if fmt is None:
         raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(EXTENSIONS)))
     return fmt
 
 
-def prepare_outputs(paths):
+def prepare_outputs(paths: Iterable[str]) -> None:
     """Check report paths before a run (made and tested now, so a long run never ends in an unwritable report)."""
     for path in paths:
         format_of(path)
         check_writable(path)
 
 
-def check_writable(path):
+def check_writable(path: str) -> None:
     """A report path kbtool can write (its folder made now), or a one-line KbtoolError."""
     if os.path.isdir(path):
         raise KbtoolError(f"{path} is a directory")
@@ -61,24 +62,27 @@ def check_writable(path):
     os.unlink(probe)
 
 
-def write(report, path):
+def write(report: Dict[str, Any], path: str) -> None:
     """Render `report` in the format of `path`'s extension and write it atomically. The text is made encodable
     first (a backend's message may hold a lone surrogate, which UTF-8 cannot encode)."""
     text = encodable(render(report, format_of(path)))
     try:
-        files.write_atomic(path, text)
+        write_atomic(path, text)
     except OSError as exc:
         raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
 
 
-def write_all(report, paths, echo=None):
+def write_all(report: Dict[str, Any], paths: Iterable[str], echo: Optional[Callable[[str], None]] = None) -> List[str]:
     """Write `report` to every path, each failure costing only its own file. Returns the failures' messages."""
-    failures = []
+    failures: List[str] = []
     for path in paths:
         try:
             write(report, path)
         except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
             failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
+            continue
+        except (RecursionError, MemoryError, TypeError, KeyError) as exc:  # one view's fault costs only its file
+            failures.append(one_line(f"cannot render {path}: {type(exc).__name__}: {clip(exc, 120)}"))
             continue
         if echo:
             echo(f"wrote {path}")

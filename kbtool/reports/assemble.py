@@ -4,73 +4,82 @@ The format is versioned by `schema_version` and described by report.schema.json 
 """
 
 import datetime
-import os
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
-from .. import __version__, schemas
+from .. import __version__, known
 from ..results import BackendStatus, Status
+from .report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
+from .report import SCHEMA_VERSION as SCHEMA_VERSION
+from .report import Report
+from .report import schema as schema
+from .report import validate as validate
 
-SCHEMA_VERSION = 1
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.schema.json")
+if TYPE_CHECKING:  # pragma: no cover
+    from ..known import Applied, KnownEntry
+    from ..results import Result
+
+Record = Dict[str, Any]
 
 
 def assemble(
-    plan,
-    infos,
-    results,
-    applied,
-    wall_seconds,
-    incomplete=None,
-    known_entries=None,
-    known_path=None,
-    strict=False,
-    usage=None,
-):
+    plan: Any,
+    infos: List[Record],
+    results: Iterable["Result"],
+    applied: "Applied",
+    wall_seconds: float,
+    incomplete: Optional[Record] = None,
+    known_entries: Optional[Sequence[Union["KnownEntry", Mapping[str, Any]]]] = None,
+    known_path: Optional[str] = None,
+    strict: bool = False,
+    usage: Optional[Record] = None,
+) -> Record:
     """The report of one check: what was planned, what each backend said, every result, the known differences.
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
     `known_entries` (those applied, as loaded) and the plan are recorded so that `kbtool report merge` can judge
     shards together with no file at hand; `strict` (--strict) also fails on unsupported and grown."""
-    report = {
-        "schema_version": SCHEMA_VERSION,
-        "kbtool": __version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "seed": plan.seed,
-        "spec": dict(
+    settings = plan.settings
+    return Report(
+        kbtool=__version__,
+        created=now(),
+        seed=plan.seed,
+        spec=dict(
             {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
             **_sha256_of(plan.spec.path),
         ),
-        "filters": list(plan.filters),
-        "grid": plan.grid,
+        filters=list(plan.filters),
+        grid=plan.grid,
         # the settings every case was forced to (--keras-config), and each set of settings that ran
-        "keras_config": dict(
+        keras_config=dict(
             {"override": dict(plan.keras_config or {}), "ran": _settings_that_ran(plan)},
-            **(plan.settings.as_report() if plan.settings else {}),
+            **(settings.as_report() if settings else {}),
         ),
         # the user's configured Keras backend (KERAS_BACKEND or keras.json): first in every view
-        "active_backend": plan.active_backend,
-        "backends": infos,
-        "results": [r.as_dict() for r in results],
-        "known_differences": applied.counts,
-        "stale_known_differences": applied.stale,
-        "wall_seconds": round(wall_seconds, 2),
-    }
-    if usage:  # the pool's worker slots and the peak memory (kbtool/pool.py)
-        report["resources"] = dict(usage)
-    if known_path:
-        report["known_file"] = dict({"path": known_path}, **_sha256_of(known_path))
-    if known_entries is not None:
-        report["known_entries"] = [dict(entry) for entry in known_entries]
-    report["plan"] = plan_record(plan)
-    if incomplete:
-        report["incomplete"] = dict(incomplete)
-    report["summary"] = summarize(report, strict=strict)
-    return report
+        active_backend=plan.active_backend,
+        has_active_backend=True,
+        backends=infos,
+        results=list(results),
+        known_differences=applied.counts,
+        stale_known_differences=applied.stale,
+        wall_seconds=round(wall_seconds, 2),
+        resources=dict(usage) if usage else None,  # the pool's worker slots and the peak memory (kbtool/pool.py)
+        known_file=dict({"path": known_path}, **_sha256_of(known_path)) if known_path else None,
+        known_entries=None if known_entries is None else known.numbered(known_entries),
+        plan=plan_record(plan),
+        incomplete=dict(incomplete) if incomplete else None,
+        strict=strict,
+    ).to_dict()
 
 
-def plan_record(plan):
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def plan_record(plan: Any) -> Record:
     """What the report needs to say of its plan for `report merge` to re-judge shards as one run."""
-    from ..plan import checkable_ops
+    from .. import plan as plan_mod
 
+    checkable_ops = cast(Callable[[Any], Iterable[str]], plan_mod.checkable_ops)
     shard = plan.shard
     return {
         "ops": list(plan.ops),
@@ -86,10 +95,12 @@ def plan_record(plan):
     }
 
 
-def _sha256_of(path):
+def _sha256_of(path: Optional[str]) -> Dict[str, str]:
     """{"sha256": hex digest of the file's bytes}, or {} when it cannot be read."""
     import hashlib
 
+    if path is None:
+        return {}
     try:
         with open(path, "rb") as fh:
             return {"sha256": hashlib.sha256(fh.read()).hexdigest()}
@@ -97,15 +108,15 @@ def _sha256_of(path):
         return {}
 
 
-def _settings_that_ran(plan):
-    ran = []
+def _settings_that_ran(plan: Any) -> List[Record]:
+    ran: List[Record] = []
     for _, case in plan.work:
         if case.keras_config not in ran:
             ran.append(dict(case.keras_config))
     return ran
 
 
-def summarize(report, strict=None):
+def summarize(report: Record, strict: Optional[bool] = None) -> Record:
     """Counts per backend (a result explained by a known difference counts as `known`), and the verdict.
 
     A check is ok when it ran to the end (not `incomplete`), ran something, every result passed or is explained,
@@ -114,12 +125,16 @@ def summarize(report, strict=None):
     """
     if strict is None:
         strict = bool((report.get("summary") or {}).get("strict"))
-    per_backend = {b["name"]: dict.fromkeys([s.value for s in Status] + ["known"], 0) for b in report["backends"]}
-    seconds = {}
+    words = [s.value for s in Status] + ["known"]
+    per_backend = {b["name"]: dict.fromkeys(words, 0) for b in report["backends"]}
+    seconds: Dict[str, float] = {}
     for record in report["results"]:
-        counts = per_backend.setdefault(record["backend"], dict.fromkeys([s.value for s in Status] + ["known"], 0))
+        backend = record["backend"]
+        counts = per_backend.get(backend)
+        if counts is None:
+            counts = per_backend[backend] = dict.fromkeys(words, 0)
         counts["known" if record.get("known") else record["status"]] += 1
-        seconds[record["backend"]] = seconds.get(record["backend"], 0.0) + record["seconds"]
+        seconds[backend] = seconds.get(backend, 0.0) + record["seconds"]
     divergences = sum(1 for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known"))
     unavailable = [b["name"] for b in report["backends"] if b["status"] != BackendStatus.AVAILABLE.value]
     could_not_start = [b["name"] for b in report["backends"] if b["status"] == BackendStatus.BROKEN.value]
@@ -130,7 +145,7 @@ def summarize(report, strict=None):
         and not could_not_start
         and not report.get("incomplete")
     )
-    summary = {
+    summary: Record = {
         "per_backend": per_backend,
         "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
         "results": len(report["results"]),
@@ -146,7 +161,7 @@ def summarize(report, strict=None):
     return summary
 
 
-def strict_failures(report):
+def strict_failures(report: Record) -> Dict[str, int]:
     """What --strict also fails on: results that are `unsupported` (explained or not), known differences that
     explained more results than their recorded count."""
     from ..known import grown
@@ -157,7 +172,7 @@ def strict_failures(report):
     }
 
 
-def verdict_reasons(report):
+def verdict_reasons(report: Record) -> List[str]:
     """Why a report is not ok, in words (empty when it is ok): for every view's verdict line."""
     summary = report["summary"]
     reasons = []
@@ -175,24 +190,15 @@ def verdict_reasons(report):
     return reasons
 
 
-def strict_reasons(report):
+def strict_reasons(report: Record) -> List[str]:
     """The --strict part of verdict_reasons: e.g. ['--strict: 3 unsupported result(s)']."""
     failures = (report["summary"].get("strict_failures") or {}) if report["summary"].get("strict") else {}
     words = {"unsupported": "{} unsupported result(s)", "grown": "{} known difference(s) grew"}
     return ["--strict: " + words[key].format(n) for key, n in failures.items() if n and key in words]
 
 
-def exit_code(report):
+def exit_code(report: Record) -> int:
     """0: every result passed or is explained; 1: a divergence, a stale known difference, a backend that
     could not start, an interrupted check, or nothing checked. (2, usage and configuration errors, never reaches a
     report; the check command exits 130/143 on SIGINT/SIGTERM.)"""
     return 0 if report["summary"]["ok"] else 1
-
-
-def schema():
-    return schemas.load(SCHEMA_FILE)
-
-
-def validate(report):
-    """Problems of a report against the shipped schema, as 'path: message' strings (empty when valid)."""
-    return schemas.problems(SCHEMA_FILE, report)

@@ -16,9 +16,12 @@ a newly stale or grown entry.
 """
 
 import json
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..results import BackendStatus, Status
 from .text import plain
+
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
 KINDS = ("new_failure", "fixed", "changed", "no_longer_run", "new")
 TITLES = {
@@ -31,19 +34,19 @@ TITLES = {
 LISTED = 10  # result lines per op × backend in the human output (--json lists all)
 
 
-def word(record):
+def word(record: Record) -> str:
     return "known" if record.get("known") else record["status"]
 
 
-def unexplained(record):
+def unexplained(record: Record) -> bool:
     return record["status"] != Status.PASS.value and not record.get("known")
 
 
-def _key(record):
+def _key(record: Record) -> Tuple[str, str, str, str]:
     return record["op"], record["case"], record["backend"], record["mode"]
 
 
-def diff(old, new):
+def diff(old: Record, new: Record) -> Record:
     """The differences between two reports, as a JSON-able dict; `worse` says whether exit code 1 is due."""
     before = {_key(r): r for r in old["results"]}
     after = {_key(r): r for r in new["results"]}
@@ -90,7 +93,7 @@ def diff(old, new):
     }
 
 
-def _kind(previous, record):
+def _kind(previous: Optional[Record], record: Record) -> Optional[str]:
     if previous is None:
         return "new_failure" if unexplained(record) else "new"
     if word(previous) == word(record):
@@ -102,7 +105,7 @@ def _kind(previous, record):
     return "changed"
 
 
-def _row(key, kind, previous, record):
+def _row(key: Tuple[str, str, str, str], kind: str, previous: Optional[Record], record: Optional[Record]) -> Record:
     op, case, backend, mode = key
     row = {
         "op": op,
@@ -113,18 +116,18 @@ def _row(key, kind, previous, record):
         "old": word(previous) if previous else None,
         "new": word(record) if record else None,
     }
-    latest = record or previous
+    latest: Record = record or previous or {}  # one of them is a record
     if latest["status"] != Status.PASS.value:
         row["message"] = latest.get("message", "")
     return row
 
 
-def _backend_order(old, new):
+def _backend_order(old: Record, new: Record) -> Dict[str, int]:
     names = [b["name"] for b in new["backends"]] + [b["name"] for b in old["backends"]]
     return {name: i for i, name in enumerate(dict.fromkeys(names))}
 
 
-def _backend_changes(old, new):
+def _backend_changes(old: Record, new: Record) -> List[Record]:
     """Per backend: versions that changed, and whether it started in each run (not starting any more is worse)."""
     before = {b["name"]: b for b in old["backends"]}
     after = {b["name"]: b for b in new["backends"]}
@@ -155,11 +158,11 @@ def _backend_changes(old, new):
     return changes
 
 
-def _entry_key(row):
+def _entry_key(row: Record) -> str:
     return json.dumps([row.get("op"), row.get("backend"), row.get("case"), row.get("reason")], sort_keys=True)
 
 
-def _count_changes(old, new):
+def _count_changes(old: Record, new: Record) -> List[Record]:
     """Known differences whose explained count changed (an entry only in one report counts 0 in the other)."""
     before, after = _numbered(old.get("known_differences", [])), _numbered(new.get("known_differences", []))
     changes = []
@@ -167,7 +170,7 @@ def _count_changes(old, new):
         a, b = before.get(key), after.get(key)
         was, now = (a or {}).get("explained", 0), (b or {}).get("explained", 0)
         if was != now:
-            row = b or a
+            row: Record = b or a or {}  # one of them is a row
             changes.append(
                 {
                     "entry": row["entry"],
@@ -181,9 +184,10 @@ def _count_changes(old, new):
     return changes
 
 
-def _numbered(rows):
+def _numbered(rows: Iterable[Record]) -> Dict[Tuple[str, int], Record]:
     """Rows by entry key; rows with the same key (entries that differ only in case or match) by occurrence."""
-    out, seen = {}, {}
+    out: Dict[Tuple[str, int], Record] = {}
+    seen: Dict[str, int] = {}
     for row in rows:
         key = _entry_key(row)
         seen[key] = seen.get(key, 0) + 1
@@ -191,12 +195,12 @@ def _numbered(rows):
     return out
 
 
-def _new_items(old_items, new_items, key):
+def _new_items(old_items: Iterable[Any], new_items: Iterable[Any], key: Callable[[Any], Any]) -> List[Any]:
     seen = {key(item) for item in old_items}
     return [item for item in new_items if key(item) not in seen]
 
 
-def _notes(old, new):
+def _notes(old: Record, new: Record) -> List[str]:
     notes = []
     if (old.get("spec") or {}).get("sha256") != (new.get("spec") or {}).get("sha256"):
         notes.append("the spec differs between the runs")
@@ -208,19 +212,19 @@ def _notes(old, new):
     return notes
 
 
-def empty(found):
+def empty(found: Record) -> bool:
     return not (
         found["results"] or found["backends"] or found["known_counts"] or found["new_stale"] or found["new_grown"]
     )
 
 
-def render_text(found, old_name="OLD", new_name="NEW"):
+def render_text(found: Record, old_name: str = "OLD", new_name: str = "NEW") -> str:
     """The human output: notes, then per op × backend its changes (at most LISTED lines each), then backends and
     known differences, then one verdict line."""
     lines = [f"note: {note}" for note in found["notes"]]
     if empty(found):
         return "\n".join(lines + [f"no difference between {old_name} and {new_name}"]) + "\n"
-    groups = {}
+    groups: Dict[Tuple[str, str], List[Record]] = {}
     for row in found["results"]:
         groups.setdefault((row["op"], row["backend"]), []).append(row)
     for (op, backend), rows in groups.items():
@@ -283,10 +287,10 @@ def render_text(found, old_name="OLD", new_name="NEW"):
                 row["entry"], _names(row["op"]), _names(row["backend"]), row["explained"], row.get("count")
             )
         )
-    counts = ", ".join(f"{n} {TITLES[kind]}" for kind, n in found["counts"].items() if n) or "no result changed"
-    lines.append("{}: {}".format("worse" if found["worse"] else "not worse", counts))
+    tally = ", ".join(f"{n} {TITLES[kind]}" for kind, n in found["counts"].items() if n) or "no result changed"
+    lines.append("{}: {}".format("worse" if found["worse"] else "not worse", tally))
     return "\n".join(lines) + "\n"
 
 
-def _names(value):
+def _names(value: Any) -> str:
     return plain(", ".join(value) if isinstance(value, list) else str(value))

@@ -13,6 +13,7 @@ with textContent only.
 
 import json
 import math
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 
 import jinja2
 import markupsafe
@@ -32,12 +33,14 @@ _SCRIPT_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 )
 
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
-def _finalize(value):
+
+def _finalize(value: Any) -> Any:
     return plain(value) if isinstance(value, str) and not isinstance(value, markupsafe.Markup) else value
 
 
-def _environment():
+def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("kbtool.reports", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -45,7 +48,7 @@ def _environment():
     )
 
 
-def render(report):
+def render(report: Record) -> str:
     env = _environment()
     summary = report.get("summary") or summarize(report)
     order = backend_order(report)
@@ -61,6 +64,7 @@ def render(report):
             r["mode"],
         )
     )
+    script = _asset(env, "report.js.j2")
     return env.get_template("report.html.j2").render(
         report=report,
         summary=summary,
@@ -80,41 +84,54 @@ def render(report):
         percent=_percent,
         data=markupsafe.Markup(script_json(data)),
         css=_asset(env, "report.css.j2"),
-        script=_asset(env, "report.js.j2"),
+        script=script,
+        script_hash=markupsafe.Markup(script_hash(script)),  # base64 and quotes: nothing to escape
     )
 
 
-def _asset(env, name):
+def script_hash(script: str) -> str:
+    """The CSP source that allows exactly this inline script: 'sha256-' + base64 of the SHA-256 of its text (the page
+    is one offline file, so the script is inline; no other inline script may run)."""
+    import base64
+    import hashlib
+
+    return "'sha256-{}'".format(base64.b64encode(hashlib.sha256(str(script).encode("utf-8")).digest()).decode("ascii"))
+
+
+def _asset(env: jinja2.Environment, name: str) -> markupsafe.Markup:
     """A static file of the page, inlined as is (not a Jinja template: JavaScript and CSS braces stay literal)."""
+    assert env.loader is not None  # _environment gives it one
     return markupsafe.Markup(env.loader.get_source(env, name)[0])
 
 
 # --- what the page shows -----------------------------------------------------------------------------------------
 
 
-def backend_order(report):
+def backend_order(report: Record) -> List[str]:
     """The report's backends, the active one (the user's configured Keras backend) first."""
     names = [b["name"] for b in report["backends"]]
     active = report.get("active_backend")
     return ([active] if active in names else []) + [n for n in names if n != active]
 
 
-def op_info(report):
+def op_info(report: Record) -> Dict[str, Tuple[str, str]]:
     """op → (category, summary) from the spec the check ran: the recorded file, else the shipped spec, whichever
     has the recorded sha256 (so a report rendered on another machine or checkout gets the same page); failing that
     the first that loads; {} when none does (the page then says 'unknown')."""
     from .. import paths
+    from ..specs import loader
     from .assemble import _sha256_of
 
+    spec_file = paths.spec_file
+    load = cast(Callable[[str], Any], loader.load)
+
     spec = report.get("spec") or {}
-    candidates = [p for p in dict.fromkeys([spec.get("path"), paths.spec_file()]) if p]
+    candidates = [p for p in dict.fromkeys([spec.get("path"), spec_file()]) if p]
     if spec.get("sha256"):
         candidates.sort(key=lambda p: _sha256_of(p).get("sha256") != spec["sha256"])  # stable: recorded first
     for path in candidates:
         try:
-            from ..specs import loader
-
-            ops = loader.load(path).ops
+            ops = load(path).ops
             break
         except Exception:
             continue
@@ -123,7 +140,7 @@ def op_info(report):
     return {name: (str(entry.get("category", "unknown")), str(entry.get("summary", ""))) for name, entry in ops.items()}
 
 
-def verdict_reasons(report, summary):
+def verdict_reasons(report: Record, summary: Record) -> List[str]:
     """Why the check is not ok, one phrase each (empty when it is)."""
     reasons = []
     incomplete = report.get("incomplete")
@@ -149,7 +166,7 @@ def verdict_reasons(report, summary):
     return reasons
 
 
-def card(backend, summary, active):
+def card(backend: Record, summary: Record, active: Optional[str]) -> Record:
     counts = (summary.get("per_backend") or {}).get(backend["name"]) or {}
     total = sum(counts.values())
     explained = counts.get("pass", 0) + counts.get("known", 0)
@@ -165,9 +182,9 @@ def card(backend, summary, active):
     }
 
 
-def known_groups(rows):
+def known_groups(rows: Iterable[Record]) -> List[Record]:
     """Known-difference entries grouped by reason, the group that explained most first."""
-    groups = {}
+    groups: Dict[str, List[Record]] = {}
     for row in rows:
         groups.setdefault(row["reason"], []).append(row)
     out = [
@@ -183,21 +200,21 @@ def known_groups(rows):
     return out
 
 
-def _names(value):
+def _names(value: Any) -> Any:
     """An entry's op or backend field: a glob or a list of them."""
     return ", ".join(value) if isinstance(value, list) else value
 
 
-def _settings(config):
+def _settings(config: Optional[Record]) -> str:
     return " · ".join(f"{k}={v}" for k, v in (config or {}).items()) or "(defaults)"
 
 
-def _clip(text, limit=300):
-    text = plain(text)
+def _clip(value: Any, limit: int = 300) -> str:
+    text = plain(value)
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
-def _percent(fraction):
+def _percent(fraction: Optional[float]) -> str:
     if fraction is None:
         return "–"
     text = f"{fraction * 100:.1f}%"
@@ -207,15 +224,16 @@ def _percent(fraction):
 # --- the embedded data -------------------------------------------------------------------------------------------
 
 
-def page_data(report, order, ops_info):
+def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, str]]) -> Record:
     """What the script draws, compact: the published run's 10,704 results are about 1.4 MB of it.
 
     ops[i].cells[b] is the matrix cell of backend order[b] ({s: worst status, p: passed, t: results} or null), and
     ops[i].r[b] its results, each [case, mode code, status code, seconds] and, when it did not pass,
     a fifth item {m: message, k: known-reason code, r: repro, d: details, n: note, c: settings code}."""
     _, rows = build(report)
-    reasons, settings = [], []
-    grouped = {}
+    reasons: List[str] = []
+    settings: List[str] = []
+    grouped: Dict[Tuple[str, str], List[List[Any]]] = {}
     for record in report["results"]:
         grouped.setdefault((record["op"], record["backend"]), []).append(_result(record, reasons, settings))
     ops = []
@@ -231,7 +249,7 @@ def page_data(report, order, ops_info):
                 "r": [grouped.get((row["op"], name), []) for name in order],
             }
         )
-    return _clean(
+    data: Record = _clean(
         {
             "backends": order,
             "active": report.get("active_backend"),
@@ -244,9 +262,10 @@ def page_data(report, order, ops_info):
             "settings": settings,
         }
     )
+    return data
 
 
-def _result(record, reasons, settings):
+def _result(record: Record, reasons: List[str], settings: List[str]) -> List[Any]:
     item = [
         record["case"],
         MODES.index(record["mode"]) if record["mode"] in MODES else 0,
@@ -255,7 +274,7 @@ def _result(record, reasons, settings):
     ]
     if record["status"] == Status.PASS.value:
         return item
-    extra = {"m": _clip(record.get("message", ""), MAX_MESSAGE)}
+    extra: Record = {"m": _clip(record.get("message", ""), MAX_MESSAGE)}
     for key, short in (("repro", "r"), ("details", "d"), ("note", "n")):
         if record.get(key) is not None:
             extra[short] = record[key]
@@ -267,7 +286,7 @@ def _result(record, reasons, settings):
     return item
 
 
-def _code(table, value):
+def _code(table: List[str], value: str) -> int:
     """The index of `value` in `table`, appended when new (a reason shared by 500 results is embedded once)."""
     try:
         return table.index(value)
@@ -276,10 +295,18 @@ def _code(table, value):
         return len(table) - 1
 
 
-def _clean(value, texts=None):
-    """JSON-safe and display-safe: text made plain, non-finite numbers (which JSON cannot carry) spelt out.
-    (`texts` remembers each text made plain: a case id recurs on every backend and mode.)"""
+MAX_DEPTH = 20  # levels of a result's details the page shows; deeper ones are one truncated string
+
+
+def _clean(value: Any, texts: Optional[Dict[str, str]] = None, depth: int = 0) -> Any:
+    """JSON-safe and display-safe: text made plain, non-finite numbers (which JSON cannot carry) spelt out, nesting
+    past MAX_DEPTH levels shown as a truncated string. (`texts` remembers each text made plain: a case id recurs on
+    every backend and mode.)"""
     texts = {} if texts is None else texts
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
+        return "{} … (nested deeper than {} levels: see the JSON report)".format(
+            "{" if isinstance(value, dict) else "[", MAX_DEPTH
+        )
     if isinstance(value, str):
         if value not in texts:
             texts[value] = plain(value)
@@ -287,13 +314,13 @@ def _clean(value, texts=None):
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {_clean(str(k), texts): _clean(v, texts) for k, v in value.items()}
+        return {_clean(str(k), texts): _clean(v, texts, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v, texts) for v in value]
+        return [_clean(v, texts, depth + 1) for v in value]
     return value
 
 
-def script_json(data):
+def script_json(data: Any) -> str:
     """JSON that can sit inside <script type="application/json">: no '<' can end the element early."""
     text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return text.translate(_SCRIPT_ESCAPES)

@@ -1,7 +1,10 @@
-"""JSON: the report itself, stable key order."""
+"""JSON: the report itself, stable key order, standard JSON (a non-finite number is the string "NaN",
+"Infinity" or "-Infinity"; see report.py)."""
 
-import json
+from typing import Any, Dict
+
+from .report import dumps
 
 
-def render(report):
-    return json.dumps(report, indent=2, sort_keys=False) + "\n"
+def render(report: Dict[str, Any]) -> str:
+    return dumps(report)

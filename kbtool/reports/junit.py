@@ -20,19 +20,22 @@ import datetime
 import json
 import re
 import xml.etree.ElementTree as ET
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..known import grown
 from ..results import BackendStatus, Status
+
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
 # XML 1.0 cannot carry most control characters (a backend's message may hold ANSI colours or a NUL)
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def _text(value):
+def _text(value: Any) -> str:
     return _NOT_XML.sub("\ufffd", str(value))
 
 
-def _timestamp(created):
+def _timestamp(created: Any) -> Optional[str]:
     """JUnit's timestamp: ISO 8601 without a zone (the schema's xs:dateTime pattern), in UTC."""
     try:
         moment = datetime.datetime.fromisoformat(str(created))
@@ -43,14 +46,14 @@ def _timestamp(created):
     return moment.isoformat(timespec="seconds")
 
 
-def _seconds(value):
+def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
 class _Suite:
     """One <testsuite> being filled: its counts follow the testcases added."""
 
-    def __init__(self, parent, name, timestamp):
+    def __init__(self, parent: ET.Element, name: str, timestamp: Optional[str]) -> None:
         self.element = ET.SubElement(parent, "testsuite", name=_text(name))
         if timestamp:
             self.element.set("timestamp", timestamp)
@@ -58,14 +61,23 @@ class _Suite:
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.time = 0.0
 
-    def property(self, name, value):
+    def property(self, name: str, value: Any) -> None:
         if value is None or value == "":
             return
         if not isinstance(value, str):
             value = json.dumps(value, sort_keys=True)
         ET.SubElement(self.properties, "property", name=_text(name), value=_text(value))
 
-    def case(self, classname, name, seconds=0.0, outcome=None, message="", text="", output=""):
+    def case(
+        self,
+        classname: str,
+        name: str,
+        seconds: float = 0.0,
+        outcome: Optional[str] = None,
+        message: str = "",
+        text: str = "",
+        output: str = "",
+    ) -> ET.Element:
         """A testcase; `outcome` is None (passed), "failure", "error" or "skipped"."""
         case = ET.SubElement(
             self.element, "testcase", classname=_text(classname), name=_text(name), time=_seconds(seconds)
@@ -81,7 +93,7 @@ class _Suite:
             ET.SubElement(case, "system-out").text = _text(output)
         return case
 
-    def close(self):
+    def close(self) -> None:
         if not len(self.properties):
             self.element.remove(self.properties)
         for key, value in self.counts.items():
@@ -89,7 +101,7 @@ class _Suite:
         self.element.set("time", _seconds(self.time))
 
 
-def _outcome(record, strict):
+def _outcome(record: Record, strict: bool) -> Tuple[Optional[str], str]:
     """(outcome, message) of one result, as the CLI counts it."""
     status = record["status"]
     if status == Status.PASS.value:
@@ -105,12 +117,12 @@ def _outcome(record, strict):
     return "error", "{}: {}".format(status, record["message"])
 
 
-def _output(record):
+def _output(record: Record) -> str:
     captured = record.get("captured") or {}
     return "\n".join(f"{side} printed:\n{captured[side]}" for side in ("reference", "backend") if captured.get(side))
 
 
-def _common_properties(suite, report):
+def _common_properties(suite: _Suite, report: Record) -> None:
     suite.property("kbtool", report.get("kbtool"))
     suite.property("seed", report.get("seed"))
     suite.property("grid", report.get("grid"))
@@ -129,11 +141,11 @@ def _common_properties(suite, report):
         suite.property("active_backend", report["active_backend"])
 
 
-def render(report):
+def render(report: Record) -> str:
     strict = bool((report.get("summary") or {}).get("strict"))
     timestamp = _timestamp(report.get("created"))
     suites = ET.Element("testsuites", name="kbtool")
-    by_backend = {}
+    by_backend: Dict[str, List[Record]] = {}
     for record in report["results"]:
         by_backend.setdefault(record["backend"], []).append(record)
     infos = {b["name"]: b for b in report["backends"]}
@@ -220,5 +232,5 @@ def render(report):
     return ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def _names(value):
+def _names(value: Any) -> str:
     return ", ".join(value) if isinstance(value, list) else str(value)

@@ -4,71 +4,36 @@ A report file may be anything: each problem is one line naming the file (missing
 a newer schema_version than this kbtool reads, or the first way it breaks the schema).
 """
 
-import json
 import os
 import sys
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
-from .. import files
 from ..errors import KbtoolError
+from .report import MAX_REPORT_BYTES as MAX_REPORT_BYTES  # its old home, re-exported
+from .report import Report, write_atomic
 
-MAX_REPORT_BYTES = 1024 * 1024 * 1024  # a full run of the shipped spec is 5 MB
 LAST_REPORT = "last-report.json"
 
 
-def read_report(path):
-    """The report dict in `path`, validated against the shipped schema; a one-line KbtoolError otherwise."""
-    from .assemble import SCHEMA_VERSION, validate
-
-    try:
-        size = os.stat(path).st_size
-    except OSError as exc:
-        raise KbtoolError(f"cannot read report {path}: {exc.strerror or exc}")
-    if size > MAX_REPORT_BYTES:
-        raise KbtoolError(f"report {path}: larger than {MAX_REPORT_BYTES // (1024 * 1024)} MB")
-    text = files.read_text(path, what="report ", max_bytes=MAX_REPORT_BYTES)
-    try:
-        report = json.loads(text)
-    except ValueError as exc:
-        raise KbtoolError(f"report {path}: not JSON ({exc})")
-    except RecursionError:
-        raise KbtoolError(f"report {path}: not JSON (nested too deeply)")
-    if not isinstance(report, dict) or "schema_version" not in report or "results" not in report:
-        raise KbtoolError(
-            f"{path}: not a kbtool report (no schema_version and results; write one with `kbtool check -o FILE.json`)"
-        )
-    version = report["schema_version"]
-    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        raise KbtoolError(
-            f"report {path}: schema_version {version} is newer than this kbtool reads ({SCHEMA_VERSION}); upgrade kbtool"
-        )
-    problems = validate(report)
-    if problems:
-        raise KbtoolError(
-            files.one_line(
-                "report {}: {}{}".format(
-                    path,
-                    files.clip(problems[0], 300),
-                    f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else "",
-                )
-            )
-        )
-    return report
+def read_report(path: str) -> Dict[str, Any]:
+    """The report dict in `path`, validated against the shipped schema, its known entries held to the known file's
+    rules and its summary computed from its results; a one-line KbtoolError otherwise."""
+    return Report.load_data(path)
 
 
-def last_report_path():
-    from ..runners.base import kbtool_home
+def last_report_path() -> str:
+    from ..runners import base
 
-    return os.path.join(kbtool_home(), LAST_REPORT)
+    return os.path.join(base.kbtool_home(), LAST_REPORT)
 
 
-def save_last(report, warn=None):
+def save_last(report: Dict[str, Any], warn: Optional[Callable[[str], None]] = None) -> None:
     """Keep `report` as the last check's (for --last-failed). A failure costs a warning, never the check."""
     from . import render
     from .text import encodable
 
     try:
-        files.write_atomic(last_report_path(), encodable(render(report, "json")))
+        write_atomic(last_report_path(), encodable(render(report, "json")))
     except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
         message = "kbtool: warning: could not save the report for --last-failed: {}".format(
             getattr(exc, "strerror", None) or exc
@@ -76,7 +41,7 @@ def save_last(report, warn=None):
         (warn or (lambda line: print(line, file=sys.stderr)))(message)
 
 
-def load_last():
+def load_last() -> Optional[Dict[str, Any]]:
     """The last check's report, or None when none was saved. One that cannot be read is a KbtoolError."""
     path = last_report_path()
     if not os.path.lexists(path):
@@ -84,7 +49,7 @@ def load_last():
     return read_report(path)
 
 
-def last_failures(seed: int, grid: str, say: Callable[[str], None]) -> Optional[dict]:
+def last_failures(seed: int, grid: str, say: Callable[[str], None]) -> Optional[Dict[str, Any]]:
     """--last-failed: {backend: keys} of what failed in the last check, or None (run everything, as `say` tells the
     user). A last report that cannot be read is a KbtoolError saying how to start afresh."""
     from ..plan import failures_of

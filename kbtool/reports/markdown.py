@@ -6,6 +6,8 @@ no raw HTML, no table pipes, no backticks, no control characters reach the page.
 <details> folds, which GitHub renders.
 """
 
+from typing import Any, Dict, Iterable, List
+
 from ..known import grown
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
@@ -22,38 +24,40 @@ from .summary import (
 from .text import markdown as _escape
 from .text import plain
 
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
+
 FAILURE_ROWS = 200  # unexplained results listed one per row; the rest are counted (the JSON has them all)
 MESSAGE_CHARS = 300
 
 
-def _names(value):
+def _names(value: Any) -> str:
     """An entry's op or backend field: a glob or a list of them."""
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
-def _code(text):
+def _code(text: Any) -> str:
     """A code span a table cell can hold: no backtick can close it early, no pipe can split the cell."""
     text = plain(text).replace("\n", " ").replace("`", "'").replace("|", "\\|")
     return f"`{text}`" if text.strip() else ""
 
 
-def _table(header, rows):
+def _table(header: List[str], rows: Iterable[List[str]]) -> List[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
 
-def _fold(summary, lines):
+def _fold(summary: str, lines: List[str]) -> List[str]:
     return [f"<details><summary>{summary}</summary>", ""] + lines + ["", "</details>", ""]
 
 
-def render(report):
+def render(report: Record) -> str:
     lines = ["# kbtool parity report", ""] + _verdict(report) + _backends(report) + _failures(report)
     lines += _known(report) + _matrix(report) + _entries(report) + _doc_examples(report)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _verdict(report):
+def _verdict(report: Record) -> List[str]:
     reasons = verdict_reasons(report)
     n_known = sum(c.get("known", 0) for c in report["summary"]["per_backend"].values())
     if reasons:
@@ -86,7 +90,7 @@ def _verdict(report):
     return lines
 
 
-def _backends(report):
+def _backends(report: Record) -> List[str]:
     header, rows = backend_rows(report)
     lines = [
         "## Backends",
@@ -120,7 +124,7 @@ def _backends(report):
     return lines + [""]
 
 
-def _failures(report):
+def _failures(report: Record) -> List[str]:
     records = unexplained(report)
     if not records:
         return []
@@ -132,7 +136,7 @@ def _failures(report):
         "differs, the numbers, and the command that runs it again.",
         "",
     ]
-    rows = []
+    rows: List[List[str]] = []
     for _key, members in groups:
         for r in members:
             if len(rows) >= FAILURE_ROWS:
@@ -158,7 +162,7 @@ def _failures(report):
     return lines + [""]
 
 
-def _known(report):
+def _known(report: Record) -> List[str]:
     groups = known_groups(report)
     lines = []
     if groups:
@@ -205,7 +209,7 @@ def _known(report):
     return lines
 
 
-def _matrix(report):
+def _matrix(report: Record) -> List[str]:
     backends, rows = build(report)
     if not rows:
         return []
@@ -230,7 +234,7 @@ def _matrix(report):
     )
 
 
-def _entries(report):
+def _entries(report: Record) -> List[str]:
     counts = report.get("known_differences", [])
     if not counts:
         return []
@@ -256,7 +260,7 @@ def _entries(report):
     )
 
 
-def _doc_examples(report):
+def _doc_examples(report: Record) -> List[str]:
     claims = doc_claims(report)
     if not claims:
         return []

@@ -1,26 +1,30 @@
 """The op × backend parity matrix that the terminal, Markdown and HTML views share."""
 
-from ..results import SEVERITY, SYMBOLS, Status  # noqa: F401  (SYMBOLS: the views' legend)
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..results import SEVERITY, Status
+from ..results import SYMBOLS as SYMBOLS  # the views' legend
 
 _RANK = [str(s) for s in SEVERITY]
 
 
-def cell_status(records):
+def cell_status(records: List[Dict[str, Any]]) -> Optional[str]:
     """Worst status among one op's records on one backend ('known' when explained)."""
-    statuses = ["known" if r.get("known") else r["status"] for r in records]
+    statuses: List[str] = ["known" if r.get("known") else r["status"] for r in records]
     return max(statuses, key=_RANK.index) if statuses else None
 
 
-def build(report):
+def build(report: Dict[str, Any]) -> Tuple[List[str], List[Dict[str, Any]]]:
     backends = [b["name"] for b in report["backends"]]
-    ops, cells = [], {}
+    ops: List[str] = []
+    cells: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
     for record in report["results"]:
         if record["op"] not in ops:
             ops.append(record["op"])
         cells.setdefault((record["op"], record["backend"]), []).append(record)
     rows = []
     for op in ops:
-        row = {"op": op, "cells": {}}
+        row: Dict[str, Any] = {"op": op, "cells": {}}
         for backend in backends:
             records = cells.get((op, backend), [])
             status = cell_status(records)
@@ -30,16 +34,16 @@ def build(report):
     return backends, rows
 
 
-def problems(report):
+def problems(report: Dict[str, Any]) -> List[Dict[str, Any]]:
     return [r for r in report["results"] if r["status"] != Status.PASS.value]
 
 
-def doc_claims(report):
+def doc_claims(report: Dict[str, Any]) -> List[Dict[str, Any]]:
     """What each doc version shows for an example, and on which backends it held (any mode).
 
     Returns rows: {op, case, docs, shown, holds: [backends], fails: [backends]}.
     """
-    rows = {}
+    rows: Dict[Tuple[str, str, Tuple[str, ...]], Dict[str, Any]] = {}
     for record in report["results"]:
         for verdict in record.get("doc_check", []):
             key = (record["op"], record["case"], tuple(verdict["docs"]))

@@ -9,16 +9,20 @@ backend that ran, either one unsharded report or shards 1..N of one N, all with 
 `wall_seconds` is the longest part's (the parts ran side by side); `merged_from` lists each part's own.
 """
 
-import datetime
 import os
 import re
 from dataclasses import fields
-from typing import Dict, List, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from .. import __version__
 from ..errors import KbtoolError
+from ..known import KnownEntry
 from ..results import BackendStatus, Result, Status
-from .assemble import SCHEMA_VERSION, summarize
+from .assemble import now
+from .report import Report
+
+Record = Dict[str, Any]
+Part = Tuple[str, Record]  # (the file's name as the user gave it, its report)
 
 REQUIRED = ("plan", "known_entries")  # what a report needs for merge (kbtool check writes them)
 SELECTION = ("ops", "case_patterns", "modes", "examples_only", "last_failed")  # what a part's plan selected
@@ -40,7 +44,7 @@ def distinct_files(names: Sequence[str]) -> List[str]:
     return list(names)
 
 
-def merge(parts, allow_incomplete=False, strict=False):
+def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = False) -> Record:
     """The merged report of `parts`, a list of (name, report) (names as the user gave the files)."""
     from .. import known
 
@@ -56,40 +60,22 @@ def merge(parts, allow_incomplete=False, strict=False):
     plan = _plan(parts, infos)
     order = {info["name"]: i for i, info in enumerate(infos)}
     results.sort(key=lambda r: (r.op, r.case, order.get(r.backend, len(order)), r.mode))
+    entries = _entries(first_name, first)
+    for name, report in parts[1:]:
+        _entries(name, report)
     applied = known.apply(
         results,
-        first["known_entries"],
+        entries,
         whole_spec=plan["whole_spec"],
         all_cases=plan["all_cases"],
         planned_ops=plan["ops"],
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
         counts_comparable=plan["counts_comparable"],
     )
-    computed = {
-        "kbtool": __version__,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "spec": dict(first["spec"], ops=len(plan["ops"]), cases=_cases(parts)),
-        "filters": _filters(parts),
-        "keras_config": dict(first["keras_config"], ran=_union_of(p["keras_config"]["ran"] for _, p in parts))
-        if "keras_config" in first
-        else None,
-        "backends": infos,
-        "results": [r.as_dict() for r in results],
-        "known_differences": applied.counts,
-        "stale_known_differences": applied.stale,
-        "wall_seconds": max(p["wall_seconds"] for _, p in parts),
-        "plan": plan,
-    }
-    merged = {}
-    for key in first:  # the parts' order of keys; fields this module does not know are the first part's
-        if key in ("summary", "incomplete", "merged_from"):
-            continue
-        merged[key] = computed[key] if key in computed else first[key]
-    merged["schema_version"] = SCHEMA_VERSION
-    merged["merged_from"] = [_part(name, report) for name, report in parts]
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
+    incomplete: Optional[Record] = None
     if interrupted:
-        merged["incomplete"] = {
+        incomplete = {
             "signal": interrupted[0][1]["incomplete"]["signal"],
             "planned": sum(
                 p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
@@ -102,11 +88,60 @@ def merge(parts, allow_incomplete=False, strict=False):
                 "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
             ),
         }
-    merged["summary"] = summarize(merged, strict=strict)
-    return merged
+    return Report(
+        kbtool=__version__,
+        created=now(),
+        seed=first["seed"],
+        spec=dict(first["spec"], ops=len(plan["ops"]), cases=_cases(parts)),
+        filters=_filters(parts),
+        grid=first.get("grid"),
+        keras_config=dict(first["keras_config"], ran=_union_of(p["keras_config"]["ran"] for _, p in parts))
+        if "keras_config" in first
+        else None,
+        active_backend=first.get("active_backend"),
+        has_active_backend="active_backend" in first,
+        backends=infos,
+        results=results,
+        known_differences=applied.counts,
+        stale_known_differences=applied.stale,
+        wall_seconds=max(p["wall_seconds"] for _, p in parts),
+        resources=first.get("resources"),
+        known_file=first.get("known_file"),
+        known_entries=entries,
+        plan=plan,
+        incomplete=incomplete,
+        merged_from=[_part(name, report) for name, report in parts],
+        strict=strict,
+    ).to_dict()
 
 
-def _mergeable(name, report, allow_incomplete):
+def _entries(name: str, report: Record) -> List[KnownEntry]:
+    """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
+    recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
+    from .. import known
+    from .assemble import _sha256_of
+
+    entries = known.from_report(report["known_entries"], name)
+    recorded = report.get("known_file") or {}
+    path, digest = recorded.get("path"), recorded.get("sha256")
+    if path and not os.path.isabs(path) and not os.path.exists(path):  # relative to where the check ran: try
+        path = os.path.join(os.path.dirname(os.path.abspath(name)), path)  # beside the report too
+    if path and digest and _sha256_of(path).get("sha256") == digest:
+        try:
+            written = known.load(path)
+        except KbtoolError:
+            written = None
+        own = [e for e in entries if not e.from_spec]
+        if written is not None and own != written:
+            where = next((i for i, (x, y) in enumerate(zip(own, written)) if x != y), min(len(own), len(written)))
+            raise KbtoolError(
+                f"{name}: its known_entries are not those of the known file it names ({path}, same SHA-256): they "
+                f"differ at entry {where + 1}; the report was edited, so its verdict cannot be trusted: run its check again"
+            )
+    return entries
+
+
+def _mergeable(name: str, report: Record, allow_incomplete: bool) -> None:
     missing = [key for key in REQUIRED if key not in report] + ([] if report["spec"].get("sha256") else ["spec.sha256"])
     if missing:
         raise KbtoolError(
@@ -122,9 +157,9 @@ def _mergeable(name, report, allow_incomplete):
         )
 
 
-def _same_run(name_a, a, name_b, b):
+def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
     """Refuse two parts that are not parts of one run, naming both files and what differs."""
-    checks = [
+    checks: List[Tuple[str, Any, Any, Callable[[Any], str]]] = [
         ("different specs", a["spec"]["sha256"], b["spec"]["sha256"], lambda v: "sha256 " + v[:12]),
         ("different seeds", a["seed"], b["seed"], str),
         ("different grids", a.get("grid", "pairwise"), b.get("grid", "pairwise"), str),
@@ -151,15 +186,16 @@ def _same_run(name_a, a, name_b, b):
         )
 
 
-def _override(report):
+def _override(report: Record) -> Dict[str, Any]:
     return dict((report.get("keras_config") or {}).get("override") or {})
 
 
-def _union(parts):
+def _union(parts: List[Part]) -> List[Result]:
     """Every part's results as Result objects (not yet judged by the known differences); a result held by two
     parts is refused."""
     names = {f.name for f in fields(Result)}
-    held, results = {}, []
+    held: Dict[Tuple[str, str, str, str], str] = {}
+    results: List[Result] = []
     for name, report in parts:
         for record in report["results"]:
             key = (record["op"], record["case"], record["backend"], record["mode"])
@@ -177,11 +213,13 @@ def _union(parts):
     return results
 
 
-def _backends(parts):
+def _backends(parts: List[Part]) -> List[Record]:
     """One info per backend, in the order the parts name them: a backend that ran in any part is described by
     those parts (one that could not start in one of them is broken), and the same backend at different versions
     is refused."""
-    ran, idle, seen = {}, {}, []
+    ran: Dict[str, List[Tuple[str, Record]]] = {}
+    idle: Dict[str, Record] = {}
+    seen: List[str] = []
     for name, report in parts:
         for info in report["backends"]:
             if info["name"] not in seen:
@@ -212,14 +250,16 @@ def _backends(parts):
     return merged
 
 
-def _versions(info):
+def _versions(info: Record) -> str:
     return ", ".join(f"{k} {v}" for k, v in info["versions"].items())
 
 
-def _plan(parts, infos):
+def _plan(parts: List[Part], infos: List[Record]) -> Record:
     """The merged plan, and whether the parts together are the whole of it (then staleness and growth are
     judged as on one run)."""
-    from ..plan import unfiltered
+    from .. import plan as plan_mod
+
+    unfiltered = cast(Callable[..., bool], plan_mod.unfiltered)
 
     plans = [report["plan"] for _, report in parts]
     first = plans[0]
@@ -258,7 +298,7 @@ def _plan(parts, infos):
     return plan
 
 
-def _covered(backend, parts):
+def _covered(backend: str, parts: List[Part]) -> bool:
     """Whether the parts that ran `backend` are the whole plan for it: one unsharded part, or shards 1..N."""
     shards = [
         report["plan"].get("shard")
@@ -273,9 +313,9 @@ def _covered(backend, parts):
     return all(s["count"] == count for s in shards) and sorted(s["index"] for s in shards) == list(range(1, count + 1))
 
 
-def _cases(parts):
+def _cases(parts: List[Part]) -> int:
     """Planned cases of the merged run: an unsharded part's, or the sum over the distinct shards of one N."""
-    per_shard = {}
+    per_shard: Dict[Optional[Tuple[int, int]], int] = {}
     for _, report in parts:
         shard = report["plan"].get("shard")
         key = None if shard is None else (shard["count"], shard["index"])
@@ -286,7 +326,7 @@ def _cases(parts):
     return max(totals)
 
 
-def _filters(parts):
+def _filters(parts: List[Part]) -> List[str]:
     """The parts' filters; where the shards of every backend are complete, without each shard's '--shard K/N'."""
     words = _union_of(report.get("filters", []) for _, report in parts)
     backends = {i["name"] for _, r in parts for i in r["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value}
@@ -295,7 +335,7 @@ def _filters(parts):
     return words
 
 
-def _union_of(lists):
+def _union_of(lists: Iterable[Iterable[Any]]) -> List[Any]:
     """Items of several lists, each once, in order of first appearance (items may be dicts)."""
     out = []
     for items in lists:
@@ -305,7 +345,7 @@ def _union_of(lists):
     return out
 
 
-def _part(name, report):
+def _part(name: str, report: Record) -> Record:
     return {
         "file": name,
         "created": report["created"],

@@ -15,17 +15,18 @@ context manager: the bars are gone before the summary prints, also when the chec
 import sys
 import threading
 import time
+from typing import Any, Callable, Dict, Optional, TextIO
 
 from ..results import Status
 
 NOT_YET_MATCHED = "not pass = not yet matched against known differences"
 
 
-def planned_per_backend(plan):
+def planned_per_backend(plan: Any) -> Dict[str, int]:
     """Results each runnable backend sets out to produce: every case in each of its modes, plus the variants its
     launch adds (Theano's flipped kernels). A variant that cannot be computed up front counts nothing, so the
     figure is a lower bound and the display copes with more."""
-    planned = {}
+    planned: Dict[str, int] = {}
     for slot in plan.runnable:
         # a backend's own work (under --last-failed, what failed there), else the whole plan's
         work = plan.work_for(slot.name)
@@ -39,28 +40,29 @@ def planned_per_backend(plan):
     return planned
 
 
-def _clock(seconds):
-    seconds = int(max(0, seconds))
+def _clock(seconds: float) -> str:
+    whole = int(max(0, seconds))
     return (
-        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-        if seconds >= 3600
-        else f"{seconds // 60}:{seconds % 60:02d}"
+        f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+        if whole >= 3600
+        else f"{whole // 60}:{whole % 60:02d}"
     )
 
 
-def _eta_words(seconds):
+def _eta_words(seconds: Optional[float]) -> str:
     return "time left unknown" if seconds is None else f"about {_clock(seconds)} left"
 
 
 class _Tally:
     __slots__ = ("planned", "done", "passed", "step", "last_line", "finished", "task")
 
-    def __init__(self, planned, now):
+    def __init__(self, planned: int, now: float) -> None:
         self.planned, self.done, self.passed = planned, 0, 0
-        self.step, self.last_line, self.finished, self.task = 0, now, False, None
+        self.step, self.last_line, self.finished = 0, now, False
+        self.task: Any = None  # its bar (rich's TaskID) on a terminal
 
     @property
-    def not_passed(self):
+    def not_passed(self) -> int:
         return self.done - self.passed
 
 
@@ -72,33 +74,40 @@ class CheckProgress:
     prints), and progress from another backend's thread must not land in that record."""
 
     def __init__(
-        self, planned, stream=None, live=None, clock=time.monotonic, min_seconds=10.0, step=0.1, heartbeat=60.0
-    ):
+        self,
+        planned: Dict[str, int],
+        stream: Optional[TextIO] = None,
+        live: Optional[bool] = None,
+        clock: Callable[[], float] = time.monotonic,
+        min_seconds: float = 10.0,
+        step: float = 0.1,
+        heartbeat: float = 60.0,
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.clock, self.min_seconds, self.step, self.heartbeat = clock, min_seconds, step, heartbeat
         self.started = clock()
         self._lock = threading.Lock()
         self._tallies = {name: _Tally(int(n), self.started) for name, n in planned.items()}
         self._total_step, self._total_line = 0, self.started
-        self._console = None
+        self._console: Any = None
         if live is None:
             live = self._terminal()
         self.live = live
-        self._bars = None
-        self._total_task = None
+        self._bars: Any = None  # rich's Progress on a terminal
+        self._total_task: Any = None
 
     @classmethod
-    def for_plan(cls, plan, **options):
+    def for_plan(cls, plan: Any, **options: Any) -> "CheckProgress":
         return cls(planned_per_backend(plan), **options)
 
-    def _terminal(self):
+    def _terminal(self) -> bool:
         from rich.console import Console
 
         console = Console(file=self.stream)
         return console.is_terminal and not console.is_dumb_terminal
 
     # -- context manager -------------------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> "CheckProgress":
         if self.live:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -127,17 +136,16 @@ class CheckProgress:
             self._bars.start()
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: Any) -> None:
         if self._bars is not None:
             self._bars.stop()  # transient: the bars leave the screen to the summary
             self._bars = None
         else:
             with self._lock:
                 self._final_lines()
-        return False
 
     # -- the callback --------------------------------------------------------------------------------
-    def __call__(self, backend, result):
+    def __call__(self, backend: str, result: Any) -> None:
         passed = str(result.status) == Status.PASS.value
         with self._lock:
             tally = self._tallies.get(backend)
@@ -153,7 +161,7 @@ class CheckProgress:
                 self._plain(backend, tally)
 
     # -- rich bars --------------------------------------------------------------------------------------
-    def _update_bars(self, tally):
+    def _update_bars(self, tally: _Tally) -> None:
         # a backend may produce more than planned (variants): the bar stays full and its total follows
         now = self.clock()
         self._bars.update(
@@ -170,7 +178,7 @@ class CheckProgress:
             eta=_eta_words(self.time_left(now)),
         )
 
-    def _left(self, tally, now):
+    def _left(self, tally: _Tally, now: float) -> Optional[float]:
         """Seconds a backend still needs at its pace so far (None before its first result)."""
         if tally.done >= tally.planned:
             return 0.0
@@ -178,28 +186,29 @@ class CheckProgress:
             return None
         return (now - self.started) / tally.done * (tally.planned - tally.done)
 
-    def time_left(self, now=None):
+    def time_left(self, now: Optional[float] = None) -> Optional[float]:
         """Seconds until the check ends: backends run side by side, so the slowest one's time left (None while
         one has not answered yet)."""
         now = self.clock() if now is None else now
         lefts = [self._left(t, now) for t in self._tallies.values()]
-        return None if any(left is None for left in lefts) else max(lefts + [0.0])
+        known = [left for left in lefts if left is not None]
+        return None if len(known) < len(lefts) else max(known + [0.0])
 
-    def _planned_total(self):
+    def _planned_total(self) -> int:
         return sum(max(t.planned, t.done) for t in self._tallies.values())
 
-    def _done_total(self):
+    def _done_total(self) -> int:
         return sum(t.done for t in self._tallies.values())
 
     # -- plain lines ------------------------------------------------------------------------------------
-    def _write(self, line):
+    def _write(self, line: str) -> None:
         try:
             self.stream.write(line + "\n")
             self.stream.flush()
         except (OSError, ValueError):  # stderr closed or gone: the check goes on without progress
             pass
 
-    def _plain(self, backend, tally):
+    def _plain(self, backend: str, tally: _Tally) -> None:
         now = self.clock()
         if tally.planned and tally.done >= tally.planned and not tally.finished:
             tally.finished, tally.last_line = True, now
@@ -216,22 +225,22 @@ class CheckProgress:
             self._total_step, self._total_line = total_step, now
             self._write(self._total_line_text(total, planned, now))
 
-    def _counts(self, tally):
+    def _counts(self, tally: _Tally) -> str:
         return f"{tally.passed} pass, {tally.not_passed} not pass"
 
-    def _running_line(self, backend, tally, now):
+    def _running_line(self, backend: str, tally: _Tally, now: float) -> str:
         share = f" ({tally.done / tally.planned:.0%})" if tally.planned else ""
         return f"  {backend:<12} {tally.done}/{tally.planned} results{share} · {self._counts(tally)} · {_clock(now - self.started)}"
 
-    def _done_line(self, backend, tally, now):
+    def _done_line(self, backend: str, tally: _Tally, now: float) -> str:
         return f"  {backend:<12} done: {tally.done} results in {_clock(now - self.started)} · {self._counts(tally)}"
 
-    def _total_line_text(self, total, planned, now):
+    def _total_line_text(self, total: int, planned: int, now: float) -> str:
         return "  {:<12} {}/{} results ({:.0%}) · {} elapsed, {}".format(
             "total", total, planned, total / planned, _clock(now - self.started), _eta_words(self.time_left(now))
         )
 
-    def _final_lines(self):
+    def _final_lines(self) -> None:
         """When the run ends: a line for each backend that has not said it is done (stopped early, or more
         results than planned), then the total; nothing when no result came (a check refused before it ran)."""
         if not self._done_total():

@@ -3,9 +3,12 @@ grouped, known differences grouped by reason, a failure's numbers in one line, t
 plain strings: each renderer (terminal, Markdown) lays them out its own way."""
 
 import math
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..results import BackendStatus, Status
 from .text import plain
+
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
 # the per-backend table's count columns: (count key, header); "known" is explained results of any status
 COUNT_COLUMNS = [
@@ -20,7 +23,7 @@ COUNT_COLUMNS = [
 ]
 
 
-def settings_line(report):
+def settings_line(report: Record) -> Optional[str]:
     """One line with the keras.json settings that ran and where each came from, when the report says so."""
     config = report.get("keras_config") or {}
     sources = config.get("source")
@@ -31,7 +34,7 @@ def settings_line(report):
     active = report.get("active_backend")
     if active and "backend" in sources:
         parts.append("backend {} (active; {})".format(active, sources["backend"]))
-    by_source = {}  # settings that come from the same place share it: one short line
+    by_source: Dict[str, List[str]] = {}  # settings that come from the same place share it: one short line
     for key, source in sources.items():
         if key != "backend":
             by_source.setdefault(source, []).append("{} {}".format(key, values.get(key, "?")))
@@ -42,13 +45,13 @@ def settings_line(report):
     return "keras.json settings: " + ", ".join(parts)
 
 
-def ordered(report, names):
+def ordered(report: Record, names: Iterable[str]) -> List[str]:
     """Backends in report order, the user's active backend first."""
     active = report.get("active_backend")
     return sorted(names, key=lambda name: name != active)
 
 
-def short_versions(info, verbosity):
+def short_versions(info: Record, verbosity: int) -> str:
     versions = info.get("versions") or {}
     if verbosity >= 2:
         text = ", ".join(f"{k} {v}" for k, v in versions.items())
@@ -58,7 +61,7 @@ def short_versions(info, verbosity):
     return str(own if own is not None else next(iter(versions.values()), ""))
 
 
-def backend_counts(report):
+def backend_counts(report: Record) -> Dict[str, Dict[str, Any]]:
     """Per backend: counts by status ('known' for explained results), results, conformance and unexplained."""
     per_backend = (report.get("summary") or {}).get("per_backend")
     if per_backend is None:
@@ -80,13 +83,13 @@ def backend_counts(report):
     return out
 
 
-def percent(value):
+def percent(value: Optional[float]) -> str:
     if value is None:
         return "–"
     return f"{math.floor(value * 10) / 10:.1f}%"  # never round an imperfect backend up to 100%
 
 
-def backend_rows(report, verbosity=1):
+def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[List[str]]]:
     """The per-backend table as header and rows of plain strings (active backend first)."""
     counts = backend_counts(report)
     infos = {b["name"]: b for b in report["backends"]}
@@ -116,11 +119,11 @@ def backend_rows(report, verbosity=1):
     return header, rows
 
 
-def unexplained(report):
+def unexplained(report: Record) -> List[Record]:
     return [r for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known")]
 
 
-def failure_groups(report):
+def failure_groups(report: Record) -> List[Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]]]:
     """Unexplained results grouped: [((backend, status, ops), [records])].
 
     Results on one backend with one status and the very same message in several ops are one group (a backend
@@ -128,22 +131,24 @@ def failure_groups(report):
     Backends in report order (the active one first), then the larger groups first."""
     order = {name: i for i, name in enumerate(ordered(report, [b["name"] for b in report["backends"]]))}
     records = unexplained(report)
-    ops_of = {}
+    ops_of: Dict[Tuple[str, str, str], set[str]] = {}
     for r in records:
         ops_of.setdefault((r["backend"], r["status"], r.get("message", "")), set()).add(r["op"])
-    groups = {}
+    groups: Dict[Tuple[str, ...], List[Record]] = {}
     for r in records:
         same = (r["backend"], r["status"], r.get("message", ""))
-        key = ("message",) + same if len(ops_of[same]) > 1 else ("op", r["backend"], r["status"], r["op"])
+        key: Tuple[str, ...] = (
+            ("message",) + same if len(ops_of[same]) > 1 else ("op", r["backend"], r["status"], r["op"])
+        )
         groups.setdefault(key, []).append(r)
-    items = []
+    items: List[Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]]] = []
     for key, members in groups.items():
         ops = list(dict.fromkeys(r["op"] for r in members))
         items.append(((key[1], key[2], tuple(ops)), members))
     return sorted(items, key=lambda item: (order.get(item[0][0], len(order)), -len(item[1]), item[0][2]))
 
 
-def details_text(details):
+def details_text(details: Optional[Record]) -> str:
     """A failure's numbers in one line: shapes, dtypes, how many values differ, by how much, where."""
     if not details:
         return ""
@@ -156,9 +161,9 @@ def details_text(details):
     if "mismatched" in d:
         parts.append("{} of {} values differ".format(d["mismatched"], d.get("size", "?")))
     if "max_abs_diff" in d:
-        parts.append("max abs diff {:.4g}".format(d["max_abs_diff"]))
+        parts.append("max abs diff {}".format(_number(d["max_abs_diff"])))
     if "max_rel_diff" in d:
-        parts.append("max rel diff {:.4g}".format(d["max_rel_diff"]))
+        parts.append("max rel diff {}".format(_number(d["max_rel_diff"])))
     if "first_index" in d:
         parts.append(
             "first at {}: {} vs {}".format(
@@ -172,20 +177,20 @@ def details_text(details):
     return "expected vs actual: " + ", ".join(parts) if parts else ""
 
 
-def shape(shape):
+def shape(shape: Optional[Sequence[Any]]) -> str:
     if shape is None:
         return "?"
     return "({})".format(", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else ""))
 
 
-def value(value):
+def value(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def known_groups(report):
+def known_groups(report: Record) -> List[Record]:
     """Explained results grouped by reason, most results first: [{reason, results, ops, backends}]."""
     order = {name: i for i, name in enumerate(ordered(report, [b["name"] for b in report["backends"]]))}
-    groups = {}
+    groups: Dict[str, Record] = {}
     for r in report["results"]:
         if r.get("known"):
             group = groups.setdefault(r["known"], {"reason": r["known"], "results": 0, "ops": [], "backends": []})
@@ -199,7 +204,7 @@ def known_groups(report):
     return sorted(groups.values(), key=lambda g: -g["results"])
 
 
-def claim_kind(claim):
+def claim_kind(claim: Record) -> str:
     if not claim["fails"] and not claim["holds"]:
         return "text"
     if not claim["fails"]:
@@ -209,8 +214,13 @@ def claim_kind(claim):
     return "some"
 
 
-def resources_line(resources):
+def resources_line(resources: Record) -> str:
     """The pool's worker slots and the peak memory, in words (kbtool/pool.py measures them)."""
     return "{} worker slot(s), peak memory {:.0f} MB in the workers together, {:.0f} MB in the controller".format(
         resources.get("jobs", "?"), resources.get("peak_workers_rss_mb", 0), resources.get("peak_controller_rss_mb", 0)
     )
+
+
+def _number(value: Any) -> str:
+    """A detail's number to 4 significant digits; a report read back spells NaN and infinities as strings."""
+    return format(value, ".4g") if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)

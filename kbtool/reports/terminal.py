@@ -13,6 +13,7 @@ reaches the terminal (text.plain) and no rich markup is interpreted (escape, or 
 """
 
 import math
+from typing import Any, Dict, List, Optional, Tuple
 
 from rich import box
 from rich.cells import cell_len
@@ -37,7 +38,9 @@ from .summary import (
     unexplained,
 )
 from .summary import ordered as _ordered
-from .text import plain
+from .text import cell, plain
+
+Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
 MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
 FAILURE_ROWS = 30  # screen rows the unexplained failures may take by default ...
@@ -47,11 +50,12 @@ MESSAGE_CHARS = 200  # a failure's message is cut here by default (-v shows it w
 _RANK = [str(s) for s in SEVERITY]
 
 
-def escape(text):
-    return _markup_escape(plain(text))
+def escape(text: Any) -> str:
+    """A table cell: no markup, no control character, one line."""
+    return _markup_escape(cell(text))
 
 
-def _names(value):
+def _names(value: Any) -> str:
     """An entry's op or backend field: a glob or a list of them."""
     return ", ".join(value) if isinstance(value, list) else str(value)
 
@@ -71,7 +75,7 @@ STYLES = {
 }
 
 
-def render(report, console=None, verbosity=1):
+def render(report: Record, console: Optional[Console] = None, verbosity: int = 1) -> str:
     """Print the summary of `report` on `console` (stdout by default); returns "" (the text is printed)."""
     console = console or Console()
     if verbosity > 0:
@@ -86,16 +90,16 @@ def render(report, console=None, verbosity=1):
     return ""
 
 
-def _count(n, word):
+def _count(n: int, word: str) -> str:
     return "{} {}{}".format(n, word, "" if n == 1 else "s")
 
 
-def _say(console, text, **options):
+def _say(console: Console, text: Any, **options: Any) -> None:
     console.print(text, highlight=False, soft_wrap=True, **options)
 
 
 # ------------------------------------------------------------------------------------------------ header
-def _header(report, console, verbosity):
+def _header(report: Record, console: Console, verbosity: int) -> None:
     spec = report.get("spec") or {}
     parts = [
         "seed {}".format(report.get("seed")),
@@ -116,7 +120,7 @@ def _header(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ matrix
-def _matrix(report, console):
+def _matrix(report: Record, console: Console) -> None:
     backends, rows = build(report)
     if not rows:
         return
@@ -152,12 +156,12 @@ _DROPPABLE = ["could_not_start", "timeout", "crash", "unsupported", "error", "fa
 _KEYS = ["backend", "version", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
 
 
-def _fit(header, rows, width, verbosity):
+def _fit(header: List[str], rows: List[List[str]], width: int, verbosity: int) -> List[int]:
     """Column indices to show: every one that fits; where the table is too wide, the versions go first (-v keeps
     them), then count columns that are zero on every backend."""
     keep = [i for i, key in enumerate(_KEYS) if key != "could_not_start" or any(row[i] != "0" for row in rows)]
 
-    def wide():
+    def wide() -> bool:
         # rich's padding (0, 1) without edges: two spaces between columns
         return sum(max(cell_len(t[i]) for t in [header] + rows) for i in keep) + 2 * (len(keep) - 1) > width
 
@@ -172,7 +176,7 @@ def _fit(header, rows, width, verbosity):
     return keep
 
 
-def _backends(report, console, verbosity):
+def _backends(report: Record, console: Console, verbosity: int) -> None:
     header, rows = backend_rows(report, verbosity)
     if rows:
         keep = _fit(header, rows, console.width, verbosity)
@@ -214,13 +218,16 @@ def _backends(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ failures
-def _pick(groups, budget_rows, width):
+def _pick(
+    groups: List[Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]]], budget_rows: int, width: int
+) -> List[Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]]]:
     """The groups the default view shows: taken round-robin over the backends (so every backend's failures are
     seen), while they fit `budget_rows` screen rows (at least FAILURE_GROUPS[0], at most FAILURE_GROUPS[1])."""
-    queues = {}
+    queues: Dict[str, List[Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]]]] = {}
     for item in groups:
         queues.setdefault(item[0][0], []).append(item)
-    picked, rows = [], 0
+    picked: List[Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]]] = []
+    rows = 0
     while any(queues.values()) and len(picked) < FAILURE_GROUPS[1]:
         for backend in list(queues):
             if not queues[backend] or len(picked) >= FAILURE_GROUPS[1]:
@@ -237,23 +244,25 @@ def _pick(groups, budget_rows, width):
     return [item for item in groups if id(item) in keep]
 
 
-def _rows(line, width):
+def _rows(line: str, width: int) -> int:
     return max(1, math.ceil(cell_len(line) / max(width, 1)))
 
 
-def _cut(text, limit):
-    text = plain(text).replace("\n", " ")
+def _cut(value: Any, limit: int) -> str:
+    text = plain(value).replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _group_lines(item, verbosity=1):
+def _group_lines(
+    item: Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]], verbosity: int = 1
+) -> Tuple[str, str, str]:
     """One group as (marker, what failed with the first result's message, repro), plain text."""
     (backend, status, ops), records = item
     first = records[0]
     if len(ops) == 1:
-        what = f"{ops[0]} on {backend}"
+        what = f"{cell(ops[0])} on {cell(backend)}"
     else:
-        what = "{} ops on {} ({})".format(len(ops), backend, _cut(", ".join(ops), 60))
+        what = "{} ops on {} ({})".format(len(ops), cell(backend), _cut(", ".join(map(cell, ops)), 60))
     if len(records) > 1:
         what += f" · {len(records)} results, the first"
     message = first.get("message") or ""
@@ -261,12 +270,12 @@ def _group_lines(item, verbosity=1):
     return "  {} {}".format(SYMBOLS.get(status, "?"), status), plain(what), "      " + plain(first.get("repro") or "")
 
 
-def _group_rows(item, width):
+def _group_rows(item: Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]], width: int) -> int:
     marker, what, repro = _group_lines(item)
     return _rows(marker + what, width) + _rows(repro, width)
 
 
-def _failures(report, console, verbosity):
+def _failures(report: Record, console: Console, verbosity: int) -> None:
     records = unexplained(report)
     if not records:
         return
@@ -283,7 +292,7 @@ def _failures(report, console, verbosity):
                     ("  {} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]), STYLES.get(r["status"], "")),
                     plain(
                         " {} {} on {} ({}): {}".format(
-                            r["op"], r["case"], r["backend"], r["mode"], r.get("message", "")
+                            cell(r["op"]), cell(r["case"]), cell(r["backend"]), cell(r["mode"]), r.get("message", "")
                         )
                     ),
                 ),
@@ -311,7 +320,7 @@ def _failures(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ known
-def _known(report, console, verbosity):
+def _known(report: Record, console: Console, verbosity: int) -> None:
     groups = known_groups(report)
     if groups:
         _say(
@@ -387,7 +396,7 @@ def _known(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ doc examples
-def _doc_examples(report, console, verbosity):
+def _doc_examples(report: Record, console: Console, verbosity: int) -> None:
     claims = doc_claims(report)
     if not claims:
         return
@@ -423,12 +432,12 @@ def _doc_examples(report, console, verbosity):
 
 
 # ------------------------------------------------------------------------------------------------ verdict
-def verdict_line_text(report):
+def verdict_line_text(report: Record) -> str:
     """The verdict line as plain text."""
     return Text.from_markup(verdict_line(report)).plain
 
 
-def verdict_line(report):
+def verdict_line(report: Record) -> str:
     """The last line (rich markup): how many results, how long, and the verdict with its reasons."""
     summary = report["summary"]
     n_known = sum(c.get("known", 0) for c in summary["per_backend"].values())

@@ -4,6 +4,8 @@ Only the terminal view honours --status: files written with -o and `--json` alwa
 source of truth), and the summary and exit code never change with it.
 """
 
+from typing import Any, Dict, Iterable, Sequence, Tuple
+
 from ..errors import KbtoolError
 from ..results import Status
 
@@ -11,15 +13,16 @@ UNEXPLAINED = "unexplained"  # not pass and not explained by a known difference
 STATUS_WORDS = tuple(s.value for s in Status) + ("known", UNEXPLAINED)
 
 
-def check_statuses(statuses):
+def check_statuses(statuses: Iterable[str]) -> Tuple[str, ...]:
     """The --status words, each one kbtool knows (a one-line KbtoolError otherwise)."""
+    statuses = list(statuses)
     unknown = [s for s in statuses if s not in STATUS_WORDS]
     if unknown:
         raise KbtoolError("unknown --status {}; statuses are {}".format(", ".join(unknown), ", ".join(STATUS_WORDS)))
     return tuple(dict.fromkeys(statuses))
 
 
-def shows(record, statuses):
+def shows(record: Dict[str, Any], statuses: Iterable[str]) -> bool:
     """Whether a result record has one of the statuses: `known` is an explained result, whatever its status;
     a status word names the results with that status that are not explained; `unexplained` every non-pass one
     that is not explained."""
@@ -34,7 +37,7 @@ def shows(record, statuses):
     return False
 
 
-def filtered(report, statuses):
+def filtered(report: Dict[str, Any], statuses: Sequence[str]) -> Dict[str, Any]:
     """A copy of `report` whose results are those with one of `statuses` (all of them when none); the rest of the
     report, the summary included, is the same objects (never changed)."""
     if not statuses:
@@ -45,7 +48,7 @@ def filtered(report, statuses):
     return view
 
 
-def shown_line(report, view, statuses):
+def shown_line(report: Dict[str, Any], view: Dict[str, Any], statuses: Sequence[str]) -> str:
     """The line a filtered terminal view ends with: how much of the report it shows."""
     return "kbtool: --status {}: showing {} of {} results (the summary and exit code are the whole run's)".format(
         ",".join(statuses), len(view["results"]), len(report["results"])
