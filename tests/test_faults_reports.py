@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from kbtool import schemas
 from kbtool.reports import report as report_mod
 
 from .test_report_commands import ROWS, kbtool, synthetic, write
@@ -217,7 +218,7 @@ RECORDS = [
 
 @pytest.mark.parametrize("record", RECORDS, ids=range(len(RECORDS)))
 def test_the_quick_check_passes_only_what_the_schema_passes(record):
-    schema_problems = report_mod._problems(report_mod._validator("result"), record, ["results", len(ROWS)])
+    schema_problems = schemas.problems(report_mod.SCHEMA_FILE, record, "result", ["results", len(ROWS)])
     if report_mod._plain_result(record):
         assert schema_problems == []
     report = synthetic(ROWS, entries=[ENTRY])
@@ -235,7 +236,8 @@ def test_loading_is_fast_and_load_data_is_load_to_dict():
 
 def test_hostile_regexes_share_one_time_budget(tmp_path, monkeypatch):
     """30 entries whose regex backtracks for ever on every message: without a budget for the whole run each spends
-    REGEX_TIMEOUT (30 s at 1 s); with it the merge answers in about REGEX_BUDGET, saying so in the notes."""
+    REGEX_TIMEOUT (30 s at 1 s); with it the merge answers in about REGEX_BUDGET (then REGEX_LATE_TIMEOUT a search),
+    saying so in the notes."""
     from kbtool import known
 
     monkeypatch.setattr(known, "REGEX_TIMEOUT", 0.2)
@@ -257,7 +259,7 @@ def test_hostile_regexes_share_one_time_budget(tmp_path, monkeypatch):
     assert time.monotonic() - start < 3  # 30 × 0.2 s = 6 s without the budget
     assert ran.code == 1
     notes = [r.get("note", "") for r in json.loads((tmp_path / "out.json").read_text())["results"]]
-    assert any("that all searches of a run may take ran out" in n for n in notes)
+    assert any("when timed-out searches had already cost the run" in n for n in notes)
 
 
 def test_a_result_explained_by_no_entry_of_the_report_is_refused(tmp_path):

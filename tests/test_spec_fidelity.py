@@ -247,9 +247,9 @@ def test_the_relu_doc_error_is_no_known_difference_any_more():
     from kbtool import known, paths
 
     entries = known.load(paths.known_differences_file())
-    about = [e for e in entries if "threshold_exact" in str(e.get("case", "")) + str(e.get("match", ""))]
+    about = [e for e in entries if "threshold_exact" in str(e.case or "") + str(e.match or "")]
     # the doc error is fixed in the spec: only PlaidML, whose relu keeps x == threshold, has an entry for that case
-    assert [e["backend"] for e in about] == ["plaidml"]
+    assert [e.to_dict()["backend"] for e in about] == ["plaidml"]
 
 
 @pytest.mark.parametrize(
