@@ -304,8 +304,9 @@ def _after_interrupt(slots, infos, not_run):
     ]
 
 
-class Terminated(Exception):
-    """SIGTERM during a bench (handled as Ctrl-C is: the partial bench is written)."""
+class Terminated(BaseException):
+    """SIGTERM during a bench (handled as Ctrl-C is: the partial bench is written). A BaseException, as
+    KeyboardInterrupt is: no `except Exception` on the way (a view, a library) may swallow it."""
 
 
 class _Stop:
@@ -337,9 +338,11 @@ class _Stop:
 
     def _handle(self, signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name
-        self.cancel.set(name)
-        if self.signal is None:
+        first = self.signal is None
+        if first:  # said before anything else: a signal arriving inside this handler is then a second one
             self.signal = name
+        self.cancel.set(name)
+        if first:
             raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
         self.again += 1
         if self.again >= 2:
