@@ -63,6 +63,7 @@ def test_a_bench_against_itself_reports_no_change(home):
     assert data["comparison"]["failed"] is False
 
 
+@pytest.mark.slow
 def test_a_planted_slowdown_fails_the_gate_and_its_removal_passes_it(home, custom_backend):
     base, now = home / "base.json", home / "now.json"
     module = custom_backend("planted", "slow", SLOW_ABS.format(delay=0))
@@ -125,6 +126,7 @@ def test_a_file_that_is_not_a_bench_is_refused_as_a_baseline(home):
     assert code == 2 and "not a kbtool bench report" in stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signame, code", [("SIGINT", 130), ("SIGTERM", 143)])
 def test_a_signal_writes_the_partial_bench_and_stops_the_worker(home, signame, code):
     import os

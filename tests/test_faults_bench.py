@@ -336,6 +336,7 @@ SIGNALS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(SIGNALS))
 def test_a_signal_stops_the_bench_within_a_second_with_the_partial_bench_and_no_process_left(
     custom_backend, tmp_path, case

@@ -307,6 +307,7 @@ def start_check(module, folder, reaper, hang_at="case"):
     return proc, pids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "signame, code, hang_at",
     [
@@ -348,6 +349,7 @@ def test_a_signal_writes_the_partial_report_and_kills_every_worker(
     assert temp_files(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_second_signal_exits_at_once_and_still_kills_the_workers(custom_backend, tmp_path, reaper):
     package = f"hang_twice_{os.getpid()}"
     module = custom_backend(package, "kb", HANG_SOURCE)
@@ -384,6 +386,7 @@ def test_cancel_ends_an_in_process_run_with_the_results_that_ran(custom_backend,
     assert report["stale_known_differences"] == []  # an interrupted run judges no known difference stale
 
 
+@pytest.mark.slow
 def test_worker_client_kill_from_another_thread_cancels_the_request(custom_backend, tmp_path, monkeypatch, reaper):
     module = custom_backend("hang_client", "kb", HANG_SOURCE)
     monkeypatch.setenv("HANG_MARKER", str(tmp_path / "marker"))
