@@ -12,7 +12,6 @@ most 150,000 values once aliases are expanded and 50 levels deep, so that no spe
 """
 
 import hashlib
-import os
 from typing import Any, Dict
 
 import regex
@@ -108,9 +107,9 @@ def _duplicate_keys(node, path, found):
             _duplicate_keys(v, path + [i], found)
 
 
-_CACHE: Dict[
-    Any, Any
-] = {}  # (path, text) → validated data: a process that loads the same spec again (tests) parses it once
+# sha256 of the text → validated data: a process that loads the same spec again (tests; a copy of the shipped spec
+# elsewhere) parses it once. The data never depends on the path: a problem, which names it, is never cached.
+_CACHE: Dict[str, Any] = {}
 
 
 def load(path=None):
@@ -120,7 +119,7 @@ def load(path=None):
         text = files.read_text(path, "spec ")
     except files.FileProblem as exc:
         raise SpecError([str(exc)])
-    key = (os.path.realpath(path), hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     if key not in _CACHE:
         _CACHE.clear()  # one spec at a time is what a process uses
         _CACHE[key] = _load(path, text).data
