@@ -39,23 +39,25 @@ class Cancel:
     """The stop switch of one run, shared by the main thread (signal handlers) and the threads driving workers.
 
     `set(reason)` may be called from a signal handler: it marks the run cancelled and kills every registered
-    worker client's process group; a client registered later is killed as it registers.
+    worker client's process group; a client registered later is killed as it registers. The mark is a plain flag,
+    not a threading.Event: Event.set takes a lock that is not re-entrant, so a second signal arriving inside the
+    first one's handler would wait on it for ever.
     """
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
         self._lock = threading.RLock()  # re-entrant: a second signal may arrive inside the first handler
         self._clients: List[WorkerClient] = []
         self.reason: Optional[str] = None  # what cancelled the run, e.g. "SIGINT"
 
     def is_set(self) -> bool:
-        return self._event.is_set()
+        return self._cancelled
 
     def set(self, reason: str = "cancelled") -> None:
         with self._lock:
             if self.reason is None:
                 self.reason = reason
-            self._event.set()
+            self._cancelled = True
         self.kill_all()
 
     def kill_all(self) -> None:
@@ -67,7 +69,7 @@ class Cancel:
     def register(self, client: WorkerClient) -> None:
         with self._lock:
             self._clients.append(client)
-            cancelled = self._event.is_set()
+            cancelled = self._cancelled
         if cancelled:
             client.kill()
 

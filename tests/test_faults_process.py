@@ -169,3 +169,32 @@ def test_a_missing_interpreter_is_a_broken_hello_not_a_traceback(tmp_path):
     with BackendSession("numpy", launch) as session:
         worker = session.worker()
     assert not worker.ready and "cannot start the worker" in worker.why_not_ready
+
+
+NESTED_SIGNALS = """
+import signal, sys
+sys.path.insert(0, sys.argv[1])
+from kbtool.session import Cancel
+
+cancel = Cancel()
+calls = [0]
+
+def handler(signum, frame):  # as interrupts.Interrupts and bench's handler do: set the run's Cancel
+    calls[0] += 1
+    cancel.set("SIGALRM")
+
+signal.signal(signal.SIGALRM, handler)
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)  # signals land inside set(), and inside their own handler
+for _ in range(200000):
+    cancel.set("main")
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+print(calls[0])
+"""
+
+
+def test_a_signal_inside_a_signal_handler_never_deadlocks_the_cancel():
+    """Three SIGTERMs in a row hung `kbtool bench` for ever: the second handler waited on the lock of the
+    threading.Event the first was setting. Cancel.set is now re-entrant; this stress hangs the old one."""
+    proc = subprocess.run([sys.executable, "-c", NESTED_SIGNALS, REPO], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout) > 20  # the handler really ran, many times, while set() ran
