@@ -162,7 +162,8 @@ class BackendSession:
         return sum(w.client.restarts for w in self.workers)
 
     def stop(self) -> None:
-        """Ask every worker to exit (killed when it does not, or when the run was cancelled)."""
+        """Ask every worker to exit (killed when it does not, or when the run was cancelled: `Cancel.set` kills
+        every worker of every session sharing it, from any thread or a signal handler)."""
         with self._lock:
             workers, self._workers = list(self._workers.values()), {}
         for worker in workers:
@@ -171,11 +172,6 @@ class BackendSession:
             except Exception:  # one worker that cannot be stopped keeps no other alive
                 worker.client.kill()
             self._forget(worker.client)
-
-    def kill(self) -> None:
-        """Kill every worker at once (from any thread)."""
-        for worker in self.workers:
-            worker.client.kill()
 
     def _forget(self, client: WorkerClient) -> None:
         self.cancel.unregister(client)
