@@ -4,7 +4,7 @@ growth exponents, the comparison and the slowest pairs. Rendered from the JSON a
 from ..reports.markdown import _code
 from ..reports.text import markdown as _escape
 from . import compare, stats
-from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
+from .units import comparison_cells, flags, fmt_ratio, fmt_seconds, measured_cells, verdict_line
 
 
 def _cell(value):
@@ -136,28 +136,14 @@ def results_table(results):
         if r["status"] != "ok":
             rows.append([r["op"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", "", ""])
             continue
-        flags = "; ".join(
-            f
-            for f in (
-                "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if r.get("unstable") else "",
-                r.get("message") or "",
-            )
-            if f
-        )
         rows.append(
             [
                 r["op"],
                 r["backend"],
                 r["mode"],
-                fmt_seconds(r["one_time"]["total_s"]),
-                "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
-                fmt_seconds(r["min_s"]),
-                fmt_rate(r.get("gflops")),
-                fmt_rate(r.get("gbs")),
-                fmt_pct(r.get("peak_fraction")),
-                fmt_ratio(r.get("ratio_to_fastest")),
+                *measured_cells(r),
                 fmt_ratio(r.get("ratio_to_numpy")),
-                flags,
+                "; ".join(flags(r)),
             ]
         )
     return _table(
@@ -195,20 +181,7 @@ def comparison_section(comparison):
         "",
     ]
     rows = [
-        [
-            row["op"],
-            row["size"],
-            row["backend"],
-            row["mode"],
-            fmt_seconds(row["baseline_median_s"]),
-            fmt_seconds(row["median_s"]),
-            "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
-            "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
-            row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
-            row.get("reason") or "",
-        ]
-        for row in comparison["rows"]
-        if row["verdict"] != "unchanged"
+        [*comparison_cells(row), row.get("reason") or ""] for row in comparison["rows"] if row["verdict"] != "unchanged"
     ]
     if not rows:
         return head + ["No change.", ""]

@@ -11,7 +11,7 @@ from ..files import one_line
 from ..reports.terminal import escape
 from ..reports.text import plain
 from . import compare, stats
-from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
+from .units import comparison_cells, flags, fmt_ratio, fmt_seconds, measured_cells, verdict_line
 
 MAX_ROWS = 200
 
@@ -112,27 +112,7 @@ def results_table(results):
         if r["status"] != "ok":
             table.add_row(*_cells(r["op"], r["size"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", ""))
             continue
-        flags = []
-        if r.get("unstable"):
-            flags.append("unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]))
-        if r.get("message"):
-            flags.append(r["message"])
-        table.add_row(
-            *_cells(
-                r["op"],
-                r["size"],
-                r["backend"],
-                r["mode"],
-                fmt_seconds(r["one_time"]["total_s"]),
-                "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
-                fmt_seconds(r["min_s"]),
-                fmt_rate(r.get("gflops")),
-                fmt_rate(r.get("gbs")),
-                fmt_pct(r.get("peak_fraction")),
-                fmt_ratio(r.get("ratio_to_fastest")),
-                ", ".join(flags),
-            )
-        )
+        table.add_row(*_cells(r["op"], r["size"], r["backend"], r["mode"], *measured_cells(r), ", ".join(flags(r))))
     return table
 
 
@@ -166,17 +146,5 @@ def comparison_table(comparison):
     for row in comparison["rows"]:
         if row["verdict"] == "unchanged" and len(comparison["rows"]) > 40:
             continue
-        table.add_row(
-            *_cells(
-                row["op"],
-                row["size"],
-                row["backend"],
-                row["mode"],
-                fmt_seconds(row["baseline_median_s"]),
-                fmt_seconds(row["median_s"]),
-                "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
-                "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
-                row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
-            )
-        )
+        table.add_row(*_cells(*comparison_cells(row)))
     return table

@@ -26,6 +26,42 @@ def fmt_ratio(ratio):
     return "" if ratio is None else f"×{ratio:.3g}"
 
 
+def measured_cells(r):
+    """The cells every view shows of a measured result: one-time, median ± IQR, min, GFLOP/s, GB/s, % peak and
+    × fastest."""
+    return [
+        fmt_seconds(r["one_time"]["total_s"]),
+        "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
+        fmt_seconds(r["min_s"]),
+        fmt_rate(r.get("gflops")),
+        fmt_rate(r.get("gbs")),
+        fmt_pct(r.get("peak_fraction")),
+        fmt_ratio(r.get("ratio_to_fastest")),
+    ]
+
+
+def flags(r):
+    """What a view says beside a measured result's numbers: unstable, and the result's message."""
+    said = ["unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"])] if r.get("unstable") else []
+    return said + ([r["message"]] if r.get("message") else [])
+
+
+def comparison_cells(row):
+    """The cells every view shows of a gate row: op, size, backend, mode, baseline and new medians, change, p and
+    the verdict."""
+    return [
+        row["op"],
+        row["size"],
+        row["backend"],
+        row["mode"],
+        fmt_seconds(row["baseline_median_s"]),
+        fmt_seconds(row["median_s"]),
+        "" if row["change_pct"] is None else "{:+.1f} %".format(row["change_pct"]),
+        "" if row["p_value"] is None else "{:.3g}".format(row["p_value"]),
+        row["verdict"] + (" (fails the gate)" if row["fails_gate"] else ""),
+    ]
+
+
 def verdict_line(report):
     """The one line that says what a bench measured and whether its gate holds."""
     s = report["summary"]
