@@ -73,7 +73,6 @@ def run_check(
         all_cases=plan.all_cases and not incomplete,
         planned_ops=plan.ops,
         spec_ops=checkable_ops(plan.spec),
-        counts_comparable=plan.counts_comparable and not incomplete,
     )
     return assemble(
         plan,

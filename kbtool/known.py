@@ -7,11 +7,14 @@ list of globs) and explains the targeted results whose message matches its regex
 that covers it, but explains none of them, no longer reproduces and is stale.
 
 Entries are precise enough to gate on, or the file is refused: each lists its ops by name (no glob), narrows them
-by a case glob other than '*' or a message regex, names backends kbtool knows, and records `count`, how many
-results it explained in the last full default run; explaining more than that on a comparable run is reported as
-growth (`grown`), so a new failure cannot hide under an old reason unreviewed. An entry with `verified_by` (a
-variant's case-id suffix such as Theano's '.kernel_flipped') explains a result only where that variant of the same
-call passed, or is explained by an entry without `verified_by` (a second cause of its own).
+by a case glob other than '*' or a message regex, and names backends kbtool knows. `kbtool known record REPORT`
+then makes them exact: it writes, per entry, `results` (the key and fingerprint, kbtool/fingerprint.py, of every
+result it explained in that run) and `count`. A recorded entry explains those results alone, each only while its
+fingerprint holds: a new failure never hides under an old reason, and a known failure that fails differently is
+`changed` (unexplained) in any run, however filtered. An entry with `verified_by` (a variant's case-id suffix such
+as Theano's '.kernel_flipped') explains, unrecorded, a result only where that variant of the same call passed, or
+is explained by an entry without `verified_by` (a second cause of its own). Derived backends (a custom module
+`pkg.mod@ENV`) inherit the entries of their base backend for the functions they share with it (`Result.inherits`).
 
 The spec's Keras 1.x aliases bring their own entries: a Keras 2 backend that lacks the old name is explained by
 the rename, and such an entry goes stale like any other once the backend has the name.
@@ -35,6 +38,7 @@ from typing import (
     Iterator,
     List,
     Mapping,
+    NamedTuple,
     Optional,
     Sequence,
     Set,
@@ -85,8 +89,20 @@ def _known_file() -> str:
 
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "status")
-KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by")
-ENTRY_FIELDS = ("op", "case", "backend", "mode", "status", "match", "reason", "count", "verified_by", "source")
+KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by", "results")
+ENTRY_FIELDS = (
+    "op",
+    "case",
+    "backend",
+    "mode",
+    "status",
+    "match",
+    "reason",
+    "count",
+    "verified_by",
+    "source",
+    "results",
+)
 REQUIRED = ("op", "backend", "reason")  # `count` is required too, but checked after the rest (a clearer first problem)
 OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by name: no glob may stand for them
 GLOB_CHARS = re.compile(r"[*?\[]")
@@ -128,6 +144,9 @@ class KnownEntry:
     count: Optional[int] = None
     verified_by: Optional[str] = None
     source: Optional[str] = None
+    # the machine part `kbtool known record` writes: {result key: fingerprint} of every result the entry explained
+    # in the recorded run (None: never recorded, the entry explains by status and regex alone)
+    results: Optional[Mapping[str, str]] = field(default=None, compare=False, repr=False)
     number: Number = field(default=0, compare=False)
     keys: Tuple[str, ...] = field(default=(), compare=False, repr=False)  # the dict's key order, kept for to_dict
 
@@ -145,6 +164,7 @@ class KnownEntry:
             count=entry.get("count"),
             verified_by=entry.get("verified_by"),
             source=entry.get("source"),
+            results=dict(entry["results"]) if isinstance(entry.get("results"), dict) else None,
             number=number,
             keys=tuple(str(key) for key in entry),
         )
@@ -156,20 +176,26 @@ class KnownEntry:
         for key in order:
             value = getattr(self, key) if key in ENTRY_FIELDS else None
             if value is not None:
-                out[key] = _plain(value)
+                out[key] = dict(value) if key == "results" else _plain(value)
         return out
 
     @property
     def from_spec(self) -> bool:
         return self.source == "spec"
 
+    @property
+    def recorded(self) -> bool:
+        """Whether `kbtool known record` recorded the results the entry explains (then it explains those alone)."""
+        return self.results is not None
+
     def targets(self, result: Any) -> bool:
         """Whether the entry is about this result (op, case, backend, mode), whatever its outcome. `result` is a
-        Result or anything with op, case, backend and mode."""
+        Result or anything with op, case, backend and mode. A derived backend's result of a function it shares with
+        its base backend (`inherits`) is the base's result: the base's entries are about it."""
         return (
             matches(result.op, self.op)
             and matches(result.case, "*" if self.case is None else self.case)
-            and matches(result.backend, self.backend)
+            and matches(backend_of(result), self.backend)
             and matches(result.mode, "*" if self.mode is None else self.mode)
         )
 
@@ -184,6 +210,18 @@ class KnownEntry:
         if status == Status.PASS or not matches(status.value, "*" if self.status is None else self.status):
             return False
         return True if not self.match else search(self.match, result.message, timeout)
+
+
+def backend_of(result: Any) -> str:
+    """The backend whose behaviour a result shows: a derived backend's inherited function is its base's."""
+    inherits = getattr(result, "inherits", None) if not isinstance(result, Mapping) else result.get("inherits")
+    return str(inherits or (result["backend"] if isinstance(result, Mapping) else result.backend))
+
+
+def result_key(result: Any) -> str:
+    """'op case backend mode': how a recorded entry names a result (the backend as `backend_of` gives it)."""
+    get = result.get if isinstance(result, Mapping) else lambda key: getattr(result, key)
+    return "{} {} {} {}".format(get("op"), get("case"), backend_of(result), get("mode"))
 
 
 def numbered(entries: Iterable[Union["KnownEntry", Mapping[str, Any]]]) -> List[KnownEntry]:
@@ -286,10 +324,19 @@ def _numbered_problems(entries: Any, spec: Optional["Spec"] = None) -> List[Tupl
     if globs > MAX_GLOBS:  # each is matched against every op and case id of the spec: bounded work
         return [(None, f"{globs} globs in {len(entries)} entries; kbtool checks at most {MAX_GLOBS} in one file")]
     problems: List[Tuple[Optional[int], str]] = []
+    recorded_by: Dict[str, int] = {}  # result key -> the entry that recorded it first
     for number, entry in enumerate(entries, 1):
         found = _entry_problems(number, entry)
         if spec is not None and not found:
             found = [f"{_where(number, entry)}: {p}" for p in _spec_problems(entry, spec)]
+        if not found and isinstance(entry.get("results"), dict):
+            twice = [key for key in entry["results"] if key in recorded_by]
+            if twice:
+                found = [
+                    f"{_where(number, entry)}: result {_quote(twice[0])} is recorded by entry {recorded_by[twice[0]]} too (a result is explained by one entry)"
+                ]
+            for key in entry["results"]:
+                recorded_by.setdefault(key, number)
         problems.extend((number, problem) for problem in found)
     return problems
 
@@ -316,13 +363,54 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
         if problem:
             problems.append(f"{where}: {problem}")
     if _is_globs(entry.get("status", "*")):
-        words = [s.value for s in Status if s != Status.PASS]
+        words = [s.value for s in Status if s not in (Status.PASS, Status.CHANGED)]  # a verdict's own status
         if not any(fnmatch.fnmatchcase(w, p) for p in _globs(entry.get("status", "*")) for w in words):
             problems.append(
                 "{}: status {} names no result status ({})".format(where, _clip(entry["status"]), ", ".join(words))
             )
     problems.extend(f"{where}: {p}" for p in _precision_problems(entry))
+    if "results" in entry:
+        problems.extend(f"{where}: {p}" for p in _results_problems(entry))
     return problems
+
+
+RESULT_KEY = re.compile(r"(?P<op>[A-Za-z_][A-Za-z0-9_]*) (?P<case>\S+) (?P<backend>\S+) (?P<mode>eager|symbolic)\Z")
+
+
+def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
+    """The recorded results: 'op case backend mode' -> fingerprint, each a result the entry targets, and `count`
+    (when given) says how many."""
+    recorded = entry["results"]
+    if not isinstance(recorded, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in recorded.items()
+    ):
+        yield "results must map 'op case backend mode' to a fingerprint (both strings; kbtool known record writes them)"
+        return
+    typed = _is_globs(entry["op"]) and _is_globs(entry["backend"]) and _is_globs(entry.get("case", "*"))
+    scope = KnownEntry.from_dict(dict(entry, reason="", results=None)) if typed else None
+    for key, value in recorded.items():
+        parts = RESULT_KEY.match(key) if len(key) <= MAX_PATTERN_CHARS else None
+        if parts is None:
+            yield f"results: {_quote(key)} is not 'op case backend mode'"
+            return
+        if len(value) > MAX_PATTERN_CHARS:
+            yield f"results: the fingerprint of {_quote(key)} is longer than {MAX_PATTERN_CHARS} characters"
+            return
+        if scope is not None and not scope.targets(_Key(parts["op"], parts["case"], parts["backend"], parts["mode"])):
+            yield f"results: {_quote(key)} is not a result the entry targets (its op, case, backend and mode)"
+            return
+    count = entry.get("count")
+    if isinstance(count, int) and not isinstance(count, bool) and count != len(recorded):
+        yield f"count is {count} but {len(recorded)} results are recorded"
+
+
+class _Key(NamedTuple):
+    """A recorded result key's parts, with the names `KnownEntry.targets` reads."""
+
+    op: str
+    case: str
+    backend: str
+    mode: str
 
 
 def _precision_problems(entry: Dict[Any, Any]) -> Iterator[str]:
@@ -344,12 +432,9 @@ def _precision_problems(entry: Dict[Any, Any]) -> Iterator[str]:
     well_typed = _is_globs(entry.get("case", "*")) and isinstance(entry.get("match", ""), str)
     if well_typed and not _narrows(entry):  # (a mistyped case or match is reported as such)
         yield "narrows nothing: give a case glob other than '*' or a match regex"
-    if "count" not in entry:
-        yield (
-            "lacks count (how many results it explained in the last full run; "
-            "scripts/record-known-counts.py REPORT.json writes it)"
-        )
-    elif isinstance(entry["count"], bool) or not isinstance(entry["count"], int) or entry["count"] < 0:
+    if "count" in entry and (
+        isinstance(entry["count"], bool) or not isinstance(entry["count"], int) or entry["count"] < 0
+    ):
         yield "count must be a whole number >= 0, not {}".format(_quote(entry["count"]))
     if "verified_by" in entry and not (
         isinstance(entry["verified_by"], str) and VARIANT_SUFFIX.match(entry["verified_by"])
@@ -563,28 +648,34 @@ def apply(
     all_cases: bool = True,
     planned_ops: Optional[Iterable[str]] = None,
     spec_ops: Optional[Iterable[str]] = None,
-    counts_comparable: Optional[bool] = None,
+    by_regex: bool = False,
 ) -> Applied:
     """Mark each result that an entry explains (`result.known` = the first such entry's reason).
 
-    Staleness and growth are judged only where the run covers what an entry explains: every case of the ops it
-    names (no --case, --mode or --examples filter), every op its globs match in the spec (when `planned_ops` and
-    `spec_ops` say which), and the whole spec for an entry for every op ("*"). Growth (an entry explaining more
-    results than its recorded `count`) also needs `counts_comparable` (plan.counts_comparable: a default run, no
-    --keras-config or other grid); None means whole_spec and all_cases.
+    A recorded entry (one with `results`, written by `kbtool known record`) explains exactly the results it
+    recorded, and each only while its fingerprint is the one recorded: a recorded result that fails differently
+    becomes `changed` (status CHANGED, `result.changed` = the entry, the verdict's own status, the recorded and the
+    new fingerprint), which is unexplained; a recorded result that passes now makes the entry stale. Both are judged
+    in every run, whatever its filters. A result the entry did not record is not its to explain, whatever its regex.
 
-    Entries with `verified_by` are applied after the others: such an entry explains a result only where the
-    variant of the same op, case, backend and mode (case id + the suffix) passed, or was explained by an entry
+    An entry that was never recorded (or every entry, with `by_regex`: what `known record` itself applies) explains
+    the targeted results with its status and `match`. Such an entry is stale when it explains none of the results
+    it targets, and dead when every result it explains was taken by an earlier entry; both are judged only where
+    the run covers what the entry explains: every case of the ops it names (no --case, --mode or --examples
+    filter), every op its globs match in the spec (when `planned_ops` and `spec_ops` say which), and the whole spec
+    for an entry for every op ("*").
+
+    Entries with `verified_by` are applied after the others: unrecorded, such an entry explains a result only where
+    the variant of the same op, case, backend and mode (case id + the suffix) passed, or was explained by an entry
     without `verified_by` (its own, different cause: the difference the variant removes is then not the only one,
-    and the other one is recorded on the variant's results).
+    and the other one is recorded on the variant's results). Recorded, it explains what it recorded (a variant that
+    stops passing is a result of its own, unexplained).
     """
     entries = numbered(entries)
     applied = Applied()
-    comparable = (whole_spec and all_cases) if counts_comparable is None else counts_comparable
     named_by: Dict[int, KnownEntry] = {}  # id(result) -> the entry that named it
     by_key: Dict[ResultKey, Result] = {(r.op, r.case, r.backend, r.mode): r for r in results}
-    timeouts: List[Tuple[Result, Number, str]] = []  # noted once every entry has searched the messages
-    spent = 0.0  # seconds lost to searches that timed out: a hostile regex, never a plain one
+    search = _Searches()
     rows: Dict[int, Dict[str, Any]] = {}
     stale: List[Tuple[int, Dict[str, Any]]] = []
     order = [i for i, e in enumerate(entries) if not e.verified_by] + [
@@ -592,25 +683,16 @@ def apply(
     ]
     for index in order:
         entry = entries[index]
-        targeted = [r for r in results if entry.targets(r)]
-        explained: List[Result] = []
-        timed_out: Optional[Result] = None
-        timed_out_after = ""
-        for result in targeted:
-            if timed_out is not None:  # one timeout per entry: its regex searches no more messages
-                continue
-            limit = REGEX_TIMEOUT if spent < REGEX_BUDGET else REGEX_LATE_TIMEOUT
-            verdict = entry.judge(result, limit)
-            if verdict is None:
-                spent += limit
-                timed_out, timed_out_after = result, _after(limit)
-                timeouts.append((result, entry.number, timed_out_after))
-            elif verdict and _verified(entry, result, by_key, named_by):
-                explained.append(result)
+        targeted = [r for r in results if entry.targets(r) and r.changed is None]
+        exact = entry.recorded and not by_regex
+        if exact:
+            explained, changed, passing = _recorded(entry, targeted)
+        else:
+            explained, changed, passing = search.explained(entry, targeted, by_key, named_by), [], []
         named = 0
         for result in explained:
             if result.known is None:
-                result.known = entry.reason
+                result.known = entry.reason  # (an inherited one says so by the result's `inherits`)
                 named_by[id(result)] = entry
                 named += 1
         is_judged = judged(entry, whole_spec, all_cases, planned_ops, spec_ops)
@@ -624,29 +706,124 @@ def apply(
                 "explained": len(explained),
                 "named": named,
             }
-            if isinstance(entry.count, int) and not isinstance(entry.count, bool):
+            if entry.count is not None:
                 row["count"] = entry.count
-                if is_judged and comparable and len(explained) > entry.count:
-                    row.update(grown=True, grown_by=len(explained) - entry.count)
+            if changed:
+                row["changed"] = len(changed)
+            if not exact:
+                row["unrecorded"] = True
             rows[index] = row
-        if targeted and not explained and is_judged:
-            unsearched = (
-                f"; its match regex timed out after {timed_out_after}, so "
-                f"{len(targeted) - targeted.index(timed_out)} were not searched"
-                if timed_out is not None
-                else ""
-            )
-            note = f"did not reproduce in this run ({len(targeted)} results checked){unsearched}"
+        note = _stale_note(entry, exact, targeted, explained, named, changed, passing, is_judged, search)
+        if note:
             stale.append((index, dict(entry.to_dict(), note=note)))
     applied.counts = [rows[i] for i in sorted(rows)]
     applied.stale = [item for _, item in sorted(stale, key=lambda pair: pair[0])]
-    for result, entry_number, after in timeouts:
-        note = (
-            f"known-difference entry {entry_number}: its match regex timed out after {after} on this "
-            "message (taken as no match; later messages not searched)"
-        )
-        result.note = note if not result.note else f"{result.note}; {note}"
+    search.note_timeouts()
     return applied
+
+
+def _recorded(entry: KnownEntry, targeted: Sequence[Result]) -> Tuple[List[Result], List[Result], List[Result]]:
+    """(explained, changed, passing now) among the targeted results an exact entry recorded."""
+    from . import fingerprint
+
+    recorded = entry.results or {}
+    explained, changed, passing = [], [], []
+    for result in targeted:
+        was = recorded.get(result_key(result))
+        if was is None:
+            continue
+        if Status(result.status) == Status.PASS:
+            passing.append(result)
+            continue
+        now = fingerprint.of_result(result)
+        if now == was:
+            explained.append(result)
+        else:
+            result.changed = {
+                "entry": entry.number,
+                "reason": entry.reason,
+                "status": Status(result.status).value,
+                "recorded": was,
+                "now": now,
+            }
+            result.status = Status.CHANGED
+            changed.append(result)
+    return explained, changed, passing
+
+
+def _stale_note(
+    entry: KnownEntry,
+    exact: bool,
+    targeted: Sequence[Result],
+    explained: Sequence[Result],
+    named: int,
+    changed: Sequence[Result],
+    passing: Sequence[Result],
+    is_judged: bool,
+    search: "_Searches",
+) -> Optional[str]:
+    """Why the entry is stale in this run (None when it is not)."""
+    if exact:
+        if passing:
+            return "{} of its {} recorded results pass now ({}): record it again (kbtool known record)".format(
+                len(passing), len(entry.results or {}), ", ".join(result_key(r) for r in passing[:3])
+            )
+        if is_judged and targeted and not explained and not changed:
+            return f"none of its {len(entry.results or {})} recorded results ran ({len(targeted)} results checked)"
+        return None
+    if not is_judged or not targeted:
+        return None
+    if not explained:
+        return f"did not reproduce in this run ({len(targeted)} results checked){search.unsearched(entry, targeted)}"
+    if not named:
+        return f"dead: the {len(explained)} results it explains were all explained by earlier entries"
+    return None
+
+
+class _Searches:
+    """The regex searches of one `apply`, within its time budget: only searches that time out spend it (5 s in
+    all, then each later search gets REGEX_LATE_TIMEOUT), and each timeout is noted on its result at the end."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self.timeouts: List[Tuple[Result, Number, str]] = []
+        self.timed_out: Dict[Number, Tuple[Result, str]] = {}
+
+    def explained(
+        self,
+        entry: KnownEntry,
+        targeted: Sequence[Result],
+        by_key: Mapping[ResultKey, Result],
+        named_by: Mapping[int, KnownEntry],
+    ) -> List[Result]:
+        explained: List[Result] = []
+        for result in targeted:
+            limit = REGEX_TIMEOUT if self.spent < REGEX_BUDGET else REGEX_LATE_TIMEOUT
+            verdict = entry.judge(result, limit)
+            if verdict is None:  # one timeout per entry: its regex searches no more messages
+                self.spent += limit
+                self.timed_out[entry.number] = (result, _after(limit))
+                self.timeouts.append((result, entry.number, _after(limit)))
+                break
+            if verdict and _verified(entry, result, by_key, named_by):
+                explained.append(result)
+        return explained
+
+    def unsearched(self, entry: KnownEntry, targeted: Sequence[Result]) -> str:
+        if entry.number not in self.timed_out:
+            return ""
+        result, after = self.timed_out[entry.number]
+        return (
+            f"; its match regex timed out after {after}, so {len(targeted) - targeted.index(result)} were not searched"
+        )
+
+    def note_timeouts(self) -> None:
+        for result, entry_number, after in self.timeouts:
+            note = (
+                f"known-difference entry {entry_number}: its match regex timed out after {after} on this "
+                "message (taken as no match; later messages not searched)"
+            )
+            result.note = note if not result.note else f"{result.note}; {note}"
 
 
 def _after(limit: float) -> str:
@@ -671,8 +848,3 @@ def _verified(
         return True
     other = named_by.get(id(variant))
     return other is not None and not other.verified_by
-
-
-def grown(report_counts: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
-    """The rows of a report's known_differences whose entry explained more results than recorded."""
-    return [row for row in report_counts if row.get("grown")]

@@ -19,6 +19,9 @@ class Status(str, enum.Enum):
     CRASH = "crash"  # the worker died on this case (it is restarted)
     TIMEOUT = "timeout"  # the worker hung on this case (it is killed and restarted)
     COULD_NOT_START = "could_not_start"  # the worker could not be (re)started, so the case never ran
+    # a result a known difference recorded, now failing differently (its fingerprint changed): unexplained, and
+    # the verdict it had is kept in Result.changed
+    CHANGED = "changed"
 
     def __str__(self) -> str:
         return self.value
@@ -29,6 +32,7 @@ SEVERITY: List[str] = [  # Status is a str: the words of a matrix cell
     Status.PASS,
     "known",
     Status.UNSUPPORTED,
+    Status.CHANGED,
     Status.FAIL,
     Status.ERROR,
     Status.TIMEOUT,
@@ -44,6 +48,7 @@ SYMBOLS: Dict[str, str] = {
     "timeout": "⏱",
     "unsupported": "–",
     "could_not_start": "∅",
+    "changed": "Δ",
 }
 
 
@@ -75,6 +80,7 @@ class Details:
     actual_value: Any = None
     rtol: Optional[float] = None
     atol: Optional[float] = None
+    mask: Optional[str] = None  # a digest of which elements differ (known differences fingerprint it)
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -113,6 +119,9 @@ class Result:
     # what the reference and the backend printed or warned while it ran ({"reference": ..., "backend": ...}):
     # kept in the record, never let through to the terminal
     captured: Optional[Dict[str, str]] = None
+    # for a `changed` result: the entry that recorded it, its recorded and its new fingerprint, and the verdict's own
+    # status ({"entry": 12, "status": "fail", "recorded": "...", "now": "..."})
+    changed: Optional[Dict[str, Any]] = None
 
     def as_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {
@@ -124,7 +133,7 @@ class Result:
             "message": self.message,
             "seconds": self.seconds,
         }
-        for key in ("details", "note", "known", "doc_check", "repro", "keras_config", "captured"):
+        for key in ("details", "note", "known", "doc_check", "repro", "keras_config", "captured", "changed"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

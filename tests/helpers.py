@@ -172,7 +172,6 @@ def synthetic(
         all_cases=plan.all_cases,
         planned_ops=plan.ops,
         spec_ops=set(checkable),
-        counts_comparable=plan.counts_comparable,
     )
     report = assemble_mod.assemble(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
     assert assemble_mod.validate(report) == []

@@ -137,37 +137,28 @@ def test_an_unexplained_unsupported_fails_and_a_known_one_is_skipped_with_its_re
     assert cases["b[eager]"].find("skipped").get("message") == "known difference: alpha never had it"
 
 
-def test_strict_fails_known_unsupported_and_grown_entries():
-    rows = [
-        {
-            "entry": 3,
-            "op": ["conv2d"],
-            "backend": "alpha",
-            "reason": "flip",
-            "targeted": 9,
-            "explained": 7,
-            "named": 7,
-            "count": 4,
-            "grown": True,
-            "grown_by": 3,
-        }
-    ]
+def test_strict_fails_known_unsupported_and_a_changed_result_always_fails():
+    changed = record("dot", "d", "alpha", "changed")
+    changed["changed"] = {"entry": 3, "reason": "flip", "status": "fail", "recorded": "fail | a", "now": "fail | b"}
     report = make_report(
         [available("alpha")],
         [
             record("dot", "b", "alpha", "unsupported", known="never had it"),
             record("dot", "c", "alpha", "fail", known="rounds"),
         ],
-        known_counts=rows,
     )
-    assert is_green(conforming(junit.render(report)))  # without --strict: skipped, and growth is for review
+    assert is_green(conforming(junit.render(report)))  # without --strict: skipped
     report["summary"] = summarize(report, strict=True)
     assert exit_code(report) == 1
     suites = suites_of(report)
     cases = {c.get("name"): c for c in suites["kbtool.alpha"].iter("testcase")}
     assert outcome(cases["b[eager]"]) == "failure" and outcome(cases["c[eager]"]) == "skipped"
-    grown = suites["kbtool.known_differences"].find("testcase")
-    assert grown.get("name") == "grown known difference: entry 3" and outcome(grown) == "failure"
+    report = make_report([available("alpha")], [changed])
+    cases = {c.get("name"): c for c in suites_of(report)["kbtool.alpha"].iter("testcase")}
+    assert outcome(cases["d[eager]"]) == "failure"
+    assert cases["d[eager]"].find("failure").get("message") == (
+        "changed known result (entry 3): recorded fail | a; now fail | b"
+    )
 
 
 def test_every_status_maps_to_its_outcome():

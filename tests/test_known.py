@@ -52,7 +52,7 @@ TINY_SPEC = """  sum:
   min: *reduce
 """
 STATUS_WORDS = "fail, error, unsupported, crash, timeout, could_not_start"
-KEY_WORDS = "op, case, backend, mode, status, match, reason, count, verified_by"
+KEY_WORDS = "op, case, backend, mode, status, match, reason, count, verified_by, results"
 
 
 @pytest.fixture(scope="module")
@@ -285,9 +285,8 @@ def test_load(tmp_path, text, entries):
         # the line is the entry's first line, however the file is laid out
         (
             "# a comment\n\n- op: sum\n  match: x\n  backend: theano\n  reason: r\n  count: 1\n"
-            "- op: max\n  case: float\n  backend: theano\n  reason: r\n",
-            "{path}:8: entry 2 (max): lacks count (how many results it explained in the last full run; "
-            "scripts/record-known-counts.py REPORT.json writes it)",
+            "- op: max\n  case: float\n  backend: theano\n  reason: r\n  count: -1\n",
+            "{path}:8: entry 2 (max): count must be a whole number >= 0, not -1",
         ),
     ],
 )
@@ -464,6 +463,8 @@ def _count(number, item, targeted, explained, named):
     }
     if "count" in item:
         row["count"] = item["count"]
+    if "results" not in item:
+        row["unrecorded"] = True
     return row
 
 

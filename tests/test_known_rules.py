@@ -1,5 +1,6 @@
 """The rules that make known differences precise enough to gate on (issue #8): entries name their ops, narrow them by
-case or message, name backends kbtool knows and carry a recorded count; growth past that count is reported;
+case or message and name backends kbtool knows; recorded entries explain exactly the results they recorded while
+their fingerprints hold (a known result that fails differently is `changed`), dead entries are stale;
 `verified_by` entries explain a result only where the variant of the same call passes; Theano's kernel-flipped
 variants; scripts/record-known-counts.py."""
 
@@ -12,11 +13,12 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from kbtool import files, known
+from kbtool import files, fingerprint, known
 from kbtool.errors import KbtoolError
 from kbtool.reports import html, markdown, terminal
+from kbtool.reports.assemble import summarize
 from kbtool.reports.assemble import validate as validate_report
-from kbtool.results import Result
+from kbtool.results import Result, Status
 from kbtool.runners import registry, theano
 from kbtool.specs import loader
 from kbtool.specs.cases import Case
@@ -80,10 +82,6 @@ UNKNOWN_BACKEND = (
     "my_package.my_module@theano)"
 )
 NARROWS_NOTHING = "narrows nothing: give a case glob other than '*' or a match regex"
-NO_COUNT = (
-    "lacks count (how many results it explained in the last full run; scripts/record-known-counts.py "
-    "REPORT.json writes it)"
-)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +119,7 @@ NO_COUNT = (
         ({"backend": "plainname"}, [UNKNOWN_BACKEND.format("'plainname'")]),
         ({"backend": []}, ["backend is an empty list"]),
         # a recorded count
-        ({"count": None}, [NO_COUNT]),
+        ({"count": None}, []),  # `kbtool known record` writes it: an entry not yet recorded has none
         ({"count": 0}, []),
         ({"count": -1}, ["count must be a whole number >= 0, not -1"]),
         ({"count": 1.5}, ["count must be a whole number >= 0, not 1.5"]),
@@ -141,7 +139,7 @@ NO_COUNT = (
         # every problem, in order
         (
             {"op": "*", "case": "*", "backend": "jax", "count": None},
-            [NOT_AN_OP.format("'*'"), UNKNOWN_BACKEND.format("'jax'"), NARROWS_NOTHING, NO_COUNT],
+            [NOT_AN_OP.format("'*'"), UNKNOWN_BACKEND.format("'jax'"), NARROWS_NOTHING],
         ),
     ],
 )
@@ -199,62 +197,137 @@ def test_the_shipped_file_obeys_every_rule():
         assert known._narrows(item) and isinstance(item["count"], int), item
 
 
-# ---- growth past the recorded count ------------------------------------------------------------------------------------
+# ---- exact known results: recorded fingerprints -----------------------------------------------------------------------
+
+VALUES = {
+    "expected_shape": [2],
+    "actual_shape": [2],
+    "expected_dtype": "float32",
+    "actual_dtype": "float32",
+    "mismatched": 2,
+    "size": 2,
+    "first_index": [0],
+    "mask": "0badf00d",
+}
 
 
-def test_growth_is_reported_with_the_difference():
-    item = entry(count=1, case=["int32", "float"])
-    records = [result(), result(case="float")]
-    (row,) = known.apply(records, [item]).counts
-    assert row == {
+def differing(scale_class=-2, **kw):
+    """A values-differ result whose largest difference is of the power of ten `scale_class`."""
+    details = dict(VALUES, max_abs_diff=3 * 10.0**scale_class)
+    record = {"case": "float", "message": "2 of 2 values differ (max abs diff 0.03, ...)", "details": details}
+    record.update(kw)
+    return result(**record)
+
+
+def recorded(item, *records):
+    """`item` as `kbtool known record` leaves it after a run that gave `records`."""
+    return dict(item, results={known.result_key(r): fingerprint.of_result(r) for r in records}, count=len(records))
+
+
+def test_a_recorded_entry_explains_its_results_while_their_fingerprints_hold():
+    item = recorded(entry(case=["int32", "float"]), result(), differing())
+    again = [result(), differing()]
+    applied = known.apply(again, [item], whole_spec=False, all_cases=False)
+    assert [r.known for r in again] == ["upcast", "upcast"] and applied.stale == []
+    assert "unrecorded" not in applied.counts[0] and applied.counts[0]["explained"] == 2
+
+
+def test_a_known_result_that_fails_differently_is_changed_in_a_one_op_run():
+    item = recorded(entry(case=["int32", "float"]), differing(scale_class=-2))
+    now = differing(scale_class=0)  # 1% off when recorded, 100% off now
+    applied = known.apply([now], [item], whole_spec=False, all_cases=False)
+    assert now.status == Status.CHANGED and now.known is None
+    assert now.changed == {
         "entry": 1,
-        "op": "sum",
-        "backend": "theano",
         "reason": "upcast",
-        "targeted": 2,
-        "explained": 2,
-        "named": 2,
-        "count": 1,
-        "grown": True,
-        "grown_by": 1,
+        "status": "fail",
+        "recorded": fingerprint.of_result(differing(scale_class=-2)),
+        "now": fingerprint.of_result(now),
     }
-
-
-@pytest.mark.parametrize("count, grown", [(2, False), (3, False), (1, True), (0, True)])
-def test_growth_is_more_than_recorded(count, grown):
-    records = [result(), result(case="float")]
-    (row,) = known.apply(records, [entry(count=count, case=["int32", "float"])]).counts
-    assert row.get("grown", False) is grown and row["count"] == count
-    assert row.get("grown_by") == (2 - count if grown else None)
+    assert "max 1e-2" in now.changed["recorded"] and "max 1e0" in now.changed["now"]
+    assert applied.counts[0]["changed"] == 1 and applied.stale == []
+    report = {"backends": [], "results": [now.as_dict()], "stale_known_differences": [], "known_differences": []}
+    summary = summarize(report)
+    assert summary["divergences"] == 1 and not summary["ok"]
 
 
 @pytest.mark.parametrize(
-    "kw",
+    "now",
     [
-        {"whole_spec": False},
-        {"all_cases": False},
-        {"counts_comparable": False},  # e.g. a --keras-config run: plan.counts_comparable says so
+        result(status="error", message="TypeError: x"),  # another status
+        result(message="dtype int16 != reference int32 (values agree)"),  # another message
+        differing(details=dict(VALUES, max_abs_diff=0.03, mask="feedf00d")),  # other elements differ
+        differing(details=dict(VALUES, max_abs_diff=0.03, first_index=[1])),
+        differing(details=dict(VALUES, max_abs_diff=0.03, actual_dtype="float64")),
     ],
 )
-def test_growth_is_judged_only_on_comparable_runs(kw):
-    records = [result(), result(case="float")]
-    (row,) = known.apply(records, [entry(count=0, case=["int32", "float"])], **kw).counts
-    assert "grown" not in row and row["count"] == 0 and row["explained"] == 2
+def test_every_part_of_the_fingerprint_counts(now):
+    was = result() if now.case == "int32" else differing()
+    item = recorded(entry(case=["int32", "float"], status=["fail", "error"]), was)
+    known.apply([now], [item])
+    assert now.status == Status.CHANGED and now.changed["recorded"] != now.changed["now"]
 
 
-def test_growth_does_not_change_the_verdict():
-    from kbtool.reports.assemble import summarize
+def test_a_result_the_entry_never_recorded_is_unexplained_even_where_its_regex_matches():
+    item = recorded(entry(case=["int32", "float"], match="dtype int64"), result())
+    other = result(case="float")  # the same message, a result the run that recorded the entry did not have
+    applied = known.apply([result(), other], [item])
+    assert other.known is None and other.status == Status.FAIL and applied.counts[0]["explained"] == 1
 
-    records = [result(), result(case="float")]
-    applied = known.apply(records, [entry(count=0, case=["int32", "float"])])
-    report = {
-        "backends": [],
-        "results": [r.as_dict() for r in records],
-        "stale_known_differences": applied.stale,
-        "known_differences": applied.counts,
-    }
-    assert summarize(report)["ok"] is True
-    assert known.grown(applied.counts) == applied.counts
+
+def test_a_recorded_result_that_passes_now_makes_the_entry_stale_in_any_run():
+    item = recorded(entry(case=["int32", "float"]), result(), differing())
+    applied = known.apply([result(), differing(status="pass")], [item], whole_spec=False, all_cases=False)
+    (stale,) = applied.stale
+    assert stale["note"].startswith("1 of its 2 recorded results pass now (sum float theano eager)")
+
+
+def test_record_mode_reads_regexes_and_ignores_the_records():
+    item = recorded(entry(case=["int32", "float"]), result())
+    other = result(case="float")
+    known.apply([other], [item], by_regex=True)
+    assert other.known == "upcast"
+
+
+def test_an_entry_that_only_explains_what_earlier_entries_took_is_dead():
+    first, second = entry(case=["int32", "float"], reason="first"), entry(reason="second")
+    applied = known.apply([result(), result(case="float")], [first, second])
+    (dead,) = applied.stale
+    assert dead["reason"] == "second" and dead["note"].startswith("dead: the 1 results it explains")
+
+
+def test_a_derived_backends_inherited_result_is_its_base_backends():
+    item = recorded(entry(), result())
+    derived = result(backend="pkg.mod@theano")
+    derived.inherits = "theano"
+    known.apply([derived], [item])
+    assert derived.known == "upcast"
+    own = result(backend="pkg.mod@theano")  # a function the module redefines: not the base's result
+    known.apply([own], [item])
+    assert own.known is None
+
+
+@pytest.mark.parametrize(
+    "results, problem",
+    [
+        ({"sum int32 theano": "x"}, "results: 'sum int32 theano' is not 'op case backend mode'"),
+        ({"sum int32 cntk eager": "x"}, "results: 'sum int32 cntk eager' is not a result the entry targets"),
+        ({"max int32 theano eager": "x"}, "results: 'max int32 theano eager' is not a result the entry targets"),
+        ({"sum int32 theano eager": 3}, "results must map 'op case backend mode' to a fingerprint"),
+        ({"sum int32 theano eager": "x", "sum int32 theano symbolic": "y"}, "count is 1 but 2 results are recorded"),
+    ],
+)
+def test_recorded_results_are_checked(results, problem):
+    problems = known.validate([entry(results=results)])
+    assert len(problems) == 1 and problems[0].startswith("entry 1 (sum): " + problem), problems
+
+
+def test_a_result_is_recorded_by_one_entry():
+    item = entry(results={"sum int32 theano eager": "x"})
+    problems = known.validate([item, dict(item, reason="again")])
+    assert problems == [
+        "entry 2 (sum): result 'sum int32 theano eager' is recorded by entry 1 too (a result is explained by one entry)"
+    ]
 
 
 # ---- verified_by ---------------------------------------------------------------------------------------------------------
@@ -480,32 +553,53 @@ def test_report_schema_takes_count_and_growth():
     assert validate_report(report) != []
 
 
-def test_terminal_reports_growth_and_keeps_the_verdict():
+def changed_report():
+    report = grown_report()
+    report["known_differences"][0].pop("grown"), report["known_differences"][0].pop("grown_by")
+    report["known_differences"][0]["changed"] = 1
+    report["results"] = [
+        dict(
+            differing(scale_class=0).as_dict(),
+            status="changed",
+            repro="kbtool check --op sum",
+            changed={
+                "entry": 3,
+                "reason": "true <convolution>",
+                "status": "fail",
+                "recorded": "fail | a",
+                "now": "fail | b",
+            },
+        )
+    ]
+    report["summary"] = summarize(report)
+    return report
+
+
+def test_terminal_shows_a_changed_result_with_both_fingerprints():
     console = Console(file=io.StringIO(), width=300)
-    terminal.render(grown_report(), console)
+    report = changed_report()
+    assert validate_report(report) == []
+    terminal.render(report, console)
     out = console.file.getvalue()
-    assert (
-        "known difference grew: entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): "
-        "true <convolution>"
-    ) in out
-    assert "entry 4" not in out
-    assert out.rstrip().splitlines()[-1] == "0 results in 1.0 s: all pass; 1 known difference(s) grew"
+    assert "changed known result: sum float on theano (eager), entry 3: recorded fail | a; now fail | b" in out
+    assert out.rstrip().splitlines()[-1].endswith("1 divergence(s)")
 
 
-def test_markdown_lists_counts_and_growth():
-    text = markdown.render(grown_report())
+def test_markdown_lists_counts_and_changed_results():
+    text = markdown.render(changed_report())
     section = text.split("Known-difference entries", 1)[1]
-    assert "**1 known difference(s) grew**" in text
-    assert "| 3 | conv2d, conv3d | theano | 4 | 7 | **+3** | true &lt;convolution&gt; |" in section
+    assert "**1 known result(s) changed**" in text
+    assert "- sum float on theano (eager), entry 3: recorded `fail | a`; now `fail | b`" in text
+    assert "| 3 | conv2d, conv3d | theano | 4 | 7 | **1** | true &lt;convolution&gt; |" in section
     assert "| 4 | sum | cntk | 2 | 2 |  | upcast |" in section
 
 
-def test_html_lists_counts_and_growth():
-    page = html.render(grown_report())
+def test_html_lists_changed_results():
+    page = html.render(changed_report())
     assert (
-        "<li>entry 3 (conv2d, conv3d on theano) explained 7 results, 4 recorded (+3): true &lt;convolution&gt;</li>"
+        "<li>sum float on theano (eager), entry 3: recorded <code>fail | a</code>; now <code>fail | b</code></li>"
     ) in page
-    assert "<strong>+3</strong>" in page and page.count("<strong>+") == 1
+    assert "<strong>1</strong>" in page
 
 
 # ---- scripts/record-known-counts.py ------------------------------------------------------------------------------------

@@ -37,7 +37,10 @@ LAYERS = (
     ("runners", ("kbtool.runners", "kbtool.pool")),
     # the NumPy reference, and its oracle (which asks the registry for a backend's own K.backend() name)
     ("reference", ("kbtool.reference",)),
-    ("known", ("kbtool.known",)),  # known differences (backend globs are validated against the registry)
+    (
+        "known",
+        ("kbtool.known", "kbtool.fingerprint"),
+    ),  # known differences (backend globs are validated against the registry)
     ("session", ("kbtool.session", "kbtool.interrupts")),  # the backend workers a check or a tool holds; signals
     ("run", ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion")),
     ("reports", ("kbtool.reports",)),

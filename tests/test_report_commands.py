@@ -276,17 +276,25 @@ def test_merge_of_backends_run_apart_judges_as_one_run():
     assert [b["name"] for b in merged["backends"]] == ["numpy", "tensorflow"] and merged["plan"]["all_cases"]
 
 
-def test_merge_judges_growth_only_on_the_whole_plan():
-    entries = [dict(ENTRIES[0], count=0)]  # explains one result, recorded none: grown on a whole default run
+def test_merge_judges_a_changed_result_again_from_its_own_status():
+    recorded = {"abs b numpy eager": "unsupported | an older message"}  # the run recorded another message
+    entries = [dict(ENTRIES[0], results=recorded)]
     parts = [
         synthetic(ROWS[:3], entries=entries, shard=(1, 2), ops=["abs", "mean"]),
         synthetic(ROWS[3:], entries=entries, shard=(2, 2), ops=["abs", "mean"]),
     ]
+    assert [r["status"] for r in parts[0]["results"]][2] == "changed"
     merged = merge_mod.merge([("1.json", parts[0]), ("2.json", parts[1])])
-    assert merged["plan"]["counts_comparable"] and [r.get("grown") for r in merged["known_differences"]] == [True]
-    alone = merge_mod.merge([("1.json", parts[0])])
-    assert not alone["plan"]["all_cases"] and not any(r.get("grown") for r in alone["known_differences"])
-    assert merge_mod.merge([("1.json", parts[0]), ("2.json", parts[1])], strict=True)["summary"]["ok"] is False
+    (changed,) = [r for r in merged["results"] if r.get("changed")]
+    assert changed["status"] == "changed" and changed["changed"]["status"] == "unsupported"
+    assert changed["changed"]["now"] == "unsupported | no autodiff"
+    assert (
+        merged["summary"]["divergences"] == 1 and not merged["summary"]["ok"] and not merged["stale_known_differences"]
+    )
+    fixed = [dict(ENTRIES[0], results={"abs b numpy eager": "unsupported | no autodiff"})]
+    parts = [synthetic(ROWS[:3], entries=fixed, shard=(1, 2), ops=["abs", "mean"]), parts[1]]
+    parts[1]["known_entries"] = parts[0]["known_entries"]
+    assert merge_mod.merge([("1.json", parts[0]), ("2.json", parts[1])])["summary"]["ok"]
 
 
 def test_merge_refuses_the_same_backend_at_two_versions():
@@ -367,13 +375,6 @@ def test_diff_a_changed_status_that_is_not_worse():
     found = diff(old, synthetic(rows))
     assert [(r["kind"], r["old"], r["new"]) for r in found["results"]] == [("changed", "unsupported", "fail")]
     assert not found["worse"]
-
-
-def test_diff_a_newly_grown_entry_is_worse():
-    old = synthetic(ROWS, entries=ENTRIES[:1])
-    new = synthetic(ROWS, entries=[dict(ENTRIES[0], count=0)])
-    found = diff(old, new)
-    assert found["worse"] and [r["entry"] for r in found["new_grown"]] == [1]
 
 
 # ---------------------------------------------------------------------------- render, load errors
@@ -474,17 +475,22 @@ def test_strict_fails_on_explained_unsupported_results(tmp_path, small_known):
     report = read(tmp_path / "s.json")
     assert report["summary"]["strict"] is True and report["summary"]["strict_failures"] == {
         "unsupported": 1,
-        "grown": 0,
+        "unrecorded": 1,  # the file's entry was never recorded
     }
     assert "--strict: 1 unsupported result(s)" in strict.stdout
-    assert assemble_mod.verdict_reasons(report) == ["--strict: 1 unsupported result(s)"]
+    assert assemble_mod.verdict_reasons(report) == [
+        "--strict: 1 unsupported result(s)",
+        "--strict: 1 result(s) explained by unrecorded known differences",
+    ]
 
 
-def test_strict_fails_on_grown_known_differences():
-    grown = synthetic(ROWS, entries=[dict(ENTRIES[0], count=0)], strict=True)
-    assert grown["summary"]["strict_failures"] == {"unsupported": 1, "grown": 1} and not grown["summary"]["ok"]
-    assert "--strict: 1 known difference(s) grew" in assemble_mod.verdict_reasons(grown)
-    assert synthetic(ROWS, entries=[dict(ENTRIES[0], count=0)])["summary"]["ok"]  # without --strict: reported only
+def test_strict_fails_on_results_explained_by_unrecorded_entries():
+    unrecorded = synthetic(ROWS, entries=ENTRIES[:1], strict=True)
+    assert unrecorded["summary"]["strict_failures"] == {"unsupported": 1, "unrecorded": 1}
+    assert "--strict: 1 result(s) explained by unrecorded known differences" in assemble_mod.verdict_reasons(unrecorded)
+    assert synthetic(ROWS, entries=ENTRIES[:1])["summary"]["ok"]  # without --strict: an unrecorded entry explains
+    exact = [dict(ENTRIES[0], results={"abs b numpy eager": "unsupported | no autodiff"})]
+    assert synthetic(ROWS, entries=exact, strict=True)["summary"]["strict_failures"]["unrecorded"] == 0
     clean = synthetic([r for r in ROWS if r[4] == "pass"], strict=True)
     assert clean["summary"]["ok"] and clean["summary"]["strict"] and assemble_mod.verdict_reasons(clean) == []
 

@@ -91,6 +91,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "crash": 1,
             "timeout": 1,
             "could_not_start": 1,
+            "changed": 1,
             "known": 2,
         },
         "beta": {
@@ -101,6 +102,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "crash": 0,
             "timeout": 0,
             "could_not_start": 0,
+            "changed": 0,
             "known": 0,
         },
         "cntk": {
@@ -111,10 +113,11 @@ def test_per_backend_counts_cover_every_status_and_known():
             "crash": 0,
             "timeout": 0,
             "could_not_start": 0,
+            "changed": 0,
             "known": 0,
         },
     }
-    assert s["case_seconds"] == {"alpha": 2.25, "beta": 0.19}  # 9 × 0.25; 0.1875 rounded
+    assert s["case_seconds"] == {"alpha": 2.5, "beta": 0.19}  # 10 × 0.25; 0.1875 rounded
     assert (s["results"], s["divergences"], s["ok"]) == (11, 7, False)
     assert validate(report) == []
 
@@ -127,8 +130,9 @@ def test_schema_words_are_the_results_words():
     assert defs["result"]["properties"]["status"]["enum"] == [s.value for s in Status]
     assert defs["backend"]["properties"]["status"]["enum"] == [s.value for s in BackendStatus]
     assert defs["result"]["properties"]["mode"]["enum"] == list(plan.MODES)
-    assert defs["counts"]["required"] == [s.value for s in Status] + ["known"]
-    assert sorted(defs["counts"]["properties"]) == sorted(defs["counts"]["required"])
+    # `changed` came in schema version 1's life: reports written before it have no such count
+    assert defs["counts"]["required"] == [s.value for s in Status if s != Status.CHANGED] + ["known"]
+    assert sorted(defs["counts"]["properties"]) == sorted(defs["counts"]["required"] + ["changed"])
     assert sorted(defs["details"]["properties"]) == sorted(Details().__dataclass_fields__)
     assert sorted(defs["result"]["properties"]) == sorted(Result.__dataclass_fields__)
     assert schema()["properties"]["schema_version"] == {"const": SCHEMA_VERSION}
@@ -204,7 +208,7 @@ def _drop(key):
             lambda r: r["results"][1].update(status="flaky"),
             [
                 "results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
-                "'could_not_start']"
+                "'could_not_start', 'changed']"
             ],
         ),
         (lambda r: r["results"][1].pop("repro"), ["results/1: 'repro' is a required property"]),

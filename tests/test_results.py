@@ -6,7 +6,7 @@ import pytest
 
 from kbtool.results import SEVERITY, SYMBOLS, BackendStatus, Details, Result, Status, Verdict
 
-STATUS_WORDS = ["pass", "fail", "error", "unsupported", "crash", "timeout", "could_not_start"]
+STATUS_WORDS = ["pass", "fail", "error", "unsupported", "crash", "timeout", "could_not_start", "changed"]
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,7 @@ STATUS_WORDS = ["pass", "fail", "error", "unsupported", "crash", "timeout", "cou
         (Status.CRASH, "crash"),
         (Status.TIMEOUT, "timeout"),
         (Status.COULD_NOT_START, "could_not_start"),
+        (Status.CHANGED, "changed"),
         (BackendStatus.AVAILABLE, "available"),
         (BackendStatus.NOT_INSTALLED, "not installed"),
         (BackendStatus.BROKEN, "broken"),
@@ -39,6 +40,7 @@ def test_status_lists():
         "pass",
         "known",
         "unsupported",
+        "changed",
         "fail",
         "error",
         "timeout",
@@ -142,7 +144,7 @@ def test_details_as_dict_drops_none_but_keeps_zeros():
 
 
 def test_verdict_passed():
-    assert [Verdict(s).passed for s in Status] == [True] + [False] * 6
+    assert [Verdict(s).passed for s in Status] == [True] + [False] * 7
 
 
 def test_every_status_has_a_severity_a_symbol_and_a_terminal_style():

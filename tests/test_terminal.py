@@ -275,28 +275,16 @@ def test_known_differences_are_grouped_by_reason():
     assert "  ≈ 1  beta         a      another cause" in lines
 
 
-def test_grown_and_stale_known_differences_are_always_shown():
-    rows = [
-        {
-            "entry": 3,
-            "op": ["conv2d"],
-            "backend": "theano",
-            "reason": "flip",
-            "targeted": 9,
-            "explained": 7,
-            "named": 7,
-            "count": 4,
-            "grown": True,
-            "grown_by": 3,
-        }
-    ]
-    report = make_report([available("alpha")], PASSES, stale=[STALE], known_counts=rows)
+def test_changed_results_and_stale_known_differences_are_always_shown():
+    changed = record("dot", "big", "alpha", "changed")
+    changed["changed"] = {"entry": 3, "reason": "flip", "status": "fail", "recorded": "fail | a", "now": "fail | b"}
+    report = make_report([available("alpha")], PASSES + [changed], stale=[STALE])
     lines = printed(report, width=200)
-    assert "known difference grew: entry 3 (conv2d on theano) explained 7 results, 4 recorded (+3): flip" in lines
+    assert "changed known result: dot big on alpha (eager), entry 3: recorded fail | a; now fail | b" in lines
     assert (
         "stale known difference: dot basic on beta: beta rounds (did not reproduce in this run (2 results checked))"
     ) in lines
-    assert lines[-1] == "2 results in 1.0 s: 1 stale known difference(s); 1 known difference(s) grew"
+    assert lines[-1] == "3 results in 1.0 s: 1 divergence(s), 1 stale known difference(s)"
 
 
 def test_documentation_examples_are_one_line_unless_verbose():

@@ -3,6 +3,8 @@
 Fast and self-contained: replies are built by hand (no backend environments, no worker processes).
 """
 
+import dataclasses
+import re
 import warnings
 
 import numpy as np
@@ -648,11 +650,36 @@ def test_dtype_difference_uses_the_loosest_overridden_tolerance():
     )
 
 
+def _mask_of(details):
+    """The mask digest of the details (eight hex digits), checked and taken out (None) for an exact comparison."""
+    assert re.fullmatch("[0-9a-f]{8}", details.mask or ""), details.mask
+    return None
+
+
+def _no_mask(details):
+    assert re.fullmatch("[0-9a-f]{8}", details.pop("mask", "")), details
+    return details
+
+
+def test_mask_digest_names_which_elements_differ():
+    exp = np.zeros((2, 3), dtype="float32")
+    one, same, other = exp.copy(), exp.copy(), exp.copy()
+    one[0, 1] = same[0, 1] = 5.0
+    other[1, 0] = 5.0
+    digest = [values.compare_arrays(exp, a, {"rtol": 1e-5, "atol": 1e-6}).details.mask for a in (one, same, other)]
+    assert digest[0] == digest[1] != digest[2]
+    # the same flat mask in another shape is another mask
+    assert (
+        values.compare_arrays(exp.reshape(3, 2), one.reshape(3, 2), {"rtol": 1e-5, "atol": 1e-6}).details.mask
+        != digest[0]
+    )
+
+
 def test_dtype_difference_details():
     agree = values.compare_value(arr([1, 2], "int32"), arr([1, 2], "int64"), {})
     assert agree.details.as_dict() == {"expected_dtype": "int32", "actual_dtype": "int64"}
     differ = values.compare_value(arr([1, 2, 3], "int32"), arr([1.0, 2.0, 4.0], "float32"), {})
-    assert differ.details.as_dict() == {
+    assert _no_mask(differ.details.as_dict()) == {
         "expected_shape": [3],
         "actual_shape": [3],
         "expected_dtype": "int32",
@@ -684,7 +711,7 @@ def test_compare_arrays_details_are_exact():
         arr([[1.0, 2.0], [4.0, 8.0]]), arr([[1.0, 3.0], [4.0, 2.0]]), {"rtol": 0.0, "atol": 0.5}
     )
     assert verdict.status == Status.FAIL
-    assert verdict.details == Details(
+    assert dataclasses.replace(verdict.details, mask=_mask_of(verdict.details)) == Details(
         expected_shape=[2, 2],
         actual_shape=[2, 2],
         expected_dtype="float64",
@@ -774,7 +801,7 @@ def test_compare_arrays_details_are_exact():
 )
 def test_details_handle_non_finite_values(exp, act, details):
     verdict = values.compare_arrays(exp, act, tolerances.tolerance_for(str(exp.dtype)))
-    got = verdict.details.as_dict()
+    got = _no_mask(verdict.details.as_dict())
     tol = tolerances.tolerance_for(str(exp.dtype))
     assert got == dict(
         details,
@@ -795,6 +822,7 @@ def test_compare_arrays_itself_raises_no_numpy_warnings():
             arr([INF, 0.0, -1e308, 0.0]), arr([INF, 1.0, 1e308, 0.0]), {"rtol": 1e-10, "atol": 1e-12}
         )
     assert [str(w.message) for w in caught if w.filename == values.__file__] == []
+    verdict.details.mask = _mask_of(verdict.details)
     assert verdict.message == (
         "2 of 4 values differ (max abs diff inf, rtol 1e-10, atol 1e-12); first at (1,): 1.0 vs reference 0.0"
     )

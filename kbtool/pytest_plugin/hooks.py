@@ -35,7 +35,7 @@ class KbtoolHooks:
         self.runner = ItemRunner(self.plan.seed, self.selection.case_timeout)
         self.results = {}  # key -> Result rebuilt from each item's report (controller / single process)
         self.reported = set()  # keys whose item reported (a result, or an error saying why it has none)
-        self.stale, self.grown, self.unjudged = [], [], None
+        self.stale, self.unjudged = [], None
         self.plan_seconds = time.monotonic() - started
         if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):
             config.option.loadgroup = True  # a worker reads --dist from its own arguments, not the controller's choice
@@ -137,9 +137,8 @@ class KbtoolHooks:
             all_cases=self.plan.all_cases,
             planned_ops=self.plan.ops,
             spec_ops=checkable_ops(self.plan.spec),
-            counts_comparable=self.plan.counts_comparable,
         )
-        self.stale, self.grown = applied.stale, known.grown(applied.counts)
+        self.stale = applied.stale
         if self.stale and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -168,19 +167,6 @@ class KbtoolHooks:
                     number, entry["op"], entry.get("case", "*"), entry["backend"], entry["reason"], entry["note"]
                 ),
                 red=True,
-            )
-        for row in self.grown:
-            write(
-                "known difference grew: entry {} ({} on {}) explained {} results, {} recorded (+{}): {}".format(
-                    row["entry"],
-                    row["op"],
-                    row["backend"],
-                    row["explained"],
-                    row["count"],
-                    row["grown_by"],
-                    row["reason"],
-                ),
-                yellow=True,
             )
         if self.unjudged:
             write(f"known differences not judged for staleness: {self.unjudged}")

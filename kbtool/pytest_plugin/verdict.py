@@ -30,12 +30,15 @@ Key = namedtuple("Key", "op case backend mode")  # what known.targets reads of a
 
 
 def known_reason(result: Result, variant_results: Sequence[Result], entries: Sequence[KnownEntry]) -> Optional[str]:
-    """The reason of the entry that explains `result` (None: none does), given its variants' results."""
+    """The reason of the entry that explains `result` (None: none does), given its variants' results. A result an
+    entry recorded that fails differently now is marked `changed` (its status and `changed`), as in a check."""
     from .. import known
 
     probe = dataclasses.replace(result, known=None)
     others = [dataclasses.replace(r, known=None) for r in variant_results]
     known.apply([probe] + others, entries, whole_spec=False, all_cases=False)
+    if probe.changed:
+        result.status, result.changed = probe.status, probe.changed
     return probe.known
 
 
@@ -74,6 +77,12 @@ def failure_text(result):
     """What a failing item shows: the verdict, the structured details, the backend's note, the repro command."""
     message = (result.message or "").splitlines() or [""]
     lines = [f"{result.status}: {message[0]}"] + ["  " + line for line in message[1:]]
+    if result.changed:  # a known result that fails differently now
+        change = result.changed
+        lines += [
+            f"  known-difference entry {change['entry']} recorded: {change['recorded']}",
+            f"  now: {change['now']}",
+        ]
     for key, value in (result.details or {}).items():
         lines.append(f"  {key}: {json.dumps(value) if not isinstance(value, str) else value}")
     if result.note:

@@ -37,7 +37,8 @@ def assemble(
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
     `known_entries` (those applied, as loaded) and the plan are recorded so that `kbtool report merge` can judge
-    shards together with no file at hand; `strict` (--strict) also fails on unsupported and grown."""
+    shards together with no file at hand; `strict` (--strict) also fails on unsupported results and
+    on results explained by unrecorded entries."""
     settings = plan.settings
     return Report(
         kbtool=__version__,
@@ -162,13 +163,11 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
 
 
 def strict_failures(report: Record) -> Dict[str, int]:
-    """What --strict also fails on: results that are `unsupported` (explained or not), known differences that
-    explained more results than their recorded count."""
-    from ..known import grown
-
+    """What --strict also fails on: results that are `unsupported` (explained or not), and results explained by
+    an entry that was never recorded (`kbtool known record`: then it explains by status and regex alone)."""
     return {
         "unsupported": sum(1 for r in report["results"] if r["status"] == Status.UNSUPPORTED.value),
-        "grown": len(grown(report.get("known_differences", []))),
+        "unrecorded": sum(r["named"] for r in report.get("known_differences", []) if r.get("unrecorded")),
     }
 
 
@@ -193,7 +192,10 @@ def verdict_reasons(report: Record) -> List[str]:
 def strict_reasons(report: Record) -> List[str]:
     """The --strict part of verdict_reasons: e.g. ['--strict: 3 unsupported result(s)']."""
     failures = (report["summary"].get("strict_failures") or {}) if report["summary"].get("strict") else {}
-    words = {"unsupported": "{} unsupported result(s)", "grown": "{} known difference(s) grew"}
+    words = {
+        "unsupported": "{} unsupported result(s)",
+        "unrecorded": "{} result(s) explained by unrecorded known differences",
+    }
     return ["--strict: " + words[key].format(n) for key, n in failures.items() if n and key in words]
 
 

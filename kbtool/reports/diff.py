@@ -10,9 +10,9 @@ is neither a pass nor explained. Between the two reports each op × case × back
     no longer run  only in OLD
     new            only in NEW, and pass or known
 
-Besides: backend version and start-up changes, each known difference's explained count, entries stale or grown in
-NEW that were not in OLD. Worse (exit 1): a new failure, a result no longer run, a backend that no longer starts,
-a newly stale or grown entry.
+Besides: backend version and start-up changes, each known difference's explained count, entries stale in NEW
+that were not in OLD. Worse (exit 1): a new failure (a known result that changed is one), a result no longer run,
+a backend that no longer starts, a newly stale entry.
 """
 
 import json
@@ -70,16 +70,10 @@ def diff(old: Record, new: Record) -> Record:
     backends = _backend_changes(old, new)
     counts = _count_changes(old, new)
     stale = _new_items(old["stale_known_differences"], new["stale_known_differences"], _entry_key)
-    grown = _new_items(
-        [r for r in old.get("known_differences", []) if r.get("grown")],
-        [r for r in new.get("known_differences", []) if r.get("grown")],
-        _entry_key,
-    )
     worse = (
         any(row["kind"] in ("new_failure", "no_longer_run") for row in rows)
         or any(change["worse"] for change in backends)
         or bool(stale)
-        or bool(grown)
     )
     return {
         "worse": worse,
@@ -89,7 +83,6 @@ def diff(old: Record, new: Record) -> Record:
         "backends": backends,
         "known_counts": counts,
         "new_stale": stale,
-        "new_grown": grown,
     }
 
 
@@ -213,9 +206,7 @@ def _notes(old: Record, new: Record) -> List[str]:
 
 
 def empty(found: Record) -> bool:
-    return not (
-        found["results"] or found["backends"] or found["known_counts"] or found["new_stale"] or found["new_grown"]
-    )
+    return not (found["results"] or found["backends"] or found["known_counts"] or found["new_stale"])
 
 
 def render_text(found: Record, old_name: str = "OLD", new_name: str = "NEW") -> str:
@@ -279,12 +270,6 @@ def render_text(found: Record, old_name: str = "OLD", new_name: str = "NEW") -> 
         lines.append(
             "newly stale known difference: {} on {}: {}".format(
                 _names(entry["op"]), _names(entry["backend"]), plain(entry["reason"])[:120]
-            )
-        )
-    for row in found["new_grown"]:
-        lines.append(
-            "newly grown known difference {} ({} on {}): explained {}, {} recorded".format(
-                row["entry"], _names(row["op"]), _names(row["backend"]), row["explained"], row.get("count")
             )
         )
     tally = ", ".join(f"{n} {TITLES[kind]}" for kind, n in found["counts"].items() if n) or "no result changed"

@@ -18,11 +18,11 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 import jinja2
 import markupsafe
 
-from ..known import grown
 from ..results import SEVERITY, SYMBOLS, Status
 from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
 from .matrix import build, doc_claims
+from .summary import changed_results
 from .text import plain
 
 MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
@@ -73,7 +73,7 @@ def render(report: Record) -> str:
         unexplained=unexplained[:MAX_LISTED],
         unexplained_total=len(unexplained),
         known_groups=known_groups(report.get("known_differences", [])),
-        grown=grown(report.get("known_differences", [])),
+        changed=changed_results(report),
         claims=doc_claims(report),
         symbols=SYMBOLS,
         cell_statuses=CELL_STATUSES,
@@ -162,7 +162,7 @@ def verdict_reasons(report: Record, summary: Record) -> List[str]:
     for name in summary.get("could_not_start", []):
         reasons.append(f"{name} could not start")
     if report.get("summary") is summary:
-        reasons.extend(strict_reasons(report))  # --strict: unsupported results, grown known differences
+        reasons.extend(strict_reasons(report))  # --strict: unsupported results, unrecorded entries
     return reasons
 
 
@@ -192,11 +192,11 @@ def known_groups(rows: Iterable[Record]) -> List[Record]:
             "reason": reason,
             "entries": entries,
             "explained": sum(e["explained"] for e in entries),
-            "grown": any(e.get("grown") for e in entries),
+            "changed": any(e.get("changed") for e in entries),
         }
         for reason, entries in groups.items()
     ]
-    out.sort(key=lambda g: (not g["grown"], -g["explained"]))
+    out.sort(key=lambda g: (not g["changed"], -g["explained"]))
     return out
 
 

@@ -10,7 +10,7 @@ Counted as the CLI counts (summary.ok, the exit code):
 
 A backend that could not start is an erroring testcase of its suite (beside the results it has, if any); one that
 is not installed is a skipped testcase, so a dashboard shows it was not run. A stale known difference is a failing
-testcase of the suite `kbtool.known_differences` (so are grown ones under --strict); an interrupted check is an
+testcase of the suite `kbtool.known_differences`; an interrupted check is an
 erroring suite of its own. Each suite carries its time (the sum of its cases' seconds), the report's timestamp and
 <properties>: the backend's versions, python and module, the keras.json settings that ran, the seed, kbtool's
 version. What a backend or the reference printed while a case ran goes to that testcase's <system-out>.
@@ -22,7 +22,6 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..known import grown
 from ..results import BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
@@ -110,6 +109,11 @@ def _outcome(record: Record, strict: bool) -> Tuple[Optional[str], str]:
         if strict and status == Status.UNSUPPORTED.value:
             return "failure", "unsupported (--strict fails it, known difference or not): {}".format(record["message"])
         return "skipped", "known difference: {}".format(record["known"])
+    if status == Status.CHANGED.value:
+        change = record["changed"]
+        return "failure", "changed known result (entry {}): recorded {}; now {}".format(
+            change["entry"], change["recorded"], change["now"]
+        )
     if status in (Status.FAIL.value, Status.UNSUPPORTED.value):
         return "failure", record["message"] if status == Status.FAIL.value else "unsupported: {}".format(
             record["message"]
@@ -192,8 +196,7 @@ def render(report: Record) -> str:
             )
         closed.append(suite)
     stale = report.get("stale_known_differences") or []
-    grew = grown(report.get("known_differences", [])) if strict else []
-    if stale or grew:
+    if stale:
         suite = _Suite(suites, "kbtool.known_differences", timestamp)
         for entry in stale:
             suite.case(
@@ -203,15 +206,6 @@ def render(report: Record) -> str:
                 ),
                 outcome="failure",
                 message="{} ({})".format(entry.get("reason", ""), entry.get("note", "")),
-            )
-        for row in grew:
-            suite.case(
-                "kbtool.known_differences",
-                "grown known difference: entry {}".format(row["entry"]),
-                outcome="failure",
-                message="explained {} results, {} recorded (--strict): {}".format(
-                    row["explained"], row["count"], row["reason"]
-                ),
             )
         closed.append(suite)
     incomplete = report.get("incomplete")

@@ -8,11 +8,11 @@ no raw HTML, no table pipes, no backticks, no control characters reach the page.
 
 from typing import Any, Dict, Iterable, List
 
-from ..known import grown
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .summary import (
     backend_rows,
+    changed_results,
     claim_kind,
     details_text,
     failure_groups,
@@ -64,9 +64,6 @@ def _verdict(report: Record) -> List[str]:
         verdict = "**Not OK: {}**".format(_escape("; ".join(reasons)))
     else:
         verdict = "**OK**: {}".format("all pass" if not n_known else f"no unexplained divergence ({n_known} known)")
-    n_grown = len(grown(report.get("known_differences", [])))
-    if n_grown and not report["summary"].get("strict"):
-        verdict += f" · {n_grown} known difference(s) grew (see below)"
     spec = report.get("spec") or {}
     facts = [
         "{} results".format(len(report["results"])),
@@ -244,19 +241,33 @@ def _entries(report: Record) -> List[str]:
             _escape(v)
             for v in (row["entry"], _names(row["op"]), _names(row["backend"]), row.get("count", ""), row["explained"])
         ]
-        cells.append("**+{}**".format(row["grown_by"]) if row.get("grown") else "")  # a number: nothing to escape
+        cells.append("**{}**".format(row["changed"]) if row.get("changed") else "")  # a number: nothing to escape
         rows.append(cells + [_escape(row["reason"])])
-    grew = [row for row in counts if row.get("grown")]
     lines = []
-    if grew:
-        lines += [
-            "**{} known difference(s) grew**: an entry that explains more than recorded may hide a new failure "
-            "under an old reason: entries {}.".format(len(grew), ", ".join(_escape(r["entry"]) for r in grew)),
-            "",
-        ]
+    changed = changed_results(report)
+    if changed:
+        lines += (
+            [
+                f"**{len(changed)} known result(s) changed**: recorded by a known difference, they fail differently now:",
+                "",
+            ]
+            + [
+                "- {} {} on {} ({}), entry {}: recorded `{}`; now `{}`".format(
+                    _escape(r["op"]),
+                    _escape(r["case"]),
+                    _escape(r["backend"]),
+                    r["mode"],
+                    _escape(r["changed"]["entry"]),
+                    r["changed"]["recorded"].replace("`", "'"),
+                    r["changed"]["now"].replace("`", "'"),
+                )
+                for r in changed
+            ]
+            + [""]
+        )
     return lines + _fold(
         f"Known-difference entries ({len(counts)}): results each explained, and the count recorded",
-        _table(["entry", "op", "backend", "recorded", "explained", "grew", "reason"], rows),
+        _table(["entry", "op", "backend", "recorded", "explained", "changed", "reason"], rows),
     )
 
 

@@ -70,7 +70,6 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         all_cases=plan["all_cases"],
         planned_ops=plan["ops"],
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
-        counts_comparable=plan["counts_comparable"],
     )
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
     incomplete: Optional[Record] = None
@@ -207,6 +206,8 @@ def _union(parts: List[Part]) -> List[Result]:
             held[key] = name
             result = Result(**{k: v for k, v in record.items() if k in names})
             result.status, result.known = Status(result.status), None
+            if result.changed:  # judged again below: the verdict's own status, before an entry named it changed
+                result.status, result.changed = Status(result.changed["status"]), None
             if result.note:
                 result.note = TIMEOUT_NOTE.sub("", result.note) or None
             results.append(result)

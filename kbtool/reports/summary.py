@@ -15,12 +15,18 @@ COUNT_COLUMNS = [
     ("pass", "pass"),
     ("known", "known"),
     ("unsupported", "unsup."),
+    ("changed", "changed"),
     ("fail", "fail"),
     ("error", "error"),
     ("crash", "crash"),
     ("timeout", "timeout"),
     ("could_not_start", "not run"),
 ]
+
+
+def changed_results(report: Record) -> List[Record]:
+    """The results a known difference recorded that fail differently now (status `changed`), in report order."""
+    return [r for r in report["results"] if r.get("changed")]
 
 
 def settings_line(report: Record) -> Optional[str]:

@@ -22,13 +22,13 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 from rich.text import Text
 
-from ..known import grown
 from ..results import SEVERITY, BackendStatus, Status
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .summary import (
     COUNT_COLUMNS,
     backend_rows,
+    changed_results,
     claim_kind,
     details_text,
     failure_groups,
@@ -71,6 +71,7 @@ STYLES = {
         Status.TIMEOUT: "magenta",
         Status.UNSUPPORTED: "dim",
         Status.COULD_NOT_START: "bold red",
+        Status.CHANGED: "bold magenta",
     }.items()
 }
 
@@ -152,14 +153,18 @@ def _matrix(report: Record, console: Console) -> None:
 
 # ------------------------------------------------------------------------------------------------ backends
 # dropped in this order, while all zero, when the table is wider than the console (CI logs are 80 wide)
-_DROPPABLE = ["could_not_start", "timeout", "crash", "unsupported", "error", "fail", "known"]
+_DROPPABLE = ["could_not_start", "changed", "timeout", "crash", "unsupported", "error", "fail", "known"]
 _KEYS = ["backend", "version", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
 
 
 def _fit(header: List[str], rows: List[List[str]], width: int, verbosity: int) -> List[int]:
     """Column indices to show: every one that fits; where the table is too wide, the versions go first (-v keeps
     them), then count columns that are zero on every backend."""
-    keep = [i for i, key in enumerate(_KEYS) if key != "could_not_start" or any(row[i] != "0" for row in rows)]
+    keep = [
+        i
+        for i, key in enumerate(_KEYS)
+        if key not in ("could_not_start", "changed") or any(row[i] != "0" for row in rows)
+    ]
 
     def wide() -> bool:
         # rich's padding (0, 1) without edges: two spaces between columns
@@ -369,17 +374,18 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
                         len(groups) - len(shown), sum(g["results"] for g in groups[len(shown) :])
                     ),
                 )
-    for row in grown(report.get("known_differences", [])):
+    for result in changed_results(report):
+        change = result["changed"]
         _say(
             console,
-            "[yellow]known difference grew[/]: entry {} ({} on {}) explained {} results, {} recorded (+{}): {}".format(
-                row["entry"],
-                escape(_names(row["op"])),
-                escape(_names(row["backend"])),
-                row["explained"],
-                row["count"],
-                row["grown_by"],
-                escape(row["reason"]),
+            "[red]changed known result[/]: {} {} on {} ({}), entry {}: recorded {}; now {}".format(
+                escape(result["op"]),
+                escape(result["case"]),
+                escape(result["backend"]),
+                result["mode"],
+                change["entry"],
+                escape(change["recorded"]),
+                escape(change["now"]),
             ),
         )
     for entry in report.get("stale_known_differences", []):
@@ -445,8 +451,5 @@ def verdict_line(report: Record) -> str:
         verdict = "[green]all pass[/]" if not n_known else f"[green]no unexplained divergence[/] ({n_known} known)"
     else:
         verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
-    n_grown = len(grown(report.get("known_differences", [])))
-    if n_grown and not summary.get("strict"):  # reported for review; it does not change the exit code
-        verdict += f"; [yellow]{n_grown} known difference(s) grew[/]"
     results = summary.get("results", len(report["results"]))
     return "{} results in {:.1f} s: {}".format(results, report["wall_seconds"], verdict)

@@ -110,6 +110,7 @@ def compare_arrays(exp, act, tol):
         actual_value=_plain(act[first]),
         rtol=tol["rtol"],
         atol=tol["atol"],
+        mask=_mask_digest(ok),
     )
     message = "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs reference {!r}".format(
         len(bad),
@@ -130,6 +131,13 @@ def compare_arrays(exp, act, tol):
             else f", the first {act[where].item()!r} where the reference is {exp[where].item()!r} at {where}",
         )
     return Verdict(Status.FAIL, message, details)
+
+
+def _mask_digest(ok):
+    """Eight hex digits that name which elements differ (the same mask, the same digest)."""
+    import hashlib
+
+    return hashlib.sha1(np.packbits(~ok).tobytes() + repr(ok.shape).encode()).hexdigest()[:8]
 
 
 def _wide(dtype):

@@ -1,0 +1,92 @@
+"""The fingerprint of a non-passing result: what a known difference records of each result it explains.
+
+A known-differences entry keeps its human part (ops, backends, a reason checked against the backend's source) and,
+once `kbtool known record` has run, a machine part: the fingerprint of every result it explained in that run. A
+later run explains a result only where the entry recorded that very result (op, case, backend, mode), and only as
+long as the fingerprint is the same: a known failure that starts failing differently is `changed`, not known.
+
+A fingerprint is one line a reviewer can read in a diff, built from what the verdict measured:
+- the status;
+- the message, normalised: numbers the details already carry are left out (a values-differ message becomes
+  'values differ'), and what changes from run to run without meaning anything (memory addresses, temporary paths,
+  CNTK's native call stacks, runs of whitespace) is blanked;
+- for a value difference: how many of how many elements differ, a digest of which ones (the mask), the magnitude
+  class of the largest difference (its power of ten: 2.3e-3 is 1e-3), and the first differing index;
+- the expected and actual shape and dtype.
+The magnitude class is coarse on purpose: a known 1% error stays known from run to run, a 100% one is new.
+"""
+
+import math
+import re
+from typing import Any, Dict, List, Mapping, Optional
+
+MAX_MESSAGE = 160  # characters of the normalised message kept (an error's first words say what it is)
+
+_VALUES_DIFFER = re.compile(r"\d+ of \d+ values differ.*", re.S)
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+_TEMP_PATH = re.compile(r"/tmp/[^\s'\":,)]+")
+_SPACES = re.compile(r"\s+")
+_CALL_STACK = "[CALL STACK]"  # CNTK appends its native stack: addresses that differ in every process
+
+
+def normalised_message(message: str) -> str:
+    """The message without what varies between runs of the same behaviour (see the module's docstring)."""
+    text = message.split(_CALL_STACK, 1)[0]
+    text = _VALUES_DIFFER.sub("values differ", text)
+    text = _ADDRESS.sub("0x…", text)
+    text = _TEMP_PATH.sub("/tmp/…", text)
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def magnitude(value: Optional[float]) -> str:
+    """The power of ten of a difference: '1e-3' for 0.0023, '0' for none, 'non-finite' for NaN or inf."""
+    if value is None or not math.isfinite(value):
+        return "non-finite"
+    if value == 0:
+        return "0"
+    return f"1e{math.floor(math.log10(abs(value)))}"
+
+
+def _shape(shape: Optional[List[int]]) -> str:
+    return "(" + ",".join(str(d) for d in shape) + ")" if shape is not None else "?"
+
+
+def _pair(expected: str, actual: str) -> str:
+    """'a' when both agree, else 'actual != reference expected'."""
+    return expected if expected == actual else f"{actual} != {expected}"
+
+
+def of(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
+    """The fingerprint of one result (its status, message and details, as the report carries them)."""
+    parts = [str(status), normalised_message(message or "")]
+    d: Dict[str, Any] = dict(details or {})
+    if d.get("mismatched") is not None:
+        first = d.get("first_index")
+        parts.append(
+            "{}/{} differ, max {}, first {}, mask {}".format(
+                d["mismatched"],
+                d.get("size", "?"),
+                magnitude(d.get("max_abs_diff")) if d.get("max_abs_diff") is not None else "non-finite",
+                _shape(first) if first is not None else "?",
+                d.get("mask", "?"),
+            )
+        )
+    shapes = (d.get("expected_shape"), d.get("actual_shape"))
+    dtypes = (d.get("expected_dtype"), d.get("actual_dtype"))
+    if any(s is not None for s in shapes) or any(t is not None for t in dtypes):
+        parts.append(
+            "{} {}".format(
+                _pair(_shape(shapes[0]), _shape(shapes[1])), _pair(str(dtypes[0] or "?"), str(dtypes[1] or "?"))
+            )
+        )
+    return " | ".join(p for p in parts if p)
+
+
+def of_result(result: Any) -> str:
+    """The fingerprint of a Result (or its report dict). A result marked `changed` keeps its verdict's status
+    there (its own status says only that it changed)."""
+    get = result.get if isinstance(result, Mapping) else lambda key, default=None: getattr(result, key, default)
+    changed = get("changed")
+    status = changed["status"] if changed else get("status")
+    return of(str(getattr(status, "value", status)), get("message") or "", get("details"))
