@@ -44,6 +44,7 @@ def test_backend_and_environment_names_complete(keras_home):
         "mxnet",
         "plaidml",
         "keras3",
+        "keras-numpy",
     ]
     assert complete(["env", "install"], "c") == ["cntk"]
     keras_home.mkdir()

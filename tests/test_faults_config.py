@@ -482,7 +482,7 @@ def test_concurrent_force_backs_up_only_the_corrupt_file(tmp_path):
 
 
 # ---------------------------------------------------------------------------- kbtool's own state (KBTOOL_HOME, envs)
-ENV_NAMES = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3"]
+ENV_NAMES = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy"]
 
 
 def _home_is_a_file(tmp_path):

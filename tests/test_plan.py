@@ -325,8 +325,15 @@ def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatc
     )
     plan = make_plan(tiny)  # every built-in backend: only numpy is installed in an empty home
     assert [(s.name, s.launch is not None, s.unavailable) for s in plan.backends] == [("numpy", True, None)] + [
-        (name, False, reason(name) + (" (it runs in the tensorflow env)" if name == "keras3" else ""))
-        for name in ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3")
+        (
+            name,
+            False,
+            reason(name)
+            + {"keras3": " (it runs in the tensorflow env)", "keras-numpy": " (it runs in the tensorflow1 env)"}.get(
+                name, ""
+            ),
+        )
+        for name in ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy")
     ]
     with pytest.raises(KbtoolError) as info:
         make_plan(tiny, backends=["numpy", "theano"])

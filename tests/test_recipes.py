@@ -1,4 +1,4 @@
-"""The recipes of the eight built-in backends and what they ask of kbtool: locks, a shared env, modes a backend
+"""The recipes of the nine built-in backends and what they ask of kbtool: locks, a shared env, modes a backend
 cannot run, a fresh session per case. No backend environment is needed."""
 
 import dataclasses
@@ -21,8 +21,18 @@ from kbtool.runners.worker import shims
 PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+\Z")
 
 
-def test_the_eight_builtin_backends():
-    assert BUILTIN == ["numpy", "tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3"]
+def test_the_nine_builtin_backends():
+    assert BUILTIN == [
+        "numpy",
+        "tensorflow",
+        "tensorflow1",
+        "theano",
+        "cntk",
+        "mxnet",
+        "plaidml",
+        "keras3",
+        "keras-numpy",
+    ]
     assert {r.name: r.python_version for r in RECIPES.values()} == {
         "tensorflow": "3.11",
         "tensorflow1": "3.7",
@@ -31,6 +41,7 @@ def test_the_eight_builtin_backends():
         "mxnet": "3.7",
         "plaidml": "3.7",
         "keras3": "3.11",
+        "keras-numpy": "3.7",
     }
 
 
@@ -82,6 +93,77 @@ def test_a_backend_in_a_shared_env_says_which_env_to_install(tmp_path, monkeypat
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
     with pytest.raises(Unavailable, match=r"run `kbtool env install keras3` \(it runs in the tensorflow env\)"):
         launch_for("keras3")
+
+
+# ------------------------------------------------------------------------------------------------ keras-numpy
+def installed_env(tmp_path, monkeypatch, name):
+    """A KBTOOL_HOME whose env `name` has the record `kbtool env install` writes (no interpreter in it)."""
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    env_dir = tmp_path / "envs" / name
+    env_dir.mkdir(parents=True)
+    (env_dir / "kbtool-env.json").write_text(json.dumps({"backend": name, "env": name}))
+    return env_dir
+
+
+def test_keras_numpy_runs_keras_2_3_1s_numpy_backend_in_the_tensorflow1_env_eager_only(tmp_path, monkeypatch):
+    recipe, tf1 = RECIPES["keras-numpy"], RECIPES["tensorflow1"]
+    assert recipe.env_owner == "tensorflow1" and envs.lock_path(recipe) == envs.lock_path(tf1)
+    assert recipe.packages == tf1.packages and "keras==2.3.1" in recipe.packages
+    env_dir = installed_env(tmp_path, monkeypatch, "tensorflow1")
+    launch = recipe.launch()
+    assert (launch.backend, launch.module, launch.python) == (
+        "keras-numpy",
+        "keras.backend.numpy_backend",
+        str(env_dir / "bin" / "python"),
+    )
+    # the shim stands in for keras/__init__.py (which imports TensorFlow); no KERAS_BACKEND, no TF settings
+    assert launch.shims == ["keras_numpy_backend"] and "keras_numpy_backend" in shims.SHIMS
+    assert "KERAS_BACKEND" not in launch.env and "TF_CPP_MIN_LOG_LEVEL" not in launch.env
+    argv = launch.argv()
+    assert argv[argv.index("--module") + 1] == "keras.backend.numpy_backend" and "--clear-session" not in argv
+    assert launch.modes == ("eager",) and "no placeholder or function" in launch.unsupported_modes["symbolic"]
+
+
+def test_keras_numpy_not_installed_says_to_install_the_tensorflow1_env(tmp_path, monkeypatch):
+    from kbtool.runners.base import Unavailable
+
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    with pytest.raises(
+        Unavailable, match=r"^not installed: run `kbtool env install keras-numpy` \(it runs in the tensorflow1 env\)$"
+    ):
+        launch_for("keras-numpy")
+    with pytest.raises(Unavailable, match=r"^not installed: run `kbtool env install tensorflow1`$"):
+        launch_for("tensorflow1")
+
+
+def test_keras_numpy_is_a_builtin_name_not_a_module(tmp_path, monkeypatch):
+    from kbtool.known import known_backend
+    from kbtool.runners import custom
+
+    assert not custom.is_custom("keras-numpy") and known_backend("keras-numpy") and known_backend("keras-*")
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    result = CliRunner().invoke(main, ["backends", "--json"])
+    infos = {i["name"]: i for i in json.loads(result.stdout)}
+    assert result.exit_code == 0 and infos["keras-numpy"]["kind"] == "builtin"
+    assert infos["keras-numpy"]["status"] == "not installed"
+    result = CliRunner().invoke(main, ["check", "--op", "abs", "--backend", "keras-numpy"])
+    assert result.exit_code == 2 and "backend keras-numpy: not installed: run `kbtool env install keras-numpy`" in (
+        result.stderr
+    )
+    result = CliRunner().invoke(main, ["check", "--op", "abs", "--backend", "keras_numpy"])  # a module name
+    assert result.exit_code == 2 and "did you mean keras-numpy?" in result.stderr
+
+
+def test_the_plan_schedules_no_symbolic_result_for_keras_numpy(spec, tmp_path, monkeypatch):
+    installed_env(tmp_path, monkeypatch, "tensorflow1")
+    # the recipe's own launch (launch_for would also find the env's interpreter missing)
+    launcher = lambda name: launch_for(name) if name == "numpy" else RECIPES[name].launch()  # noqa: E731
+    plan = make_plan(spec, ops=["abs", "placeholder", "function"], backends=["numpy", "keras-numpy"], launcher=launcher)
+    assert {m for _, case in plan.work_for("keras-numpy") for m in case.modes} == {"eager"}
+    assert {case.op for _, case in plan.work_for("keras-numpy")} == {"abs"}  # the others have symbolic cases only
+    assert {m for _, case in plan.work_for("numpy") for m in case.modes} == {"eager", "symbolic"}
+    assert "numpy_backend.py" in plan.unsupported_modes("keras-numpy")["symbolic"]
+    assert plan.unsupported_modes("numpy") == {}
 
 
 def test_plaidml_is_configured_by_kbtool_not_by_the_users_plaidml_setup(tmp_path):

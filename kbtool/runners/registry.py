@@ -4,7 +4,7 @@ from typing import Any, Dict, Mapping
 
 from ..errors import KbtoolError
 from ..results import BackendStatus
-from . import cntk, custom, envs, keras3, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
+from . import cntk, custom, envs, keras3, keras_numpy, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
 from .base import Launch, Unavailable
 from .worker import protocol
 
@@ -18,6 +18,7 @@ RECIPES = {
         mxnet.RECIPE,
         plaidml.RECIPE,
         keras3.RECIPE,
+        keras_numpy.RECIPE,
     )
 }
 BUILTIN = ["numpy"] + list(RECIPES)
@@ -79,6 +80,7 @@ def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
             status=BackendStatus.AVAILABLE.value,
             versions=hello.get("versions", {}),
             module=hello.get("module"),
+            module_file=hello.get("module_file"),
             import_seconds=hello.get("import_seconds"),
         )
     else:

@@ -227,6 +227,19 @@ DOC_ERROR = {
     },
 }
 
+# a choice kbtool's reference makes where the docs are silent or the backends disagree (ROUND3 contract; the
+# `differs` backends do otherwise, and each carries a known difference whose reason points here)
+REFERENCE_DECISION = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["decision", "evidence", "differs"],
+    "properties": {
+        "decision": {"type": "string", "minLength": 1},  # what kbtool's reference does (one sentence)
+        "evidence": {"type": "string", "minLength": 1},  # the docs and source checked (file, function)
+        "differs": {"type": "array", "items": {"type": "string", "minLength": 1}},  # backends that do otherwise
+    },
+}
+
 # a benchmark shape family (kbtool/bench/families.py): a case whose dims (and `{eval: ...}` kwargs) are
 # expressions of n, n per size, and a cost model over the input shapes (by parameter name), the kwargs and `out`
 # (the first output's shape)
@@ -313,6 +326,7 @@ OP = {
         "shape_rules": {"type": "array", "items": SHAPE_RULE},
         "raises": {"type": "array", "items": RAISES},
         "doc_errors": {"type": "array", "items": DOC_ERROR},
+        "reference_decisions": {"type": "array", "items": REFERENCE_DECISION},
         "examples": {"type": "array", "items": EXAMPLE},
         "cases": {"type": "array", "items": CASE},
         "tolerance": _TOLERANCES,

@@ -124,6 +124,7 @@ def main(argv=None):
         "status": protocol.READY,
         "backend": backend_name,
         "module": args.module,
+        "module_file": getattr(K, "__file__", None),
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
         "versions": versions(args.version_of),
