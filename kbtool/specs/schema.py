@@ -227,6 +227,23 @@ DOC_ERROR = {
     },
 }
 
+# the backends a reference decision may name: kbtool's built-in recipes (kbtool/runners/registry.py; the specs layer
+# sits below the runners, tests/test_spec_fidelity.py holds the two equal) and Keras 2.3.1's own NumPy oracle
+DECISION_BACKENDS = ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy")
+
+# where the docs leave a behaviour open (or backends disagree) and the reference picks one: what it does, the
+# evidence for that choice, and the backends that do otherwise (each keeps a known difference saying how)
+REFERENCE_DECISION = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["decision", "evidence", "differs"],
+    "properties": {
+        "decision": {"type": "string", "minLength": 1},  # what kbtool's reference does, in one sentence
+        "evidence": {"type": "string", "minLength": 1},  # the docs/source checked (file, function)
+        "differs": {"type": "array", "items": {"enum": list(DECISION_BACKENDS)}, "uniqueItems": True},
+    },
+}
+
 # a benchmark shape family (kbtool/bench/families.py): a case whose dims (and `{eval: ...}` kwargs) are
 # expressions of n, n per size, and a cost model over the input shapes (by parameter name), the kwargs and `out`
 # (the first output's shape)
@@ -313,6 +330,7 @@ OP = {
         "shape_rules": {"type": "array", "items": SHAPE_RULE},
         "raises": {"type": "array", "items": RAISES},
         "doc_errors": {"type": "array", "items": DOC_ERROR},
+        "reference_decisions": {"type": "array", "items": REFERENCE_DECISION},
         "examples": {"type": "array", "items": EXAMPLE},
         "cases": {"type": "array", "items": CASE},
         "tolerance": _TOLERANCES,
