@@ -91,6 +91,12 @@ def _conv(x, kernel, strides, padding, data_format, dilation_rate, rank, allowed
 
 @op
 def conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    # keras 2.3.1 tensorflow_backend.py conv1d refuses causal padding with channels_first (so does the Conv1D layer,
+    # keras/layers/convolutional.py): Keras 2 defines no result for it
+    if padding == "causal" and normalize_data_format(data_format) == "channels_first":
+        raise ValueError(
+            'When using causal padding in `conv1d`, `data_format` must be "channels_last" (temporal data).'
+        )
     return _conv(x, kernel, strides, padding, data_format, dilation_rate, 1, PADDINGS + ("causal",))
 
 

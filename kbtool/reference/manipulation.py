@@ -128,12 +128,15 @@ def _resize(x, factors, data_format):
 
 
 def _bilinear_axis(x, factor, axis):
-    """Linear interpolation along one axis, upscaled by an integer factor, with half-pixel
-    centres (output pixel i samples input coordinate (i + 0.5) / factor - 0.5, clamped at the
-    edges): the convention of tf.image.resize and of Theano's bilinear_upsampling."""
+    """Linear interpolation along one axis, upscaled by an integer factor: output pixel i samples input coordinate
+    i / factor, the next input pixel clamped at the far edge (no half-pixel offset). Keras 2's contract: keras 2.3.1
+    tensorflow_backend.py resize_images (TF 1's resize_bilinear, align_corners=False, half_pixel_centers=False) and
+    theano_backend.py resize_images (bilinear_upsampling(ratio=2)) compute exactly this, and keras 2.3.1's
+    tests/keras/backend/backend_test.py test_resize_images_bilinear asserts the two agree (tf_keras on TF 2 samples
+    at half-pixel centres instead: see the spec's reference_decisions)."""
     size = x.shape[axis]
-    coords = np.clip((np.arange(size * factor) + 0.5) / factor - 0.5, 0, None)
-    low = np.minimum(np.floor(coords).astype("int64"), size - 1)
+    coords = np.arange(size * factor) / factor
+    low = np.floor(coords).astype("int64")
     high = np.minimum(low + 1, size - 1)
     weight = (coords - low).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
     return np.take(x, low, axis=axis) * (1 - weight) + np.take(x, high, axis=axis) * weight

@@ -9,14 +9,14 @@ __all__ = ["batch_normalization", "normalize_batch_in_training"]
 
 @op
 def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
-    """ko-2.2's formula (x - mean) / sqrt(var + epsilon) * gamma + beta; 1-D statistics lie along `axis`."""
+    """ko-2.2's formula (x - mean) / sqrt(var + epsilon) * gamma + beta under NumPy broadcasting, so 1-D statistics
+    lie along the LAST axis whatever `axis` says: keras 2.3.1 numpy_backend.py batch_normalization (Keras 2's own
+    oracle) computes exactly this, as do its theano_backend.py (1-D statistics: reduction axes all but the last) and
+    tensorflow_backend.py on a CPU (tf.nn.batch_normalization); `axis` only picks the fused NCHW kernel on a GPU.
+    tf_keras follows `axis` (see the spec's reference_decisions). Statistics that do not broadcast against x raise
+    ValueError, as NumPy's broadcasting does."""
     x = np.asarray(x)
-    stats = [np.asarray(v) for v in (mean, var, beta, gamma)]
-    if x.ndim > 1:
-        shape = [1] * x.ndim
-        shape[axis] = -1
-        stats = [v.reshape(shape) if v.ndim == 1 else v for v in stats]
-    mean, var, beta, gamma = stats
+    mean, var, beta, gamma = (np.asarray(v) for v in (mean, var, beta, gamma))
     out = (x - mean) / np.sqrt(var + epsilon) * gamma + beta
     return out.astype(x.dtype)
 

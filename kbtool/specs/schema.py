@@ -227,16 +227,20 @@ DOC_ERROR = {
     },
 }
 
-# a choice kbtool's reference makes where the docs are silent or the backends disagree (ROUND3 contract; the
-# `differs` backends do otherwise, and each carries a known difference whose reason points here)
+# the backends a reference decision may name: kbtool's built-in recipes (kbtool/runners/registry.py; the specs layer
+# sits below the runners, tests/test_spec_fidelity.py holds the two equal) and Keras 2.3.1's own NumPy oracle
+DECISION_BACKENDS = ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy")
+
+# where the docs leave a behaviour open (or backends disagree) and the reference picks one: what it does, the
+# evidence for that choice, and the backends that do otherwise (each keeps a known difference saying how)
 REFERENCE_DECISION = {
     "type": "object",
     "additionalProperties": False,
     "required": ["decision", "evidence", "differs"],
     "properties": {
-        "decision": {"type": "string", "minLength": 1},  # what kbtool's reference does (one sentence)
-        "evidence": {"type": "string", "minLength": 1},  # the docs and source checked (file, function)
-        "differs": {"type": "array", "items": {"type": "string", "minLength": 1}},  # backends that do otherwise
+        "decision": {"type": "string", "minLength": 1},  # what kbtool's reference does, in one sentence
+        "evidence": {"type": "string", "minLength": 1},  # the docs/source checked (file, function)
+        "differs": {"type": "array", "items": {"enum": list(DECISION_BACKENDS)}, "uniqueItems": True},
     },
 }
 
