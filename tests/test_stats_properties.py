@@ -133,6 +133,14 @@ def test_bounds_allow_rounding_to_the_dtype_only():
     assert Uniform(-4.0, -3.0).check(draws).startswith("bounds: 1 of 10000 draws")
 
 
+def test_dropout_scale_allows_a_float32_level_only():
+    # Theano holds level 0.2 as a float32 constant: float64 kept values 1 / 0.800000011920929, not 1.25
+    x = np.ones((100, 100), "float64")
+    flags = rng().random(x.shape) >= 0.2
+    assert Dropout(x, 0.2, None).check(flags / np.float64(np.float32(0.8))) is None
+    assert Dropout(x, 0.2, None).check(flags * 1.2501).startswith("values: ")
+
+
 def test_small_samples_skip_what_they_cannot_test():
     # six draws: no independence test (too few pairs), the exact bounds still hold
     assert Uniform(0.0, 1.0).check(np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], "float32")) is None

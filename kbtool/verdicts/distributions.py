@@ -241,7 +241,9 @@ class Dropout(Law):
         x = self.x.astype("float64")
         scaled = x / (1.0 - self.level)
         draws64 = draws.astype("float64")
-        tol = _slack(draws.dtype, 1.0) * np.maximum(np.abs(scaled), 1.0)
+        # rounding: the draws' dtype, and `level` held as a float32 constant (Theano types a Python float as
+        # floatX: x / 0.8 is x * 1.2499999814 in float64), a relative change of 1e-8, not another scale
+        tol = max(_slack(draws.dtype, 1.0), _slack("float32", 1.0)) * np.maximum(np.abs(scaled), 1.0)
         kept = np.abs(draws64 - scaled) <= tol
         dropped = (draws64 == 0) & (x != 0) & (self.level > 0)  # level 0: x itself, nothing dropped
         bad = ~(kept | dropped | (x == 0) & (draws64 == 0))
