@@ -298,3 +298,48 @@ def test_judge_uses_the_law_of_the_case(spec):
     assert judge(case, expected, (expected[0], [fine, fine.copy(), fine.copy()])).message == (
         "seed: seed 2 and seed 3 drew the same 10000 values (the seed is ignored)"
     )
+
+
+# ---- end to end: `kbtool check` on a backend with one property of each random op broken ---------------------------
+
+PLANTED_RANDOM = "tests.fixtures.planted_random_backend"
+
+
+def test_check_catches_each_planted_random_fault(tmp_path):
+    """Each planted fault fails in the cases that exercise it, with a message naming the property; the spec's own
+    mean/std/min/max bounds pass on every one of them; the unchanged op passes everywhere."""
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from kbtool.cli import main
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ops = ["random_normal", "random_uniform", "random_binomial", "dropout", "truncated_normal"]
+    env = {"KBTOOL_HOME": str(tmp_path), "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    args = ["check", *sum([["--op", op] for op in ops], []), "--backend", PLANTED_RANDOM, "--mode", "eager", "--json"]
+    result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 1, result.stderr
+    failed = {(r["op"], r["case"]): r["message"] for r in json.loads(result.stdout)["results"] if r["status"] != "pass"}
+    prefixes = {op: set() for op in ops}
+    for (op, _case_id), message in failed.items():
+        prefixes[op].add(message.split(":")[0])
+    assert prefixes == {
+        "random_normal": {"independence"},
+        "random_uniform": {"seed"},
+        "random_binomial": {"seed"},
+        "dropout": {"noise_shape"},
+        "truncated_normal": set(),
+    }, failed
+    assert failed[("random_normal", "shifted")].startswith("independence: neighbouring draws along axis 1 ")
+    assert (
+        failed[("random_uniform", "range")]
+        == "seed: seed 2 and seed 3 drew the same 10000 values (the seed is ignored)"
+    )
+    assert failed[("random_binomial", "unseeded_p02")].startswith("seed: 3 unseeded calls drew the same 10000 values")
+    assert {case for op, case in failed if op == "dropout"} == {
+        "noise_shape_rows",
+        "noise_shape_columns",
+        "noise_shape_rank3_middle",
+    }
