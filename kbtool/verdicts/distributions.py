@@ -4,7 +4,8 @@ The reference's own draws are never the yardstick here: each case's call argumen
 p, level, noise_shape, ...) give the documented law, and the backend's draws are tested against it:
 
     random_normal, random_normal_variable  N(mean, stddev^2): mean, stddev, shape of the law, independence
-    random_uniform, random_uniform_variable  within [minval, maxval] exactly, uniform on it, independence
+    random_uniform, random_uniform_variable  within [minval, maxval] exactly (the docs: lower and upper boundary;
+             a float32 draw may round up to maxval), uniform on it, independence
     truncated_normal  within mean +- 2 stddev exactly, a N(mean, stddev^2) cut there (re-picked, not clipped)
     random_binomial  every value 0 or 1, ones with probability p, independence
     dropout  each entry 0 or x / (1 - level); flags dropped with probability `level`; with noise_shape the flags
@@ -15,9 +16,10 @@ test against the law, an exact binomial test for counts, and for independence th
 disjoint pairs (x[2i], x[2i+1]): Spearman's rank correlation (distribution-free) for continuous draws, Fisher's exact
 test for 0/1 flags. Bounds and values (0/1, 0 or the scaled x) are exact, up to rounding the bound to the draws' dtype.
 
-ALPHA is the false-alarm rate of each test. A case runs at most about a dozen tests and a full default run about
-700 random cases over 8 backends, so a correct backend fails a full run by chance with probability below ~1e-3;
-seeded cases draw the same values on every run of one backend, so only the unseeded ones can flicker at all.
+ALPHA is the false-alarm rate of each test. The spec has about 60 stats cases (about 930 results over 8 backends and
+2 modes), each running at most about 10 tests, so a correct backend fails some test of a full run by chance with
+probability about 1e-3 at most; seeded cases draw the same values on every run of one backend (a false alarm there
+would be reproducible and would never come and go), and the 13 unseeded ones make the flicker about 2e-4 per run.
 """
 
 import math
