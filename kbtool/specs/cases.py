@@ -42,6 +42,21 @@ class Case:
     keras_override: Dict[str, Any] = field(default_factory=dict)  # the --keras-config part of keras_config
     grid: str = "pairwise"  # how its op's grid was expanded (a repro of a full-grid case says --grid full)
     variant_of: Optional[str] = None  # a backend's variant of a case (same call, transformed input): its case id
+    # a stats case of an op that takes a seed: {"index": its position in args, or None where passed as a keyword}
+    seed_arg: Optional[Dict[str, Any]] = None
+
+    def random_plan(self) -> Dict[str, Any]:
+        """How a stats case draws: the call `repeat` times, then once with the seed `reseed` (None: not).
+
+        A seeded call is drawn twice where `reproducible` (the same values) and once more with seed + 1 (other
+        values); an unseeded call three times (not all the same values)."""
+        reproducible = bool(self.stats and self.stats.get("reproducible"))
+        seed = self.shape_names.get("seed") if self.seed_arg is not None else None
+        if self.seed_arg is None or not isinstance(seed, (int, type(None))) or isinstance(seed, bool):
+            return {"repeat": 2 if reproducible else 1, "seed": None, "reseed": None}
+        if seed is None:
+            return {"repeat": 3, "seed": None, "reseed": None}
+        return {"repeat": 2 if reproducible else 1, "seed": seed, "reseed": seed + 1}
 
     def request(self, mode: str) -> Dict[str, Any]:
         request = {
@@ -55,8 +70,12 @@ class Case:
             "then": self.then,
             "then_only": self.then_only,
         }
-        if self.stats and self.stats.get("reproducible"):
-            request["repeat"] = 2  # the same seeded call twice: a reproducible op draws the same values
+        if self.stats:
+            plan = self.random_plan()
+            if plan["repeat"] > 1:
+                request["repeat"] = plan["repeat"]
+            if plan["reseed"] is not None and self.seed_arg is not None:
+                request["reseed"] = {"index": self.seed_arg["index"], "value": plan["reseed"]}
         return request
 
 
@@ -135,7 +154,19 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
         tensor_indices=bound.tensor_indices,
         keras_config=config,
         keras_override=dict(keras_config or {}),
+        seed_arg=_seed_arg(entry, bound) if raw.get("stats") else None,
     )
+
+
+def _seed_arg(entry, bound):
+    """Where the call passes `seed`: {"index": i} positionally, {"index": None} as a keyword or not at all."""
+    names = [p["name"] for p in entry.get("signature", [])]
+    if "seed" not in names:
+        return None
+    index = names.index("seed")
+    if "seed" not in bound.kwargs and index < len(bound.args):
+        return {"index": index}
+    return {"index": None}
 
 
 def raw_cases(spec, op, grid="pairwise"):

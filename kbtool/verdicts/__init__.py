@@ -1,7 +1,8 @@
 """Verdicts: what one backend's outcome means against the reference's. One module per concern:
 
     raises.py       expected exceptions, and a backend raising where the reference did not
-    stats.py        random ops: shape, dtype, statistics bounds, reproducible seeded draws
+    stats.py        random ops: shape, dtype, statistics bounds, seeds' effect (same seed, other seed, no seed)
+    distributions.py  random ops: the documented law of the draws (bounds, each argument's effect, independence)
     values.py       values, shapes, dtypes (NaN, inf, NumPy scalars against Python numbers)
     tolerances.py   per-dtype tolerances, the spec's overrides, gradients' looser bound
     shape_rules.py  the spec's documented output shapes
@@ -18,7 +19,7 @@ from .doc_claims import doc_check
 from .raises import judge_backend_raised, judge_raises
 from .replies import output_values
 from .shape_rules import judge_shape_rules
-from .stats import judge_stats
+from .stats import draws_of, judge_stats
 from .tolerances import case_overrides
 from .values import compare_outputs
 
@@ -59,7 +60,7 @@ def judge(case: Any, expected: Any, actual: Any, shape_rules: Any = None) -> Ver
         )
     expected_values, actual_values = output_values(exp_header, exp_arrays), output_values(act_header, act_arrays)
     if case.stats:
-        return judge_stats(case.stats, expected_values, actual_values)
+        return judge_stats(case.stats, expected_values, actual_values, draws_of(case))
     verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
     if verdict.passed:
         return judge_shape_rules(shape_rules, case, act_header) or verdict

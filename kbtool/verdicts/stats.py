@@ -1,14 +1,46 @@
-"""Random ops: judged by shape, dtype and statistics (never by value), and seeded draws by reproducibility."""
+"""Random ops: judged by shape, dtype and statistics (never by value), and by seeds' effect on the draws.
+
+Order: shape, dtype, the spec's `stats` bounds, the documented law's properties (distributions.py: tested against
+the call's documented argument values, not the reference's draws), then seeds (`Draws`): another seed draws other
+values, an unseeded call new values each time, and the same seed twice the same values (`reproducible`).
+"""
+
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
 from ..results import Details, Status, Verdict
+from .distributions import ALPHA, Law, law_of
+
+
+@dataclass
+class Draws:
+    """What the worker drew for one stats case, in order: the call `repeat` times, then once with `reseed` if set."""
+
+    law: Optional[Law] = None
+    repeat: int = 1
+    seed: Optional[int] = None  # the call's seed (None: unseeded)
+    reseed: Optional[int] = None  # the other seed of the last draw
+
 
 MEASURES = ("mean", "std", "min", "max")
 
 
-def judge_stats(stats, expected, values):
-    """`stats` holds [low, high] bounds per measure and `reproducible`; `values` are the backend's draws."""
+def draws_of(case: Any) -> Draws:
+    """The documented law of a stats case's call (its bound arguments, x for dropout) and how it was drawn."""
+    x = None
+    for arg in list(case.args) + list(case.kwargs.values()):
+        if isinstance(arg, dict) and "tensor" in arg:
+            x = case.arrays[arg["tensor"]]
+            break
+    plan = case.random_plan()
+    return Draws(law_of(case.op, case.shape_names, x), plan["repeat"], plan["seed"], plan["reseed"])
+
+
+def judge_stats(stats: Any, expected: Any, values: Any, draws: Optional[Draws] = None) -> Verdict:
+    """`stats` holds [low, high] bounds per measure and `reproducible`; `values` are the backend's draws;
+    `draws` (when known) the documented law and how the values were drawn."""
     if not values or not isinstance(values[0], np.ndarray):
         return Verdict(Status.FAIL, f"returned {values[:1]!r}, expected an array")
     exp, act = np.asarray(expected[0]), values[0]
@@ -31,6 +63,16 @@ def judge_stats(stats, expected, values):
     for key in MEASURES:
         if key in stats and not stats[key][0] <= measured[key] <= stats[key][1]:
             return Verdict(Status.FAIL, "{} {:.4g} outside [{:g}, {:g}]".format(key, measured[key], *stats[key]))
+    draws = draws or Draws()
+    if draws.law is not None:
+        broken = draws.law.check(act)
+        if broken:
+            return Verdict(Status.FAIL, broken)
+    # another seed and no seed before the same seed: a backend whose repeated draws differ (TF2 eager) still has its
+    # other-seed draw compared
+    seeds = _seeds(act, values, draws)
+    if seeds:
+        return seeds
     if stats.get("reproducible"):
         second = np.asarray(values[1]) if len(values) > 1 else None
         if second is None or second.shape != act.shape or not np.array_equal(act, second):
@@ -41,3 +83,24 @@ def judge_stats(stats, expected, values):
                 Details(mismatched=differing, size=int(array.size)),
             )
     return Verdict(Status.PASS)
+
+
+def _seeds(act: np.ndarray, values: Any, draws: Draws) -> Optional[Verdict]:
+    """Another seed draws other values; unseeded calls draw new values each time (not all `repeat` draws equal)."""
+    if draws.law is None or draws.law.chance_equal(act.size) > ALPHA:
+        return None  # draws that may well be equal by chance are not compared
+    others = [np.asarray(v) for v in values[1:]]
+    if draws.reseed is not None and len(others) >= draws.repeat:
+        other = others[draws.repeat - 1]
+        if other.shape == act.shape and np.array_equal(act, other):
+            return Verdict(
+                Status.FAIL,
+                f"seed: seed {draws.seed} and seed {draws.reseed} drew the same {act.size} values (the seed is ignored)",
+            )
+    if draws.seed is None and draws.repeat > 1 and len(others) >= draws.repeat - 1:
+        if all(o.shape == act.shape and np.array_equal(act, o) for o in others[: draws.repeat - 1]):
+            return Verdict(
+                Status.FAIL,
+                f"seed: {draws.repeat} unseeded calls drew the same {act.size} values (seed None is not random)",
+            )
+    return None

@@ -26,7 +26,8 @@ and an ARG is one of
 
 With "then": [{"op": name, "args": [ARG, ...]}, ...] further calls follow the first, and the reply
 holds every call's result ("then_only": true leaves out the first, e.g. a placeholder that has no value).
-With "repeat": n the op is called n times with the same arguments (seeded random ops). With "observe": true the tensors are variables and the reply is their values after the call; in
+With "repeat": n the op is called n times with the same arguments (random ops); with "reseed":
+{"index": i or null, "value": s} once more with the seed (positional argument i, else the keyword `seed`) set to s. With "observe": true the tensors are variables and the reply is their values after the call; in
 symbolic mode the call's result is run as an update (K.function([], [], updates=[result])), which
 is how Keras applies K.update & co. on graph backends. With "observe": "eval" in eager mode the result is
 evaluated first (K.eval(K.update_add(v, inc)), as Keras 2's own backend tests did), then the variables read.
@@ -189,9 +190,18 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
             args = [builder.build(a) for a in request.get("args", [])]
             kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
             result = fn(*args, **kwargs)
-            if request.get("repeat"):
-                # seeded random ops: the same call again; both draws are compared by the controller
-                result = (result,) + tuple(fn(*args, **kwargs) for _ in range(request["repeat"] - 1))
+            if request.get("repeat") or request.get("reseed"):
+                # random ops: the same call again (a seeded call must draw the same values, an unseeded one new
+                # values), then with "reseed" the call once more with another seed (it must draw other values)
+                result = (result,) + tuple(fn(*args, **kwargs) for _ in range((request.get("repeat") or 1) - 1))
+                reseed = request.get("reseed")
+                if reseed:
+                    other_args, other_kwargs = list(args), dict(kwargs)
+                    if reseed.get("index") is not None:
+                        other_args[reseed["index"]] = reseed["value"]
+                    else:
+                        other_kwargs["seed"] = reseed["value"]
+                    result = result + (fn(*other_args, **other_kwargs),)
             if request["op"] == "function" and callable(result):
                 # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
                 # callable too, so only this op's result is called)
