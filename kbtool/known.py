@@ -169,7 +169,7 @@ class KnownEntry:
         return (
             matches(result.op, self.op)
             and matches(result.case, "*" if self.case is None else self.case)
-            and matches(result.backend, self.backend)
+            and matches(getattr(result, "inherits", None) or result.backend, self.backend)  # a derived backend's
             and matches(result.mode, "*" if self.mode is None else self.mode)
         )
 
