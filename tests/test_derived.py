@@ -172,6 +172,9 @@ def test_a_derived_module_gets_its_base_verdicts_and_a_redefined_op_loses_them(s
     entry = {"op": "abs", "backend": "tensorflow", "status": "fail", "match": "^", "reason": "abs scaled", "count": 1}
     report = run_check(plan, known_entries=[entry])
     assert validate(report) == []
+    bases = [b.get("base") for b in report["backends"]]
+    assert bases[0] is None and bases[1]["backend"] == bases[2]["backend"] == "tensorflow"
+    assert bases[1]["shared"] == bases[2]["shared"] + 1 > 100 and "error" not in bases[1]
     by = {
         name: {(r["op"], r["case"], r["mode"]): r for r in report["results"] if r["backend"] == name} for name in names
     }
@@ -233,3 +236,19 @@ def test_a_module_re_exporting_tf_keras_gets_tensorflow_s_verdicts(spec, custom_
     unexplained = {k for k, r in redefined.items() if r["status"] != "pass" and not r.get("known")}
     assert unexplained == {k for k, (s, reason) in tf.items() if k[0] == "binary_crossentropy" and reason}
     assert json.loads(dumps(report))["summary"]["divergences"] == len(unexplained)
+
+
+def test_a_base_that_cannot_be_imported_breaks_nothing_and_gives_nothing(spec, custom_backend, tmp_path):
+    base = custom_backend("brokenbase", "base", "raise ImportError('no engine here')\n")
+    mine = custom_backend("standalone", "kb", "from kbtool.reference import *  # noqa: F403\n")
+    recipes = {"tensorflow": _Recipe(base, str(tmp_path / "custom_backends"))}
+    name = mine + "@tensorflow"
+    plan = make_plan(
+        spec, ops=["abs"], backends=[name], modes=["eager"], launcher=lambda n: custom.launch(n, recipes), builtin=[]
+    )
+    report = run_check(plan, known_entries=[])
+    assert validate(report) == []
+    (info,) = report["backends"]
+    assert info["status"] == "available"
+    assert info["base"] == {"backend": "tensorflow", "shared": 0, "error": "ImportError: no engine here"}
+    assert report["results"] and all(r["status"] == "pass" and "inherits" not in r for r in report["results"])

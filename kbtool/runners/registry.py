@@ -81,6 +81,11 @@ def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
             module=hello.get("module"),
             import_seconds=hello.get("import_seconds"),
         )
+        base = hello.get("base")
+        if isinstance(base, dict) and isinstance(base.get("backend"), str):  # a custom module run as mod@ENV
+            info["base"] = {"backend": base["backend"], "shared": len(base.get("shared") or [])}
+            if base.get("error"):  # its base could not be imported: nothing is inherited
+                info["base"]["error"] = str(base["error"])
     else:
         info.update(status=BackendStatus.BROKEN.value, reason=hello.get("error") or "the worker did not start")
     return info
