@@ -83,9 +83,10 @@ def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
         )
         base = hello.get("base")
         if isinstance(base, dict) and isinstance(base.get("backend"), str):  # a custom module run as mod@ENV
-            info["base"] = {"backend": base["backend"], "shared": len(base.get("shared") or [])}
+            said: Dict[str, Any] = {"backend": base["backend"], "shared": len(base.get("shared") or [])}
             if base.get("error"):  # its base could not be imported: nothing is inherited
-                info["base"]["error"] = str(base["error"])
+                said["error"] = str(base["error"])
+            info["base"] = said
     else:
         info.update(status=BackendStatus.BROKEN.value, reason=hello.get("error") or "the worker did not start")
     return info
