@@ -17,6 +17,7 @@ from kbtool import known
 from kbtool.check import run_check
 from kbtool.paths import CHECKOUT_ROOT
 from kbtool.plan import make_plan
+from kbtool.reports.merge import merge
 from kbtool.reports.report import Report, dumps, validate
 from kbtool.results import Result, Status
 from kbtool.runners import custom
@@ -197,6 +198,13 @@ def test_a_derived_module_gets_its_base_verdicts_and_a_redefined_op_loses_them(s
     row = next(r for r in report["known_differences"] if r["reason"] == "abs scaled")
     assert row["explained"] == 2 * len(failing)
     assert report["summary"]["divergences"] == len(failing)
+    # `report merge` re-judges the results with the report's entries: the same inheritance, the same reasons
+    merged = merge([("all.json", json.loads(dumps(report)))])
+
+    def verdicts(results):
+        return {(r["op"], r["case"], r["backend"], r["mode"]): (r.get("inherits"), r.get("known")) for r in results}
+
+    assert verdicts(merged["results"]) == verdicts(report["results"])
 
 
 TF_OPS = ["binary_crossentropy", "ctc_decode", "separable_conv1d", "slice", "relu", "abs"]
