@@ -228,7 +228,7 @@ _INFO_LOCK = threading.Lock()
 def _serve_item(session, entry, case, context, into):
     """A case and the backend's variants of it, in each of their modes; False when cancelled before the end."""
     progress = context["progress"]
-    expected = sum(len(variant.modes) for variant in [case, *list(session.launch.variants(case) or [])])
+    expected = sum(len(variant.modes) for variant in [case, *session.variants(case)])
     ran = 0
     for result in session.results(entry, case):
         ran += 1

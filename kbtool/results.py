@@ -113,6 +113,9 @@ class Result:
     details: Optional[Dict[str, Any]] = None
     note: Optional[str] = None  # e.g. the op came from a backend's private module
     known: Optional[str] = None  # the reason of the known difference that explains it
+    # a custom module's op that is its base backend's own function (`mod@tensorflow` re-exporting tf_keras's): the
+    # base's name; the base's known differences apply to it (known.py targets `inherits or backend`)
+    inherits: Optional[str] = None
     doc_check: Optional[List[Dict[str, Any]]] = None  # documented examples: what each doc version shows
     repro: Optional[str] = None  # the command that reproduces a non-passing result
     keras_config: Optional[Dict[str, Any]] = None  # the keras.json settings it ran under
@@ -133,7 +136,17 @@ class Result:
             "message": self.message,
             "seconds": self.seconds,
         }
-        for key in ("details", "note", "known", "doc_check", "repro", "keras_config", "captured", "changed"):
+        for key in (
+            "details",
+            "note",
+            "known",
+            "inherits",
+            "doc_check",
+            "repro",
+            "keras_config",
+            "captured",
+            "changed",
+        ):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

@@ -25,6 +25,7 @@ from .reference.oracle import Oracle
 from .results import Result, Status, Verdict
 from .runners import protocol
 from .runners.client import WorkerClient
+from .runners.custom import inherited_from
 from .runners.protocol import Hello, Reply, Request
 
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ class BackendSession:
         ends early when the run is cancelled."""
         worker = self.worker(case.keras_config)
         expected = self.expected(case, worker.hello) if worker.ready else None
-        for variant in [case, *list(self.launch.variants(case) or [])]:
+        for variant in [case, *self.variants(case)]:
             for mode in variant.modes:
                 if self.cancel.is_set():
                     return
@@ -217,6 +218,16 @@ class BackendSession:
                 if result is None:
                     return
                 yield result
+
+    def variants(self, case: Case) -> List[Case]:
+        """The backend's variants of `case`; a custom module runs its base backend's only for an op it inherits
+        (they tell the base's known differences apart, and only an inherited op's results can be explained so)."""
+        found = list(self.launch.variants(case) or [])
+        if found and self.launch.base_backend:
+            worker = self.worker(case.keras_config)
+            if not worker.ready or inherited_from(worker.hello, case.op) is None:
+                return []
+        return found
 
     def request(self, request: Request, settings: Optional[Settings] = None) -> Reply:
         """A raw request to the worker for `settings` (bench's timing, the overhead measurement)."""
@@ -264,6 +275,7 @@ class BackendSession:
             note=actual.note,
             keras_config=dict(case.keras_config),
             captured=_captured(expected.reply, actual),
+            inherits=inherited_from(worker.hello, case.op),
         )
         if case.shown and actual.ok and verdict.status != Status.ERROR:
             try:

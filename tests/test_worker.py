@@ -74,6 +74,7 @@ def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
         "protocol",
         "shims",
         "steps",
+        "inherit",
         "invoke",
         "watchdog",
         "timing",

@@ -146,7 +146,7 @@ class Exploration:
                 for mode in case.modes
             ]
         failures = []
-        for variant in [case, *list(session.launch.variants(case) or [])]:
+        for variant in [case, *session.variants(case)]:
             for mode in variant.modes:
                 result = session.result(self.entry, variant, mode, Expected(reply=expected))
                 if result is None:

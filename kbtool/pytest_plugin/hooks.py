@@ -77,6 +77,8 @@ class KbtoolHooks:
         item.user_properties.extend([("status", str(result.status)), ("seconds", result.seconds)])
         if result.status != "pass":
             item.user_properties.append(("message", result.message))
+        if result.inherits:
+            item.user_properties.append(("inherits", result.inherits))
         if reason is not None:
             item.user_properties.extend([("known", reason), ("verdict", "known")])
             pytest.xfail(f"known difference ({result.status}): {reason}")
@@ -113,6 +115,7 @@ class KbtoolHooks:
                 mode=key[3],
                 status=props["status"],
                 message=props.get("message", ""),
+                inherits=props.get("inherits"),
             )
         if report.when == "call" or report.failed:
             self.reported.add(key)

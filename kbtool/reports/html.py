@@ -229,7 +229,8 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
 
     ops[i].cells[b] is the matrix cell of backend order[b] ({s: worst status, p: passed, t: results} or null), and
     ops[i].r[b] its results, each [case, mode code, status code, seconds] and, when it did not pass,
-    a fifth item {m: message, k: known-reason code, r: repro, d: details, n: note, c: settings code}."""
+    a fifth item {m: message, k: known-reason code, i: the base backend it is inherited from, r: repro, d: details,
+    n: note, c: settings code}."""
     _, rows = build(report)
     reasons: List[str] = []
     settings: List[str] = []
@@ -280,6 +281,8 @@ def _result(record: Record, reasons: List[str], settings: List[str]) -> List[Any
             extra[short] = record[key]
     if record.get("known"):
         extra["k"] = _code(reasons, record["known"])
+        if record.get("inherits"):  # a custom module's op explained by its base backend's entry
+            extra["i"] = record["inherits"]
     if record.get("keras_config") not in (None, CASE_DEFAULTS):  # the documented defaults go without saying
         extra["c"] = _code(settings, _settings(record["keras_config"]))
     item.append(extra)

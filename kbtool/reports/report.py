@@ -346,7 +346,16 @@ def validate(data: Any) -> List[str]:
 
 
 _REQUIRED_KEYS = frozenset(("op", "case", "backend", "mode", "status", "message", "seconds"))
-_RESULT_KEYS = _REQUIRED_KEYS | {"details", "note", "known", "doc_check", "repro", "captured", "keras_config"}
+_RESULT_KEYS = _REQUIRED_KEYS | {
+    "details",
+    "note",
+    "known",
+    "inherits",
+    "doc_check",
+    "repro",
+    "captured",
+    "keras_config",
+}
 _STATUSES = frozenset(s.value for s in Status)
 _MODES = frozenset(MODES)
 
@@ -366,7 +375,7 @@ def _plain_result(record: Any) -> bool:
         return False
     if len(record) == 7:  # a passing result with nothing more: the common case
         return True
-    for key in ("note", "known", "repro"):
+    for key in ("note", "known", "inherits", "repro"):
         if key in record and type(record[key]) is not str:
             return False
     return (

@@ -194,7 +194,8 @@ def value(value: Any) -> str:
 
 
 def known_groups(report: Record) -> List[Record]:
-    """Explained results grouped by reason, most results first: [{reason, results, ops, backends}]."""
+    """Explained results grouped by reason, most results first: [{reason, results, ops, backends}] (a backend that
+    inherits the reason from its base: "mymod@tensorflow (inherited from tensorflow)")."""
     order = {name: i for i, name in enumerate(ordered(report, [b["name"] for b in report["backends"]]))}
     groups: Dict[str, Record] = {}
     for r in report["results"]:
@@ -203,10 +204,12 @@ def known_groups(report: Record) -> List[Record]:
             group["results"] += 1
             if r["op"] not in group["ops"]:
                 group["ops"].append(r["op"])
-            if r["backend"] not in group["backends"]:
-                group["backends"].append(r["backend"])
+            # a custom module's op explained by its base backend's entry says so
+            backend = f"{r['backend']} (inherited from {r['inherits']})" if r.get("inherits") else r["backend"]
+            if backend not in group["backends"]:
+                group["backends"].append(backend)
     for group in groups.values():
-        group["backends"].sort(key=lambda name: order.get(name, len(order)))
+        group["backends"].sort(key=lambda name: order.get(name.split(" (")[0], len(order)))
     return sorted(groups.values(), key=lambda g: -g["results"])
 
 

@@ -126,6 +126,10 @@ class Launch:
     # reported once for the backend instead of as a failure per case
     modes: tuple = MODES
     unsupported_modes: Dict[str, str] = field(default_factory=dict)
+    # a custom module run in a managed env (`mod@tensorflow`): the env's built-in backend and its modules (public
+    # first, then fallbacks); the worker imports them too and says which functions the module shares with them
+    base_backend: Optional[str] = None
+    base_modules: List[str] = field(default_factory=list)
 
     def for_worker(self, index: int) -> "Launch":
         """This launch for the worker that takes share `index` of the backend's cases."""
@@ -143,6 +147,10 @@ class Launch:
             argv.append("--clear-session")
         for module in self.fallback_modules:
             argv += ["--fallback-module", module]
+        if self.base_backend:
+            argv += ["--base-backend", self.base_backend]
+            for module in self.base_modules:
+                argv += ["--base-module", module]
         for shim in self.shims:
             argv += ["--shim", shim]
         for name in self.version_of:

@@ -9,6 +9,7 @@ import difflib
 import importlib.util
 import os
 import sys
+from typing import Any, Mapping, Optional
 
 from ..errors import KbtoolError
 from ..vocabulary import MODULE_PATH
@@ -44,10 +45,22 @@ def launch(name, recipes, builtin=()):
             extra_pythonpath=[os.getcwd()],
         )
     base = recipes[env_name].launch()
+    # the env's own backend is the module's base: a function the module shares with it inherits its known
+    # differences (and its variants: BackendSession.variants runs them for such an op only)
+    base.base_backend, base.base_modules = base.backend, [base.module] + list(base.fallback_modules)
     base.backend, base.module, base.fallback_modules = name, module, []
     base.extra_pythonpath = list(base.extra_pythonpath) + [os.getcwd()]
-    base.apply_keras_json, base.variants = True, (lambda case: [])  # a custom module is not keras.backend
+    base.apply_keras_json = True  # a custom module is not keras.backend: nothing else reads keras.json into it
     return base
+
+
+def inherited_from(hello: Mapping[str, Any], op: str) -> Optional[str]:
+    """The base backend whose function a custom module's `op` is (by identity, as its worker's hello says; also when
+    neither has one), or None: a built-in backend, a plain custom module, or one that redefines `op`."""
+    from .worker import inherit
+
+    found = inherit.inherited(hello.get("base"), op)
+    return found if isinstance(found, str) else None
 
 
 def importable(module):

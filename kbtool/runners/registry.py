@@ -83,6 +83,12 @@ def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
             module_file=hello.get("module_file"),
             import_seconds=hello.get("import_seconds"),
         )
+        base = hello.get("base")
+        if isinstance(base, dict) and isinstance(base.get("backend"), str):  # a custom module run as mod@ENV
+            said: Dict[str, Any] = {"backend": base["backend"], "shared": len(base.get("shared") or [])}
+            if base.get("error"):  # its base could not be imported: nothing is inherited
+                said["error"] = str(base["error"])
+            info["base"] = said
     else:
         info.update(status=BackendStatus.BROKEN.value, reason=hello.get("error") or "the worker did not start")
     return info

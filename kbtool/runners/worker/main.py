@@ -13,6 +13,7 @@ import sys
 import time
 import traceback
 
+import inherit
 import protocol
 import shims
 import watchdog
@@ -22,6 +23,10 @@ def parse_args(argv):
     parser = argparse.ArgumentParser()
     parser.add_argument("--module", required=True, help="backend module, e.g. keras.backend")
     parser.add_argument("--fallback-module", action="append", default=[])
+    parser.add_argument(
+        "--base-backend", help="a custom module's base backend (`mod@tensorflow`): hello says what it inherits"
+    )
+    parser.add_argument("--base-module", action="append", default=[], help="the base backend's modules, in order")
     parser.add_argument("--shim", action="append", default=[])
     parser.add_argument("--version-of", action="append", default=[], help="distribution modules to report")
     parser.add_argument("--graph", choices=["none", "tensorflow"], default="none")
@@ -132,6 +137,8 @@ def main(argv=None):
         "keras_json": keras_json(),
         "keras_config": settings_in_effect(K),
     }
+    if args.base_backend:  # after the custom module: a base that cannot be imported only means nothing is inherited
+        hello["base"] = inherit.base_hello(K, args.base_backend, args.base_module, importlib.import_module)
     protocol.write_message(proto_out, hello)
     modules = [K] + fallbacks
     while True:
