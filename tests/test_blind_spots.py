@@ -130,6 +130,9 @@ def test_the_known_file_source_reads_each_entrys_recorded_results_for_the_backen
     }
     with pytest.raises(KbtoolError, match="not 'op case backend mode'"):
         bs.known_failing([SimpleNamespace(results={"op two tensorflow": "fail"})], "tensorflow")
+    with pytest.raises(KbtoolError, match="records no entry's results"):
+        bs.known_failing([SimpleNamespace(status=None), SimpleNamespace(status=("fail",))], "tensorflow")
+    assert bs.known_failing([], "tensorflow") == {}
 
 
 def test_the_report_source_takes_the_backends_results_that_do_not_pass():
@@ -190,6 +193,10 @@ def test_cli_default_source_is_the_known_file(tmp_path):
     code, out = run("--op", "cumsum", "--backend", "tensorflow", "--known", str(known), "--json")
     found = json.loads(out)
     assert code == 0 and found["blind_spots"] == [] and found["source"] == "known file " + str(known)
+    # entries that record no results cannot say what fails: bad input, not a green answer
+    known.write_text("- {op: cumsum, case: axis1, backend: tensorflow, reason: r, count: 1}\n")
+    code, out = run("--op", "cumsum", "--backend", "tensorflow", "--known", str(known))
+    assert code == 2 and "records no entry's results" in out and len(out.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(

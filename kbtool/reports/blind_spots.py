@@ -46,8 +46,16 @@ def split_key(key: str) -> Tuple[str, str, str, str]:
 
 
 def known_failing(entries: Iterable[Any], backend: str) -> Dict[ResultKey, str]:
-    """The results on `backend` that the known entries record (their `results` keys), with each one's status."""
+    """The results on `backend` that the known entries record (their `results` keys), with each one's status; a
+    KbtoolError when there are entries and none records its results (a file from before `kbtool known record`
+    would make every result look passing)."""
     failing: Dict[ResultKey, str] = {}
+    entries = list(entries)
+    if entries and all(getattr(entry, "results", None) is None for entry in entries):
+        raise KbtoolError(
+            "the known-differences file records no entry's results, so it cannot tell which results fail: "
+            "record them (kbtool known record REPORT.json) or give --report REPORT.json"
+        )
     for entry in entries:
         for key, fingerprint in (getattr(entry, "results", None) or {}).items():
             op, case, name, mode = split_key(key)
