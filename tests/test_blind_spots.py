@@ -221,3 +221,12 @@ def test_cli_a_report_without_the_backend_is_bad_input(tmp_path):
 def test_cli_without_a_backend_still_reports_unexercised_values():
     code, out = run("--op", "cumsum")
     assert code == 0 and "documented values: 3 of 3 exercised" in out
+
+
+def test_the_rows_carry_the_case_ids_results_carry():
+    spec = load()
+    for op in ("conv2d_transpose", "random_normal", "dot", "resize_images"):
+        rows, _ = coverage._case_rows(spec, op, coverage.domains.all_domains(spec, op))
+        ids = [case_id for case_id, _, _ in rows]
+        assert ids and set(ids) <= set(case_ids(spec, op)), op
+    assert any(case_id.startswith("example:") for case_id, _, _ in coverage._case_rows(spec, "dot", {})[0])
