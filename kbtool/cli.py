@@ -204,15 +204,45 @@ def spec_show(op, spec_path, as_json):
 @click.option("--op", "ops", multiple=True, help="Only this op (repeatable).", shell_complete=complete_op)
 @options.SPEC
 @click.option("--json", "as_json", is_flag=True)
-def spec_coverage(ops, spec_path, as_json):
+@click.option(
+    "--backend",
+    metavar="NAME",
+    help="Blind spots of this backend: documented values and pairs exercised only by results that do not pass on "
+    "it (by default the known-differences file's recorded results).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="With --backend: the failing results are this JSON report's non-passing results for the backend.",
+)
+@options.KNOWN
+def spec_coverage(ops, spec_path, as_json, backend, report_path, known_path):
     """What of the documented parameter space no case exercises (each value, each pair of values).
 
-    Exit code 1 when something is unexercised."""
+    Exit code 1 when something is unexercised. With --backend: what only results that do not pass on the backend
+    exercise, per mode (blind spots), each `unsupported` (the backend lacks the function or the mode) or real;
+    exit code 1 when a real one is left."""
     from .specs import coverage
 
+    if (report_path or known_path) and not backend:
+        raise KbtoolError("--report and --known need --backend")
     s = _load_spec(spec_path)
     for op in ops:
         s.op(op)
+    if backend:
+        from .reports import blind_spots
+        from .reports.load import read_report
+
+        blind_spots.backend_modes(backend)  # an unknown backend is bad input before any file is read
+        report = read_report(report_path) if report_path else None
+        found = blind_spots.blind_spots(s, backend, report, report_path, known_path, ops or None)
+        if as_json:
+            click.echo(json.dumps(found, indent=2))
+        else:
+            for line in coverage.render_blind_spots(found):
+                click.echo(line)
+        sys.exit(1 if found["real"] else 0)
     report = coverage.coverage(s, ops or None)
     if as_json:
         click.echo(json.dumps(report, indent=2))

@@ -130,8 +130,7 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
     # (tolerances.case_overrides): compared with central differences, float32 analytic gradients need a looser bound
     tolerance = dict({} if grad else entry.get("tolerance", {}))
     tolerance.update(raw.get("tolerance", {}))
-    # K.gradients needs a graph (TensorFlow refuses it under eager execution)
-    modes = raw.get("modes", ["symbolic"] if grad else DEFAULT_MODES)
+    modes = modes_of(raw)
     return Case(
         op=op,
         id=case_id,
@@ -167,6 +166,12 @@ def _seed_arg(entry, bound):
     if "seed" not in bound.kwargs and index < len(bound.args):
         return {"index": index}
     return {"index": None}
+
+
+def modes_of(raw: Mapping[str, Any]) -> List[str]:
+    """The modes a raw case runs in: its own `modes`, else symbolic for a gradient case (K.gradients needs a graph;
+    TensorFlow refuses it under eager execution), else every mode."""
+    return list(raw.get("modes", ["symbolic"] if raw.get("grad", False) else DEFAULT_MODES))
 
 
 def raw_cases(spec, op, grid="pairwise"):

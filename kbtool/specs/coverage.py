@@ -8,18 +8,26 @@ as excluded). Hand-written cases that expect an exception exercise an error path
 and do not count; a grid row that must raise (a `grid.raises` rule) is that row's documented behaviour and counts.
 """
 
-from ..vocabulary import CASE_KEYS
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from ..vocabulary import CASE_KEYS, MODES
 from . import domains
-from .cases import raw_cases
+from .cases import modes_of, raw_cases
+
+ResultKey = Tuple[str, str, str]  # op, case id, mode
 
 
-def _exercised_rows(spec, op, dims):
+def _case_rows(spec, op, dims):
+    """[(case id, modes, row)] for every case that exercises documented behaviour: the id a result carries (a spec
+    case's, a grid row's 'grid.<k>=<v>...', 'example:<id>'), the modes it runs in and its value of each dimension."""
     entry = spec.ops[op]
     tuple_params = {p["name"] for p in entry.get("signature", []) if p.get("tuple")}
     defaults = {p["name"]: p.get("default") for p in entry.get("signature", [])}
-    raws = raw_cases(spec, op) + [dict(e["case"], id=e["id"]) for e in entry.get("examples", []) if "case" in e]
+    raws = [(raw["id"], raw) for raw in raw_cases(spec, op)] + [
+        ("example:" + e["id"], dict(e["case"], id=e["id"])) for e in entry.get("examples", []) if "case" in e
+    ]
     rows = []
-    for raw in raws:
+    for case_id, raw in raws:
         if raw.get("raises") and not raw["id"].startswith(domains.GRID_PREFIX):
             continue  # a hand-written error case exercises its bad value, not the others' (a grid row is meant)
         kwargs, config = raw.get("kwargs") or {}, domains.settings(raw.get("keras_config"))
@@ -30,26 +38,36 @@ def _exercised_rows(spec, op, dims):
             else:
                 value = kwargs.get(name, defaults.get(name))
             row[name] = domains.normal(value, name in tuple_params)
-        rows.append(row)
+        rows.append((case_id, modes_of(raw), row))
     return rows, tuple_params
+
+
+def _exercised_rows(spec, op, dims):
+    rows, tuple_params = _case_rows(spec, op, dims)
+    return [row for _, _, row in rows], tuple_params
+
+
+def _documented(spec, op, dims, tuple_params):
+    """(values, pairs, impossible pairs, shown): the documented values as (name, normal value), the pairs of two
+    dimensions' values some allowed grid row holds and those every such row is excluded from, and each normal
+    value's spelling in the spec."""
+    normal_dims = {n: [domains.normal(v, n in tuple_params) for v in values] for n, values in dims.items()}
+    shown = {n: {domains.normal(v, n in tuple_params): v for v in values} for n, values in dims.items()}
+    values = {(n, v) for n, vs in normal_dims.items() for v in vs}
+    pairs, impossible = set(), set()
+    if len(dims) > 1:
+        rules = (spec.ops[op].get("grid") or {}).get("exclude", [])
+        pairs, impossible = domains.required_pairs(dims, rules, tuple_params)
+    return values, pairs, impossible, shown
 
 
 def op_coverage(spec, op):
     """{dimensions, values: [exercised, documented], pairs: [...], unexercised: [...], excluded: [...]}."""
     dims = domains.all_domains(spec, op)
     rows, tuple_params = _exercised_rows(spec, op, dims)
-    normal_dims = {n: [domains.normal(v, n in tuple_params) for v in values] for n, values in dims.items()}
-    shown = {n: {domains.normal(v, n in tuple_params): v for v in values} for n, values in dims.items()}
-    values = {(n, v) for n, vs in normal_dims.items() for v in vs}
+    values, pairs, impossible, shown = _documented(spec, op, dims, tuple_params)
     hit_values = {(n, row[n]) for row in rows for n in dims if (n, row[n]) in values}
-    grid = spec.ops[op].get("grid") or {}
-    rules = grid.get("exclude", [])
     names = list(dims)
-    pairs, impossible = set(), set()
-    if len(names) > 1:
-        raw_possible, raw_impossible = domains.required_pairs(dims, rules, tuple_params)
-        pairs = raw_possible
-        impossible = raw_impossible
     hit_pairs = set()
     for row in rows:
         for i, a in enumerate(names):
@@ -85,13 +103,17 @@ def free(spec, op):
     return [p["name"] for p in spec.ops[op].get("signature", []) if "free" in p]
 
 
+def _covered_ops(spec, ops=None):
+    """The ops coverage is about (aliases and ops that cannot be checked left out), sorted."""
+    return [
+        op for op in sorted(ops or spec.ops) if not (spec.ops[op].get("alias_of") or spec.ops[op].get("not_checkable"))
+    ]
+
+
 def coverage(spec, ops=None):
-    names = sorted(ops or spec.ops)
     per_op, unexercised, excluded = {}, [], []
     totals = {"values": [0, 0], "pairs": [0, 0]}
-    for op in names:
-        if spec.ops[op].get("alias_of") or spec.ops[op].get("not_checkable"):
-            continue
+    for op in _covered_ops(spec, ops):
         result = op_coverage(spec, op)
         result["undeclared"] = undeclared(spec, op)
         result["free"] = free(spec, op)
@@ -144,4 +166,139 @@ def render(report):
                 sum(len(v) for v in report["undeclared"].values()), len(report["undeclared"])
             )
         )
+    return lines
+
+
+# ---------------------------------------------------------------- blind spots: exercised only by results that fail
+
+
+def _items(row, names, values, pairs):
+    """The documented values and pairs of values one case's row holds."""
+    keyed = [(n, row[n]) for n in names]
+    found = {(item,) for item in keyed if item in values}
+    for i, a in enumerate(keyed):
+        for b in keyed[i + 1 :]:
+            if (a, b) in pairs:
+                found.add((a, b))
+    return found
+
+
+def op_blind_spots(
+    spec: Any,
+    op: str,
+    failing: Mapping[ResultKey, str],
+    backend_modes: Sequence[str] = MODES,
+    variants: Callable[[str, str], Iterable[str]] = lambda op, case: (),
+) -> List[Dict[str, Any]]:
+    """The op's blind spots on one backend: each documented value, and pair of values (single values a blind spot
+    already names are not repeated in pairs), that cases running in a mode exercise but no result of that mode that
+    passes does. `failing` maps (op, case id, mode) to the status of every result that does not pass; any other
+    result passes (a green gate). A case whose variant on the backend passes (`variants(op, case id)`: its
+    variants' case ids, e.g. Theano's '<case>.kernel_flipped', the same call with a transformed input) counts as
+    passing. A mode the backend cannot run (not in `backend_modes`) counts nothing: what only its cases exercise,
+    and no passing result of another mode does, is a blind spot of kind `unsupported`. Of the modes the backend
+    runs, a blind spot whose failing results are all `unsupported` (the backend lacks the function) is
+    `unsupported`; any other is `real`."""
+    dims = domains.all_domains(spec, op)
+    if not dims:
+        return []
+    rows, tuple_params = _case_rows(spec, op, dims)
+    values, pairs, _, shown = _documented(spec, op, dims, tuple_params)
+    names = list(dims)
+
+    def passes(case_id: str, mode: str) -> bool:
+        if (op, case_id, mode) not in failing:
+            return True
+        return any((op, v, mode) not in failing for v in variants(op, case_id))
+
+    held = [(case_id, modes, _items(row, names, values, pairs)) for case_id, modes, row in rows]
+    passing_any: Set[Any] = set()
+    for case_id, modes, items in held:
+        if any(m in backend_modes and passes(case_id, m) for m in modes):
+            passing_any |= items
+    spots = []
+    for mode in MODES:
+        runs = mode in backend_modes
+        exercised: Dict[Any, List[str]] = {}
+        passed: Set[Any] = set()
+        for case_id, modes, items in held:
+            if mode not in modes:
+                continue
+            for item in items:
+                exercised.setdefault(item, []).append(case_id)
+            if runs and passes(case_id, mode):
+                passed |= items
+        blind = {item for item in exercised if item not in (passed if runs else passing_any)}
+        for item in sorted(blind, key=lambda it: (len(it), repr(it))):
+            if len(item) == 2 and any((part,) in blind for part in item):
+                continue  # its single value is listed already
+            cases = [
+                {"case": c, "status": failing.get((op, c, mode), "unsupported") if runs else "unsupported"}
+                for c in exercised[item]
+            ]
+            unsupported = not runs or all(c["status"] == "unsupported" for c in cases)
+            spots.append(
+                {
+                    "op": op,
+                    "values": {n: shown[n][v] for n, v in item},
+                    "mode": mode,
+                    "kind": "unsupported" if unsupported else "real",
+                    "cases": cases,
+                }
+            )
+    return spots
+
+
+def blind_spots(
+    spec: Any,
+    failing: Mapping[ResultKey, str],
+    backend_modes: Sequence[str] = MODES,
+    variants: Callable[[str, str], Iterable[str]] = lambda op, case: (),
+    ops: Optional[Iterable[str]] = None,
+) -> Dict[str, Any]:
+    """{blind_spots: [...], real, unsupported, ops: {op: {real, unsupported}}} over the ops (see op_blind_spots)."""
+    spots: List[Dict[str, Any]] = []
+    for op in _covered_ops(spec, list(ops) if ops is not None else None):
+        spots += op_blind_spots(spec, op, failing, backend_modes, variants)
+    per_op: Dict[str, Dict[str, int]] = {}
+    for spot in spots:
+        counts = per_op.setdefault(spot["op"], {"real": 0, "unsupported": 0})
+        counts[spot["kind"]] += 1
+    return {
+        "real": sum(1 for s in spots if s["kind"] == "real"),
+        "unsupported": sum(1 for s in spots if s["kind"] == "unsupported"),
+        "ops": per_op,
+        "blind_spots": spots,
+    }
+
+
+def render_blind_spots(report: Mapping[str, Any], shown_cases: int = 3) -> List[str]:
+    """Short terminal lines: the counts per op, then each blind spot with (some of) its failing results."""
+    lines = [
+        "{}: {} real, {} unsupported".format(op, counts["real"], counts["unsupported"])
+        for op, counts in sorted(report["ops"].items())
+    ]
+    for spot in report["blind_spots"]:
+        cases = ", ".join("{} ({})".format(c["case"], c["status"]) for c in spot["cases"][:shown_cases])
+        more = len(spot["cases"]) - shown_cases
+        lines.append(
+            "{} [{}] {}: {}; only in {}{}".format(
+                spot["kind"],
+                spot["mode"],
+                spot["op"],
+                _values_text(spot["values"]),
+                cases,
+                f" and {more} more" if more > 0 else "",
+            )
+        )
+    lines.append(
+        "{}: {} blind spots ({} real, {} unsupported) in {} ops, failing results from {}".format(
+            report.get("backend", "backend"),
+            report["real"] + report["unsupported"],
+            report["real"],
+            report["unsupported"],
+            len(report["ops"]),
+            report.get("source", "the given set"),
+        )
+    )
     return lines

@@ -1,0 +1,149 @@
+"""`kbtool spec coverage --backend B`: the documented values and pairs a backend exercises only in results that do
+not pass (kbtool/specs/coverage.py computes them from the set of failing results this module reads).
+
+The failing results come from one of two sources (`failing_results`): by default the known-differences file, whose
+entries record the exact results they explain (`results`: "op case backend mode" -> fingerprint, from the last full
+run; a green gate means every other result passes), or a report's results for the backend that do not pass.
+"""
+
+import re
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from ..errors import KbtoolError
+from ..results import Status
+from ..specs import coverage
+from ..specs.cases import cases_for
+from ..specs.coverage import ResultKey
+from ..vocabulary import MODES
+
+STATUSES = tuple(s.value for s in Status)
+_STATUS_WORD = re.compile(r"\b({})\b".format("|".join(sorted(STATUSES, key=len, reverse=True))))
+
+
+def _status_of(fingerprint: Any, entry: Any) -> str:
+    """A recorded result's status: its fingerprint's (a mapping's `status`, or the first status word of a string),
+    else the entry's own status where it names exactly one, else 'known'."""
+    if isinstance(fingerprint, Mapping) and fingerprint.get("status") in STATUSES:
+        return str(fingerprint["status"])
+    if isinstance(fingerprint, str):
+        found = _STATUS_WORD.search(fingerprint)
+        if found:
+            return found.group(1)
+    status = getattr(entry, "status", None)
+    if isinstance(status, str) and status in STATUSES:
+        return status
+    if isinstance(status, (tuple, list)) and len(status) == 1 and status[0] in STATUSES:
+        return str(status[0])
+    return "known"
+
+
+def split_key(key: str) -> Tuple[str, str, str, str]:
+    """'op case backend mode' -> (op, case, backend, mode); a one-line KbtoolError for another form."""
+    parts = str(key).split(" ")
+    if len(parts) < 4 or parts[-1] not in MODES:
+        raise KbtoolError(f"a known entry's results key {key!r} is not 'op case backend mode'")
+    return parts[0], " ".join(parts[1:-2]), parts[-2], parts[-1]
+
+
+def known_failing(entries: Iterable[Any], backend: str) -> Dict[ResultKey, str]:
+    """The results on `backend` that the known entries record (their `results` keys), with each one's status; a
+    KbtoolError when there are entries and none records its results (a file from before `kbtool known record`
+    would make every result look passing)."""
+    failing: Dict[ResultKey, str] = {}
+    entries = list(entries)
+    if entries and all(getattr(entry, "results", None) is None for entry in entries):
+        raise KbtoolError(
+            "the known-differences file records no entry's results, so it cannot tell which results fail: "
+            "record them (kbtool known record REPORT.json) or give --report REPORT.json"
+        )
+    for entry in entries:
+        for key, fingerprint in (getattr(entry, "results", None) or {}).items():
+            op, case, name, mode = split_key(key)
+            if name == backend:
+                failing[(op, case, mode)] = _status_of(fingerprint, entry)
+    return failing
+
+
+def report_failing(report: Mapping[str, Any], backend: str) -> Dict[ResultKey, str]:
+    """The results on `backend` in a report that do not pass, with each one's status; a KbtoolError when the report
+    holds no result for `backend`."""
+    mine = [r for r in report.get("results", []) if r.get("backend") == backend]
+    if not mine:
+        raise KbtoolError(f"the report holds no results for backend {backend!r}")
+    return {(r["op"], r["case"], r["mode"]): r["status"] for r in mine if r["status"] != Status.PASS.value}
+
+
+def failing_results(
+    backend: str, report: Optional[Mapping[str, Any]] = None, known_path: Optional[str] = None, spec: Any = None
+) -> Dict[ResultKey, str]:
+    """Every result on `backend` that does not pass, as {(op, case id, mode): status} (its keys are the set): from
+    `report` when one is given, else from the known-differences file's recorded results."""
+    if report is not None:
+        return report_failing(report, backend)
+    from .. import known
+
+    return known_failing(known.load(known_path, spec), backend)
+
+
+def backend_modes(backend: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
+    """(the modes `backend` runs, {mode it cannot run: why}); a one-line KbtoolError for an unknown backend."""
+    from ..runners import custom, registry
+
+    if backend in registry.RECIPES:
+        recipe = registry.RECIPES[backend]
+        return tuple(recipe.modes), dict(recipe.unsupported_modes)
+    if backend in registry.BUILTIN:
+        return MODES, {}
+    module, _, env_name = backend.partition("@")
+    is_custom: Callable[[str], bool] = custom.is_custom
+    importable: Callable[[str], bool] = custom.importable
+    if is_custom(backend) and (env_name in registry.RECIPES if env_name else "." in module or importable(module)):
+        # a custom module runs in its environment's modes (kbtool/runners/custom.py: launch)
+        return (tuple(registry.RECIPES[env_name].modes), {}) if env_name else (MODES, {})
+    raise KbtoolError(
+        "unknown backend {!r}; built-in backends are {}, or give an importable module like my_package.my_module[@ENV]".format(
+            backend, ", ".join(registry.BUILTIN)
+        )
+    )
+
+
+def variants_of(spec: Any, backend: str) -> Callable[[str, str], List[str]]:
+    """(op, case id) -> the case ids of the backend's variants of that case (e.g. Theano's '.kernel_flipped'), made
+    by its recipe from the op's expanded cases (only for the ops its recipe makes variants for)."""
+    from ..runners import registry
+
+    recipe = registry.RECIPES.get(backend)
+    made: Dict[str, Dict[str, List[str]]] = {}
+
+    def variants(op: str, case_id: str) -> List[str]:
+        if recipe is None or not any(op in ops for ops in recipe.variant_suffixes.values()):
+            return []
+        if op not in made:
+            made[op] = {case.id: [v.id for v in recipe.variants(case)] for case in cases_for(spec, op)}
+        return made[op].get(case_id, [])
+
+    return variants
+
+
+def blind_spots(
+    spec: Any,
+    backend: str,
+    report: Optional[Mapping[str, Any]] = None,
+    report_path: Optional[str] = None,
+    known_path: Optional[str] = None,
+    ops: Optional[Iterable[str]] = None,
+) -> Dict[str, Any]:
+    """The blind-spot report of `backend` (kbtool/specs/coverage.py: blind_spots), with where its failing results
+    came from and the modes it cannot run."""
+    modes, unsupported_modes = backend_modes(backend)
+    failing = failing_results(backend, report, known_path, spec)
+    result = coverage.blind_spots(spec, failing, modes, variants_of(spec, backend), ops)
+    if report is not None:
+        source = "report {}".format(report_path or "(given)")
+    else:
+        from .. import paths
+
+        source = f"known file {known_path or paths.known_differences_file()}"
+    return dict(
+        {"backend": backend, "source": source, "modes": list(modes), "unsupported_modes": unsupported_modes}, **result
+    )
