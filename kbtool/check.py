@@ -73,6 +73,7 @@ def run_check(
         all_cases=plan.all_cases and not incomplete,
         planned_ops=plan.ops,
         spec_ops=checkable_ops(plan.spec),
+        by_regex=not plan.as_recorded,  # other settings: the recorded fingerprints do not apply
     )
     return assemble(
         plan,

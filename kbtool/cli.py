@@ -2,6 +2,7 @@
 so `kbtool --help` stays fast (no numpy, no backend)."""
 
 import json
+import os
 import sys
 
 import click
@@ -596,6 +597,59 @@ def _note(line):
 from .bench.command import bench as _bench  # noqa: E402  (its own module: the command is long)
 
 main.add_command(_bench)
+
+
+# ---------------------------------------------------------------------------- known
+@main.group("known")
+def known_group():
+    """Known differences: make them exact from a run (`known record`)."""
+
+
+@known_group.command("record")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=False))
+@options.KNOWN
+def known_record(report_path, known_path):
+    """Record, for every entry of the known-differences file, the key and fingerprint of each result it explains
+    in REPORT.json (`kbtool check -o REPORT.json`), and their count: from then on the entry explains exactly those
+    results, each while its fingerprint holds (a known result that fails differently is `changed`).
+
+    The file is edited in place as text (comments and layout stay) for review in the diff. A report of part of
+    the spec records the op and backend pairs it ran and keeps the rest. Exit code: 0 written (or already
+    current), 2 a report that cannot be recorded (interrupted, filtered by case or mode, other settings), an entry
+    that is stale or dead in it, or a file that cannot be read or written."""
+    from . import files, known, known_record, paths
+    from .check import known_entries_for
+    from .reports.report import Report
+
+    report = Report.load(report_path)
+    problem = known_record.comparable_problem(report.to_dict())
+    if problem:
+        raise KbtoolError(f"{report_path}: {problem}")
+    path = known_path or paths.known_differences_file()
+    spec = _load_spec()
+    entries, _ = known_entries_for(spec, path)
+    if not entries:
+        raise KbtoolError(f"{path}: no known-difference entries to record")
+    text = files.read_text(path)
+    root, _ = files.parse_yaml(path, text)
+    done = known_record.record(text, root, known.numbered(entries), report.results)
+    _, written = files.parse_yaml(path, done.text)
+    problems = known.validate(
+        written,
+        spec if os.path.dirname(os.path.realpath(spec.path)) == os.path.dirname(os.path.realpath(path)) else None,
+    )
+    if problems:  # pragma: no cover - the record is made from validated entries
+        raise KbtoolError(f"{path}: the recorded file would not load ({problems[0]}); nothing written")
+    if done.text != text:
+        files.write_atomic(path, done.text)
+    click.echo(
+        "{}: {} entries, {} results recorded; {}".format(
+            path,
+            done.entries,
+            done.results,
+            f"{len(done.changed_entries)} entries changed" if done.text != text else "already current",
+        )
+    )
 
 
 # ---------------------------------------------------------------------------- report

@@ -639,6 +639,7 @@ class Applied:
 
     counts: List[Dict[str, Any]] = field(default_factory=list)
     stale: List[Dict[str, Any]] = field(default_factory=list)
+    named: Dict[Number, List[Result]] = field(default_factory=dict)  # per entry number, the results it named
 
 
 def apply(
@@ -694,6 +695,7 @@ def apply(
             if result.known is None:
                 result.known = entry.reason  # (an inherited one says so by the result's `inherits`)
                 named_by[id(result)] = entry
+                applied.named.setdefault(entry.number, []).append(result)
                 named += 1
         is_judged = judged(entry, whole_spec, all_cases, planned_ops, spec_ops)
         if targeted:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from .errors import KbtoolError
 from .specs import cases as cases_mod
-from .vocabulary import MODES
+from .vocabulary import CASE_DEFAULTS, MODES
 
 if TYPE_CHECKING:
     from .keras_settings import CheckSettings
@@ -67,6 +67,18 @@ class Plan:
     def counts_comparable(self) -> bool:
         """A default run of the whole spec: known-difference counts can be compared with the recorded ones."""
         return self.all_cases and self.whole_spec and self.grid == "pairwise" and not self.keras_config
+
+    @property
+    def as_recorded(self) -> bool:
+        """Whether the cases run as `kbtool known record` records them: the default grid and the documented keras.json
+        settings (no --keras-config, no other values in keras.json). Elsewhere a recorded known difference's
+        fingerprints do not apply, and its entry explains by status and regex."""
+        values = self.settings.values if self.settings is not None else {}
+        return (
+            self.grid == "pairwise"
+            and not self.keras_config
+            and all(values.get(key, default) == default for key, default in CASE_DEFAULTS.items())
+        )
 
     @property
     def runnable(self) -> List[PlannedBackend]:

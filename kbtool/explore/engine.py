@@ -153,7 +153,7 @@ class Exploration:
                     raise KeyboardInterrupt  # the client was killed under us: the exploration is over
                 if result.status == Status.PASS:
                     continue
-                known.apply([result], self.known_entries)
+                known.apply([result], self.known_entries, by_regex=True)  # a draw is no recorded case
                 if result.known is None:
                     explain_at_template_shape(result, self.known_entries)
                 failures.append(
@@ -205,7 +205,7 @@ def explain_at_template_shape(result, entries):
     if base == result.case:
         return
     probe = dataclasses.replace(result, case=base, known=None)
-    known.apply([probe], entries)
+    known.apply([probe], entries, by_regex=True)
     if probe.known is not None:
         result.known = f"{probe.known} (case {base} at another shape)"
 

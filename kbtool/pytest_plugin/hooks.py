@@ -72,7 +72,7 @@ class KbtoolHooks:
         variant_results = []
         if target.variants and result.status != "pass" and verdict.needs_variants(result, self.entries):
             variant_results = [self.runner.result(v) for v in target.variants]
-        reason = verdict.known_reason(result, variant_results, self.entries)
+        reason = verdict.known_reason(result, variant_results, self.entries, not self.plan.as_recorded)
         stale = self.sole.get(target.key) if result.status == "pass" else None
         item.user_properties.extend([("status", str(result.status)), ("seconds", result.seconds)])
         if result.status != "pass":
@@ -140,6 +140,7 @@ class KbtoolHooks:
             all_cases=self.plan.all_cases,
             planned_ops=self.plan.ops,
             spec_ops=checkable_ops(self.plan.spec),
+            by_regex=not self.plan.as_recorded,
         )
         self.stale = applied.stale
         if self.stale and session.exitstatus == pytest.ExitCode.OK:

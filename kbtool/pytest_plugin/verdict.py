@@ -29,14 +29,16 @@ class WorkerUnavailable(Exception):
 Key = namedtuple("Key", "op case backend mode")  # what known.targets reads of a result
 
 
-def known_reason(result: Result, variant_results: Sequence[Result], entries: Sequence[KnownEntry]) -> Optional[str]:
+def known_reason(
+    result: Result, variant_results: Sequence[Result], entries: Sequence[KnownEntry], by_regex: bool = False
+) -> Optional[str]:
     """The reason of the entry that explains `result` (None: none does), given its variants' results. A result an
     entry recorded that fails differently now is marked `changed` (its status and `changed`), as in a check."""
     from .. import known
 
     probe = dataclasses.replace(result, known=None)
     others = [dataclasses.replace(r, known=None) for r in variant_results]
-    known.apply([probe] + others, entries, whole_spec=False, all_cases=False)
+    known.apply([probe] + others, entries, whole_spec=False, all_cases=False, by_regex=by_regex)
     if probe.changed:
         result.status, result.changed = probe.status, probe.changed
     return probe.known

@@ -90,6 +90,7 @@ def plan_record(plan: Any) -> Record:
         "whole_spec": bool(plan.whole_spec),
         "all_cases": bool(plan.all_cases),
         "counts_comparable": bool(plan.counts_comparable),
+        "as_recorded": bool(plan.as_recorded),
         "last_failed": plan.last_failed,
         "shard": {"index": shard[0], "count": shard[1]} if shard else None,
         "checkable_ops": sorted(checkable_ops(plan.spec)),

@@ -70,6 +70,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         all_cases=plan["all_cases"],
         planned_ops=plan["ops"],
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
+        by_regex=not plan["as_recorded"],
     )
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
     incomplete: Optional[Record] = None
@@ -291,6 +292,7 @@ def _plan(parts: List[Part], infos: List[Record]) -> Record:
         "whole_spec": whole_spec,
         "all_cases": all_cases,
         "counts_comparable": all_cases and whole_spec and grid == "pairwise" and not override,
+        "as_recorded": all(p.get("as_recorded", True) for p in plans),
         "last_failed": any(p.get("last_failed") for p in plans),
         "shard": None,
     }

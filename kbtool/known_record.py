@@ -1,0 +1,169 @@
+"""`kbtool known record REPORT.json [--known FILE]`: make a known-differences file exact from a run.
+
+Each entry's explanation is taken by its status and regex, as an unrecorded entry explains (first entry first), over
+the report's results; the entry then gets `results` (the key and fingerprint of every result it explained,
+kbtool/fingerprint.py) and `count`. The file is edited as text, by the positions YAML gives, so comments, order and
+layout stay: the change is there to review in the diff.
+
+A report of part of the spec records what it ran: an entry keeps the results it recorded for the op and backend
+pairs the report did not run at all, and gets the report's for the rest. The report must hold every case of the ops
+it ran (no --case, --mode or --examples filter), under the default keras.json settings and grid, and run to the end.
+An entry that explains none of the results it targets in the report (stale), or only results that earlier entries
+took (dead), is refused: fix or delete it first. Nothing is written unless every entry records cleanly.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from . import fingerprint, known
+from .errors import KbtoolError
+from .results import Result, Status
+
+Pair = Tuple[str, str]  # (op, backend as known.backend_of gives it)
+
+
+@dataclass
+class Recorded:
+    """What recording a file from a report gives: the new file's text and what changed."""
+
+    text: str
+    entries: int = 0
+    results: int = 0
+    changed_entries: List[Any] = field(default_factory=list)  # the numbers of entries whose record changed
+
+
+def comparable_problem(report: Dict[str, Any]) -> Optional[str]:
+    """Why a report's results cannot be recorded (None when they can)."""
+    if report.get("incomplete"):
+        return "the run was interrupted ({})".format(report["incomplete"].get("note", ""))
+    plan = report.get("plan") or {}
+    if not plan.get("all_cases", False):
+        return "the run did not hold every case of its ops (--case, --mode, --examples or --last-failed): record from a run of whole ops"
+    override = (report.get("keras_config") or {}).get("override")
+    if override:
+        return "the run overrode keras.json settings ({}): record from a run under the defaults".format(
+            ", ".join(f"{k}={v}" for k, v in sorted(override.items()))
+        )
+    if report.get("grid", "pairwise") != "pairwise":
+        return "the run expanded the grids as {!r}, not the default 'pairwise'".format(report["grid"])
+    return None
+
+
+def _fresh(results: Sequence[Result]) -> List[Result]:
+    """The results as their verdicts gave them: no entry's mark (known, changed)."""
+    from dataclasses import replace
+
+    out = []
+    for r in results:
+        status = Status(r.changed["status"]) if r.changed else Status(r.status)
+        out.append(replace(r, status=status, known=None, changed=None))
+    return out
+
+
+def record(text: str, root: Any, entries: List[known.KnownEntry], results: Sequence[Result]) -> Recorded:
+    """The file `text` (parsed as `root`, whose entries are `entries`) with every entry's record made from
+    `results`; a one-line KbtoolError naming the entries that are stale or dead in them."""
+    fresh = _fresh(results)
+    applied = known.apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True)
+    by_number: Dict[Any, List[Result]] = applied.named
+    ran: Set[Pair] = {(r.op, known.backend_of(r)) for r in fresh}
+    problems = []
+    out = Recorded(text=text)
+    new_records: Dict[int, Dict[str, str]] = {}
+    for entry in entries:
+        if entry.from_spec:
+            continue
+        targeted = [r for r in fresh if entry.targets(r)]
+        named = by_number.get(entry.number, [])
+        if targeted and not named:
+            explained = [r for r in targeted if entry.judge(r) is True]
+            problems.append(
+                "entry {} ({}): {}".format(
+                    entry.number,
+                    known._clip(entry.op, 60),
+                    "dead: the results it explains were all taken by earlier entries"
+                    if explained
+                    else f"stale: explains none of the {len(targeted)} results it targets",
+                )
+            )
+            continue
+        kept = {
+            key: value
+            for key, value in (entry.results or {}).items()
+            if (key.split(" ")[0], key.split(" ")[2]) not in ran
+        }
+        kept.update((known.result_key(r), fingerprint.of_result(r)) for r in named)
+        new = dict(sorted(kept.items()))
+        number = int(entry.number)
+        new_records[number] = new
+        if new != dict(entry.results or {}) or entry.count != len(new):
+            out.changed_entries.append(number)
+        out.entries += 1
+        out.results += len(new)
+    if problems:
+        raise KbtoolError(
+            "{}{}; nothing written".format(problems[0], f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+        )
+    out.text = _rewrite(text, root, new_records)
+    return out
+
+
+def _rewrite(text: str, root: Any, records: Dict[int, Dict[str, str]]) -> str:
+    """`text` with each numbered entry's `count` and `results` replaced (or added as its last keys)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    edits: List[Tuple[int, int, str]] = []  # (start, end, replacement) in characters, applied from the end
+    for number, node in enumerate(root.value, 1):
+        if number not in records:
+            continue
+        recorded = records[number]
+        if node.flow_style:  # {op: ..., reason: ...}: written again whole, as a flow mapping (no comments inside)
+            pairs = [
+                (text[k.start_mark.index : k.end_mark.index], text[v.start_mark.index : v.end_mark.index])
+                for k, v in node.value
+                if getattr(k, "value", None) not in ("count", "results")
+            ]
+            pairs += [("count", str(len(recorded))), ("results", json.dumps(recorded))]
+            mapping = "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+            edits.append((node.start_mark.index, node.end_mark.index, mapping))
+            continue
+        indent = " " * node.value[0][0].start_mark.column
+        first, end = node.start_mark.line, _end_line(node.value[-1][1])
+        drop: Set[int] = set()
+        for key, value in node.value:
+            if getattr(key, "value", None) in ("count", "results"):
+                drop.update(range(key.start_mark.line, _end_line(value)))
+        body = [line for i, line in enumerate(lines[first:end], first) if i not in drop]
+        blanks = 0
+        while body and not body[-1].strip():  # blank lines closing the entry stay after the new keys
+            body.pop()
+            blanks += 1
+        if body and not body[-1].endswith("\n"):
+            body[-1] += "\n"
+        body += [f"{indent}count: {len(recorded)}\n"] + _results_lines(indent, recorded) + ["\n"] * blanks
+        # the entry's first line starts with the sequence's '- ': keep what precedes the node on it
+        edits.append((starts[first], starts[min(end, len(lines))], "".join(body)))
+    for start, end, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _end_line(node: Any) -> int:
+    """The line after the node's last line (a block scalar's end mark sits at the start of the next line; a block
+    collection's, past the comments after it: its last value's is taken)."""
+    if isinstance(node.value, list) and node.value and not getattr(node, "flow_style", False):
+        last = node.value[-1]
+        return _end_line(last[1] if isinstance(last, tuple) else last)
+    mark = node.end_mark
+    return mark.line if mark.column == 0 else mark.line + 1
+
+
+def _results_lines(indent: str, recorded: Dict[str, str]) -> List[str]:
+    if not recorded:
+        return [f"{indent}results: {{}}\n"]
+    return [f"{indent}results:\n"] + [
+        f"{indent}  {json.dumps(key)}: {json.dumps(value)}\n" for key, value in recorded.items()
+    ]
