@@ -102,6 +102,7 @@ def test_markdown_and_html_views_are_written_from_the_same_run(home):
         (["--op", "abs", "--compare", "missing.json"], "missing.json"),
         (["--from", "x.json", "--op", "abs"], "--from renders an earlier bench"),
         (["-q", "-v", "--op", "abs"], "give -q"),
+        (["--op", "abs", "--backend", "keras-numpy"], "keras-numpy is a test oracle"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(home, monkeypatch, args, message):

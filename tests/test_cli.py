@@ -117,7 +117,7 @@ def test_doc_examples_are_checked_against_what_each_doc_shows():
 def test_env_commands_on_an_empty_home(tmp_path):
     env = {"KBTOOL_HOME": str(tmp_path)}
     code, out = run("env", "list", "--json", env=env, stdout_only=True)
-    assert code == 0 and [i["installed"] for i in json.loads(out)] == [False] * 7
+    assert code == 0 and [i["installed"] for i in json.loads(out)] == [False] * 8
     code, out = run("env", "remove", "theano", env=env)
     assert code == 2 and "theano is not installed" in out
     code, out = run("env", "install", "jax", env=env)

@@ -39,7 +39,7 @@ LAYERS = (
     ("reference", ("kbtool.reference",)),
     (
         "known",
-        ("kbtool.known", "kbtool.fingerprint"),
+        ("kbtool.known", "kbtool.fingerprint", "kbtool.known_record"),
     ),  # known differences (backend globs are validated against the registry)
     ("session", ("kbtool.session", "kbtool.interrupts")),  # the backend workers a check or a tool holds; signals
     ("run", ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion")),

@@ -70,6 +70,7 @@ def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
         "sys",
         "time",
         "traceback",
+        "types",
         "numpy",
         "protocol",
         "shims",

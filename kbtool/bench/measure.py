@@ -243,10 +243,18 @@ def _blas():
 
 
 def backend_slots(names):
+    from ..errors import KbtoolError
     from ..plan import resolve_backends
     from ..runners import registry
 
-    return resolve_backends(list(names), registry.launch_for, registry.BUILTIN)
+    oracles = [name for name in names if name in registry.ORACLES]
+    if oracles:
+        raise KbtoolError(
+            "{} is a test oracle (Keras 2.3.1's own numpy_backend.py), not an engine: kbtool bench does not time "
+            "it".format(oracles[0])
+        )
+    engines = [name for name in registry.BUILTIN if name not in registry.ORACLES]
+    return resolve_backends(list(names) or engines, registry.launch_for, engines)
 
 
 def skipped_note(skipped: dict) -> Optional[str]:

@@ -206,6 +206,8 @@ class Recipe:
     # `pip freeze` lines a wheel's metadata spells otherwise than its release (cntk 2.7.post2 says 2.7) -> lock line
     freeze_aliases: Dict[str, str] = field(default_factory=dict)
     notes: str = ""
+    # a test oracle rather than an engine (keras-numpy): checked like any backend, never timed by `kbtool bench`
+    oracle: bool = False
 
     @property
     def env_owner(self):

@@ -23,5 +23,6 @@ RECIPE = Recipe(
         "function, so no case can run symbolically"
     },
     notes="eager mode only; Keras 2.3.1's numpy_backend.py, in the tensorflow1 environment (TensorFlow not imported).",
+    oracle=True,  # Keras's own test oracle: its timings say nothing about an engine
     case_seconds=0.005,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
 )
