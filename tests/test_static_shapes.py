@@ -75,6 +75,7 @@ UNKNOWN_BATCH = {"x": [None, 3], "y": [None, 2]}
         ([4, 6], {}, "dim 1 is 6 where the inputs determine 5"),  # a misstated dim
         ([9, 5], UNKNOWN_BATCH, "dim 0 is 9, unknown from the inputs and 4 when run"),  # an invented one
         ([4, 5, 1], {}, "rank 3 where the inputs determine rank 2"),
+        ([None, -3], {}, "dim 0 is None where the inputs determine 4; dim 1 is -3 where the inputs determine 5"),
         (None, {}, "static shape unknown (int_shape returned None) != predicted (4, 5)"),
     ],
 )

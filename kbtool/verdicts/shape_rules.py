@@ -72,19 +72,20 @@ def judge_static_shape(rules: Any, case: Any, header: Any) -> Optional[Verdict]:
 def _static_problem(
     static: Optional[List[Optional[int]]], predicted: List[Optional[int]], determined: bool, real: List[int]
 ) -> Optional[str]:
-    """What is wrong with `static` against the prediction, in words; None when nothing is."""
+    """What is wrong with `static` against the prediction, in words (every wrong dim, in order); None when nothing is."""
     if static is None:
         return "the backend infers no static shape at all"
     if len(static) != len(predicted):
         return f"rank {len(static)} where the inputs determine rank {len(predicted)}"
+    problems = []
     for dim, (got, want) in enumerate(zip(static, predicted)):
         size = real[dim] if dim < len(real) else want
         if got is None:
             if want is not None and determined:
-                return f"dim {dim} is None where the inputs determine {want}"
+                problems.append(f"dim {dim} is None where the inputs determine {want}")
         elif want is not None and determined:
             if got != want:
-                return f"dim {dim} is {got} where the inputs determine {want}"
+                problems.append(f"dim {dim} is {got} where the inputs determine {want}")
         elif got != size:
-            return f"dim {dim} is {got}, unknown from the inputs and {size} when run"
-    return None
+            problems.append(f"dim {dim} is {got}, unknown from the inputs and {size} when run")
+    return "; ".join(problems) or None
