@@ -74,6 +74,7 @@ class Details:
     max_abs_diff: Optional[float] = None
     max_rel_diff: Optional[float] = None
     mismatched: Optional[int] = None  # how many values differ
+    non_finite: Optional[int] = None  # how many of those are NaN or ±inf on either side (the max diffs are then too)
     size: Optional[int] = None
     first_index: Optional[List[int]] = None
     expected_value: Any = None
@@ -81,6 +82,9 @@ class Details:
     rtol: Optional[float] = None
     atol: Optional[float] = None
     mask: Optional[str] = None  # a digest of which elements differ (known differences fingerprint it)
+    # symbolic mode: what K.int_shape says of the result (None dims kept) and what the spec's shape rule predicts
+    static_shape: Optional[List[Optional[int]]] = None
+    predicted_static_shape: Optional[List[Optional[int]]] = None
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}

@@ -688,7 +688,12 @@ def found_of(raw, signature=GRADIENTS, ops=None):
         (
             [S23],
             [t(0, foo=1)],
-            [(["args", 0, "foo"], "unknown key foo in a tensor ARG spec (it may also have ph_shape, weight, sparse)")],
+            [
+                (
+                    ["args", 0, "foo"],
+                    "unknown key foo in a tensor ARG spec (it may also have ph_shape, ph_ndim, weight, sparse)",
+                )
+            ],
         ),
         (
             [S23],

@@ -1,7 +1,8 @@
 """Keras 2's backend-test catalogue (specs/catalogue.yaml): every divergence that applies is found by kbtool.
 
 Fast tests check the catalogue against the spec and the known-differences file; the `backends` test runs
-each named case on its backend and requires a result that is not a pass.
+each named case on its backend and requires, of every result, the documented evidence (`expect`: status, message
+substrings, details).
 """
 
 import os
@@ -15,6 +16,8 @@ from kbtool.specs.cases import case_ids
 
 BACKENDS = {"tensorflow", "theano", "cntk"}
 MODES = {"eager", "symbolic"}
+NOT_PASS = {"fail", "error", "unsupported", "crash", "timeout"}
+EXPECT_KEYS = {"mode", "status", "message", "details"}
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +37,46 @@ def _named_case(found_by):
     return op, case
 
 
+def _substrings(item):
+    message = item.get("message", [])
+    return [message] if isinstance(message, str) else list(message)
+
+
+def _same(want, got):
+    """A documented detail against a result's: numbers to 4 significant digits, lists item by item, the rest equal."""
+    if isinstance(want, list):
+        return isinstance(got, list) and len(want) == len(got) and all(_same(w, g) for w, g in zip(want, got))
+    numbers = (int, float)
+    if isinstance(want, numbers) and not isinstance(want, bool):
+        return (
+            isinstance(got, numbers) and not isinstance(got, bool) and abs(got - want) <= 1e-4 * max(abs(want), 1e-12)
+        )
+    return want == got
+
+
+def evidence_problems(div_id, expect, result):
+    """What in `result` (a report's result) disagrees with the documented evidence `expect`, in words."""
+    items = [item for item in expect if item.get("mode", result["mode"]) == result["mode"]]
+    where = "{}: {} ({})".format(div_id, result["case"], result["mode"])
+    if not items:
+        return [f"{where}: no documented evidence for this mode"]
+    problems = []
+    for item in items:
+        if result["status"] != item["status"]:
+            problems.append(
+                "{} is {} ({}), documented {}".format(where, result["status"], result["message"], item["status"])
+            )
+            continue
+        for needle in _substrings(item):
+            if needle not in result.get("message", ""):
+                problems.append("{}: message {!r} lacks {!r}".format(where, result.get("message", ""), needle))
+        details = result.get("details") or {}
+        for key, want in (item.get("details") or {}).items():
+            if not _same(want, details.get(key)):
+                problems.append(f"{where}: details {key} is {details.get(key)!r}, documented {want!r}")
+    return problems
+
+
 def test_every_divergence_is_complete(catalogue):
     ids = [d["id"] for d in catalogue["divergences"]]
     assert len(ids) == len(set(ids)), "duplicate ids"
@@ -45,6 +88,11 @@ def test_every_divergence_is_complete(catalogue):
         else:
             assert d.get("evidence"), d["id"]
             assert set(d["found_by"]) in ({"case", "backend"}, {"case", "backend", "mode"}, {"known"}), d["id"]
+        if d["found_by"] and "case" in d["found_by"]:
+            assert d.get("expect"), "{}: a named case says what its results show (expect)".format(d["id"])
+            for item in d["expect"]:
+                assert set(item) <= EXPECT_KEYS and item["status"] in NOT_PASS, d["id"]
+                assert item.get("mode", "eager") in MODES and _substrings(item), d["id"]
     for item in catalogue["not_applicable"]:
         assert item["test"] and item["why"]
 
@@ -71,14 +119,39 @@ def test_found_by_known_names_an_entry(catalogue, known_reasons):
             )
 
 
-def test_catalogue_finds_most_of_what_applies(catalogue):
-    # the issue's measure: divergences that apply and that kbtool check finds
+def test_catalogue_finds_all_that_applies(catalogue):
+    # the issue's measure: divergences that apply and that kbtool check finds (29 of 29 since static shapes are
+    # compared in symbolic mode)
     found = [d for d in catalogue["divergences"] if d["found_by"]]
-    assert len(found) >= 28 and len(catalogue["divergences"]) >= 29
+    assert (len(found), len(catalogue["divergences"])) == (29, 29)
+
+
+def test_evidence_is_checked_status_message_and_details():
+    expect = [
+        {"mode": "eager", "status": "error", "message": "ZeroDivisionError"},
+        {
+            "mode": "symbolic",
+            "status": "fail",
+            "message": ["3 of 6", "vs reference nan"],
+            "details": {"actual_value": -85.1},
+        },
+    ]
+    result = {
+        "case": "c",
+        "mode": "symbolic",
+        "status": "fail",
+        "message": "3 of 6 values differ; -85.0999 vs reference nan",
+    }
+    assert evidence_problems("d", expect, dict(result, details={"actual_value": -85.0999984741211})) == []
+    assert evidence_problems("d", expect, dict(result, details={"actual_value": -85.2}))  # another value
+    assert evidence_problems("d", expect, dict(result, message="3 of 6 values differ", details={"actual_value": -85.1}))
+    assert evidence_problems("d", expect, dict(result, status="error", details={"actual_value": -85.1}))
+    assert evidence_problems("d", expect, {"case": "c", "mode": "eager", "status": "error", "message": "x"})
+    assert evidence_problems("d", expect[:1], result) == ["d: c (symbolic): no documented evidence for this mode"]
 
 
 @pytest.mark.backends
-def test_named_cases_do_not_pass_on_their_backend(catalogue, spec):
+def test_named_cases_show_their_evidence_on_their_backend(catalogue, spec):
     from kbtool.check import run_check
     from kbtool.plan import make_plan
 
@@ -86,13 +159,13 @@ def test_named_cases_do_not_pass_on_their_backend(catalogue, spec):
     for d in catalogue["divergences"]:
         found = d["found_by"] or {}
         if "case" in found:
-            by_backend.setdefault(found["backend"], []).append((d["id"], found))
+            by_backend.setdefault(found["backend"], []).append((d["id"], found, d["expect"]))
     problems = []
     for backend, named in sorted(by_backend.items()):
-        ops = sorted({_named_case(found)[0] for _, found in named})
-        cases = sorted({_named_case(found)[1] for _, found in named})
+        ops = sorted({_named_case(found)[0] for _, found, _ in named})
+        cases = sorted({_named_case(found)[1] for _, found, _ in named})
         report = run_check(make_plan(spec, ops=ops, backends=[backend], case_patterns=cases, seed=0))
-        for div_id, found in named:
+        for div_id, found, expect in named:
             op, case = _named_case(found)
             results = [
                 r
@@ -105,8 +178,7 @@ def test_named_cases_do_not_pass_on_their_backend(catalogue, spec):
             if not results:
                 problems.append("{}: no result for {} on {}".format(div_id, found["case"], backend))
             for r in results:
-                if r["status"] == "pass":
-                    problems.append("{}: {} ({}) passes on {}".format(div_id, found["case"], r["mode"], backend))
+                problems.extend(evidence_problems(div_id, expect, r))
     assert not problems, "\n".join(problems)
 
 

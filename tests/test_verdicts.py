@@ -738,12 +738,26 @@ def test_compare_arrays_details_are_exact():
         (
             arr([NAN]),
             arr([1.0]),
-            {"mismatched": 1, "size": 1, "first_index": [0], "expected_value": "nan", "actual_value": 1.0},
+            {
+                "mismatched": 1,
+                "non_finite": 1,
+                "size": 1,
+                "first_index": [0],
+                "expected_value": "nan",
+                "actual_value": 1.0,
+            },
         ),
         (
             arr([1.0]),
             arr([-INF]),
-            {"mismatched": 1, "size": 1, "first_index": [0], "expected_value": 1.0, "actual_value": "-inf"},
+            {
+                "mismatched": 1,
+                "non_finite": 1,
+                "size": 1,
+                "first_index": [0],
+                "expected_value": 1.0,
+                "actual_value": "-inf",
+            },
         ),
         # a zero reference: the relative difference is infinite, so left out
         (
@@ -759,12 +773,13 @@ def test_compare_arrays_details_are_exact():
             },
         ),
         # a non-finite difference beside finite ones: the largest difference is NaN, which JSON cannot hold, so no
-        # max diffs (never the largest finite one: that would hide the NaN)
+        # max diffs (never the largest finite one: that would hide the NaN), and a count of the non-finite ones
         (
             arr([NAN, 4.0]),
             arr([1.0, 5.0]),
             {
                 "mismatched": 2,
+                "non_finite": 1,  # how many of them: the details say what the max diffs cannot
                 "size": 2,
                 "first_index": [0],
                 "expected_value": "nan",

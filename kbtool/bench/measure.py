@@ -250,8 +250,8 @@ def backend_slots(names):
     oracles = [name for name in names if name in registry.ORACLES]
     if oracles:
         raise KbtoolError(
-            "{} is a test oracle (Keras 2.3.1's own numpy_backend.py), not an engine: kbtool bench does not time "
-            "it".format(oracles[0])
+            f"{oracles[0]} is a test oracle (Keras 2.3.1's own numpy_backend.py), not an engine: kbtool bench does not time "
+            "it"
         )
     engines = [name for name in registry.BUILTIN if name not in registry.ORACLES]
     return resolve_backends(list(names) or engines, registry.launch_for, engines)

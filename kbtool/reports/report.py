@@ -406,7 +406,7 @@ def _plain_doc_check(value: Any) -> bool:
 
 
 _SETTINGS = {"image_data_format": {"channels_first", "channels_last"}, "floatx": {"float16", "float32", "float64"}}
-_INTS = ("mismatched", "size")
+_INTS = ("mismatched", "size", "non_finite")
 _INT_LISTS = ("expected_shape", "actual_shape", "first_index")
 _TEXTS = ("expected_dtype", "actual_dtype")
 _NUMBERS = ("max_abs_diff", "max_rel_diff", "rtol", "atol")

@@ -162,10 +162,18 @@ def details_text(details: Optional[Record]) -> str:
     parts = []
     if "expected_shape" in d or "actual_shape" in d:
         parts.append("shape {} vs {}".format(shape(d.get("expected_shape")), shape(d.get("actual_shape"))))
+    if "static_shape" in d or "predicted_static_shape" in d:
+        parts.append(
+            "static shape {} vs predicted {}".format(
+                shape(d.get("static_shape")), shape(d.get("predicted_static_shape"))
+            )
+        )
     if "expected_dtype" in d or "actual_dtype" in d:
         parts.append("dtype {} vs {}".format(d.get("expected_dtype", "?"), d.get("actual_dtype", "?")))
     if "mismatched" in d:
         parts.append("{} of {} values differ".format(d["mismatched"], d.get("size", "?")))
+    if d.get("non_finite"):
+        parts.append("{} of them NaN or inf".format(d["non_finite"]))
     if "max_abs_diff" in d:
         parts.append("max abs diff {}".format(_number(d["max_abs_diff"])))
     if "max_rel_diff" in d:

@@ -40,7 +40,7 @@ MAX_CASE_ELEMENTS = 2 * 10**7  # all the inputs of one case
 MAX_DIMS = 32  # NumPy 1.x's limit (the shipped spec's most: 5)
 # raw ARG specs (kbtool/runners/worker/invoke.py): the key that names the kind, and the other keys it may have
 _RAW_KINDS = {
-    "tensor": ("ph_shape", "weight", "sparse"),
+    "tensor": ("ph_shape", "ph_ndim", "weight", "sparse"),
     "constant": (),
     "array": (),
     "value": (),
@@ -68,6 +68,20 @@ class Binding:
     kwargs: Dict[str, dict]
     tensor_indices: List[int]  # arrays the worker builds as tensors, in the order it builds them
     shape_names: Dict[str, Any] = field(default_factory=dict)  # what shape rules see: shapes and kwargs
+    # the tensor parameters' static shapes in symbolic mode: their shapes with the placeholders' unknown dims None
+    static_names: Dict[str, Any] = field(default_factory=dict)
+
+
+def _static_shape(spec, shape):
+    """An input's shape as a placeholder has it in symbolic mode (None where it is made unknown); a list's, item by
+    item; anything else (a weight, a constant, a NumPy array, a value) as it is."""
+    if isinstance(spec, dict) and "list" in spec and isinstance(shape, list) and len(shape) == len(spec["list"]):
+        return [_static_shape(item, sub) for item, sub in zip(spec["list"], shape)]
+    if not isinstance(spec, dict) or "tensor" not in spec or spec.get("weight") or not isinstance(shape, list):
+        return shape
+    if spec.get("ph_ndim"):
+        return [None] * len(shape)
+    return list(spec["ph_shape"]) if spec.get("ph_shape") is not None else shape
 
 
 def dotted(path):
@@ -304,6 +318,10 @@ class _Binder:
         spec = {"tensor": index}
         if inp.get("none_dims") and shape is not None:
             spec["ph_shape"] = [None if d in inp["none_dims"] else s for d, s in enumerate(shape)]
+        if inp.get("ndim_only"):
+            if inp.get("sparse") or inp.get("none_dims"):
+                self.problem(path + ["ndim_only"], "ndim_only makes every dim None: not with sparse or none_dims")
+            spec["ph_ndim"] = True
         if param is not None and param.get("weight"):
             spec["weight"] = True
         if inp.get("sparse"):
@@ -410,7 +428,8 @@ class _Binder:
             else:
                 kw[name] = given[name]
         kw.update(extra)
-        return self.binding(args, kw, shape_names)
+        static_names = {name: _static_shape(given[name], shape) for name, shape in shape_names.items() if name in given}
+        return self.binding(args, kw, shape_names, static_names)
 
     def run_raw(self, args, inputs, kwargs):
         """Raw worker args: inputs are a plain list of arrays; kwargs only for params past the raw args."""
@@ -478,7 +497,7 @@ class _Binder:
                 self.problem(where + [kind], f"no input {files.quote(value)}: the case has {len(self.inputs)} input(s)")
             elif "ph_shape" in spec:
                 self.check_ph_shape(spec["ph_shape"], self.shapes[value], where + ["ph_shape"])
-            for flag in ("weight", "sparse"):
+            for flag in ("weight", "sparse", "ph_ndim"):
                 if flag in spec and not isinstance(spec[flag], bool):
                     self.problem(where + [flag], f"{flag} is true or false, not {files.quote(spec[flag])}")
         elif kind == "step":
@@ -547,7 +566,7 @@ class _Binder:
                             f"no result {files.quote(k)} before then[{i}]: results 0 to {i} (0 is the op's own)",
                         )
 
-    def binding(self, args, kw, shape_names):
+    def binding(self, args, kw, shape_names, static_names=None):
         # shape rules see the keras.json settings too, and a data_format of None as the one that applies
         config = dict(CASE_DEFAULTS, **(self.raw.get("keras_config") or {}))
         for key in self.reads_config:
@@ -568,5 +587,10 @@ class _Binder:
         if self.ops is not None:  # validating against a spec (expansion binds cases validated already)
             self.check_then(self.raw.get("then", []))
         return Binding(
-            inputs=self.inputs, args=args, kwargs=kw, tensor_indices=tensor_indices(args, kw), shape_names=shape_names
+            inputs=self.inputs,
+            args=args,
+            kwargs=kw,
+            tensor_indices=tensor_indices(args, kw),
+            shape_names=shape_names,
+            static_names={k: v for k, v in (static_names or {}).items() if v != shape_names.get(k)},
         ), self.found

@@ -33,6 +33,8 @@ class Case:
     then_only: bool = False  # only the then-calls' results are compared (the op's own has no value)
     expect_backend_name: bool = False  # the result is the name of the backend under test (K.backend())
     shape_names: Dict[str, Any] = field(default_factory=dict)  # what shape rules see
+    # tensor parameters whose symbolic-mode static shape has unknown (None) dims: that shape, by parameter name
+    static_names: Dict[str, Any] = field(default_factory=dict)
     shown: List[dict] = field(default_factory=list)  # what the docs show, for examples
     about: str = ""
     # array indices the worker builds as tensors, in its order (the reference's gradients are w.r.t. these)
@@ -148,6 +150,7 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
         then_only=raw.get("then_only", False),
         expect_backend_name=raw.get("expect_backend_name", False),
         shape_names=bound.shape_names,
+        static_names=bound.static_names,
         shown=list(shown),
         about=raw.get("about", ""),
         tensor_indices=bound.tensor_indices,

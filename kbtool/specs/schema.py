@@ -44,6 +44,8 @@ INPUT: Dict[str, Any] = {
         "high": {"type": "number"},
         "as": {"enum": ["tensor", "constant", "array"]},
         "none_dims": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        # in symbolic mode a placeholder made with K.placeholder(ndim=...) only: every dim None, the rank known
+        "ndim_only": {"type": "boolean"},
         "sparse": {"type": "boolean"},  # a 2-D input as a sparse matrix (K.variable / K.placeholder(sparse=True))
     },
     "oneOf": [{"required": ["shape"]}, {"required": ["value"]}],

@@ -334,3 +334,53 @@ def expected_shape(rules, names):
                 raise
             raise ShapeExprError(f"shape rule {index} failed: {type(exc).__name__}: {files.clip(exc)}")
     return None, None
+
+
+# the sizes the unknown dims of the inputs are given instead of their own when predicting a static shape: an output
+# dim that changes with them depends on an unknown input dim (two shifts, so that a coincidence cannot hide one)
+_SHIFTS = (101, 263)
+
+
+def expected_static_shape(rules, names, static_names):
+    """What K.int_shape should say of a symbolic result: (dims, rule index, determined).
+
+    `names` are what the rules see (the inputs' real shapes); `static_names` the tensor parameters whose static shape
+    has None dims (the placeholders' shapes). An output dim is known (an int) unless it changes when the unknown input
+    dims change, then None. `determined` is False when the rules cannot tell (a rule that fails or changes with other
+    sizes, e.g. an unknown dim broadcast against a known one): then the dims are the real shape's and any of them
+    may be unknown. Returns (None, None, True) when no rule applies.
+    """
+    want, index = expected_shape(rules, names)
+    if want is None:
+        return None, None, True
+    if not static_names:
+        return list(want), index, True
+    unknown = set()
+    for shift in _SHIFTS:
+        shifted = dict(names)
+        for name, static in static_names.items():
+            if name in names:
+                shifted[name] = _shifted(names[name], static, shift)
+        try:
+            other, other_index = expected_shape(rules, shifted)
+        except ShapeExprError:
+            return list(want), index, False
+        if other is None or other_index != index or len(other) != len(want):
+            return list(want), index, False
+        unknown.update(i for i, (a, b) in enumerate(zip(want, other)) if a != b)
+    return [None if i in unknown else d for i, d in enumerate(want)], index, True
+
+
+def _shifted(shape, static, shift):
+    """`shape` with the dims that `static` leaves unknown (None) made `shift` larger (lists of shapes item by item)."""
+    if not isinstance(shape, list) or not isinstance(static, list) or len(shape) != len(static):
+        return shape
+    out = []
+    for size, known in zip(shape, static):
+        if isinstance(size, list):
+            out.append(_shifted(size, known, shift))
+        elif known is None and isinstance(size, int) and not isinstance(size, bool):
+            out.append(size + shift)
+        else:
+            out.append(size)
+    return out

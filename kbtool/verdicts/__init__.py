@@ -5,7 +5,7 @@
     distributions.py  random ops: the documented law of the draws (bounds, each argument's effect, independence)
     values.py       values, shapes, dtypes (NaN, inf, NumPy scalars against Python numbers)
     tolerances.py   per-dtype tolerances, the spec's overrides, gradients' looser bound
-    shape_rules.py  the spec's documented output shapes
+    shape_rules.py  the spec's documented output shapes; in symbolic mode the static shape (K.int_shape) too
     doc_claims.py   what each doc version shows for an example
 
 `judge` applies them in order; an outcome is a worker reply `(header, arrays)`.
@@ -18,7 +18,7 @@ from ..runners.worker import protocol
 from .doc_claims import doc_check
 from .raises import judge_backend_raised, judge_raises
 from .replies import output_values
-from .shape_rules import judge_shape_rules
+from .shape_rules import judge_shape_rules, judge_static_shape
 from .stats import draws_of, judge_stats
 from .tolerances import case_overrides
 from .values import compare_outputs
@@ -60,8 +60,11 @@ def judge(case: Any, expected: Any, actual: Any, shape_rules: Any = None) -> Ver
         )
     expected_values, actual_values = output_values(exp_header, exp_arrays), output_values(act_header, act_arrays)
     if case.stats:
-        return judge_stats(case.stats, expected_values, actual_values, draws_of(case))
-    verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
+        verdict = judge_stats(case.stats, expected_values, actual_values, draws_of(case))
+    else:
+        verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
+        if verdict.passed:
+            verdict = judge_shape_rules(shape_rules, case, act_header) or verdict
     if verdict.passed:
-        return judge_shape_rules(shape_rules, case, act_header) or verdict
+        return judge_static_shape(shape_rules, case, act_header) or verdict
     return verdict

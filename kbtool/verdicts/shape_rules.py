@@ -1,21 +1,24 @@
-"""The spec's shape rules (documented output shapes) applied to a result that otherwise passed."""
+"""The spec's shape rules (documented output shapes) applied to a result that otherwise passed: the evaluated shape
+in every mode, and in symbolic mode the static shape the backend infers before running the graph (K.int_shape)."""
+
+from typing import Any, List, Optional
 
 from ..results import Details, Status, Verdict
 from ..specs import shapes
 from .replies import array_shapes
 
 
-def judge_shape_rules(rules, case, header):
-    """A failing Verdict when the documented shape disagrees with the one array output, else None.
+def _applies(rules: Any, case: Any, header: Any) -> bool:
+    """Rules apply to plain calls with one array output: not to raises, gradients or observed updates, whose outputs
+    are not the op's result."""
+    return bool(rules) and not case.raises and not case.grad and not case.observe and len(array_shapes(header)) == 1
 
-    Rules apply to plain calls with one array output: not to raises, gradients or observed updates,
-    whose outputs are not the op's result.
-    """
-    if not rules or case.raises or case.grad or case.observe:
+
+def judge_shape_rules(rules: Any, case: Any, header: Any) -> Optional[Verdict]:
+    """A failing Verdict when the documented shape disagrees with the one array output, else None."""
+    if not _applies(rules, case, header):
         return None
     outputs = array_shapes(header)
-    if len(outputs) != 1:
-        return None
     try:
         want, index = shapes.expected_shape(rules, case.shape_names)
     except shapes.ShapeExprError as exc:
@@ -27,3 +30,62 @@ def judge_shape_rules(rules, case, header):
             Details(expected_shape=want, actual_shape=outputs[0]),
         )
     return None
+
+
+def _text(shape: Optional[List[Optional[int]]]) -> str:
+    return "unknown (int_shape returned None)" if shape is None else str(tuple(shape))
+
+
+def judge_static_shape(rules: Any, case: Any, header: Any) -> Optional[Verdict]:
+    """In symbolic mode: a failing Verdict when the backend's K.int_shape of the one array output disagrees with the
+    static shape the spec's shape rule predicts from the placeholders' shapes, else None.
+
+    A dim the inputs determine must be that size (None is a lost dim); a dim they leave unknown may be None or the
+    real size (a backend may know more, e.g. an unknown dim broadcast against a known one), never another size.
+    A backend with no int_shape, or one that raises, is not judged here (the reply says so; the case stands).
+    """
+    if not _applies(rules, case, header):
+        return None
+    (output,) = [o for o in header.get("outputs", []) if o["kind"] == "array"]
+    if "static_shape" not in output:
+        return None
+    static = output["static_shape"]
+    try:
+        predicted, index, determined = shapes.expected_static_shape(rules, case.shape_names, case.static_names)
+    except shapes.ShapeExprError:
+        return None  # judge_shape_rules has said so already
+    if predicted is None:
+        return None
+    real = list(output.get("shape", []))
+    problem = _static_problem(static, predicted, determined, real)
+    if problem is None:
+        return None
+    return Verdict(
+        Status.FAIL,
+        "static shape {} != predicted {} (shape rule {}{}): {}".format(
+            _text(static), tuple(predicted), index, "" if determined else "; any dim may be None", problem
+        ),
+        Details(static_shape=static, predicted_static_shape=predicted),
+    )
+
+
+def _static_problem(
+    static: Optional[List[Optional[int]]], predicted: List[Optional[int]], determined: bool, real: List[int]
+) -> Optional[str]:
+    """What is wrong with `static` against the prediction, in words (every wrong dim, in order); None when nothing is."""
+    if static is None:
+        return "the backend infers no static shape at all"
+    if len(static) != len(predicted):
+        return f"rank {len(static)} where the inputs determine rank {len(predicted)}"
+    problems = []
+    for dim, (got, want) in enumerate(zip(static, predicted)):
+        size = real[dim] if dim < len(real) else want
+        if got is None:
+            if want is not None and determined:
+                problems.append(f"dim {dim} is None where the inputs determine {want}")
+        elif want is not None and determined:
+            if got != want:
+                problems.append(f"dim {dim} is {got} where the inputs determine {want}")
+        elif got != size:
+            problems.append(f"dim {dim} is {got}, unknown from the inputs and {size} when run")
+    return "; ".join(problems) or None

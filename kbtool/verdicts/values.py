@@ -104,6 +104,7 @@ def compare_arrays(exp, act, tol):
         max_abs_diff=worst if worst is not None and np.isfinite(worst) else None,
         max_rel_diff=worst_rel if worst_rel is not None and np.isfinite(worst_rel) else None,
         mismatched=len(bad),
+        non_finite=int(np.sum(not_finite)) or None,
         size=int(ok.size),
         first_index=list(first),
         expected_value=_plain(exp[first]),

@@ -11,6 +11,8 @@ and an ARG is one of
     {"tensor": i, "ph_shape": [null, 3]}  array i as K.variable (eager) or K.placeholder (symbolic);
                                           with "grad": true always a K.variable, and the reply is
                                           K.gradients(K.sum(result), those variables)
+    {"tensor": i, "ph_ndim": true}        in symbolic mode a placeholder made with K.placeholder(ndim=...) only
+                                          (every dim None), as Keras 2's test_batch_dot_shape makes them
     {"tensor": i, "weight": true}         a layer's weight: a K.variable in both modes
     {"tensor": i, "sparse": true}         a 2-D array as a sparse COO matrix: K.variable(matrix) (eager) or
                                           K.placeholder(shape, sparse=True) fed the matrix (symbolic)
@@ -101,7 +103,9 @@ class Builder(object):
             if self.mode == "symbolic" and not self.variables_only and not spec.get("weight"):
                 shape = spec.get("ph_shape")
                 shape = tuple(shape) if shape is not None else array.shape
-                if sparse:
+                if spec.get("ph_ndim") and not sparse:
+                    tensor = K.placeholder(ndim=array.ndim, dtype=str(array.dtype))
+                elif sparse:
                     tensor = K.placeholder(shape=shape, dtype=str(array.dtype), sparse=True)
                 else:
                     tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
@@ -224,24 +228,32 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
             if request.get("grad"):
                 result = K.gradients(K.sum(result), builder.tensors)
             leaves, is_sequence = flatten_result(result)
+            statics = static_shapes(K, leaves) if mode == "symbolic" else [None] * len(leaves)
             values = evaluate_leaves(K, leaves, builder, mode)
         if printed is not None and len(values) == 1:
             values = values + list(describe_printed(printed.text, values[0]))
+            statics = statics + [None, None]
             is_sequence = True
     except Exception as exc:  # the backend's own error is the finding; report it whole
         return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
     outputs, out_arrays = [], []
     try:
-        for value in values:
+        for value, static in zip(values, statics):
             if is_python_value(value):
                 outputs.append({"kind": "python", "value": _jsonable(value), "pytype": type(value).__name__})
             else:
                 array = np.asarray(value)
                 if array.dtype == object:
                     raise TypeError("result of type {} is not an array".format(type(value).__name__))
-                outputs.append(
-                    {"kind": "array", "index": len(out_arrays), "dtype": str(array.dtype), "shape": list(array.shape)}
-                )
+                output = {
+                    "kind": "array",
+                    "index": len(out_arrays),
+                    "dtype": str(array.dtype),
+                    "shape": list(array.shape),
+                }
+                if static is not None:
+                    output.update(static)
+                outputs.append(output)
                 out_arrays.append(array)
     except Exception as exc:
         return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
@@ -254,6 +266,29 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
 def is_tensor_leaf(leaf):
     """A backend tensor (to evaluate), not a Python value or a NumPy array."""
     return not is_python_value(leaf) and not isinstance(leaf, (np.ndarray, np.generic))
+
+
+def static_shapes(K, leaves):
+    """What K.int_shape says of each symbolic result before it is run: {"static_shape": [2, None]} (None dims
+    kept; null when int_shape returns None), {"static_shape_error": "..."} when the backend has no int_shape or
+    it raises; None for a leaf that is not a backend tensor (nothing static to ask about)."""
+    int_shape = getattr(K, "int_shape", None)
+    out = []
+    for leaf in leaves:
+        if not is_tensor_leaf(leaf):
+            out.append(None)
+        elif not callable(int_shape):
+            out.append({"static_shape_error": "{} has no int_shape()".format(getattr(K, "__name__", "backend"))})
+        else:
+            try:
+                shape = int_shape(leaf)
+                if shape is not None:
+                    shape = [None if d is None else int(d) for d in shape]
+                out.append({"static_shape": shape})
+            except Exception as exc:
+                error = describe_exception(exc)
+                out.append({"static_shape_error": "{}: {}".format(error["type"], error["message"][:300])})
+    return out
 
 
 def evaluate_leaves(K, leaves, builder, mode):
