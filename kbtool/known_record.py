@@ -47,6 +47,12 @@ def comparable_problem(report: Dict[str, Any]) -> Optional[str]:
         )
     if report.get("grid", "pairwise") != "pairwise":
         return "the run expanded the grids as {!r}, not the default 'pairwise'".format(report["grid"])
+    if plan.get("as_recorded") is False:
+        values = (report.get("keras_config") or {}).get("values") or {}
+        return (
+            "the run's keras.json settings are not the documented defaults ({}): record from a run under them "
+            "(`kbtool check --keras-config defaults`)"
+        ).format(", ".join(f"{k} {v}" for k, v in sorted(values.items())))
     return None
 
 

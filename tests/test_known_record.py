@@ -131,6 +131,10 @@ def test_record_refuses_stale_and_dead_entries(text, problem):
         ({"plan": {"all_cases": False}}, "the run did not hold every case of its ops"),
         ({"plan": {"all_cases": True}, "keras_config": {"override": {"floatx": "float64"}}}, "overrode keras.json"),
         ({"plan": {"all_cases": True}, "grid": "full"}, "expanded the grids as 'full'"),
+        (
+            {"plan": {"all_cases": True, "as_recorded": False}, "keras_config": {"values": {"floatx": "float64"}}},
+            "settings are not the documented defaults (floatx float64)",
+        ),
     ],
 )
 def test_record_refuses_a_run_it_cannot_record(report, problem):
