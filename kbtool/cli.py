@@ -222,8 +222,8 @@ def spec_coverage(ops, spec_path, as_json, backend, report_path, known_path):
     """What of the documented parameter space no case exercises (each value, each pair of values).
 
     Exit code 1 when something is unexercised. With --backend: what only results that do not pass on the backend
-    exercise, per mode (blind spots), each `unsupported` (the backend lacks the function or the mode) or real;
-    exit code 1 when a real one is left."""
+    exercise, per mode (blind spots), each `unsupported` (the backend lacks the function or the mode), `refused`
+    (every call with the value raises) or real; exit code 1 when a real one is left."""
     from .specs import coverage
 
     if (report_path or known_path) and not backend:

@@ -82,6 +82,7 @@ class Details:
     rtol: Optional[float] = None
     atol: Optional[float] = None
     mask: Optional[str] = None  # a digest of which elements differ (known differences fingerprint it)
+    draws: Optional[bool] = None  # a verdict on random draws: its numbers vary from run to run (unseeded draws)
     # symbolic mode: what K.int_shape says of the result (None dims kept) and what the spec's shape rule predicts
     static_shape: Optional[List[Optional[int]]] = None
     predicted_static_shape: Optional[List[Optional[int]]] = None

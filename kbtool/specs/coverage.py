@@ -198,7 +198,9 @@ def op_blind_spots(
     passing. A mode the backend cannot run (not in `backend_modes`) counts nothing: what only its cases exercise,
     and no passing result of another mode does, is a blind spot of kind `unsupported`. Of the modes the backend
     runs, a blind spot whose failing results are all `unsupported` (the backend lacks the function) is
-    `unsupported`; any other is `real`."""
+    `unsupported`; one whose failing results all raise (`error` or `unsupported`: the backend refuses every call
+    with the value, so no wrong value can hide there, and a change to the raise changes its recorded fingerprint)
+    is `refused`; any other (a value computed wrong) is `real`."""
     dims = domains.all_domains(spec, op)
     if not dims:
         return []
@@ -237,12 +239,13 @@ def op_blind_spots(
                 for c in exercised[item]
             ]
             unsupported = not runs or all(c["status"] == "unsupported" for c in cases)
+            refused = all(c["status"] in ("error", "unsupported") for c in cases)
             spots.append(
                 {
                     "op": op,
                     "values": {n: shown[n][v] for n, v in item},
                     "mode": mode,
-                    "kind": "unsupported" if unsupported else "real",
+                    "kind": "unsupported" if unsupported else "refused" if refused else "real",
                     "cases": cases,
                 }
             )
@@ -256,16 +259,18 @@ def blind_spots(
     variants: Callable[[str, str], Iterable[str]] = lambda op, case: (),
     ops: Optional[Iterable[str]] = None,
 ) -> Dict[str, Any]:
-    """{blind_spots: [...], real, unsupported, ops: {op: {real, unsupported}}} over the ops (see op_blind_spots)."""
+    """{blind_spots: [...], real, refused, unsupported, ops: {op: {real, refused, unsupported}}} over the ops (see
+    op_blind_spots)."""
     spots: List[Dict[str, Any]] = []
     for op in _covered_ops(spec, list(ops) if ops is not None else None):
         spots += op_blind_spots(spec, op, failing, backend_modes, variants)
     per_op: Dict[str, Dict[str, int]] = {}
     for spot in spots:
-        counts = per_op.setdefault(spot["op"], {"real": 0, "unsupported": 0})
+        counts = per_op.setdefault(spot["op"], {"real": 0, "refused": 0, "unsupported": 0})
         counts[spot["kind"]] += 1
     return {
         "real": sum(1 for s in spots if s["kind"] == "real"),
+        "refused": sum(1 for s in spots if s["kind"] == "refused"),
         "unsupported": sum(1 for s in spots if s["kind"] == "unsupported"),
         "ops": per_op,
         "blind_spots": spots,
@@ -275,7 +280,7 @@ def blind_spots(
 def render_blind_spots(report: Mapping[str, Any], shown_cases: int = 3) -> List[str]:
     """Short terminal lines: the counts per op, then each blind spot with (some of) its failing results."""
     lines = [
-        "{}: {} real, {} unsupported".format(op, counts["real"], counts["unsupported"])
+        "{}: {} real, {} refused, {} unsupported".format(op, counts["real"], counts["refused"], counts["unsupported"])
         for op, counts in sorted(report["ops"].items())
     ]
     for spot in report["blind_spots"]:
@@ -292,10 +297,11 @@ def render_blind_spots(report: Mapping[str, Any], shown_cases: int = 3) -> List[
             )
         )
     lines.append(
-        "{}: {} blind spots ({} real, {} unsupported) in {} ops, failing results from {}".format(
+        "{}: {} blind spots ({} real, {} refused, {} unsupported) in {} ops, failing results from {}".format(
             report.get("backend", "backend"),
-            report["real"] + report["unsupported"],
+            report["real"] + report["refused"] + report["unsupported"],
             report["real"],
+            report["refused"],
             report["unsupported"],
             len(report["ops"]),
             report.get("source", "the given set"),

@@ -13,7 +13,7 @@
 
 from typing import Any
 
-from ..results import Status, Verdict
+from ..results import Details, Status, Verdict
 from ..runners.worker import protocol
 from .doc_claims import doc_check
 from .raises import judge_backend_raised, judge_raises
@@ -61,6 +61,9 @@ def judge(case: Any, expected: Any, actual: Any, shape_rules: Any = None) -> Ver
     expected_values, actual_values = output_values(exp_header, exp_arrays), output_values(act_header, act_arrays)
     if case.stats:
         verdict = judge_stats(case.stats, expected_values, actual_values, draws_of(case))
+        if not verdict.passed:
+            verdict.details = verdict.details or Details()
+            verdict.details.draws = True
     else:
         verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
         if verdict.passed:
