@@ -38,7 +38,7 @@ _NODE = re.compile(r"\b([A-Z][A-Za-z]*[a-z][A-Za-z]*)_?\d+(?![0-9A-Za-z])")
 _OPERATOR = re.compile(r"((?:operator |/)[A-Za-z_][\w]*?[A-Za-z_])\d+(?=[:\s'\"),]|$)")
 # Python sets printed as lists (Theano's list of dtypes comes out in another order in every process)
 _WORDS = re.compile(r"([\[{])('[^'\]}]*'(?:, '[^'\]}]*')+)([\]}])")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")  # a number, not a word's digits
 
 
 def _sorted_words(match: "re.Match[str]") -> str:

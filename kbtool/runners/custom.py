@@ -48,7 +48,9 @@ def launch(name, recipes, builtin=()):
     # the env's own backend is the module's base: a function the module shares with it inherits its known
     # differences (and its variants: BackendSession.variants runs them for such an op only)
     base.base_backend, base.base_modules = base.backend, [base.module] + list(base.fallback_modules)
-    base.backend, base.module, base.fallback_modules = name, module, []
+    # a name the module lacks is looked up where its base looks (tf_keras.backend leaves out five documented
+    # functions tf_keras.src.backend has): a module that re-exports its base gets what the base gets
+    base.backend, base.module = name, module
     base.extra_pythonpath = list(base.extra_pythonpath) + [os.getcwd()]
     base.apply_keras_json = True  # a custom module is not keras.backend: nothing else reads keras.json into it
     return base

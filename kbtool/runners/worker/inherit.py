@@ -35,10 +35,12 @@ def resolved(modules):
 
 
 def compare(custom, base_modules):
-    """(shared, differ): the sorted public names whose function in `custom` is the base's own object (`is`), and
-    those that are not (the custom module redefines it, adds it, or lacks one the base has). A name in neither
-    list is a function neither module has."""
-    mine, base = public_functions(custom), resolved(base_modules)
+    """(shared, differ): the sorted public names whose function in `custom` (a module, or the modules the invoker
+    looks in for it: the module, then its base's fallbacks) is the base's own object (`is`), and those that are not
+    (the custom module redefines it, adds it, or lacks one the base has). A name in neither list is a function
+    neither module has."""
+    mine = resolved(custom if isinstance(custom, (list, tuple)) else [custom])
+    base = resolved(base_modules)
     shared = sorted(name for name, value in mine.items() if name in base and base[name] is value)
     differ = sorted((set(mine) | set(base)) - set(shared))
     return shared, differ

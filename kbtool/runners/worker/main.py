@@ -138,7 +138,9 @@ def main(argv=None):
         "keras_config": settings_in_effect(K),
     }
     if args.base_backend:  # after the custom module: a base that cannot be imported only means nothing is inherited
-        hello["base"] = inherit.base_hello(K, args.base_backend, args.base_module, importlib.import_module)
+        hello["base"] = inherit.base_hello(
+            [K] + fallbacks, args.base_backend, args.base_module, importlib.import_module
+        )
     protocol.write_message(proto_out, hello)
     modules = [K] + fallbacks
     while True:
