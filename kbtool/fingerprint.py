@@ -38,7 +38,20 @@ _NODE = re.compile(r"\b([A-Z][A-Za-z]*[a-z][A-Za-z]*)_?\d+(?![0-9A-Za-z])")
 _OPERATOR = re.compile(r"((?:operator |/)[A-Za-z_][\w]*?[A-Za-z_])\d+(?=[:\s'\"),]|$)")
 # Python sets printed as lists (Theano's list of dtypes comes out in another order in every process)
 _WORDS = re.compile(r"([\[{])('[^'\]}]*'(?:, '[^'\]}]*')+)([\]}])")
+# TensorFlow lists an op's attributes in hash order: "with these attrs: [T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1], ...]"
+_ATTRS = re.compile(r"(attrs: \[)(.*?)(\] Registered)")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")  # a number, not a word's digits
+
+
+def _sorted_attrs(match: "re.Match[str]") -> str:
+    items, depth, start, text = [], 0, 0, match.group(2)
+    for i, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return match.group(1) + ", ".join(sorted(items)) + match.group(3)
 
 
 def _sorted_words(match: "re.Match[str]") -> str:
@@ -56,6 +69,7 @@ def normalised_message(message: str) -> str:
     text = _NODE.sub(r"\1#", text)
     text = _OPERATOR.sub(r"\1#", text)
     text = _WORDS.sub(_sorted_words, text)
+    text = _ATTRS.sub(_sorted_attrs, text)
     text = _TEMP_PATH.sub("/tmp/…", text)
     text = _SPACES.sub(" ", text).strip()
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"

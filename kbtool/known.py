@@ -712,7 +712,7 @@ def apply(
                 row["count"] = entry.count
             if changed:
                 row["changed"] = len(changed)
-            if not exact:
+            if not exact and not entry.from_spec:  # (a spec alias entry is exact by construction)
                 row["unrecorded"] = True
             rows[index] = row
         note = _stale_note(entry, exact, targeted, explained, named, changed, passing, is_judged, search)
