@@ -56,6 +56,8 @@ def _sorted_attrs(match: "re.Match[str]") -> str:
 
 def _sorted_words(match: "re.Match[str]") -> str:
     return match.group(1) + ", ".join(sorted(match.group(2).split(", "))) + match.group(3)
+
+
 _CALL_STACK = "[CALL STACK]"  # CNTK appends its native stack: addresses that differ in every process
 
 

@@ -65,8 +65,8 @@ def test_the_same_power_of_ten_is_the_same_fingerprint():
         ),
         ("tf_keras.backend has no attribute 'slice'", "mymod has no attribute 'slice'"),
         (
-            "with these attrs: [T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1], padding=\"VALID\"] Registered devices: [CPU]",
-            "with these attrs: [padding=\"VALID\", T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1]] Registered devices: [CPU]",
+            'with these attrs: [T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1], padding="VALID"] Registered devices: [CPU]',
+            'with these attrs: [padding="VALID", T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1]] Registered devices: [CPU]',
         ),
         ("at 0x7f0f064d1a80 in /tmp/tmpab12/x.py", "at 0x7f0f0aaaaaaa in /tmp/tmpzz99/x.py"),
     ],

@@ -463,7 +463,7 @@ def _count(number, item, targeted, explained, named):
     }
     if "count" in item:
         row["count"] = item["count"]
-    if "results" not in item:
+    if "results" not in item and number != "spec alias":
         row["unrecorded"] = True
     return row
 
