@@ -10,8 +10,8 @@ nothing of the user's lost. Fast: the numpy reference and custom modules on kbto
 import dataclasses
 import errno
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import threading
