@@ -104,6 +104,10 @@ class Verdict:
         return self.status == Status.PASS
 
 
+# a result's fields that the record carries only when set, in the record's order
+OPTIONAL_FIELDS = ("details", "note", "known", "inherits", "doc_check", "repro", "keras_config", "captured", "changed")
+
+
 @dataclass
 class Result:
     """One op × case × backend × mode: the record the JSON report carries."""
@@ -141,17 +145,7 @@ class Result:
             "message": self.message,
             "seconds": self.seconds,
         }
-        for key in (
-            "details",
-            "note",
-            "known",
-            "inherits",
-            "doc_check",
-            "repro",
-            "keras_config",
-            "captured",
-            "changed",
-        ):
+        for key in OPTIONAL_FIELDS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, cast
 from .. import files, schemas
 from ..errors import KbtoolError
 from ..known import KnownEntry
-from ..results import Result, Status
+from ..results import OPTIONAL_FIELDS, Result, Status
 from ..vocabulary import MODES
 
 # files.py's helpers, typed for reports/ (files.py is not annotated), looked up at each call
@@ -346,16 +346,7 @@ def validate(data: Any) -> List[str]:
 
 
 _REQUIRED_KEYS = frozenset(("op", "case", "backend", "mode", "status", "message", "seconds"))
-_RESULT_KEYS = _REQUIRED_KEYS | {
-    "details",
-    "note",
-    "known",
-    "inherits",
-    "doc_check",
-    "repro",
-    "captured",
-    "keras_config",
-}
+_RESULT_KEYS = _REQUIRED_KEYS | set(OPTIONAL_FIELDS)
 _STATUSES = frozenset(s.value for s in Status)
 _MODES = frozenset(MODES)
 
@@ -383,6 +374,7 @@ def _plain_result(record: Any) -> bool:
         and ("keras_config" not in record or _plain_settings(record["keras_config"]))
         and ("captured" not in record or _plain_captured(record["captured"]))
         and ("doc_check" not in record or _plain_doc_check(record["doc_check"]))
+        and "changed" not in record  # rare: the schema checks it
     )
 
 
