@@ -65,6 +65,10 @@ def test_the_same_power_of_ten_is_the_same_fingerprint():
         ),
         ("tf_keras.backend has no attribute 'slice'", "mymod has no attribute 'slice'"),
         (
+            "worker killed by signal SIGABRT: INFO:plaidml:Opening device | ERROR:plaidml:syntax error",
+            "worker killed by signal SIGSEGV: ERROR:plaidml:syntax error",
+        ),
+        (
             'with these attrs: [T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1], padding="VALID"] Registered devices: [CPU]',
             'with these attrs: [padding="VALID", T=DT_DOUBLE, ksize=[1, 2, 2, 2, 1]] Registered devices: [CPU]',
         ),
