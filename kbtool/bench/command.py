@@ -209,11 +209,6 @@ def bench(
             )
         )
     say = (lambda line: click.echo(line, err=True)) if not quiet else (lambda line: None)
-    say(
-        "kbtool bench: {} op(s) × {} size(s) on {}; measuring this machine's peak first".format(
-            len(families), len(chosen), ", ".join(s.name for s in runnable)
-        )
-    )
     infos, results, incomplete, measured_peak = [], [], None, None
     lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
     from ..runners.registry import not_installed_info
@@ -222,6 +217,12 @@ def bench(
     stop = _Stop()
     previous = stop.install()
     try:  # the handlers are restored whatever happens (an in-process caller keeps its own)
+        # said once the handlers are in: a signal from here on stops the bench with its partial results
+        say(
+            "kbtool bench: {} op(s) × {} size(s) on {}; measuring this machine's peak first".format(
+                len(families), len(chosen), ", ".join(s.name for s in runnable)
+            )
+        )
         try:
             measured_peak = peak.measure()
             with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
