@@ -58,11 +58,11 @@ def _sorted_words(match: "re.Match[str]") -> str:
     return match.group(1) + ", ".join(sorted(match.group(2).split(", "))) + match.group(3)
 
 
-_CALL_STACK = "[CALL STACK]"
+_CALL_STACK = "[CALL STACK]"  # CNTK appends its native stack: addresses that differ in every process
 # a dead worker's message ends with the last lines it printed, which hold whatever earlier cases logged (PlaidML's
 # device banner, CNTK's earlier exceptions), and which signal ends a corrupted CNTK process varies (SIGSEGV, SIGABRT):
 # that the worker died is what the crash is
-_CRASH = re.compile(r"^worker (killed by signal \w+|exited with code -?\d+)\b.*", re.S)  # CNTK appends its native stack: addresses that differ in every process
+_CRASH = re.compile(r"^worker (killed by signal \w+|exited with code -?\d+)\b.*", re.S)
 
 
 def normalised_message(message: str) -> str:
