@@ -240,3 +240,37 @@ def test_the_rows_carry_the_case_ids_results_carry():
         ids = [case_id for case_id, _, _ in rows]
         assert ids and set(ids) <= set(case_ids(spec, op)), op
     assert any(case_id.startswith("example:") for case_id, _, _ in coverage._case_rows(spec, "dot", {})[0])
+
+
+def test_a_result_failing_its_static_shape_alone_covers_its_values():
+    from kbtool.reports import blind_spots
+
+    class Entry:
+        status = "fail"
+        results = {
+            "op two numpy symbolic": "fail | static shape (None, 3) != predicted (2, 3) (shape rule 0): dim 0 is None",
+            "op one numpy symbolic": "fail | values differ | 1/2 differ, max 1e0, first (0), mask 1 | (2) float32",
+        }
+
+    assert blind_spots.known_failing([Entry()], "numpy") == {("op", "one", "symbolic"): "fail"}
+    report = {
+        "results": [
+            {
+                "op": "op",
+                "case": "two",
+                "backend": "numpy",
+                "mode": "eager",
+                "status": "fail",
+                "message": "static shape x",
+            },
+            {
+                "op": "op",
+                "case": "one",
+                "backend": "numpy",
+                "mode": "eager",
+                "status": "fail",
+                "message": "1 of 2 values",
+            },
+        ]
+    }
+    assert blind_spots.report_failing(report, "numpy") == {("op", "one", "eager"): "fail"}
