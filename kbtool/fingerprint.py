@@ -9,7 +9,8 @@ A fingerprint is one line a reviewer can read in a diff, built from what the ver
 - the status;
 - the message, normalised: numbers the details already carry are left out (a values-differ message becomes
   'values differ'), and what changes from run to run, or with the cases run before, without meaning anything is
-  blanked (memory addresses, temporary paths, CNTK's native call stacks, runs of whitespace, the module named in
+  blanked (memory addresses, temporary paths, CNTK's native and the backends' Python stacks, the folders of a file
+  path (this machine's checkout and environments), runs of whitespace, the module named in
   'has no attribute', log time stamps, graph node counters, the order of a printed set); a verdict on random draws
   keeps its words without their numbers;
 - for a value difference: how many of how many elements differ, a digest of which ones (the mask), the magnitude
@@ -59,6 +60,11 @@ def _sorted_words(match: "re.Match[str]") -> str:
 
 
 _CALL_STACK = "[CALL STACK]"  # CNTK appends its native stack: addresses that differ in every process
+# where a backend appends the Python stack that made the failing node (TF 1 graphs, TF 2 functions, Theano): file
+# paths of this machine's checkout and environments, and line numbers of kbtool's own worker
+_PYTHON_STACKS = ("Original stack trace for", "Backtrace when that variable is created", "defined at (most recent call")
+# a file named with its folders (/root/.cache/kbtool/envs/..., ../src/operator/...): its name is what it is
+_PATH = re.compile(r"(?:[\w.~-]*/)+([\w.-]+\.(?:py|pyx|h|hpp|cc|cpp|so)\b)")
 # a dead worker's message ends with the last lines it printed, which hold whatever earlier cases logged (PlaidML's
 # device banner, CNTK's earlier exceptions), and which signal ends a corrupted CNTK process varies (SIGSEGV, SIGABRT):
 # that the worker died is what the crash is
@@ -68,6 +74,9 @@ _CRASH = re.compile(r"^worker (killed by signal \w+|exited with code -?\d+)\b.*"
 def normalised_message(message: str) -> str:
     """The message without what varies between runs of the same behaviour (see the module's docstring)."""
     text = _CRASH.sub("the worker died", message.split(_CALL_STACK, 1)[0])
+    for marker in _PYTHON_STACKS:
+        text = text.split(marker, 1)[0]
+    text = _PATH.sub(r"\1", text)
     text = _VALUES_DIFFER.sub("values differ", text)
     text = _ADDRESS.sub("0x…", text)
     text = _NO_ATTRIBUTE.sub("the module has no attribute ", text)
