@@ -170,15 +170,19 @@ class MemoryWatch:
             self.clients.add(client)
 
     def remove(self, client):
+        self._sample()  # a worker that lived less than one interval is still counted
         with self._lock:
             self.clients.discard(client)
 
     def _loop(self):
         while not self._stop.wait(self.interval):
-            with self._lock:
-                procs = [getattr(c, "proc", None) for c in self.clients]
-            total = sum(rss_kb(p.pid) for p in procs if p is not None and p.poll() is None)
-            self.peak_workers_kb = max(self.peak_workers_kb, total)
+            self._sample()
+
+    def _sample(self):
+        with self._lock:
+            procs = [getattr(c, "proc", None) for c in self.clients]
+        total = sum(rss_kb(p.pid) for p in procs if p is not None and p.poll() is None)
+        self.peak_workers_kb = max(self.peak_workers_kb, total)
 
     def summary(self):
         import resource
