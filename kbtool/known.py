@@ -108,7 +108,7 @@ OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by n
 GLOB_CHARS = re.compile(r"[*?\[]")
 # the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too);
 # "*.*" is any custom backend module
-KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]
+KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras3-*", "*.*"]
 REGEX_TIMEOUT = 1.0  # seconds one `match` search may take; past it the message does not match
 # seconds the searches that time out may cost one `apply` together: once spent, every later search gets
 # REGEX_LATE_TIMEOUT, so hostile entries (a report's, for `report merge`) cannot each spend REGEX_TIMEOUT. Only

@@ -208,6 +208,7 @@ class Recipe:
     notes: str = ""
     # a test oracle rather than an engine (keras-numpy): checked like any backend, never timed by `kbtool bench`
     oracle: bool = False
+    pip_args: List[str] = field(default_factory=list)  # more pip options for its env (an extra index)
 
     @property
     def env_owner(self):

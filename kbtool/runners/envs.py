@@ -107,7 +107,8 @@ def install(recipe, log=print, force=False, locked=True):
     else:
         if recipe.bootstrap_packages:
             _run(pip + ["install", "-q"] + recipe.bootstrap_packages, log, pip_env)
-        _run(pip + ["install", "-q"] + (["-r", lock_path(recipe)] if use_lock else recipe.packages), log, pip_env)
+        wanted = ["-r", lock_path(recipe)] if use_lock else recipe.packages
+        _run(pip + ["install", "-q"] + recipe.pip_args + wanted, log, pip_env)
     recipe.prepare(env_dir)
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []

@@ -4,7 +4,24 @@ from typing import Any, Dict, Mapping
 
 from ..errors import KbtoolError
 from ..results import BackendStatus
-from . import cntk, custom, envs, keras3, keras_numpy, mxnet, numpy, plaidml, tensorflow, tensorflow1, theano
+from . import (
+    cntk,
+    custom,
+    envs,
+    keras3,
+    keras3_jax,
+    keras3_numpy,
+    keras3_openvino,
+    keras3_tensorflow,
+    keras3_torch,
+    keras_numpy,
+    mxnet,
+    numpy,
+    plaidml,
+    tensorflow,
+    tensorflow1,
+    theano,
+)
 from .base import Launch, Unavailable
 from .worker import protocol
 
@@ -19,6 +36,11 @@ RECIPES = {
         plaidml.RECIPE,
         keras3.RECIPE,
         keras_numpy.RECIPE,
+        keras3_jax.RECIPE,
+        keras3_torch.RECIPE,
+        keras3_tensorflow.RECIPE,
+        keras3_numpy.RECIPE,
+        keras3_openvino.RECIPE,
     )
 }
 BUILTIN = ["numpy"] + list(RECIPES)

@@ -1,0 +1,11 @@
+"""keras3-jax: kbtool's K.* adapter on keras 3.15.1 with KERAS_BACKEND=jax, jax[cpu] 0.10.2, Python 3.11."""
+
+from .keras3_engines import HIDE_GPUS, KERAS, engine_recipe
+
+RECIPE = engine_recipe(
+    "jax",
+    packages=[KERAS, "jax[cpu]==0.10.2"],
+    version_of=["jax", "jaxlib"],
+    # JAX x64 stays off, as Keras 3 leaves it: float64 inputs are computed in float32, which the results show
+    env_vars=lambda env_dir: dict(HIDE_GPUS, JAX_PLATFORMS="cpu"),
+)

@@ -1,0 +1,14 @@
+"""keras3-tensorflow: kbtool's K.* adapter on keras 3.15.1 with KERAS_BACKEND=tensorflow, in the tensorflow env
+(TensorFlow 2.21 depends on keras 3.15.1 there), so it has no env of its own."""
+
+from . import tensorflow
+from .keras3_engines import engine_recipe
+
+RECIPE = engine_recipe(
+    "tensorflow",
+    packages=tensorflow.RECIPE.packages,
+    version_of=["tensorflow"],
+    env_vars=tensorflow.RECIPE.env_vars,
+    env_name=tensorflow.RECIPE.name,
+    notes="kbtool's K.* adapter on keras.ops, KERAS_BACKEND=tensorflow; shares the tensorflow environment.",
+)
