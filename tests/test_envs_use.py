@@ -142,3 +142,18 @@ def test_a_registered_interpreter_that_is_gone_makes_the_env_broken_with_how_to_
     code, out = run("env", "list")
     assert code == 2 and f"its registered interpreter {gone} is missing" in out
     assert "`kbtool env use ext --python PATH --force` registers another" in out
+    code, out = run("check", "--op", "abs", "--backend", "ext", "-q")
+    assert code == 2 and f"its registered interpreter {gone} is missing" in out and "Traceback" not in out
+
+
+def test_a_backend_that_shares_an_env_registers_that_env(home, ext, monkeypatch):
+    shared = Recipe(name="ext-shared", python_version="3.6", packages=[], module="kbtool.reference", env_name="ext")
+    monkeypatch.setitem(registry.RECIPES, "ext-shared", shared)
+    code, out = run("env", "use", "ext-shared", "--python", sys.executable)
+    assert code == 0 and f"ext-shared: uses {PYTHON}" in out and "(the ext env, which ext-shared runs in)" in out
+    record = json.loads((home / "envs" / "ext" / envs.RECORD).read_text())
+    assert (record["backend"], record["env"]) == ("ext-shared", "ext")
+    assert registry.launch_for("ext").python == registry.launch_for("ext-shared").python == PYTHON
+    code, out = run("env", "remove", "ext-shared")
+    assert code == 2 and "`kbtool env remove ext` removes that env" in out
+    assert run("env", "remove", "ext")[0] == 0 and not (home / "envs" / "ext").exists()
