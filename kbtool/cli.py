@@ -309,9 +309,39 @@ def env_install(names, all_, force):
     """Create or update backend environments (each at the versions its lock pins)."""
     from .runners import envs
 
-    failed = envs.install_all(_recipes(names, all_), force, out=click.echo, err=lambda line: click.echo(line, err=True))
+    failed = envs.install_all(
+        _recipes(names, all_),
+        force,
+        out=click.echo,
+        err=lambda line: click.echo(line, err=True),
+        skip_registered=all_,
+    )
     if failed:
         sys.exit(2)
+
+
+@env.command("use")
+@click.argument("name", shell_complete=complete_environment)
+@click.option(
+    "--python",
+    "python",
+    required=True,
+    metavar="PATH",
+    help="An interpreter that already has the backend's packages (a conda env, a GPU machine's Python).",
+)
+@click.option("--force", is_flag=True, help="Replace a registration, or delete the venv kbtool built for NAME.")
+def env_use(name, python, force):
+    """Run backend NAME on an existing interpreter instead of a venv kbtool builds.
+
+    The interpreter must import the backend (checked now; its versions are recorded). kbtool installs nothing into
+    it; `kbtool env remove NAME` drops the registration and leaves the interpreter alone."""
+    from .runners import envs
+
+    (recipe,) = _recipes((name,), False)
+    record = envs.use(recipe, python, force=force, log=lambda line: click.echo(f"kbtool: {line}", err=True))
+    versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items())
+    shared = "" if recipe.env_owner == recipe.name else f" (the {recipe.env_owner} env, which {recipe.name} runs in)"
+    click.echo(f"{recipe.name}: uses {record['python']} (Python {record['python_version']}: {versions}){shared}")
 
 
 @env.command("list")
@@ -328,6 +358,8 @@ def env_list(as_json):
         for info in infos:
             if info.get("problem"):
                 state = "broken (see the error below)"
+            elif info.get("external"):
+                state = "uses {} (Python {})".format(info["python"], info.get("python_reports"))
             elif info["installed"]:
                 state = "installed {} ({} MB)".format(info["created"], info["size_mb"])
             else:

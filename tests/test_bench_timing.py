@@ -2,6 +2,7 @@
 warmup, the sample budget, one-time costs apart from the steady state, and the harness's own cost."""
 
 import time
+import types
 
 import numpy as np
 import pytest
@@ -187,3 +188,39 @@ def test_a_first_call_past_the_limit_is_the_only_sample_and_says_so():
     }
     reply = timing.bench(reference, request, [np.ones((8, 8), "float32")] * 2, [reference])
     assert reply["samples"] == [reply["one_time"]["first_call_s"]] and "only sample" in reply["message"]
+
+
+def test_a_module_kbtool_sync_is_called_on_every_timed_result_inside_the_timed_region():
+    """An asynchronous engine's adapter defines kbtool_sync(value) (block until computed): bench calls it on each
+    call's result, and the time it takes is part of the samples."""
+    synced_backend = types.ModuleType("synced_backend")
+    synced_backend.__dict__.update({k: v for k, v in vars(reference).items() if not k.startswith("__")})
+    seen = []
+
+    def kbtool_sync(value):
+        seen.append(value)
+        end = time.perf_counter() + 0.002  # "the device finishes the work": 2 ms per call
+        while time.perf_counter() < end:
+            pass
+
+    synced_backend.kbtool_sync = kbtool_sync
+    request = {
+        "cmd": "bench",
+        "op": "abs",
+        "mode": "eager",
+        "args": [{"tensor": 0}],
+        "kwargs": {},
+        "budget": 0.01,
+        "min_sample": 0.001,
+        "min_samples": 3,
+        "warmup": 0.0,
+    }
+    reply = timing.bench(synced_backend, request, [np.ones((4, 3), "float32")], [synced_backend])
+    assert reply["status"] == protocol.OK and reply["outputs"] == [{"shape": [4, 3], "dtype": "float32"}]
+    timed_calls = reply["warmup_calls"] + reply["loops"] * len(reply["samples"])
+    assert len(seen) == 1 + timed_calls + 1  # the first call, every timed call, the untimed shape check
+    assert all([np.shape(v) for v in value] == [(4, 3)] for value in seen)  # the evaluated result, as timed
+    assert min(reply["samples"]) >= 0.0019 and reply["one_time"]["first_call_s"] >= 0.0019
+    del synced_backend.kbtool_sync  # without the hook the same op is timed as it returns
+    fast = timing.bench(synced_backend, request, [np.ones((4, 3), "float32")], [synced_backend])
+    assert min(fast["samples"]) < 0.001

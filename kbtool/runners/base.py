@@ -90,6 +90,22 @@ def _write_keras_home(home, text, write_atomic):
         write_atomic(path, text)
 
 
+ENV_RECORD = "kbtool-env.json"  # an env's install record (envs.RECORD), in the env's folder
+
+
+def registered_python(env_dir: str) -> Optional[str]:
+    """The existing interpreter `kbtool env use` registered for the env in `env_dir` (its record says "external"),
+    or None: a venv kbtool built there, no env, or a record that cannot be read (envs.problem says why)."""
+    try:
+        with open(os.path.join(env_dir, ENV_RECORD), "rb") as fh:
+            record = json.loads(fh.read(1 << 20).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if isinstance(record, dict) and record.get("external") is True and isinstance(record.get("python"), str):
+        return str(record["python"])
+    return None
+
+
 class Unavailable(Exception):
     """A backend cannot run here; the message says exactly why."""
 
@@ -218,30 +234,37 @@ class Recipe:
     def env_dir(self):
         return os.path.join(envs_dir(), self.env_owner)
 
-    def env_python(self):
-        return os.path.join(self.env_dir(), "bin", "python")
+    def env_python(self) -> str:
+        """The env's interpreter: the one `kbtool env use` registered, else the venv's bin/python."""
+        return registered_python(self.env_dir()) or os.path.join(self.env_dir(), "bin", "python")
+
+    def worker_env(self, env_dir: str, external: bool = False) -> Dict[str, str]:
+        """The environment variables a worker of this backend gets on top of the controller's. A venv kbtool built
+        ignores the user's site-packages; a registered interpreter (`external`) is the user's and runs as it is."""
+        env = {} if external else {"PYTHONNOUSERSITE": "1"}
+        if self.keras_backend:
+            env["KERAS_BACKEND"] = self.keras_backend
+        env.update(self.env_vars(env_dir))
+        return env
 
     def launch(self):
         env_dir = self.env_dir()
-        if not os.path.exists(os.path.join(env_dir, "kbtool-env.json")):
+        if not os.path.exists(os.path.join(env_dir, ENV_RECORD)):
             raise Unavailable(
                 "not installed: run `kbtool env install {}`{}".format(
                     self.name, "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
                 )
             )
-        env = {"PYTHONNOUSERSITE": "1"}
-        if self.keras_backend:
-            env["KERAS_BACKEND"] = self.keras_backend
-        env.update(self.env_vars(env_dir))
+        external = registered_python(env_dir)
         return Launch(
             backend=self.name,
-            python=self.env_python(),
+            python=external or self.env_python(),
             module=self.module,
             fallback_modules=list(self.fallback_modules),
             shims=list(self.shims),
             version_of=list(self.version_of),
             graph=self.graph,
-            env=env,
+            env=self.worker_env(env_dir, external=bool(external)),
             variants=self.variants,
             workers=self.workers,
             case_timeout=self.case_timeout,

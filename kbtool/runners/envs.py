@@ -1,4 +1,9 @@
-"""Provision backend environments from their recipes: venv + pip, recorded in kbtool-env.json."""
+"""Provision backend environments from their recipes: venv + pip, recorded in kbtool-env.json.
+
+An env can also be an interpreter that already holds the engine (a conda env, a GPU machine's system Python where
+nothing can be installed): `kbtool env use NAME --python PATH` checks that it imports the backend and records it
+("external": true, "python": PATH) in a folder that holds only the record. kbtool never installs into it, never
+deletes it, and does not hold it to the recipe's lock (it is the user's); `env remove` drops the registration only."""
 
 import datetime
 import json
@@ -10,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import files
 from ..errors import KbtoolError
-from .base import Unavailable, find_interpreter
+from .base import WORKER_MAIN, Launch, Unavailable, find_interpreter, registered_python
 
 RECORD = "kbtool-env.json"
 # Written into an env's folder before anything else at install: the folder is kbtool's to delete (`env remove`,
@@ -18,6 +23,8 @@ RECORD = "kbtool-env.json"
 MARKER = ".kbtool-env"
 LOCKS_DIR = os.path.join(os.path.dirname(__file__), "locks")  # <env>.txt: every package of the env, pinned
 RECORD_MAX_BYTES = 1 << 20  # a record is a few KB (the env's pip freeze)
+WORKER_FLOOR = (3, 6)  # the oldest Python the worker's code runs on (kbtool/runners/worker/ is Python-3.6 syntax)
+PROBE_TIMEOUT = 600.0  # seconds for a registered interpreter to import its backend (TensorFlow on a cold disk: ~1 min)
 
 
 def _run(argv, log, env=None, cwd=None):
@@ -73,6 +80,9 @@ def install(recipe, log=print, force=False, locked=True):
 
     With a lock (kbtool/runners/locks/<env>.txt) every package is installed at its locked version, and the env must
     then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made)."""
+    registered = registered_python(recipe.env_dir())
+    if registered:
+        raise KbtoolError(registered_line(recipe, registered))
     problems = recipe.system_check()
     if problems:
         raise KbtoolError("{}: {}".format(recipe.name, "; ".join(problems)))
@@ -136,13 +146,28 @@ def install(recipe, log=print, force=False, locked=True):
     return record
 
 
+def registered_line(recipe: Any, python: str) -> str:
+    """Why `kbtool env install` leaves a registered env alone, and how to unregister it."""
+    owner = recipe.env_owner
+    return (
+        f"{owner} uses the interpreter {python} registered by `kbtool env use`: kbtool installs nothing into it; "
+        f"`kbtool env remove {owner}` unregisters it (the interpreter stays), then `kbtool env install {recipe.name}` "
+        "builds a venv"
+    )
+
+
 def install_all(
-    recipes: Sequence[Any], force: bool, out: Callable[[str], None], err: Callable[[str], None]
+    recipes: Sequence[Any],
+    force: bool,
+    out: Callable[[str], None],
+    err: Callable[[str], None],
+    skip_registered: bool = False,
 ) -> List[str]:
     """`kbtool env install`: each recipe's env built once, in order. A recipe that runs in another's env (keras3 in
     tensorflow's) builds that env, and a later recipe of the same env is only told where it is. What happens goes to
     `out` (one line per env) and `err` (pip's progress, errors); one env failing never stops the others.
-    Returns the names of the recipes whose env failed."""
+    An env registered by `kbtool env use` is a failure when named, passed over (said on `out`) with
+    `skip_registered` (`--all`). Returns the names of the recipes whose env failed."""
     from .registry import RECIPES
 
     failed: List[str] = []
@@ -151,6 +176,11 @@ def install_all(
         owner = RECIPES.get(recipe.env_owner, recipe)
         if owner.name in done:
             out(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
+            continue
+        registered = registered_python(owner.env_dir())
+        if registered and skip_registered:
+            done[owner.name] = f"which uses the registered interpreter {registered}"
+            out(f"{recipe.name}: uses the registered interpreter {registered}, not installed")
             continue
         err(
             "== {} (Python {}: {}{})".format(
@@ -173,6 +203,198 @@ def install_all(
         if recipe is not owner:
             out(f"{recipe.name}: runs in the {owner.name} env")
     return failed
+
+
+# Run by a candidate interpreter (`kbtool env use`), with the worker's folder first on sys.path as a worker has it:
+# its Python, then the backend module imported as the worker imports it (shims first) and the versions the worker
+# reports. Python 2 must parse it too, so that an old interpreter is told so instead of failing with a SyntaxError.
+PROBE = r"""
+import importlib, json, sys, traceback
+args = json.loads(sys.argv[1])
+sys.path.insert(0, args["worker_dir"])
+out = {"python": sys.version.split()[0], "version_info": list(sys.version_info[:2]), "executable": sys.executable}
+if tuple(sys.version_info[:2]) >= tuple(args["floor"]):
+    try:
+        import shims
+        shims.apply(args["shims"])
+        out["versions"] = {}
+        for name in [args["module"]] + args["fallback_modules"] + args["version_of"]:
+            out["importing"] = name
+            module = importlib.import_module(name)
+            if name in args["version_of"]:
+                out["versions"][name] = str(getattr(module, "__version__", "unknown"))
+        del out["importing"]
+    except BaseException as exc:
+        out["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        if type(exc).__name__ == "ModuleNotFoundError":
+            out["missing"] = exc.name
+sys.stdout.write("\nKBTOOL-PROBE " + json.dumps(out) + "\n")
+"""
+
+
+def use(
+    recipe: Any, python: str, force: bool = False, log: Callable[[str], None] = lambda line: None
+) -> Dict[str, Any]:
+    """`kbtool env use`: register the existing interpreter `python` as the env `recipe` runs in, after checking that
+    it runs (Python 3.6 or newer) and imports the recipe's module and the packages whose versions it reports; returns
+    the record written. Nothing is written when a check fails. `force` replaces a registration or deletes the venv
+    kbtool built for the env (never a folder kbtool did not make). A Python other than the recipe's is a warning
+    (`log`): the import check decides, and every result says which Python ran."""
+    path = _resolve_interpreter(python)
+    env_dir = recipe.env_dir()
+    owner = recipe.env_owner
+    _may_register(recipe, env_dir, force)
+    found = _probe(recipe, path, env_dir)
+    if tuple(found["version_info"]) < WORKER_FLOOR:
+        raise KbtoolError(
+            "{}: Python {}: kbtool's worker needs Python {}.{} or newer; nothing was registered".format(
+                path, found["python"], *WORKER_FLOOR
+            )
+        )
+    if found.get("error"):
+        missing = found.get("missing")
+        raise KbtoolError(
+            "{}: {} cannot import {}: {}{}; nothing was registered".format(
+                recipe.name,
+                path,
+                found.get("importing") or recipe.module,
+                found["error"],
+                f" (install {missing} into that interpreter, or name one that has it)" if missing else "",
+            )
+        )
+    have = "{}.{}".format(*found["version_info"])
+    if have != recipe.python_version:
+        log(
+            f"warning: {recipe.name}'s recipe builds its env on Python {recipe.python_version}; {path} is Python "
+            f"{found['python']} (it imports {recipe.module}; every result says which Python ran)"
+        )
+    frozen = _external_freeze(path)
+    if frozen is None:
+        log(f"note: {path} has no working pip: the record keeps no `pip freeze`")
+    record = {
+        "backend": recipe.name,
+        "env": owner,
+        "external": True,
+        "python": path,
+        "python_version": found["python"],
+        "executable": found.get("executable"),
+        "module": recipe.module,
+        "versions": found.get("versions", {}),
+        "lock": None,  # the interpreter is the user's: its packages are recorded, not held to the recipe's lock
+        "installed": frozen,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    if os.path.lexists(env_dir):  # checked above: a registration, a venv kbtool built, or a link (force given)
+        _delete(env_dir, log)
+    try:
+        os.makedirs(env_dir, exist_ok=True)
+        with open(os.path.join(env_dir, MARKER), "w") as fh:
+            fh.write(f"made by kbtool env use {recipe.name} --python {path}\n")
+        files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {exc.filename or env_dir}: {exc.strerror or exc}")
+    return record
+
+
+def _resolve_interpreter(python: str) -> str:
+    """`python` as an absolute path (a bare name is looked up on PATH); a venv's bin/python stays as it is, never
+    resolved to the interpreter it links to (that one lacks the venv's packages)."""
+    path = os.path.expanduser(python)
+    if os.sep not in path:
+        found = shutil.which(path)
+        if not found:
+            raise KbtoolError(f"{python}: no such interpreter on PATH")
+        path = found
+    path = os.path.abspath(path)
+    if not os.path.exists(path):
+        raise KbtoolError(f"{path}: does not exist")
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise KbtoolError(f"{path}: not an executable file (give the interpreter, e.g. /opt/conda/bin/python)")
+    return path
+
+
+def _may_register(recipe: Any, env_dir: str, force: bool) -> None:
+    """Refuse (one line) unless the env's folder is free for a registration: absent or empty, or with `force` a
+    registration, a venv kbtool built or a symlink; never a folder kbtool did not make."""
+    name, owner = recipe.name, recipe.env_owner
+    if not os.path.lexists(env_dir):
+        return
+    if not os.path.islink(env_dir) and not os.path.isdir(env_dir):
+        raise KbtoolError(f"{env_dir}: not a directory, not an environment kbtool made; nothing was registered")
+    _refuse_unless_kbtools(recipe, env_dir)
+    if force or (not os.path.islink(env_dir) and not os.listdir(env_dir)):
+        return
+    registered = registered_python(env_dir)
+    if registered:
+        raise KbtoolError(
+            f"{owner} already uses {registered} (`kbtool env use`); --force replaces the registration, "
+            f"`kbtool env remove {owner}` drops it"
+        )
+    if os.path.islink(env_dir):
+        raise KbtoolError(f"{env_dir}: a symlink to {os.readlink(env_dir)}; --force removes the link (not its target)")
+    raise KbtoolError(
+        f"{owner} has an env kbtool built in {env_dir}; `kbtool env use {name} --python PATH --force` deletes it "
+        "and registers PATH instead"
+    )
+
+
+def _probe(recipe: Any, path: str, env_dir: str) -> Dict[str, Any]:
+    """What PROBE finds in interpreter `path`, run in the environment a worker of `recipe` would get."""
+    worker_dir = os.path.dirname(WORKER_MAIN)
+    args = {
+        "worker_dir": worker_dir,
+        "floor": list(WORKER_FLOOR),
+        "shims": list(recipe.shims),
+        "module": recipe.module,
+        "fallback_modules": list(recipe.fallback_modules),
+        "version_of": list(dict.fromkeys(list(recipe.version_of) + ["numpy"])),  # the worker imports numpy
+    }
+    env = Launch(
+        backend=recipe.name, python=path, module=recipe.module, env=recipe.worker_env(env_dir, external=True)
+    ).environ()
+    try:
+        proc = subprocess.run(
+            [path, "-c", PROBE, json.dumps(args)],
+            capture_output=True,
+            env=env,
+            cwd=worker_dir,
+            timeout=PROBE_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        raise KbtoolError(f"{path}: did not import {recipe.module} within {PROBE_TIMEOUT:g} s; nothing was registered")
+    except OSError as exc:
+        raise KbtoolError(f"{path}: cannot run: {exc.strerror or exc}; nothing was registered")
+    lines = [line for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.startswith("KBTOOL-PROBE ")]
+    try:
+        found = json.loads(lines[-1][len("KBTOOL-PROBE ") :]) if lines else None
+    except ValueError:
+        found = None
+    if not isinstance(found, dict) or not isinstance(found.get("version_info"), list):
+        said = [line for line in proc.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        raise KbtoolError(
+            "{}: did not run as a Python interpreter (exit {}{}); nothing was registered".format(
+                path, proc.returncode, ": " + said[-1].strip() if said else ""
+            )
+        )
+    return found
+
+
+def _external_freeze(path: str) -> Optional[List[str]]:
+    """A registered interpreter's `pip freeze`, or None when it has no working pip."""
+    try:
+        proc = subprocess.run(
+            [path, "-m", "pip", "--disable-pip-version-check", "freeze"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=dict(os.environ, PIP_NO_INPUT="1"),
+            cwd=os.path.dirname(WORKER_MAIN),
+            timeout=120,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return [line.strip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if "==" in line]
 
 
 def _freeze(pip, pip_env, env_dir):
@@ -211,7 +433,17 @@ def describe(recipe):
     except KbtoolError as exc:
         info["problem"] = str(exc)
         return info
-    info.update(installed=True, created=record.get("created"), size_mb=_size_mb(env_dir))
+    if record.get("external") is True:  # only the record is kbtool's: nothing to measure
+        info.update(
+            installed=True,
+            created=record.get("created"),
+            external=True,
+            python=record.get("python"),
+            python_reports=record.get("python_version"),
+            versions=record.get("versions"),
+        )
+    else:
+        info.update(installed=True, created=record.get("created"), size_mb=_size_mb(env_dir))
     missing = _missing_interpreter(recipe)
     if missing:
         info["problem"] = missing
@@ -241,6 +473,12 @@ def _missing_interpreter(recipe) -> Optional[str]:
     python = recipe.env_python()
     if os.path.exists(python):
         return None
+    if registered_python(recipe.env_dir()):
+        return (
+            f"{recipe.env_owner} env is broken: its registered interpreter {python} is missing; `kbtool env use "
+            f"{recipe.env_owner} --python PATH --force` registers another, `kbtool env remove {recipe.env_owner}` "
+            "unregisters it"
+        )
     where = python
     if os.path.islink(python):
         target = os.path.realpath(python)
@@ -286,7 +524,11 @@ def remove(recipe):
     if not os.path.islink(env_dir) and not os.path.isdir(env_dir):
         raise KbtoolError(f"{env_dir}: not a directory, not an environment kbtool made; not removed")
     _refuse_unless_kbtools(recipe, env_dir)
-    return _delete(env_dir)
+    registered = None if os.path.islink(env_dir) else registered_python(env_dir)
+    done = _delete(env_dir)
+    if registered:
+        return f"unregistered {registered} from the {recipe.env_owner} env (the interpreter was left alone)"
+    return done
 
 
 def _made_by_kbtool(env_dir: str) -> bool:

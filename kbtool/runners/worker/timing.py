@@ -13,6 +13,12 @@ the first call) from the steady-state call: `loops` calls per sample, calibrated
 `min_sample` seconds (1, 2, 5, 10, 20, ... as timeit's autorange), a warmup, then samples until `budget`
 seconds and `min_samples` samples (or `max_seconds`). Samples are seconds per call; the garbage collector is
 off within a sample (as in timeit). Nothing is subtracted: an "overhead" request measures the harness itself.
+
+Device synchronisation (the `kbtool_sync` hook): an engine that computes asynchronously (JAX dispatches and returns,
+CUDA queues kernels) would otherwise be timed at dispatch. A backend module that defines a callable
+`kbtool_sync(value)` has it called on every timed call's result, inside the timed region (the first call, the
+calibration, the warmup and every sample): it must return only once `value` is computed (e.g. JAX's
+`block_until_ready`, `torch.cuda.synchronize()`). A module without one is timed as its calls return.
 """
 
 import contextlib
@@ -110,6 +116,20 @@ def forced_call(K, fn, args, kwargs, builder):
     return call
 
 
+def synced(K, call):
+    """`call`, followed inside the same timed call by the module's `kbtool_sync(result)` where it has one."""
+    sync = getattr(K, "kbtool_sync", None)
+    if not callable(sync):
+        return call
+
+    def synced_call():
+        value = call()
+        sync(value)
+        return value
+
+    return synced_call
+
+
 def overhead(K, request):
     """The harness's own cost per call: a no-op through forced_call and run_loops, and a bare loop."""
     builder = invoke.Builder(K, [], "eager")
@@ -134,6 +154,7 @@ def bench(K, request, arrays, modules, symbolic_context=None):
     try:
         with context:
             call, one_time = _prepare(K, fn, request, arrays, mode)
+            call = synced(K, call)
             started = timer()
             values = call()
             one_time["first_call_s"] = timer() - started
