@@ -280,6 +280,65 @@ def spec_validate(file, as_json):
     click.echo(f"{s.path}: valid ({len(s.ops)} ops)")
 
 
+_MAP = click.option(
+    "--map",
+    "map_path",
+    type=click.Path(dir_okay=False),
+    help="The K.* -> Keras 3 map (default: specs/keras3_map.yaml).",
+)
+
+
+def _load_map(map_path, spec_path=None):
+    from .specs import keras3_map
+
+    return keras3_map.load(map_path, list(_load_spec(spec_path).ops))
+
+
+@spec.command("map")
+@click.option("--op", "ops", multiple=True, help="Only this function (repeatable).", shell_complete=complete_op)
+@_MAP
+@options.SPEC
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def spec_map(ops, map_path, spec_path, as_json):
+    """Print the K.* -> Keras 3 map: each function's Keras 3 expression and note, or why there is none."""
+    from .reports.text import cell
+
+    keras3_map = _load_map(map_path, spec_path)
+    s = _load_spec(spec_path)
+    for op in ops:
+        s.op(op)  # an unknown function: one line, with the closest names
+    rows = [row for row in keras3_map.rows if not ops or row.op in ops]
+    if as_json:
+        click.echo(json.dumps([row.as_dict() for row in rows], indent=2))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        for row in rows:
+            home = row.keras3 if row.keras3 is not None else "no equivalent: " + (row.none or "")
+            click.echo("\t".join([row.op, cell(home), cell(row.note or "")]))
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("function", "Keras 3", "note", show_lines=True)
+    for row in rows:
+        if row.keras3 is not None:
+            home = Text(cell(row.keras3), style="cyan")
+        else:
+            home = Text("no equivalent: " + cell(row.none or ""), style="yellow")
+        table.add_row(Text("K." + row.op), home, Text(cell(row.note or "")))
+    console.print(table)
+    with_expression = sum(1 for row in rows if row.keras3 is not None)
+    console.print(
+        Text(
+            f"{len(rows)} functions: {with_expression} with a Keras 3 expression, "
+            f"{len(rows) - with_expression} with none (keras {keras3_map.keras})"
+        )
+    )
+
+
 # ---------------------------------------------------------------------------- env / backends
 @main.group()
 def env():
@@ -800,6 +859,48 @@ def report_diff(old, new, as_json):
     else:
         click.echo(diff_mod.render_text(found, old, new), nl=False)
     sys.exit(1 if found["worse"] else 0)
+
+
+@report_group.command("migration")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the table here (.md or .html).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "html"]),
+    help="The format (default: by -o's extension, else markdown on stdout).",
+)
+@_MAP
+@options.SPEC
+def report_migration(files, output, fmt, map_path, spec_path):
+    """The migration table: every function of the spec with its Keras 3 expression (or why there is none), and
+    beside it the parity verdict of each keras3-* engine in the given check reports (none given: no verdicts)."""
+    from .files import write_atomic
+    from .reports import check_writable, migration
+    from .reports.load import read_report
+    from .reports.merge import distinct_files
+    from .reports.text import encodable
+
+    if output:
+        extension = os.path.splitext(output)[1]
+        by_extension = {".md": "markdown", ".html": "html"}.get(extension)
+        if by_extension is None:
+            raise KbtoolError(f"cannot tell the format of {output!r}: use .md or .html")
+        if fmt and fmt != by_extension:
+            raise KbtoolError(f"--format {fmt} does not match {output!r}")
+        fmt = by_extension
+        check_writable(output)
+    keras3_map = _load_map(map_path, spec_path)
+    reports = [read_report(name) for name in distinct_files(files)] if files else []
+    text = encodable(migration.render(keras3_map, reports, fmt or "markdown"))
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"wrote {output}", err=True)
 
 
 # ---------------------------------------------------------------------------- explore
