@@ -29,7 +29,8 @@ from kbtool.results import Result, Status
 # imported once it ends, and a module imported again is another module (numpy refuses; an exception class of the
 # first copy is not caught as the second's).
 for _module in pkgutil.walk_packages(kbtool.__path__, "kbtool."):
-    if not _module.name.startswith("kbtool.runners.worker.main"):  # the worker's script, run in the backend's env
+    # the worker's script and the Keras 3 adapter run in a backend's env only
+    if not _module.name.startswith(("kbtool.runners.worker.main", "kbtool.runners.worker.keras3_port")):
         importlib.import_module(_module.name)
 
 pytest_plugins = "pytester"
