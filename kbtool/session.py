@@ -27,6 +27,7 @@ from .runners import protocol
 from .runners.client import WorkerClient
 from .runners.custom import inherited_from
 from .runners.protocol import Hello, Reply, Request
+from .vocabulary import DEFAULT_DEVICE
 
 if TYPE_CHECKING:
     from .runners.base import Launch
@@ -202,7 +203,7 @@ class BackendSession:
         if not worker.ready:
             return self._could_not_start(case, mode, worker)
         if worker.mismatch:
-            return not_applied(self.name, case, mode, worker.mismatch, self.seed)
+            return not_applied(self.name, case, mode, worker.mismatch, self.seed, self.launch.device)
         return self._judged(worker, entry, case, mode, expected or self.expected(case, worker.hello))
 
     def results(self, entry: Mapping[str, Any], case: Case) -> Iterator[Result]:
@@ -245,6 +246,7 @@ class BackendSession:
             status=Status.COULD_NOT_START,
             message=f"the worker could not start: {worker.why_not_ready}",
             keras_config=dict(case.keras_config),
+            device=self.launch.device,
         )
         result.repro = repro_command(result, self.seed, case)
         return result
@@ -276,6 +278,7 @@ class BackendSession:
             keras_config=dict(case.keras_config),
             captured=_captured(expected.reply, actual),
             inherits=inherited_from(worker.hello, case.op),
+            device=self.launch.device,
         )
         if case.shown and actual.ok and verdict.status != Status.ERROR:
             try:
@@ -342,7 +345,7 @@ def settings_mismatch(wanted: Settings, reported: object) -> Optional[str]:
     return "; ".join(wrong) or None
 
 
-def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int) -> Result:
+def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int, device: Optional[str] = None) -> Result:
     """The result of a case on a worker whose backend did not apply the keras.json settings asked."""
     result = Result(
         op=case.op,
@@ -352,6 +355,7 @@ def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int) -> R
         status=Status.ERROR,
         message=f"the backend did not apply its keras.json: {mismatch}",
         keras_config=dict(case.keras_config),
+        device=device,
     )
     result.repro = repro_command(result, seed, case)
     return result
@@ -369,6 +373,8 @@ def repro_command(result: Result, seed: int, case: Optional[Case] = None) -> str
         command += f" --keras-config {key}={override[key]}"
     if case is not None and case.id.startswith("grid.") and case.grid == "full":
         command += " --grid full"
+    if result.device and result.device != DEFAULT_DEVICE:
+        command += f" --device {result.device}"
     return command
 
 

@@ -22,7 +22,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..results import BackendStatus, Status
+from ..results import DID_NOT_RUN, BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -175,7 +175,7 @@ def render(report: Record) -> str:
                 message="could not start: {}".format(info.get("reason", "")),
                 output=info.get("start_output", ""),
             )
-        elif info.get("status") == BackendStatus.NOT_INSTALLED.value and not records:
+        elif info.get("status") in DID_NOT_RUN and not records:
             suite.case(
                 f"kbtool.{backend}", "start", outcome="skipped", message="not run: {}".format(info.get("reason", ""))
             )
