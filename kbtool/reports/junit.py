@@ -158,7 +158,10 @@ def render(report: Record) -> str:
     for backend in names:
         info = infos.get(backend, {"name": backend, "status": BackendStatus.AVAILABLE.value})
         records = by_backend.get(backend, [])
-        suite = _Suite(suites, f"kbtool.{backend}", timestamp)
+        device = info.get("device")
+        on_device = f" ({device})" if device and device != "cpu" else ""  # a CPU run's names as they always were
+        suite = _Suite(suites, f"kbtool.{backend}{on_device}", timestamp)
+        suite.property("device", device)
         suite.property("backend.status", info.get("status"))
         suite.property("python", info.get("python"))
         suite.property("module", info.get("module"))
@@ -187,7 +190,7 @@ def render(report: Record) -> str:
             outcome, message = _outcome(r, strict)
             suite.case(
                 "kbtool.{}.{}".format(backend, r["op"]),
-                "{}[{}]".format(r["case"], r["mode"]),
+                "{}[{}]{}".format(r["case"], r["mode"], on_device),
                 r["seconds"],
                 outcome,
                 message,
