@@ -13,7 +13,7 @@ from typing import Any, Optional, Tuple
 import click
 
 from .errors import KbtoolError
-from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS
+from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS, choice_problem
 
 MAX_CASE_SECONDS = 86400  # --timeout: a day at most
 
@@ -44,8 +44,9 @@ def device(text: Any, flag: str = "--device") -> str:
     """A device as `flag` gives it (cpu when not given): one of DEVICES."""
     if text is None:
         return DEFAULT_DEVICE
-    if text not in DEVICES:
-        raise KbtoolError("{} takes one of {} (got {!r})".format(flag, ", ".join(DEVICES), text))
+    problem = choice_problem(flag, text, DEVICES)
+    if problem:
+        raise KbtoolError(problem)
     return str(text)
 
 
@@ -53,8 +54,9 @@ def precision(text: Any, flag: str = "--precision") -> str:
     """A precision as `flag` gives it (default when not given): one of PRECISIONS."""
     if text is None:
         return DEFAULT_PRECISION
-    if text not in PRECISIONS:
-        raise KbtoolError("{} takes one of {} (got {!r})".format(flag, ", ".join(PRECISIONS), text))
+    problem = choice_problem(flag, text, PRECISIONS)
+    if problem:
+        raise KbtoolError(problem)
     return str(text)
 
 

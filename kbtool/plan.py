@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from .errors import KbtoolError
 from .specs import cases as cases_mod
-from .vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
+from .vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, MODES, PRECISIONS, choice_problem
 
 if TYPE_CHECKING:
     from .keras_settings import CheckSettings
@@ -228,10 +228,9 @@ def select_work(
 
 def check_device(device: str, precision: str = DEFAULT_PRECISION) -> None:
     """A KbtoolError (one line) for a --device or --precision value kbtool does not know."""
-    from . import options
-
-    options.device(device)
-    options.precision(precision)
+    for problem in (choice_problem("--device", device, DEVICES), choice_problem("--precision", precision, PRECISIONS)):
+        if problem:
+            raise KbtoolError(problem)
 
 
 def resolve_backends(

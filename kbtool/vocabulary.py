@@ -38,6 +38,12 @@ DEFAULT_DEVICE = DEVICES[0]
 PRECISIONS: Tuple[str, ...] = ("default", "highest")
 DEFAULT_PRECISION = PRECISIONS[0]
 
+
+def choice_problem(flag: str, value: object, choices: Tuple[str, ...]) -> Optional[str]:
+    """Why `value` is no value of `flag` (one of `choices`), in one line; None when it is one."""
+    return None if value in choices else "{} takes one of {} (got {!r})".format(flag, ", ".join(choices), value)
+
+
 # Keras's own backends (any other `backend` value is a module Keras imports)
 BUILTIN_BACKENDS: Tuple[str, ...] = ("tensorflow", "theano", "cntk")
 FLOATX: Tuple[str, ...] = ("float16", "float32", "float64")
