@@ -169,6 +169,14 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             _override(b),
             lambda v: ", ".join(f"{k}={v[k]}" for k in sorted(v)) or "none",
         ),
+        # --device / --precision (recorded in the plan only when not the default)
+        ("different devices", _plan_value(a, "device", "cpu"), _plan_value(b, "device", "cpu"), str),
+        (
+            "different precisions",
+            _plan_value(a, "precision", "default"),
+            _plan_value(b, "precision", "default"),
+            str,
+        ),
     ]
     for what, x, y, show in checks:
         if x != y:
@@ -184,6 +192,10 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             f"{name_a} and {name_b} applied different known differences ({len(entries_a)} vs {len(entries_b)} entries, the first difference at "
             f"entry {where + 1}); run both with the same file"
         )
+
+
+def _plan_value(report: Record, key: str, default: str) -> Any:
+    return (report.get("plan") or {}).get(key, default)
 
 
 def _override(report: Record) -> Dict[str, Any]:
