@@ -341,3 +341,11 @@ def test_the_terminal_labels_a_gpu_backend(capsys):
 def test_a_gpu_results_repro_names_the_device():
     assert record("dot", "big", "keras3-jax", "fail", device="gpu")["repro"].endswith(" --device gpu")
     assert "--device" not in record("dot", "big", "keras3-jax", "fail", device="cpu")["repro"]
+
+
+def test_a_repro_names_a_precision_that_is_not_the_default():
+    from kbtool.session import repro_command
+
+    failed = result("gpu")
+    assert repro_command(failed, 0, precision="highest").endswith(" --device gpu --precision highest")
+    assert "--precision" not in repro_command(failed, 0, precision="default")
