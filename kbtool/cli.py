@@ -562,6 +562,8 @@ def completion(shell):
     help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).",
 )
 @options.KNOWN
+@options.DEVICE
+@options.PRECISION
 @click.option(
     "--active",
     is_flag=True,
@@ -646,6 +648,8 @@ def check(**flags):
         keras_config=settings.override,
         shard=shard,
         last_failed=failed_last,
+        device=opts.device,
+        precision=opts.precision,
     )
     for note in plan.notes:
         _note(f"kbtool: {note}")

@@ -67,7 +67,7 @@ def execute_plan(
     infos, results = {}, []
     for slot in plan.backends:
         if slot.launch is None:
-            infos[slot.name] = not_installed_info(slot.name, slot.unavailable)
+            infos[slot.name] = not_installed_info(slot.name, slot.unavailable, slot.status)
     lanes, loads, runs, launches = [], {}, {}, {}
     for slot in plan.runnable:
         launches[slot.name] = slot.launch
@@ -130,6 +130,8 @@ def execute_plan(
         unsupported = plan.unsupported_modes(name)
         if unsupported:  # said once for the backend, where a result per case would say it 1000 times
             info["unsupported_modes"] = unsupported
+        if launches[name].device:  # a backend with devices: the device its results ran on
+            info["device"] = launches[name].device
         infos[name] = info
         results.extend(list(backend_results.results))
     if usage is not None:

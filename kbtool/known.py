@@ -52,6 +52,7 @@ import regex
 from . import files, paths
 from .errors import KbtoolError
 from .results import Result, Status
+from .vocabulary import DEFAULT_DEVICE, DEVICES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .specs.loader import Spec
@@ -88,13 +89,14 @@ def _known_file() -> str:
     return paths.known_differences_file()
 
 
-GLOB_KEYS = ("op", "case", "backend", "mode", "status")
+GLOB_KEYS = ("op", "case", "backend", "mode", "device", "status")
 KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by", "results")
 ENTRY_FIELDS = (
     "op",
     "case",
     "backend",
     "mode",
+    "device",
     "status",
     "match",
     "reason",
@@ -139,6 +141,8 @@ class KnownEntry:
     reason: str
     case: Optional[Globs] = None
     mode: Optional[Globs] = None
+    # the devices its results ran on (--device; a glob or a list); None: any device, as before devices existed
+    device: Optional[Globs] = None
     status: Optional[Globs] = None
     match: Optional[str] = None
     count: Optional[int] = None
@@ -159,6 +163,7 @@ class KnownEntry:
             reason=entry["reason"],
             case=_frozen_globs(entry.get("case")),
             mode=_frozen_globs(entry.get("mode")),
+            device=_frozen_globs(entry.get("device")),
             status=_frozen_globs(entry.get("status")),
             match=entry.get("match"),
             count=entry.get("count"),
@@ -189,14 +194,16 @@ class KnownEntry:
         return self.results is not None
 
     def targets(self, result: Any) -> bool:
-        """Whether the entry is about this result (op, case, backend, mode), whatever its outcome. `result` is a
-        Result or anything with op, case, backend and mode. A derived backend's result of a function it shares with
-        its base backend (`inherits`) is the base's result: the base's entries are about it."""
+        """Whether the entry is about this result (op, case, backend, mode, device), whatever its outcome. `result`
+        is a Result or anything with op, case, backend and mode (and device: the CPU when it has none). A derived
+        backend's result of a function it shares with its base backend (`inherits`) is the base's result: the base's
+        entries are about it."""
         return (
             matches(result.op, self.op)
             and matches(result.case, "*" if self.case is None else self.case)
             and matches(backend_of(result), self.backend)
             and matches(result.mode, "*" if self.mode is None else self.mode)
+            and (self.device is None or matches(device_of(result), self.device))
         )
 
     def explains(self, result: Result) -> bool:
@@ -218,10 +225,20 @@ def backend_of(result: Any) -> str:
     return str(inherits or (result["backend"] if isinstance(result, Mapping) else result.backend))
 
 
+def device_of(result: Any) -> str:
+    """The device a result ran on: its `device`, else the CPU (a backend without devices runs there)."""
+    device = result.get("device") if isinstance(result, Mapping) else getattr(result, "device", None)
+    return str(device or DEFAULT_DEVICE)
+
+
 def result_key(result: Any) -> str:
-    """'op case backend mode': how a recorded entry names a result (the backend as `backend_of` gives it)."""
+    """'op case backend mode [device]': how a recorded entry names a result (the backend as `backend_of` gives
+    it; the device only when it is not the CPU, so every key recorded before devices existed still names its
+    result)."""
     get = result.get if isinstance(result, Mapping) else lambda key: getattr(result, key)
-    return "{} {} {} {}".format(get("op"), get("case"), backend_of(result), get("mode"))
+    key = "{} {} {} {}".format(get("op"), get("case"), backend_of(result), get("mode"))
+    device = device_of(result)
+    return key if device == DEFAULT_DEVICE else f"{key} {device}"
 
 
 def numbered(entries: Iterable[Union["KnownEntry", Mapping[str, Any]]]) -> List[KnownEntry]:
@@ -368,13 +385,25 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
             problems.append(
                 "{}: status {} names no result status ({})".format(where, _clip(entry["status"]), ", ".join(words))
             )
+    if _is_globs(entry.get("device", "*")):
+        globs = _globs(entry.get("device", "*"))
+        unknown_devices = [p for p in globs if not any(fnmatch.fnmatchcase(d, p) for d in DEVICES)]
+        if unknown_devices:
+            problems.append(
+                "{}: device {} names no device kbtool knows (devices are {})".format(
+                    where, _clip(unknown_devices[0], 60), ", ".join(DEVICES)
+                )
+            )
     problems.extend(f"{where}: {p}" for p in _precision_problems(entry))
     if "results" in entry:
         problems.extend(f"{where}: {p}" for p in _results_problems(entry))
     return problems
 
 
-RESULT_KEY = re.compile(r"(?P<op>[A-Za-z_][A-Za-z0-9_]*) (?P<case>\S+) (?P<backend>\S+) (?P<mode>eager|symbolic)\Z")
+# the device is said only when it is not the CPU (result_key)
+RESULT_KEY = re.compile(
+    r"(?P<op>[A-Za-z_][A-Za-z0-9_]*) (?P<case>\S+) (?P<backend>\S+) (?P<mode>eager|symbolic)(?: (?P<device>\S+))?\Z"
+)
 
 
 def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
@@ -391,13 +420,22 @@ def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
     for key, value in recorded.items():
         parts = RESULT_KEY.match(key) if len(key) <= MAX_PATTERN_CHARS else None
         if parts is None:
-            yield f"results: {_quote(key)} is not 'op case backend mode'"
+            yield f"results: {_quote(key)} is not 'op case backend mode' (a gpu result's: 'op case backend mode gpu')"
+            return
+        if parts["device"] is not None and (parts["device"] not in DEVICES or parts["device"] == DEFAULT_DEVICE):
+            yield "results: {} names device {}: a key names {} (a {} result's key names no device)".format(
+                _quote(key),
+                _quote(parts["device"]),
+                " or ".join(d for d in DEVICES if d != DEFAULT_DEVICE),
+                DEFAULT_DEVICE,
+            )
             return
         if len(value) > MAX_PATTERN_CHARS:
             yield f"results: the fingerprint of {_quote(key)} is longer than {MAX_PATTERN_CHARS} characters"
             return
-        if scope is not None and not scope.targets(_Key(parts["op"], parts["case"], parts["backend"], parts["mode"])):
-            yield f"results: {_quote(key)} is not a result the entry targets (its op, case, backend and mode)"
+        found = _Key(parts["op"], parts["case"], parts["backend"], parts["mode"], parts["device"] or DEFAULT_DEVICE)
+        if scope is not None and not scope.targets(found):
+            yield f"results: {_quote(key)} is not a result the entry targets (its op, case, backend, mode and device)"
             return
     count = entry.get("count")
     if isinstance(count, int) and not isinstance(count, bool) and count != len(recorded):
@@ -411,6 +449,7 @@ class _Key(NamedTuple):
     case: str
     backend: str
     mode: str
+    device: str
 
 
 def _precision_problems(entry: Dict[Any, Any]) -> Iterator[str]:

@@ -19,8 +19,10 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from . import fingerprint, known
 from .errors import KbtoolError
 from .results import Result, Status
+from .vocabulary import DEFAULT_DEVICE
 
-Pair = Tuple[str, str]  # (op, backend as known.backend_of gives it)
+# (op, backend as known.backend_of gives it, device): a run on one device keeps what was recorded on another
+Pair = Tuple[str, str, str]
 
 
 @dataclass
@@ -67,13 +69,19 @@ def _fresh(results: Sequence[Result]) -> List[Result]:
     return out
 
 
+def _pair(key: str) -> Pair:
+    """(op, backend, device) of a recorded result key ('op case backend mode [device]', validated on load)."""
+    words = key.split(" ")
+    return (words[0], words[2], words[4] if len(words) > 4 else DEFAULT_DEVICE)
+
+
 def record(text: str, root: Any, entries: List[known.KnownEntry], results: Sequence[Result]) -> Recorded:
     """The file `text` (parsed as `root`, whose entries are `entries`) with every entry's record made from
     `results`; a one-line KbtoolError naming the entries that are stale or dead in them."""
     fresh = _fresh(results)
     applied = known.apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True)
     by_number: Dict[Any, List[Result]] = applied.named
-    ran: Set[Pair] = {(r.op, known.backend_of(r)) for r in fresh}
+    ran: Set[Pair] = {(r.op, known.backend_of(r), known.device_of(r)) for r in fresh}
     problems = []
     out = Recorded(text=text)
     new_records: Dict[int, Dict[str, str]] = {}
@@ -94,11 +102,7 @@ def record(text: str, root: Any, entries: List[known.KnownEntry], results: Seque
                 )
             )
             continue
-        kept = {
-            key: value
-            for key, value in (entry.results or {}).items()
-            if (key.split(" ")[0], key.split(" ")[2]) not in ran
-        }
+        kept = {key: value for key, value in (entry.results or {}).items() if _pair(key) not in ran}
         kept.update((known.result_key(r), fingerprint.of_result(r)) for r in named)
         new = dict(sorted(kept.items()))
         number = int(entry.number)

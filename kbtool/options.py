@@ -13,6 +13,7 @@ from typing import Any, Optional, Tuple
 import click
 
 from .errors import KbtoolError
+from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS, choice_problem
 
 MAX_CASE_SECONDS = 86400  # --timeout: a day at most
 
@@ -37,6 +38,26 @@ def existing_file(path: Optional[str], flag: str) -> Optional[str]:
     if path and not os.path.exists(path):  # a directory or a device: the reader names what it is
         raise KbtoolError(f"{flag} {path}: no such file")
     return path or None
+
+
+def device(text: Any, flag: str = "--device") -> str:
+    """A device as `flag` gives it (cpu when not given): one of DEVICES."""
+    if text is None:
+        return DEFAULT_DEVICE
+    problem = choice_problem(flag, text, DEVICES)
+    if problem:
+        raise KbtoolError(problem)
+    return str(text)
+
+
+def precision(text: Any, flag: str = "--precision") -> str:
+    """A precision as `flag` gives it (default when not given): one of PRECISIONS."""
+    if text is None:
+        return DEFAULT_PRECISION
+    problem = choice_problem(flag, text, PRECISIONS)
+    if problem:
+        raise KbtoolError(problem)
+    return str(text)
 
 
 def verbosity(quiet: bool, verbose: bool) -> int:
@@ -71,6 +92,24 @@ KNOWN = click.option(
     type=click.Path(dir_okay=False),
     callback=_known_callback,
     help="Known-differences file (default: the one beside the shipped spec).",
+)
+DEVICE = click.option(
+    "--device",
+    "device",
+    metavar="cpu|gpu",
+    default=DEFAULT_DEVICE,
+    callback=lambda ctx, param, value: device(value, "--device"),
+    help="Where the backends with devices compute (the keras3-* engines; KBTOOL_DEVICE in their workers). "
+    "A backend that runs on the CPU only is listed as not run on gpu. Default: cpu.",
+)
+PRECISION = click.option(
+    "--precision",
+    "precision",
+    metavar="default|highest",
+    default=DEFAULT_PRECISION,
+    callback=lambda ctx, param, value: precision(value, "--precision"),
+    help="Float32 precision of the backends with devices (KBTOOL_PRECISION): each engine's default, or its "
+    "highest (no TF32 on a GPU). Default: default.",
 )
 # `config set/validate`: a custom backend module is imported in a child process for at most this long
 IMPORT_TIMEOUT = click.option(
@@ -111,12 +150,16 @@ class CheckOptions:
     strict: bool = False
     quiet: bool = False
     verbose: bool = False
+    device: str = DEFAULT_DEVICE
+    precision: str = DEFAULT_PRECISION
 
     def __post_init__(self) -> None:
         from .reports import view  # light: the status words
 
         object.__setattr__(self, "statuses", tuple(view.check_statuses(self.statuses)))
         verbosity(self.quiet, self.verbose)
+        device(self.device)
+        precision(self.precision)
         if self.statuses and self.as_json:
             raise KbtoolError("--status filters the terminal view; --json prints the whole report (filter it with jq)")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from .errors import KbtoolError
 from .specs import cases as cases_mod
-from .vocabulary import CASE_DEFAULTS, MODES
+from .vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, MODES, PRECISIONS, choice_problem
 
 if TYPE_CHECKING:
     from .keras_settings import CheckSettings
@@ -38,7 +38,8 @@ class PlannedBackend:
 
     name: str
     launch: Optional[Launch] = None
-    unavailable: Optional[str] = None  # why there is no launch (not installed, no interpreter)
+    unavailable: Optional[str] = None  # why there is no launch (not installed, no interpreter, not on --device)
+    status: str = "not installed"  # the report's backend status when there is no launch (BackendStatus)
 
 
 @dataclass
@@ -62,6 +63,8 @@ class Plan:
     only: Optional[Dict[str, Set[ResultKey]]] = None
     shard_share: Optional[Share] = None  # how much of the work this shard runs
     notes: List[str] = field(default_factory=list)  # what the user should know about how the plan was chosen
+    device: str = DEFAULT_DEVICE  # --device: where backends with devices compute (runners.base.on_device)
+    precision: str = DEFAULT_PRECISION  # --precision: their engines' float32 setting (KBTOOL_PRECISION)
 
     @property
     def counts_comparable(self) -> bool:
@@ -151,6 +154,8 @@ class PlanRequest:
     shard: Optional[Tuple[int, int]] = None
     last_failed: Optional[Failures] = None
     timings: Optional[Timings] = None
+    device: str = DEFAULT_DEVICE
+    precision: str = DEFAULT_PRECISION
 
     @property
     def patterns(self) -> Tuple[str, ...]:
@@ -221,20 +226,41 @@ def select_work(
     return work
 
 
-def resolve_backends(names: Sequence[str], launcher: Launcher, builtin: Sequence[str]) -> List[PlannedBackend]:
-    """Named backends must be runnable (else a usage error); by default every built-in one, and those not
-    installed are listed with the reason instead of running."""
-    from .runners.base import Unavailable, kbtool_home
+def check_device(device: str, precision: str = DEFAULT_PRECISION) -> None:
+    """A KbtoolError (one line) for a --device or --precision value kbtool does not know."""
+    for problem in (choice_problem("--device", device, DEVICES), choice_problem("--precision", precision, PRECISIONS)):
+        if problem:
+            raise KbtoolError(problem)
 
+
+def resolve_backends(
+    names: Sequence[str],
+    launcher: Launcher,
+    builtin: Sequence[str],
+    device: str = DEFAULT_DEVICE,
+    precision: str = DEFAULT_PRECISION,
+) -> List[PlannedBackend]:
+    """Named backends must be runnable (else a usage error); by default every built-in one, and those not
+    installed are listed with the reason instead of running. A backend that cannot run on `device` is listed with
+    the reason (named or not): it is no usage error that some of the backends asked have no GPU."""
+    from .results import BackendStatus
+    from .runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device
+
+    check_device(device, precision)
     kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
     slots = []
     for name in dict.fromkeys(names or builtin):
         try:
-            slots.append(PlannedBackend(name, launch=launcher(name)))
+            launch = launcher(name)
         except Unavailable as exc:
             if names:
                 raise KbtoolError(f"backend {name}: {exc}")
             slots.append(PlannedBackend(name, unavailable=str(exc)))
+            continue
+        try:
+            slots.append(PlannedBackend(name, launch=on_device(launch, device, precision)))
+        except DeviceUnsupported as exc:
+            slots.append(PlannedBackend(name, unavailable=str(exc), status=BackendStatus.DEVICE_UNSUPPORTED.value))
     return slots
 
 
@@ -254,6 +280,8 @@ def make_plan(
     shard: Optional[Tuple[int, int]] = None,
     last_failed: Optional[Failures] = None,
     timings: Optional[Timings] = None,
+    device: str = DEFAULT_DEVICE,
+    precision: str = DEFAULT_PRECISION,
 ) -> Plan:
     """Decide what a check runs: plan_for(spec, PlanRequest(...)) with these keywords (see PlanRequest)."""
     request = PlanRequest(
@@ -270,6 +298,8 @@ def make_plan(
         shard=None if shard is None else (shard[0], shard[1]),
         last_failed=last_failed,
         timings=timings,
+        device=device,
+        precision=precision,
     )
     return plan_for(spec, request)
 
@@ -310,11 +340,12 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
                 " --examples (no documented example)" if examples else "",
             )
         )
-    slots = resolve_backends(request.backends, launcher, builtin)
+    slots = resolve_backends(request.backends, launcher, builtin, request.device, request.precision)
     if not any(s.launch for s in slots):
         raise KbtoolError(
-            "nothing to check: no backend can run here ({})".format(
-                "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
+            "nothing to check: no backend can run here{} ({})".format(
+                "" if request.device == DEFAULT_DEVICE else f" on the {request.device}",
+                "; ".join(f"{s.name}: {s.unavailable}" for s in slots),
             )
         )
     if all(not set(backend_modes(s)) & {m for _, case in work for m in case.modes} for s in slots if s.launch):
@@ -340,7 +371,13 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
         filters=filters,
         grid=grid,
         keras_config=dict(request.keras_config) if request.keras_config else None,
+        device=request.device,
+        precision=request.precision,
     )
+    if request.device != DEFAULT_DEVICE:
+        plan.filters.append(f"--device {request.device}")
+    if request.precision != DEFAULT_PRECISION:
+        plan.filters.append(f"--precision {request.precision}")
     return _sharded(plan, request.shard, request.timings)
 
 

@@ -58,6 +58,8 @@ class BackendStatus(str, enum.Enum):
     AVAILABLE = "available"  # its worker started and answered
     NOT_INSTALLED = "not installed"  # no environment (or interpreter) for it: nothing was run
     BROKEN = "broken"  # its worker could not start: the backend fails to import, or the worker died at start
+    # it cannot run on the device asked (--device gpu on a backend that runs on the CPU only): nothing was run
+    DEVICE_UNSUPPORTED = "device unsupported"
 
     def __str__(self) -> str:
         return self.value
@@ -105,7 +107,21 @@ class Verdict:
 
 
 # a result's fields that the record carries only when set, in the record's order
-OPTIONAL_FIELDS = ("details", "note", "known", "inherits", "doc_check", "repro", "keras_config", "captured", "changed")
+OPTIONAL_FIELDS = (
+    "details",
+    "note",
+    "known",
+    "inherits",
+    "doc_check",
+    "repro",
+    "keras_config",
+    "captured",
+    "changed",
+    "device",
+)
+
+# backend statuses of a backend that ran nothing in a check (and is no failure of it)
+DID_NOT_RUN = (BackendStatus.NOT_INSTALLED.value, BackendStatus.DEVICE_UNSUPPORTED.value)
 
 
 @dataclass
@@ -134,6 +150,8 @@ class Result:
     # for a `changed` result: the entry that recorded it, its recorded and its new fingerprint, and the verdict's own
     # status ({"entry": 12, "status": "fail", "recorded": "...", "now": "..."})
     changed: Optional[Dict[str, Any]] = None
+    # the device it ran on ("cpu", "gpu"): set on every result of a backend whose recipe declares devices
+    device: Optional[str] = None
 
     def as_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {

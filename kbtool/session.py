@@ -27,6 +27,7 @@ from .runners import protocol
 from .runners.client import WorkerClient
 from .runners.custom import inherited_from
 from .runners.protocol import Hello, Reply, Request
+from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
 
 if TYPE_CHECKING:
     from .runners.base import Launch
@@ -202,7 +203,9 @@ class BackendSession:
         if not worker.ready:
             return self._could_not_start(case, mode, worker)
         if worker.mismatch:
-            return not_applied(self.name, case, mode, worker.mismatch, self.seed)
+            result = not_applied(self.name, case, mode, worker.mismatch, self.seed, self.launch.device)
+            result.repro = repro_command(result, self.seed, case, self.precision)
+            return result
         return self._judged(worker, entry, case, mode, expected or self.expected(case, worker.hello))
 
     def results(self, entry: Mapping[str, Any], case: Case) -> Iterator[Result]:
@@ -218,6 +221,11 @@ class BackendSession:
                 if result is None:
                     return
                 yield result
+
+    @property
+    def precision(self) -> Optional[str]:
+        """--precision as the backend's worker gets it (KBTOOL_PRECISION; None: a backend without devices)."""
+        return self.launch.env.get("KBTOOL_PRECISION")
 
     def variants(self, case: Case) -> List[Case]:
         """The backend's variants of `case`; a custom module runs its base backend's only for an op it inherits
@@ -245,8 +253,9 @@ class BackendSession:
             status=Status.COULD_NOT_START,
             message=f"the worker could not start: {worker.why_not_ready}",
             keras_config=dict(case.keras_config),
+            device=self.launch.device,
         )
-        result.repro = repro_command(result, self.seed, case)
+        result.repro = repro_command(result, self.seed, case, self.precision)
         return result
 
     def _judged(
@@ -276,6 +285,7 @@ class BackendSession:
             keras_config=dict(case.keras_config),
             captured=_captured(expected.reply, actual),
             inherits=inherited_from(worker.hello, case.op),
+            device=self.launch.device,
         )
         if case.shown and actual.ok and verdict.status != Status.ERROR:
             try:
@@ -289,7 +299,7 @@ class BackendSession:
             result.details, result.doc_check = None, None
             result.message = f"{result.message} (details dropped: {_why(exc)})"
         if result.status != Status.PASS:
-            result.repro = repro_command(result, self.seed, case)
+            result.repro = repro_command(result, self.seed, case, self.precision)
         return result
 
 
@@ -342,7 +352,7 @@ def settings_mismatch(wanted: Settings, reported: object) -> Optional[str]:
     return "; ".join(wrong) or None
 
 
-def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int) -> Result:
+def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int, device: Optional[str] = None) -> Result:
     """The result of a case on a worker whose backend did not apply the keras.json settings asked."""
     result = Result(
         op=case.op,
@@ -352,12 +362,13 @@ def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int) -> R
         status=Status.ERROR,
         message=f"the backend did not apply its keras.json: {mismatch}",
         keras_config=dict(case.keras_config),
+        device=device,
     )
     result.repro = repro_command(result, seed, case)
     return result
 
 
-def repro_command(result: Result, seed: int, case: Optional[Case] = None) -> str:
+def repro_command(result: Result, seed: int, case: Optional[Case] = None, precision: Optional[str] = None) -> str:
     """The command that runs this result again (a variant runs with its case; --keras-config when not default)."""
     case_id = case.variant_of if case is not None and case.variant_of else result.case
     command = (
@@ -369,6 +380,10 @@ def repro_command(result: Result, seed: int, case: Optional[Case] = None) -> str
         command += f" --keras-config {key}={override[key]}"
     if case is not None and case.id.startswith("grid.") and case.grid == "full":
         command += " --grid full"
+    if result.device and result.device != DEFAULT_DEVICE:
+        command += f" --device {result.device}"
+    if precision and precision != DEFAULT_PRECISION:
+        command += f" --precision {precision}"
     return command
 
 

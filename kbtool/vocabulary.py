@@ -30,6 +30,20 @@ class Mode(str, enum.Enum):
 # every mode, in the order a case runs them (plain strings: what the spec, the worker and the reports spell)
 MODES: Tuple[str, ...] = tuple(mode.value for mode in Mode)
 
+# --device: where a backend's engine computes (kbtool sets KBTOOL_DEVICE in the worker of a backend whose recipe
+# declares devices); the first is the default, and a result on it keeps its recorded-results key unchanged
+DEVICES: Tuple[str, ...] = ("cpu", "gpu")
+DEFAULT_DEVICE = DEVICES[0]
+# --precision (KBTOOL_PRECISION): each engine's own default, or its most precise float32 setting (no TF32)
+PRECISIONS: Tuple[str, ...] = ("default", "highest")
+DEFAULT_PRECISION = PRECISIONS[0]
+
+
+def choice_problem(flag: str, value: object, choices: Tuple[str, ...]) -> Optional[str]:
+    """Why `value` is no value of `flag` (one of `choices`), in one line; None when it is one."""
+    return None if value in choices else "{} takes one of {} (got {!r})".format(flag, ", ".join(choices), value)
+
+
 # Keras's own backends (any other `backend` value is a module Keras imports)
 BUILTIN_BACKENDS: Tuple[str, ...] = ("tensorflow", "theano", "cntk")
 FLOATX: Tuple[str, ...] = ("float16", "float32", "float64")

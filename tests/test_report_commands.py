@@ -220,6 +220,8 @@ def test_merge_refuses_overlapping_shards_and_a_file_given_twice(numpy_runs, tmp
         ("grid", "full", "different grids (pairwise vs full)"),
         ("keras_config", None, "different --keras-config (none vs floatx=float64)"),
         ("known_entries", None, "applied different known differences"),
+        ("device", "gpu", "different devices (cpu vs gpu)"),
+        ("precision", "highest", "different precisions (default vs highest)"),
     ],
 )
 def test_merge_refuses_reports_of_different_runs(numpy_runs, tmp_path, field, value, says):
@@ -231,6 +233,8 @@ def test_merge_refuses_reports_of_different_runs(numpy_runs, tmp_path, field, va
         other["keras_config"]["override"] = {"floatx": "float64"}
     elif field == "known_entries":
         other["known_entries"][-1]["count"] = 2
+    elif field in ("device", "precision"):  # --device gpu, --precision highest: said in the plan
+        other["plan"][field] = value
     else:
         other[field] = value
     path = write(tmp_path, "other.json", other)

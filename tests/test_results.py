@@ -23,6 +23,7 @@ STATUS_WORDS = ["pass", "fail", "error", "unsupported", "crash", "timeout", "cou
         (BackendStatus.AVAILABLE, "available"),
         (BackendStatus.NOT_INSTALLED, "not installed"),
         (BackendStatus.BROKEN, "broken"),
+        (BackendStatus.DEVICE_UNSUPPORTED, "device unsupported"),
     ],
 )
 def test_status_words(status, word):
@@ -34,7 +35,7 @@ def test_status_words(status, word):
 
 def test_status_lists():
     assert [s.value for s in Status] == STATUS_WORDS
-    assert [s.value for s in BackendStatus] == ["available", "not installed", "broken"]
+    assert [s.value for s in BackendStatus] == ["available", "not installed", "broken", "device unsupported"]
     # every status (and 'known') has one rank and one symbol
     assert [str(s) for s in SEVERITY] == [
         "pass",

@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional
 
 import click
 
+from .. import options
 from ..completion import complete_backend, complete_op
 from ..errors import KbtoolError
 from ..vocabulary import MODES
@@ -107,6 +108,8 @@ def _positive(name, value, upper):
     metavar="BENCH.json",
     help="Measure nothing: render (and --compare) an earlier bench's JSON.",
 )
+@options.DEVICE
+@options.PRECISION
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON (with every sample) instead of the table.")
 @click.option(
@@ -133,6 +136,8 @@ def bench(
     fail_over,
     min_effect,
     source,
+    device,
+    precision,
     seed,
     as_json,
     outputs,
@@ -175,6 +180,8 @@ def bench(
                 ("--size", size),
                 ("--sizes", sizes),
                 ("--mode", modes),
+                ("--device", device if device != "cpu" else None),
+                ("--precision", precision if precision != "default" else None),
             )
             if value
         ]
@@ -197,10 +204,12 @@ def bench(
         min_samples=min_samples,
         max_seconds=max_seconds,
         seed=seed,
+        device=device,
+        precision=precision,
     )
     spec = loader.load(spec_path)
     items, families, skipped = measure.plan_items(spec, list(ops), chosen, seed)
-    slots = measure.backend_slots(backend_names)
+    slots = measure.backend_slots(backend_names, device, precision)
     runnable = [s for s in slots if s.launch is not None]
     if not runnable:
         raise KbtoolError(
@@ -228,7 +237,7 @@ def bench(
             with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
                 for slot in slots:
                     if slot.launch is None:
-                        infos.append(not_installed_info(slot.name, slot.unavailable))
+                        infos.append(not_installed_info(slot.name, slot.unavailable, slot.status))
                         continue
                     measure.measure_backend(
                         slot, items, settings, infos, results, progress=progress, cancel=stop.cancel

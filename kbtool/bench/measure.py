@@ -23,6 +23,8 @@ class Settings:
     max_seconds: float = 5.0  # a result's time limit, warmup and samples together
     warmup: float = 0.02
     seed: int = 0
+    device: str = "cpu"  # --device (runners.base.on_device)
+    precision: str = "default"  # --precision
 
     def request_fields(self):
         return {
@@ -46,6 +48,9 @@ class Settings:
             "unstable_cv": UNSTABLE_CV,
             "seed": self.seed,
             "ops": list(ops),
+            # said only when not the default, so a CPU bench's JSON is as it always was
+            **({"device": self.device} if self.device != "cpu" else {}),
+            **({"precision": self.precision} if self.precision != "default" else {}),
         }
 
 
@@ -104,6 +109,8 @@ def measure_backend(slot, items, settings, infos, results, progress=None, cancel
     with BackendSession(slot.name, slot.launch, case_timeout=timeout, cancel=cancel or Cancel()) as session:
         worker = session.worker()
         info = backend_info(slot.name, worker.hello)
+        if slot.launch.device:  # a backend with devices: the device it was timed on
+            info["device"] = slot.launch.device
         infos.append(info)
         if not worker.ready:
             return
@@ -242,7 +249,7 @@ def _blas():
         return None
 
 
-def backend_slots(names):
+def backend_slots(names, device="cpu", precision="default"):
     from ..errors import KbtoolError
     from ..plan import resolve_backends
     from ..runners import registry
@@ -254,7 +261,7 @@ def backend_slots(names):
             "it"
         )
     engines = [name for name in registry.BUILTIN if name not in registry.ORACLES]
-    return resolve_backends(list(names) or engines, registry.launch_for, engines)
+    return resolve_backends(list(names) or engines, registry.launch_for, engines, device, precision)
 
 
 def skipped_note(skipped: dict) -> Optional[str]:

@@ -79,6 +79,19 @@ def pytest_addoption(parser):
         help="Run every case under this keras.json setting (repeatable; `defaults` ignores keras.json).",
     )
     group.addoption(
+        "--kbtool-device",
+        default=None,
+        metavar="DEVICE",
+        help="Where the backends with devices compute: cpu (default) or gpu; a backend that runs on the CPU only "
+        "is one skipped item on gpu.",
+    )
+    group.addoption(
+        "--kbtool-precision",
+        default=None,
+        metavar="PRECISION",
+        help="Float32 precision of the backends with devices: default (the engine's) or highest.",
+    )
+    group.addoption(
         "--kbtool-timeout",
         default=None,
         metavar="SECONDS",

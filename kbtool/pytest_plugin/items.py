@@ -96,7 +96,9 @@ class KbtoolRoot(pytest.Collector):
 
     def collect(self):
         nodes = [
-            UnavailableBackend.from_parent(self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable)
+            UnavailableBackend.from_parent(
+                self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable, status=slot.status
+            )
             for slot in self.run.plan.backends
             if slot.launch is None
         ]
@@ -147,11 +149,12 @@ class KbtoolItem(pytest.Item):
 
 
 class UnavailableBackend(pytest.Item):
-    """A default backend that is not installed here: one skipped item saying why (not one per result)."""
+    """A default backend that is not installed here (or cannot run on --kbtool-device): one skipped item saying why
+    (not one per result)."""
 
-    def __init__(self, *, backend, reason, **kwargs):
+    def __init__(self, *, backend, reason, status="not installed", **kwargs):
         super().__init__(**kwargs)
-        self.user_properties.extend([("backend", backend), ("status", "not installed")])
+        self.user_properties.extend([("backend", backend), ("status", status)])
         self.add_marker(pytest.mark.skip(reason=f"{backend}: {reason}"))  # reported at the item's id
 
     def runtest(self):

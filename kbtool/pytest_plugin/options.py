@@ -59,6 +59,8 @@ def _read(config):
         seed=seed,
         grid=get("kbtool_grid"),
         keras_config=settings.override,
+        device=options.device(get("kbtool_device"), "--kbtool-device"),
+        precision=options.precision(get("kbtool_precision"), "--kbtool-precision"),
     )
     keras_settings.apply(plan, settings)
     entries, _ = known_entries_for(plan.spec, known_path)

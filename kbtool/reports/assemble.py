@@ -82,7 +82,7 @@ def plan_record(plan: Any) -> Record:
 
     checkable_ops = cast(Callable[[Any], Iterable[str]], plan_mod.checkable_ops)
     shard = plan.shard
-    return {
+    record: Record = {
         "ops": list(plan.ops),
         "case_patterns": list(plan.case_patterns),
         "modes": list(plan.modes),
@@ -95,6 +95,12 @@ def plan_record(plan: Any) -> Record:
         "shard": {"index": shard[0], "count": shard[1]} if shard else None,
         "checkable_ops": sorted(checkable_ops(plan.spec)),
     }
+    # --device / --precision: said only when not the default, so a CPU run's record is as it always was
+    for key, default in (("device", "cpu"), ("precision", "default")):
+        value = getattr(plan, key, default)
+        if value != default:
+            record[key] = value
+    return record
 
 
 def _sha256_of(path: Optional[str]) -> Dict[str, str]:

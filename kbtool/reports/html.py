@@ -22,7 +22,7 @@ from ..results import SEVERITY, SYMBOLS, Status
 from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
 from .matrix import build, doc_claims
-from .summary import changed_results
+from .summary import backend_label, changed_results
 from .text import plain
 
 MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
@@ -232,6 +232,8 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
     a fifth item {m: message, k: known-reason code, i: the base backend it is inherited from, r: repro, d: details,
     n: note, c: settings code}."""
     _, rows = build(report)
+    infos = {b["name"]: b for b in report["backends"]}
+    labels = [backend_label(name, infos.get(name)) for name in order]  # with the device where it is not the CPU
     reasons: List[str] = []
     settings: List[str] = []
     grouped: Dict[Tuple[str, str], List[List[Any]]] = {}
@@ -261,6 +263,8 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
             "symbols": SYMBOLS,
             "reasons": reasons,
             "settings": settings,
+            # the backends' names with their device (only when one is not the CPU: a CPU run's page is unchanged)
+            **({"labels": labels} if labels != order else {}),
         }
     )
     return data

@@ -22,7 +22,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..results import BackendStatus, Status
+from ..results import DID_NOT_RUN, BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -158,7 +158,10 @@ def render(report: Record) -> str:
     for backend in names:
         info = infos.get(backend, {"name": backend, "status": BackendStatus.AVAILABLE.value})
         records = by_backend.get(backend, [])
-        suite = _Suite(suites, f"kbtool.{backend}", timestamp)
+        device = info.get("device")
+        on_device = f" ({device})" if device and device != "cpu" else ""  # a CPU run's names as they always were
+        suite = _Suite(suites, f"kbtool.{backend}{on_device}", timestamp)
+        suite.property("device", device)
         suite.property("backend.status", info.get("status"))
         suite.property("python", info.get("python"))
         suite.property("module", info.get("module"))
@@ -175,7 +178,7 @@ def render(report: Record) -> str:
                 message="could not start: {}".format(info.get("reason", "")),
                 output=info.get("start_output", ""),
             )
-        elif info.get("status") == BackendStatus.NOT_INSTALLED.value and not records:
+        elif info.get("status") in DID_NOT_RUN and not records:
             suite.case(
                 f"kbtool.{backend}", "start", outcome="skipped", message="not run: {}".format(info.get("reason", ""))
             )
@@ -187,7 +190,7 @@ def render(report: Record) -> str:
             outcome, message = _outcome(r, strict)
             suite.case(
                 "kbtool.{}.{}".format(backend, r["op"]),
-                "{}[{}]".format(r["case"], r["mode"]),
+                "{}[{}]{}".format(r["case"], r["mode"], on_device),
                 r["seconds"],
                 outcome,
                 message,

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterable, List
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .summary import (
+    backend_label,
     backend_rows,
     changed_results,
     claim_kind,
@@ -210,8 +211,9 @@ def _matrix(report: Record) -> List[str]:
     backends, rows = build(report)
     if not rows:
         return []
+    infos = {b["name"]: b for b in report["backends"]}
     table = _table(
-        ["op"] + [_escape(b) for b in backends],
+        ["op"] + [_escape(backend_label(b, infos.get(b))) for b in backends],
         [
             [_escape(row["op"])]
             + [

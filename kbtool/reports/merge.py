@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from .. import __version__
 from ..errors import KbtoolError
 from ..known import KnownEntry
-from ..results import BackendStatus, Result, Status
+from ..results import DID_NOT_RUN, BackendStatus, Result, Status
 from .assemble import now
 from .report import Report
 
@@ -169,6 +169,14 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             _override(b),
             lambda v: ", ".join(f"{k}={v[k]}" for k in sorted(v)) or "none",
         ),
+        # --device / --precision (recorded in the plan only when not the default)
+        ("different devices", _plan_value(a, "device", "cpu"), _plan_value(b, "device", "cpu"), str),
+        (
+            "different precisions",
+            _plan_value(a, "precision", "default"),
+            _plan_value(b, "precision", "default"),
+            str,
+        ),
     ]
     for what, x, y, show in checks:
         if x != y:
@@ -184,6 +192,10 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             f"{name_a} and {name_b} applied different known differences ({len(entries_a)} vs {len(entries_b)} entries, the first difference at "
             f"entry {where + 1}); run both with the same file"
         )
+
+
+def _plan_value(report: Record, key: str, default: str) -> Any:
+    return (report.get("plan") or {}).get(key, default)
 
 
 def _override(report: Record) -> Dict[str, Any]:
@@ -226,7 +238,7 @@ def _backends(parts: List[Part]) -> List[Record]:
         for info in report["backends"]:
             if info["name"] not in seen:
                 seen.append(info["name"])
-            if info["status"] == BackendStatus.NOT_INSTALLED.value:
+            if info["status"] in DID_NOT_RUN:
                 idle.setdefault(info["name"], info)
             else:
                 ran.setdefault(info["name"], []).append((name, info))
@@ -271,10 +283,7 @@ def _plan(parts: List[Part], infos: List[Record]) -> Record:
     covered = (
         same_selection
         and not any(r.get("incomplete") for _, r in parts)
-        and all(
-            _covered(backend, parts)
-            for backend in (i["name"] for i in infos if i["status"] != BackendStatus.NOT_INSTALLED.value)
-        )
+        and all(_covered(backend, parts) for backend in (i["name"] for i in infos if i["status"] not in DID_NOT_RUN))
     )
     override = _override(parts[0][1])
     all_cases = (
@@ -306,7 +315,7 @@ def _covered(backend: str, parts: List[Part]) -> bool:
     shards = [
         report["plan"].get("shard")
         for _, report in parts
-        if any(i["name"] == backend and i["status"] != BackendStatus.NOT_INSTALLED.value for i in report["backends"])
+        if any(i["name"] == backend and i["status"] not in DID_NOT_RUN for i in report["backends"])
     ]
     if shards == [None]:
         return True
@@ -332,7 +341,7 @@ def _cases(parts: List[Part]) -> int:
 def _filters(parts: List[Part]) -> List[str]:
     """The parts' filters; where the shards of every backend are complete, without each shard's '--shard K/N'."""
     words = _union_of(report.get("filters", []) for _, report in parts)
-    backends = {i["name"] for _, r in parts for i in r["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value}
+    backends = {i["name"] for _, r in parts for i in r["backends"] if i["status"] not in DID_NOT_RUN}
     if all(_covered(b, parts) for b in backends):
         words = [w for w in words if not w.startswith("--shard ")]
     return words
@@ -354,6 +363,6 @@ def _part(name: str, report: Record) -> Record:
         "created": report["created"],
         "kbtool": report["kbtool"],
         "shard": report["plan"].get("shard"),
-        "backends": [i["name"] for i in report["backends"] if i["status"] != BackendStatus.NOT_INSTALLED.value],
+        "backends": [i["name"] for i in report["backends"] if i["status"] not in DID_NOT_RUN],
         "wall_seconds": report["wall_seconds"],
     }

@@ -19,7 +19,7 @@ from .. import files, schemas
 from ..errors import KbtoolError
 from ..known import KnownEntry
 from ..results import OPTIONAL_FIELDS, Result, Status
-from ..vocabulary import MODES
+from ..vocabulary import DEVICES, MODES
 
 # files.py's helpers, typed for reports/ (files.py is not annotated), looked up at each call
 
@@ -369,6 +369,8 @@ def _plain_result(record: Any) -> bool:
     for key in ("note", "known", "inherits", "repro"):
         if key in record and type(record[key]) is not str:
             return False
+    if "device" in record and record["device"] not in DEVICES:
+        return False
     return (
         ("details" not in record or _plain_details(record["details"]))
         and ("keras_config" not in record or _plain_settings(record["keras_config"]))

@@ -57,6 +57,13 @@ def ordered(report: Record, names: Iterable[str]) -> List[str]:
     return sorted(names, key=lambda name: name != active)
 
 
+def backend_label(name: str, info: Optional[Record]) -> str:
+    """A backend's name as views show it: with its device where that is not the CPU (`keras3-jax (gpu)`), so a CPU
+    run's views read as they always did."""
+    device = (info or {}).get("device")
+    return f"{name} ({device})" if device and device != "cpu" else name
+
+
 def short_versions(info: Record, verbosity: int) -> str:
     versions = info.get("versions") or {}
     if verbosity >= 2:
@@ -115,7 +122,7 @@ def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[Li
         c = counts[name]
         rows.append(
             [
-                name + (" (active)" if name == report.get("active_backend") else ""),
+                backend_label(name, infos.get(name)) + (" (active)" if name == report.get("active_backend") else ""),
                 plain(short_versions(infos.get(name, {"name": name}), verbosity)),
                 str(c["results"]),
             ]

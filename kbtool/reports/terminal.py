@@ -27,6 +27,7 @@ from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims
 from .summary import (
     COUNT_COLUMNS,
+    backend_label,
     backend_rows,
     changed_results,
     claim_kind,
@@ -132,7 +133,7 @@ def _matrix(report: Record, console: Console) -> None:
     for name in backends:
         versions = info[name].get("versions", {})
         label = (
-            name
+            backend_label(name, info[name])
             if info[name]["status"] == BackendStatus.AVAILABLE.value
             else "{} ({})".format(name, info[name]["status"])
         )

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..vocabulary import CASE_DEFAULTS, MODES
+from ..vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
 
 WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
 
@@ -146,6 +146,12 @@ class Launch:
     # first, then fallbacks); the worker imports them too and says which functions the module shares with them
     base_backend: Optional[str] = None
     base_modules: List[str] = field(default_factory=list)
+    # the devices its engine can compute on (--device) -> the worker's extra environment variables there; empty: the
+    # backend runs on the CPU only as kbtool runs it, its results carry no device and it gets no KBTOOL_DEVICE
+    devices: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    cpu_only: str = ""  # why it has no devices, said when another device is asked (default: DEFAULT_CPU_ONLY)
+    gpu_workers: int = 1  # Launch.workers on the GPU (the pool's workers of one backend share one device)
+    device: Optional[str] = None  # the device it runs on (on_device sets it; None: a backend without devices)
 
     def for_worker(self, index: int) -> "Launch":
         """This launch for the worker that takes share `index` of the backend's cases."""
@@ -189,6 +195,34 @@ class Launch:
         return env
 
 
+DEFAULT_CPU_ONLY = "runs on the CPU only in kbtool (its recipe declares no devices)"
+
+
+class DeviceUnsupported(Unavailable):
+    """A backend cannot run on the device asked (--device): reported once for the backend, never per case."""
+
+
+def on_device(launch: Launch, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION) -> Launch:
+    """`launch` set up to run on `device` at `precision`: KBTOOL_DEVICE and KBTOOL_PRECISION and the device's own
+    variables in its environment, and at most `gpu_workers` workers on a GPU. A launch without devices is returned
+    as it is on the CPU, and raises DeviceUnsupported (with its reason) on any other device."""
+    import dataclasses
+
+    if not launch.devices:
+        if device == DEFAULT_DEVICE:
+            return launch
+        raise DeviceUnsupported(f"{launch.cpu_only or DEFAULT_CPU_ONLY}; --device {device} does not apply to it")
+    if device not in launch.devices:
+        raise DeviceUnsupported(
+            "has no {} device in kbtool (its devices: {})".format(device, ", ".join(sorted(launch.devices)))
+        )
+    env = dict(launch.env, KBTOOL_DEVICE=device, KBTOOL_PRECISION=precision, **launch.devices[device])
+    # workers of one backend on a GPU share that one device: each would open it (JAX preallocates 75 % of its
+    # memory) and a second one could not start, so a backend gets gpu_workers (default 1) there
+    workers = launch.gpu_workers if device != DEFAULT_DEVICE else launch.workers
+    return dataclasses.replace(launch, env=env, device=device, workers=workers)
+
+
 @dataclass
 class Recipe:
     """A managed environment for one backend."""
@@ -225,6 +259,12 @@ class Recipe:
     # a test oracle rather than an engine (keras-numpy): checked like any backend, never timed by `kbtool bench`
     oracle: bool = False
     pip_args: List[str] = field(default_factory=list)  # more pip options for its env (an extra index)
+    # the devices its engine computes on under kbtool (--device) -> the worker's extra environment variables there
+    # (env_dir -> variables); empty for a backend that runs on the CPU only (the Keras 2 backends: tensorflow's
+    # recipe hides the GPU with CUDA_VISIBLE_DEVICES=-1). See on_device.
+    devices: Dict[str, Callable[[str], Dict[str, str]]] = field(default_factory=dict)
+    cpu_only: str = ""  # why a backend without devices runs on the CPU only (said under --device gpu)
+    gpu_workers: int = 1  # see Launch.gpu_workers
 
     @property
     def env_owner(self):
@@ -273,6 +313,9 @@ class Recipe:
             per_worker_env=lambda index: self.per_worker_env(env_dir, index),
             modes=tuple(self.modes),
             unsupported_modes=dict(self.unsupported_modes),
+            devices={device: dict(variables(env_dir)) for device, variables in self.devices.items()},
+            cpu_only=self.cpu_only,
+            gpu_workers=self.gpu_workers,
         )
 
 

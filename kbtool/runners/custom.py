@@ -43,6 +43,10 @@ def launch(name, recipes, builtin=()):
             version_of=["numpy"],
             apply_keras_json=True,
             extra_pythonpath=[os.getcwd()],
+            # kbtool cannot know where a module on its own Python computes: it has no devices (no KBTOOL_DEVICE);
+            # `mod@ENV` takes the devices of the env's recipe (Launch.devices below), and its worker gets them
+            cpu_only="a custom module on kbtool's own Python runs on the CPU only in kbtool (for another device run "
+            "it as MODULE@ENV in an environment whose backend has that device)",
         )
     base = recipes[env_name].launch()
     # the env's own backend is the module's base: a function the module shares with it inherits its known

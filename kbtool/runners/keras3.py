@@ -16,6 +16,7 @@ RECIPE = Recipe(
     keras_backend="tensorflow",  # keras 3 picks its engine from KERAS_BACKEND too
     version_of=["keras", "tensorflow", "numpy"],
     env_vars=tensorflow.RECIPE.env_vars,
+    cpu_only=tensorflow.RECIPE.cpu_only,
     modes=("eager",),
     unsupported_modes={
         "symbolic": "keras.src.legacy.backend has no placeholder or function (Keras 3 dropped "

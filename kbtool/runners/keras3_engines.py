@@ -12,9 +12,10 @@ from .base import Recipe
 KERAS = "keras==3.15.1"
 ADAPTER = "keras3_port"  # the worker-side adapter package (kbtool/runners/worker/keras3_port/)
 
-# The worker's environment per device (the controller adds KBTOOL_DEVICE and KBTOOL_PRECISION, which the adapter
-# reads). A CPU run hides every GPU from the engine, so "cpu" means the CPU even on a machine with a GPU.
+# The worker's environment per device (on_device adds KBTOOL_DEVICE and KBTOOL_PRECISION, which the adapter reads).
+# A CPU run hides every GPU from the engine, so "cpu" means the CPU even on a machine with a GPU.
 HIDE_GPUS = {"CUDA_VISIBLE_DEVICES": "-1"}
+CPU_ONLY: Dict[str, Callable[[str], Dict[str, str]]] = {"cpu": lambda env_dir: dict(HIDE_GPUS)}
 
 
 def engine_recipe(
@@ -22,6 +23,7 @@ def engine_recipe(
     packages: List[str],
     version_of: List[str],
     env_vars: Callable[[str], Dict[str, str]] = lambda env_dir: {},
+    devices: Optional[Dict[str, Callable[[str], Dict[str, str]]]] = None,
     env_name: Optional[str] = None,
     python_version: str = "3.11",
     pip_args: Optional[List[str]] = None,
@@ -37,7 +39,8 @@ def engine_recipe(
         module=ADAPTER,
         keras_backend=engine,
         version_of=["keras"] + version_of + ["numpy"],
-        env_vars=lambda env_dir: dict(env_vars(env_dir), KBTOOL_DEVICE="cpu", KBTOOL_PRECISION="default"),
+        env_vars=env_vars,
+        devices=devices or CPU_ONLY,
         env_name=env_name,
         pip_args=list(pip_args or []),
         notes=notes or f"kbtool's K.* adapter on keras.ops, KERAS_BACKEND={engine}.",

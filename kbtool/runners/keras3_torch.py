@@ -6,7 +6,7 @@ RECIPE = engine_recipe(
     "torch",
     packages=[KERAS, "torch==2.13.0+cpu"],
     version_of=["torch"],
-    env_vars=lambda env_dir: dict(HIDE_GPUS),
+    devices={"cpu": lambda env_dir: dict(HIDE_GPUS), "gpu": lambda env_dir: {}},
     # the CPU build of torch (no CUDA libraries, a tenth of the size) is on PyTorch's own index only
     pip_args=["--extra-index-url", "https://download.pytorch.org/whl/cpu"],
 )

@@ -117,10 +117,6 @@ def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
     return info
 
 
-def not_installed_info(name: str, reason: object) -> Dict[str, Any]:
-    return {
-        "name": name,
-        "kind": "builtin" if name in BUILTIN else "custom",
-        "status": BackendStatus.NOT_INSTALLED.value,
-        "reason": str(reason),
-    }
+def not_installed_info(name: str, reason: object, status: str = BackendStatus.NOT_INSTALLED.value) -> Dict[str, Any]:
+    """What the report says of a backend that did not run: not installed (or `status`, e.g. device unsupported)."""
+    return {"name": name, "kind": "builtin" if name in BUILTIN else "custom", "status": status, "reason": str(reason)}

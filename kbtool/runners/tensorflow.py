@@ -15,5 +15,6 @@ RECIPE = Recipe(
     graph="tensorflow",  # symbolic mode builds a tf.Graph, as Keras 2 code did
     env_vars=lambda env_dir: {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"},
     notes="eager mode runs under TF2 eager execution; symbolic mode inside a tf.Graph.",
+    cpu_only="the Keras 2 backends run on the CPU only in kbtool (this recipe hides the GPU: CUDA_VISIBLE_DEVICES=-1)",
     case_seconds=0.01,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
 )
