@@ -496,7 +496,7 @@ def completion(shell):
     multiple=True,
     metavar="STATUS",
     help="Show only these results in the terminal (repeatable): pass, known, unsupported, fail, error, "
-    "crash, timeout, could_not_start, unexplained. Files, --json, summary and exit code keep all.",
+    "crash, timeout, could_not_start, nondeterministic, unexplained. Files, --json, summary and exit code keep all.",
 )
 @click.option(
     "--last-failed",
@@ -509,6 +509,7 @@ def completion(shell):
     is_flag=True,
     help="Also exit 1 on unsupported results (even explained ones) and on known differences that grew.",
 )
+@options.REPEAT
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line (and errors): no progress, no summary.")
 @click.option(
     "--verbose",
@@ -573,6 +574,7 @@ def check(**flags):
             jobs=opts.jobs,
             known_path=opts.known_path,
             strict=opts.strict,
+            repeat=opts.repeat,
             echo=_note,
         )
         report_load.save_last(report, warn=_note)

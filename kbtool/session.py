@@ -125,6 +125,8 @@ class BackendSession:
     cancel: Cancel = field(default_factory=Cancel)
     share: int = 0  # which share of the backend's cases this session's workers take (Launch.for_worker)
     watch: Optional[Watch] = None
+    # --repeat N: each case runs N times on its worker; runs that disagree make the result `nondeterministic`
+    repeat: int = 1
     _workers: Dict[SettingsKey, Worker] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -254,15 +256,22 @@ class BackendSession:
     ) -> Optional[Result]:
         import time
 
+        header = case.request(mode)
+        request = Request.from_header(header, case.arrays)
         started = time.monotonic()
-        actual = worker.client.request(Request.from_header(case.request(mode), case.arrays))
+        actual = worker.client.request(request)
         seconds = time.monotonic() - started
         if actual.cancelled:
+            return None
+        again = self._repeated(worker, request, case, header, entry, actual)
+        if again is None:
             return None
         if expected.reply is None:
             verdict = Verdict(Status.ERROR, f"kbtool could not compute the reference: {expected.why_not}")
         else:
             verdict = _judge(case, expected.reply, actual, entry.get("shape_rules"))
+        if again:  # the runs disagree: whatever the first run's verdict, it was luck
+            verdict = again[0]
         result = Result(
             op=case.op,
             case=case.id,
@@ -277,7 +286,7 @@ class BackendSession:
             captured=_captured(expected.reply, actual),
             inherits=inherited_from(worker.hello, case.op),
         )
-        if case.shown and actual.ok and verdict.status != Status.ERROR:
+        if case.shown and actual.ok and verdict.status not in (Status.ERROR, Status.NONDETERMINISTIC):
             try:
                 result.doc_check = verdicts.doc_check(case.shown, verdicts.output_values(*actual))
             except Exception as exc:
@@ -291,6 +300,36 @@ class BackendSession:
         if result.status != Status.PASS:
             result.repro = repro_command(result, self.seed, case)
         return result
+
+    def _repeated(
+        self,
+        worker: Worker,
+        request: Request,
+        case: Case,
+        header: Mapping[str, Any],
+        entry: Mapping[str, Any],
+        first: Reply,
+    ) -> Optional[List[Verdict]]:
+        """--repeat N: the request N - 1 more times on the same worker, each reply compared with the first bit for
+        bit. [] when the runs agree (or the case is not repeated: a random op's draws, or a first run that crashed,
+        hung or found no function), [a `nondeterministic` verdict] when they do not; None when cancelled."""
+        if self.repeat <= 1 or first.status not in verdicts.repeats.REPEATABLE:
+            return []
+        if verdicts.is_random(case, header, entry):
+            return []
+        replies = [first]
+        for _ in range(self.repeat - 1):
+            if self.cancel.is_set():
+                return None
+            reply = worker.client.request(request)
+            if reply.cancelled:
+                return None
+            replies.append(reply)
+        try:
+            verdict = verdicts.judge_runs([(r.header, r.arrays) for r in replies])
+        except Exception as exc:  # a reply the comparison cannot read: the runs could not be told apart
+            verdict = Verdict(Status.ERROR, f"kbtool could not compare the repeated runs: {_why(exc)}")
+        return [] if verdict is None else [verdict]
 
 
 def probe(name: str, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
