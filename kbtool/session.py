@@ -298,7 +298,7 @@ class BackendSession:
             result.details, result.doc_check = None, None
             result.message = f"{result.message} (details dropped: {_why(exc)})"
         if result.status != Status.PASS:
-            result.repro = repro_command(result, self.seed, case)
+            result.repro = repro_command(result, self.seed, case, self.repeat)
         return result
 
     def _repeated(
@@ -396,8 +396,9 @@ def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int) -> R
     return result
 
 
-def repro_command(result: Result, seed: int, case: Optional[Case] = None) -> str:
-    """The command that runs this result again (a variant runs with its case; --keras-config when not default)."""
+def repro_command(result: Result, seed: int, case: Optional[Case] = None, repeat: int = 1) -> str:
+    """The command that runs this result again (a variant runs with its case; --keras-config when not default;
+    --repeat N when the check repeated its cases)."""
     case_id = case.variant_of if case is not None and case.variant_of else result.case
     command = (
         f"kbtool check --op {shlex.quote(result.op)} --case {shlex.quote(case_id)} "
@@ -408,6 +409,8 @@ def repro_command(result: Result, seed: int, case: Optional[Case] = None) -> str
         command += f" --keras-config {key}={override[key]}"
     if case is not None and case.id.startswith("grid.") and case.grid == "full":
         command += " --grid full"
+    if repeat > 1:
+        command += f" --repeat {repeat}"
     return command
 
 
