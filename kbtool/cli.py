@@ -797,7 +797,8 @@ def report_diff(old, new, as_json):
 @options.SPEC
 @options.KNOWN
 @options.TIMEOUT
-def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout):
+@options.REPEAT
+def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout, repeat):
     """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
     judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
 
@@ -821,7 +822,7 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
             )
         )
     exploration = engine.Exploration(
-        spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout
+        spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout, repeat=repeat
     )
     if raw is None and exploration.strategy is None:
         raise KbtoolError(
