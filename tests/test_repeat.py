@@ -244,3 +244,21 @@ def test_the_cli_runs_repeat_and_help_says_random_ops_are_not_repeated(custom_ba
     help_text = " ".join(invoke("check", "--help").output.split())
     assert "--repeat N" in help_text and "Random ops are not repeated" in help_text
     assert "--repeat N" in " ".join(invoke("explore", "--help").output.split())
+
+
+def test_report_merge_and_diff_keep_nondeterministic_results(custom_backend):
+    from kbtool.reports import diff, merge
+
+    module = custom_backend("noisy_merge", "kb", NOISY)
+    report = _check(module, 3)
+    merged = merge.merge([("a.json", report)])
+    assert validate(merged) == [] and merged["plan"]["repeat"] == 3
+    assert [r["status"] for r in merged["results"]] == [r["status"] for r in report["results"]]
+    assert merged["summary"]["per_backend"][module]["nondeterministic"] == 2 and exit_code(merged) == 1
+    once = _check(module, 1)
+    changes = diff.diff(once, report)  # pass (by luck) → nondeterministic: a new failure, worse
+    assert changes["worse"] and changes["counts"]["new_failure"] == 2
+    assert {(row["case"], row["kind"]) for row in changes["results"]} == {
+        ("basic", "new_failure"),
+        ("float64", "new_failure"),
+    }
