@@ -215,7 +215,7 @@ def _drop(key):
             [
                 "results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
                 "'could_not_start', 'changed', "
-                    "'nondeterministic']"
+                "'nondeterministic']"
             ],
         ),
         (lambda r: r["results"][1].pop("repro"), ["results/1: 'repro' is a required property"]),
