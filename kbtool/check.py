@@ -41,11 +41,13 @@ def run_check(
     cancel=None,
     known_path=None,
     strict=False,
+    repeat=1,
 ):
     """Run a plan and return the JSON report (a dict). `known_entries` defaults to the shipped file.
 
     `cancel` (a session.Cancel, set by a signal handler) ends the run early: the report then holds the results that
-    ran and says so under `incomplete` (never ok; no known difference is judged stale on it)."""
+    ran and says so under `incomplete` (never ok; no known difference is judged stale on it). `repeat` (--repeat N)
+    runs each case N times on its worker: runs that disagree give a `nondeterministic` result."""
     started = time.time()
     read_from = None  # the known-differences file the entries came from (the report records it)
     if known_entries is None:
@@ -55,7 +57,14 @@ def run_check(
     cancel = cancel or Cancel()
     usage = {}
     infos, results = execute.execute_plan(
-        plan, oracle=oracle, progress=progress, jobs=jobs, case_timeout=case_timeout, cancel=cancel, usage=usage
+        plan,
+        oracle=oracle,
+        progress=progress,
+        jobs=jobs,
+        case_timeout=case_timeout,
+        cancel=cancel,
+        usage=usage,
+        repeat=repeat,
     )
     incomplete = None
     if cancel.is_set():
@@ -86,6 +95,7 @@ def run_check(
         known_path=read_from,
         strict=strict,
         usage=usage,
+        repeat=repeat,
     )
 
 
@@ -97,6 +107,7 @@ def run_interruptibly(
     jobs: Optional[int] = None,
     known_path: Optional[str] = None,
     strict: bool = False,
+    repeat: int = 1,
     echo: Callable[[str], None] = lambda line: None,
 ) -> dict:
     """Run a plan as `kbtool check` does: progress bars on a terminal and a few plain lines in a log (none with
@@ -113,6 +124,7 @@ def run_interruptibly(
             jobs=jobs,
             known_path=known_path,
             strict=strict,
+            repeat=repeat,
         )
     if interrupts.caught and show is not None and show.live:
         echo(f"kbtool: {interrupts.name}: stopped; the partial report follows")

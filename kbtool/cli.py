@@ -589,7 +589,7 @@ def completion(shell):
     multiple=True,
     metavar="STATUS",
     help="Show only these results in the terminal (repeatable): pass, known, unsupported, fail, error, "
-    "crash, timeout, could_not_start, unexplained. Files, --json, summary and exit code keep all.",
+    "crash, timeout, could_not_start, nondeterministic, unexplained. Files, --json, summary and exit code keep all.",
 )
 @click.option(
     "--last-failed",
@@ -602,6 +602,7 @@ def completion(shell):
     is_flag=True,
     help="Also exit 1 on unsupported results (even explained ones) and on known differences that grew.",
 )
+@options.REPEAT
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line (and errors): no progress, no summary.")
 @click.option(
     "--verbose",
@@ -668,6 +669,7 @@ def check(**flags):
             jobs=opts.jobs,
             known_path=opts.known_path,
             strict=opts.strict,
+            repeat=opts.repeat,
             echo=_note,
         )
         report_load.save_last(report, warn=_note)
@@ -932,7 +934,8 @@ def report_migration(files, output, fmt, map_path, spec_path):
 @options.SPEC
 @options.KNOWN
 @options.TIMEOUT
-def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout):
+@options.REPEAT
+def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout, repeat):
     """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
     judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
 
@@ -956,7 +959,7 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
             )
         )
     exploration = engine.Exploration(
-        spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout
+        spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout, repeat=repeat
     )
     if raw is None and exploration.strategy is None:
         raise KbtoolError(

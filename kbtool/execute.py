@@ -52,12 +52,14 @@ def execute_plan(
     grace=CANCEL_GRACE,
     min_join_seconds=None,
     usage=None,
+    repeat=1,
 ):
     """Returns (backend infos in plan order, results sorted by op, case, backend, mode).
 
     Every backend's cases are served by one pool of `jobs` worker slots (kbtool/pool.py; default one per core).
     With `cancel` set during the run, returns within about `grace` seconds with the results that ran. `usage`, a
-    dict, receives the slots and the peak memory of the workers and of the controller."""
+    dict, receives the slots and the peak memory of the workers and of the controller. `repeat` (--repeat N): each
+    case runs N times on its worker; runs that disagree make a `nondeterministic` result (session.py)."""
     from .pool import BackendLoad, Lane, MemoryWatch, Pool, default_jobs
     from .runners.registry import not_installed_info
 
@@ -92,7 +94,13 @@ def execute_plan(
     gate = threading.BoundedSemaphore(jobs)
     watch = MemoryWatch()
     context = dict(
-        oracle=oracle, seed=plan.seed, progress=progress, case_timeout=case_timeout, cancel=cancel, watch=watch
+        oracle=oracle,
+        seed=plan.seed,
+        progress=progress,
+        case_timeout=case_timeout,
+        cancel=cancel,
+        watch=watch,
+        repeat=repeat,
     )
     threads = [
         threading.Thread(
@@ -191,6 +199,7 @@ def _serve_lane(pool, lane, index, from_end, launch, into, context):
         cancel=cancel,
         share=index,
         watch=context["watch"],
+        repeat=context["repeat"],
     )
     try:
         worker = session.worker(lane.settings)

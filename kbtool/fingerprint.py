@@ -15,7 +15,9 @@ A fingerprint is one line a reviewer can read in a diff, built from what the ver
   keeps its words without their numbers;
 - for a value difference: how many of how many elements differ, a digest of which ones (the mask), the magnitude
   class of the largest difference (its power of ten: 2.3e-3 is 1e-3), and the first differing index;
-- the expected and actual shape and dtype.
+- the expected and actual shape and dtype;
+- for a `nondeterministic` result (--repeat N): its words without their numbers (which run disagreed first, by how
+  much: luck), and whether all the repeated runs disagreed with the first or only some.
 The magnitude class is coarse on purpose: a known 1% error stays known from run to run, a 100% one is new.
 """
 
@@ -114,9 +116,12 @@ def of(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
     run, the property it breaks does not."""
     d: Dict[str, Any] = dict(details or {})
     text = normalised_message(message or "")
-    if d.get("draws"):
+    nondeterministic = str(status) == "nondeterministic"
+    if d.get("draws") or nondeterministic:
         text = _NUMBER.sub("#", text)
     parts = [str(status), text]
+    if nondeterministic and d.get("runs") and d.get("disagreed"):
+        parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
     if d.get("mismatched") is not None and not d.get("draws"):
         first = d.get("first_index")
         parts.append(

@@ -33,6 +33,22 @@ def seconds(text: Any, flag: str = "--timeout") -> Optional[float]:
     return value
 
 
+MAX_REPEAT = 1000  # --repeat: runs of one case at most
+
+
+def repeat_count(text: Any, flag: str = "--repeat") -> int:
+    """How many times each case runs (`flag` N; None: once): a whole number from 1 to MAX_REPEAT."""
+    if text is None:
+        return 1
+    try:
+        value = int(str(text).strip()) if not isinstance(text, bool) else 0
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_REPEAT:
+        raise KbtoolError(f"{flag} takes a whole number of runs, from 1 to {MAX_REPEAT} (got {text!r})")
+    return value
+
+
 def existing_file(path: Optional[str], flag: str) -> Optional[str]:
     """A file a flag names (--known, --kbtool-spec, ...): it must exist when given."""
     if path and not os.path.exists(path):  # a directory or a device: the reader names what it is
@@ -74,6 +90,10 @@ def _timeout_callback(ctx: click.Context, param: click.Parameter, value: Optiona
     return seconds(value, "--timeout")
 
 
+def _repeat_callback(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> int:
+    return repeat_count(value, "--repeat")
+
+
 def _known_callback(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
     return existing_file(value, "--known")
 
@@ -85,6 +105,15 @@ TIMEOUT = click.option(
     callback=_timeout_callback,
     help="Seconds one case may take before the worker is killed (more than 0, at most 86400; default 120, "
     "theano 600: it compiles each graph, minutes for a scan graph on a cold cache).",
+)
+REPEAT = click.option(
+    "--repeat",
+    "repeat",
+    metavar="N",
+    callback=_repeat_callback,
+    help="Run each case N times on each backend's worker (default 1): runs whose outputs are not bit for bit the same "
+    "(or where one raises and another returns) give a `nondeterministic` result, never a pass or fail by luck. "
+    "Random ops are not repeated: their draws differ by design.",
 )
 KNOWN = click.option(
     "--known",
@@ -148,6 +177,7 @@ class CheckOptions:
     statuses: Tuple[str, ...] = ()
     last_failed: bool = False
     strict: bool = False
+    repeat: int = 1
     quiet: bool = False
     verbose: bool = False
     device: str = DEFAULT_DEVICE

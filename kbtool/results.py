@@ -6,7 +6,7 @@ renderer reads them. The report's JSON Schema (kbtool/reports/report.schema.json
 
 import enum
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 
 class Status(str, enum.Enum):
@@ -22,6 +22,10 @@ class Status(str, enum.Enum):
     # a result a known difference recorded, now failing differently (its fingerprint changed): unexplained, and
     # the verdict it had is kept in Result.changed
     CHANGED = "changed"
+    # `--repeat N`: the N runs of the case on the same worker did not all give the same outcome (values, shapes,
+    # dtypes, or raising where another run returned): never a pass or a fail by luck. Unexplained unless a known
+    # difference explains it; random ops (their draws differ by design) are never repeated
+    NONDETERMINISTIC = "nondeterministic"
 
     def __str__(self) -> str:
         return self.value
@@ -33,6 +37,7 @@ SEVERITY: List[str] = [  # Status is a str: the words of a matrix cell
     "known",
     Status.UNSUPPORTED,
     Status.CHANGED,
+    Status.NONDETERMINISTIC,
     Status.FAIL,
     Status.ERROR,
     Status.TIMEOUT,
@@ -49,7 +54,12 @@ SYMBOLS: Dict[str, str] = {
     "unsupported": "–",
     "could_not_start": "∅",
     "changed": "Δ",
+    "nondeterministic": "≠",
 }
+
+# statuses only `--repeat N` makes: a report without one has no count, legend entry or column for them (a check of
+# one run reads exactly as before)
+OPTIONAL_STATUSES: Tuple[str, ...] = (Status.NONDETERMINISTIC.value,)
 
 
 class BackendStatus(str, enum.Enum):
@@ -88,6 +98,10 @@ class Details:
     # symbolic mode: what K.int_shape says of the result (None dims kept) and what the spec's shape rule predicts
     static_shape: Optional[List[Optional[int]]] = None
     predicted_static_shape: Optional[List[Optional[int]]] = None
+    # a `nondeterministic` result (--repeat N): how many runs there were and how many disagreed with the first
+    # (max_abs_diff is then the largest absolute difference between a run's values and the first's)
+    runs: Optional[int] = None
+    disagreed: Optional[int] = None
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}

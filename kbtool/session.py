@@ -126,6 +126,8 @@ class BackendSession:
     cancel: Cancel = field(default_factory=Cancel)
     share: int = 0  # which share of the backend's cases this session's workers take (Launch.for_worker)
     watch: Optional[Watch] = None
+    # --repeat N: each case runs N times on its worker; runs that disagree make the result `nondeterministic`
+    repeat: int = 1
     _workers: Dict[SettingsKey, Worker] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -263,15 +265,22 @@ class BackendSession:
     ) -> Optional[Result]:
         import time
 
+        header = case.request(mode)
+        request = Request.from_header(header, case.arrays)
         started = time.monotonic()
-        actual = worker.client.request(Request.from_header(case.request(mode), case.arrays))
+        actual = worker.client.request(request)
         seconds = time.monotonic() - started
         if actual.cancelled:
+            return None
+        again = self._repeated(worker, request, case, header, entry, actual)
+        if again is None:
             return None
         if expected.reply is None:
             verdict = Verdict(Status.ERROR, f"kbtool could not compute the reference: {expected.why_not}")
         else:
             verdict = _judge(case, expected.reply, actual, entry.get("shape_rules"))
+        if again:  # the runs disagree: whatever the first run's verdict, it was luck
+            verdict = again[0]
         result = Result(
             op=case.op,
             case=case.id,
@@ -287,7 +296,7 @@ class BackendSession:
             inherits=inherited_from(worker.hello, case.op),
             device=self.launch.device,
         )
-        if case.shown and actual.ok and verdict.status != Status.ERROR:
+        if case.shown and actual.ok and verdict.status not in (Status.ERROR, Status.NONDETERMINISTIC):
             try:
                 result.doc_check = verdicts.doc_check(case.shown, verdicts.output_values(*actual))
             except Exception as exc:
@@ -299,8 +308,38 @@ class BackendSession:
             result.details, result.doc_check = None, None
             result.message = f"{result.message} (details dropped: {_why(exc)})"
         if result.status != Status.PASS:
-            result.repro = repro_command(result, self.seed, case, self.precision)
+            result.repro = repro_command(result, self.seed, case, self.precision, self.repeat)
         return result
+
+    def _repeated(
+        self,
+        worker: Worker,
+        request: Request,
+        case: Case,
+        header: Mapping[str, Any],
+        entry: Mapping[str, Any],
+        first: Reply,
+    ) -> Optional[List[Verdict]]:
+        """--repeat N: the request N - 1 more times on the same worker, each reply compared with the first bit for
+        bit. [] when the runs agree (or the case is not repeated: a random op's draws, or a first run that crashed,
+        hung or found no function), [a `nondeterministic` verdict] when they do not; None when cancelled."""
+        if self.repeat <= 1 or first.status not in verdicts.repeats.REPEATABLE:
+            return []
+        if verdicts.is_random(case, header, entry):
+            return []
+        replies = [first]
+        for _ in range(self.repeat - 1):
+            if self.cancel.is_set():
+                return None
+            reply = worker.client.request(request)
+            if reply.cancelled:
+                return None
+            replies.append(reply)
+        try:
+            verdict = verdicts.judge_runs([(r.header, r.arrays) for r in replies])
+        except Exception as exc:  # a reply the comparison cannot read: the runs could not be told apart
+            verdict = Verdict(Status.ERROR, f"kbtool could not compare the repeated runs: {_why(exc)}")
+        return [] if verdict is None else [verdict]
 
 
 def probe(name: str, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
@@ -368,8 +407,11 @@ def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int, devi
     return result
 
 
-def repro_command(result: Result, seed: int, case: Optional[Case] = None, precision: Optional[str] = None) -> str:
-    """The command that runs this result again (a variant runs with its case; --keras-config when not default)."""
+def repro_command(
+    result: Result, seed: int, case: Optional[Case] = None, precision: Optional[str] = None, repeat: int = 1
+) -> str:
+    """The command that runs this result again (a variant runs with its case; --keras-config when not default;
+    --device, --precision and --repeat N when the check used them)."""
     case_id = case.variant_of if case is not None and case.variant_of else result.case
     command = (
         f"kbtool check --op {shlex.quote(result.op)} --case {shlex.quote(case_id)} "
@@ -384,6 +426,8 @@ def repro_command(result: Result, seed: int, case: Optional[Case] = None, precis
         command += f" --device {result.device}"
     if precision and precision != DEFAULT_PRECISION:
         command += f" --precision {precision}"
+    if repeat > 1:
+        command += f" --repeat {repeat}"
     return command
 
 

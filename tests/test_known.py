@@ -51,7 +51,7 @@ TINY_SPEC = """  sum:
   max: *reduce
   min: *reduce
 """
-STATUS_WORDS = "fail, error, unsupported, crash, timeout, could_not_start"
+STATUS_WORDS = "fail, error, unsupported, crash, timeout, could_not_start, nondeterministic"
 KEY_WORDS = "op, case, backend, mode, device, status, match, reason, count, verified_by, results"
 
 

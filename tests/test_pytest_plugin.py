@@ -228,6 +228,21 @@ def test_an_unexplained_divergence_fails_with_message_numbers_and_repro(pytester
     assert "Traceback" not in out and "site-packages" not in out
 
 
+@pytest.mark.slow
+def test_kbtool_repeat_fails_an_item_whose_runs_disagree_as_nondeterministic(pytester, custom_backend):
+    from .test_repeat import NOISY
+
+    noisy = custom_backend("kbplugin_noisy", "kb", NOISY)
+    path = known_file(pytester, "")
+    args = ["--kbtool", "--kbtool-op", "abs", "--kbtool-backend", noisy, "--kbtool-known", path]
+    args += ["--kbtool-mode", "eager", "--kbtool-case", "basic", "--kbtool-case", "int32"]
+    pytester.runpytest(*args).assert_outcomes(passed=2)  # one run: within tolerance, a pass by luck
+    result = pytester.runpytest(*args, "--kbtool-repeat", "3")
+    result.assert_outcomes(passed=1, failed=1)  # int32 carries no noise
+    result.stdout.fnmatch_lines([f"FAILED kbtool::abs::basic[[]{noisy}-eager[]] - nondeterministic: 2 of 2*"])
+    assert f"--backend {noisy} --mode eager --seed 0 --repeat 3" in result.stdout.str()  # the repro repeats too
+
+
 def test_a_pass_where_an_entry_targets_that_result_alone_fails_as_stale(pytester):
     path = known_file(
         pytester,
@@ -347,6 +362,7 @@ def test_a_worker_that_cannot_start_errors_every_item_saying_why(pytester, custo
         (["--kbtool-grid", "half"], "ERROR: kbtool: unknown grid 'half'*"),
         (["--kbtool-seed", "x"], "ERROR: kbtool: --kbtool-seed takes a whole number, not 'x'"),
         (["--kbtool-timeout", "0"], "ERROR: kbtool: --kbtool-timeout takes a number of seconds*"),
+        (["--kbtool-repeat", "0"], "ERROR: kbtool: --kbtool-repeat takes a whole number of runs, from 1 to 1000*"),
         (["--kbtool-known", "missing.yaml"], "ERROR: kbtool: --kbtool-known */missing.yaml: no such file"),
         (["--kbtool-keras-config", "floatx=float8"], "ERROR: kbtool: *floatx*"),
         (["--kbtool-case", "nope*"], "ERROR: kbtool: nothing to check: no case of abs matches --case nope*"),

@@ -82,6 +82,7 @@ def test_per_backend_counts_cover_every_status_and_known():
     ]
     report = make_report([available("alpha"), available("beta"), not_installed("cntk")], results)
     s = report["summary"]
+    # `nondeterministic` (only --repeat makes it) is counted where a result has it: last, after `known`
     assert s["per_backend"] == {
         "alpha": {
             "pass": 1,
@@ -93,6 +94,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "could_not_start": 1,
             "changed": 1,
             "known": 2,
+            "nondeterministic": 1,
         },
         "beta": {
             "pass": 1,
@@ -104,6 +106,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "could_not_start": 0,
             "changed": 0,
             "known": 0,
+            "nondeterministic": 0,
         },
         "cntk": {
             "pass": 0,
@@ -115,10 +118,11 @@ def test_per_backend_counts_cover_every_status_and_known():
             "could_not_start": 0,
             "changed": 0,
             "known": 0,
+            "nondeterministic": 0,
         },
     }
-    assert s["case_seconds"] == {"alpha": 2.5, "beta": 0.19}  # 10 × 0.25; 0.1875 rounded
-    assert (s["results"], s["divergences"], s["ok"]) == (12, 8, False)  # every status but pass (and known) diverges
+    assert s["case_seconds"] == {"alpha": 2.75, "beta": 0.19}  # 11 × 0.25; 0.1875 rounded
+    assert (s["results"], s["divergences"], s["ok"]) == (13, 9, False)  # every status but pass (and known) diverges
     assert validate(report) == []
 
 
@@ -131,8 +135,10 @@ def test_schema_words_are_the_results_words():
     assert defs["backend"]["properties"]["status"]["enum"] == [s.value for s in BackendStatus]
     assert defs["result"]["properties"]["mode"]["enum"] == list(plan.MODES)
     # `changed` came in schema version 1's life: reports written before it have no such count
-    assert defs["counts"]["required"] == [s.value for s in Status if s != Status.CHANGED] + ["known"]
-    assert sorted(defs["counts"]["properties"]) == sorted(defs["counts"]["required"] + ["changed"])
+    # and `nondeterministic` (--repeat) is counted only in a report that has one
+    optional = (Status.CHANGED, Status.NONDETERMINISTIC)
+    assert defs["counts"]["required"] == [s.value for s in Status if s not in optional] + ["known"]
+    assert sorted(defs["counts"]["properties"]) == sorted(defs["counts"]["required"] + [s.value for s in optional])
     assert sorted(defs["details"]["properties"]) == sorted(Details().__dataclass_fields__)
     assert sorted(defs["result"]["properties"]) == sorted(Result.__dataclass_fields__)
     assert schema()["properties"]["schema_version"] == {"const": SCHEMA_VERSION}
@@ -208,7 +214,8 @@ def _drop(key):
             lambda r: r["results"][1].update(status="flaky"),
             [
                 "results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
-                "'could_not_start', 'changed']"
+                "'could_not_start', 'changed', "
+                "'nondeterministic']"
             ],
         ),
         (lambda r: r["results"][1].pop("repro"), ["results/1: 'repro' is a required property"]),

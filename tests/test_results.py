@@ -6,7 +6,17 @@ import pytest
 
 from kbtool.results import SEVERITY, SYMBOLS, BackendStatus, Details, Result, Status, Verdict
 
-STATUS_WORDS = ["pass", "fail", "error", "unsupported", "crash", "timeout", "could_not_start", "changed"]
+STATUS_WORDS = [
+    "pass",
+    "fail",
+    "error",
+    "unsupported",
+    "crash",
+    "timeout",
+    "could_not_start",
+    "changed",
+    "nondeterministic",
+]
 
 
 @pytest.mark.parametrize(
@@ -20,6 +30,7 @@ STATUS_WORDS = ["pass", "fail", "error", "unsupported", "crash", "timeout", "cou
         (Status.TIMEOUT, "timeout"),
         (Status.COULD_NOT_START, "could_not_start"),
         (Status.CHANGED, "changed"),
+        (Status.NONDETERMINISTIC, "nondeterministic"),
         (BackendStatus.AVAILABLE, "available"),
         (BackendStatus.NOT_INSTALLED, "not installed"),
         (BackendStatus.BROKEN, "broken"),
@@ -42,6 +53,7 @@ def test_status_lists():
         "known",
         "unsupported",
         "changed",
+        "nondeterministic",
         "fail",
         "error",
         "timeout",
@@ -145,7 +157,7 @@ def test_details_as_dict_drops_none_but_keeps_zeros():
 
 
 def test_verdict_passed():
-    assert [Verdict(s).passed for s in Status] == [True] + [False] * 7
+    assert [Verdict(s).passed for s in Status] == [True] + [False] * 8
 
 
 def test_every_status_has_a_severity_a_symbol_and_a_terminal_style():

@@ -104,8 +104,9 @@ class _Divergence(Exception):
 class Exploration:
     """What every example of one exploration shares: the spec, the known differences, the seed, the case timeout."""
 
-    def __init__(self, spec, op, seed=0, known_entries=None, case_timeout=None):
+    def __init__(self, spec, op, seed=0, known_entries=None, case_timeout=None, repeat=1):
         self.spec, self.op, self.seed, self.case_timeout = spec, op, seed, case_timeout
+        self.repeat = repeat  # --repeat N: each draw runs N times; runs that disagree are `nondeterministic`
         self.cancel = Cancel()  # set by a signal: kills the worker of the backend being explored
         self.entry = spec.op(op)  # an unknown op: one line naming the closest ones
         self.strategy = strategies.case_strategy(op, self.entry, raw_cases(spec, op), *domains_of(spec, op))
@@ -115,7 +116,9 @@ class Exploration:
 
     def session(self, backend, launch):
         """The backend session an exploration runs its draws on (one worker per keras.json settings, reused)."""
-        return BackendSession(backend, launch, seed=self.seed, case_timeout=self.case_timeout, cancel=self.cancel)
+        return BackendSession(
+            backend, launch, seed=self.seed, case_timeout=self.case_timeout, cancel=self.cancel, repeat=self.repeat
+        )
 
     def evaluate(self, session, raw):
         """The failures of `raw` on one backend's session, one per mode (and backend variant) that does not pass;

@@ -97,6 +97,13 @@ def pytest_addoption(parser):
         metavar="SECONDS",
         help="Seconds one case may take before its worker is killed (default: the backend's own).",
     )
+    group.addoption(
+        "--kbtool-repeat",
+        default=None,
+        metavar="N",
+        help="Run each case N times on its worker (default 1): runs that disagree bit for bit fail the item as "
+        "nondeterministic. Random ops are not repeated (their draws differ by design).",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)

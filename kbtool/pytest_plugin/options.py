@@ -22,6 +22,7 @@ class Selection:
         "KnownEntry"
     ]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
     case_timeout: Optional[float] = None
+    repeat: int = 1  # --kbtool-repeat N
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
 
 
@@ -45,6 +46,7 @@ def _read(config):
     get = config.getoption
     seed = _whole_number(get("kbtool_seed"), "--kbtool-seed")
     case_timeout = options.seconds(get("kbtool_timeout"), "--kbtool-timeout")
+    repeat = options.repeat_count(get("kbtool_repeat"), "--kbtool-repeat")
     here = str(config.invocation_params.dir)
     spec_path = options.existing_file(_path(get("kbtool_spec"), here), "--kbtool-spec")
     known_path = options.existing_file(_path(get("kbtool_known"), here), "--kbtool-known")
@@ -68,6 +70,7 @@ def _read(config):
         plan=plan,
         entries=alias_entries(plan.spec) + list(entries),
         case_timeout=case_timeout,
+        repeat=repeat,
         settings_line=settings.header(),
     )
 

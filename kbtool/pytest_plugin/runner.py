@@ -18,10 +18,10 @@ from .verdict import WorkerUnavailable
 
 
 class ItemRunner:
-    def __init__(self, seed: int = 0, case_timeout: Optional[float] = None) -> None:
+    def __init__(self, seed: int = 0, case_timeout: Optional[float] = None, repeat: int = 1) -> None:
         from ..reference.oracle import Oracle
 
-        self.seed, self.case_timeout = seed, case_timeout
+        self.seed, self.case_timeout, self.repeat = seed, case_timeout, repeat
         self.oracle = Oracle()
         self.cancel = Cancel()
         self._sessions: Dict[Tuple[str, int], BackendSession] = {}
@@ -38,6 +38,7 @@ class ItemRunner:
                 case_timeout=self.case_timeout,
                 oracle=self.oracle,
                 cancel=self.cancel,
+                repeat=self.repeat,
             )
         return self._sessions[key]
 

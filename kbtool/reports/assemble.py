@@ -7,7 +7,7 @@ import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
 from .. import __version__, known
-from ..results import BackendStatus, Status
+from ..results import OPTIONAL_STATUSES, BackendStatus, Status
 from .report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
 from .report import SCHEMA_VERSION as SCHEMA_VERSION
 from .report import Report
@@ -32,13 +32,15 @@ def assemble(
     known_path: Optional[str] = None,
     strict: bool = False,
     usage: Optional[Record] = None,
+    repeat: int = 1,
 ) -> Record:
     """The report of one check: what was planned, what each backend said, every result, the known differences.
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
     `known_entries` (those applied, as loaded) and the plan are recorded so that `kbtool report merge` can judge
     shards together with no file at hand; `strict` (--strict) also fails on unsupported results and
-    on results explained by unrecorded entries."""
+    on results explained by unrecorded entries; `repeat` (--repeat N, how many runs of each case) is recorded in the
+    plan when more than 1."""
     settings = plan.settings
     return Report(
         kbtool=__version__,
@@ -66,7 +68,7 @@ def assemble(
         resources=dict(usage) if usage else None,  # the pool's worker slots and the peak memory (kbtool/pool.py)
         known_file=dict({"path": known_path}, **_sha256_of(known_path)) if known_path else None,
         known_entries=None if known_entries is None else known.numbered(known_entries),
-        plan=plan_record(plan),
+        plan=plan_record(plan, repeat),
         incomplete=dict(incomplete) if incomplete else None,
         strict=strict,
     ).to_dict()
@@ -76,8 +78,9 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def plan_record(plan: Any) -> Record:
-    """What the report needs to say of its plan for `report merge` to re-judge shards as one run."""
+def plan_record(plan: Any, repeat: int = 1) -> Record:
+    """What the report needs to say of its plan for `report merge` to re-judge shards as one run (and --repeat N,
+    when more than 1: how many runs of each case were compared)."""
     from .. import plan as plan_mod
 
     checkable_ops = cast(Callable[[Any], Iterable[str]], plan_mod.checkable_ops)
@@ -100,6 +103,8 @@ def plan_record(plan: Any) -> Record:
         value = getattr(plan, key, default)
         if value != default:
             record[key] = value
+    if repeat > 1:
+        record["repeat"] = repeat
     return record
 
 
@@ -133,7 +138,9 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
     """
     if strict is None:
         strict = bool((report.get("summary") or {}).get("strict"))
-    words = [s.value for s in Status] + ["known"]
+    words = [s.value for s in Status if s.value not in OPTIONAL_STATUSES] + ["known"]
+    # a count only --repeat can make is written where a result has it (a report without is as it always was)
+    words += [w for w in OPTIONAL_STATUSES if any(r["status"] == w for r in report["results"])]
     per_backend = {b["name"]: dict.fromkeys(words, 0) for b in report["backends"]}
     seconds: Dict[str, float] = {}
     for record in report["results"]:

@@ -18,10 +18,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 import jinja2
 import markupsafe
 
-from ..results import SEVERITY, SYMBOLS, Status
+from ..results import OPTIONAL_STATUSES, SEVERITY, Status
 from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
-from .matrix import build, doc_claims
+from .matrix import build, doc_claims, present, symbols
 from .summary import backend_label, changed_results
 from .text import plain
 
@@ -75,8 +75,8 @@ def render(report: Record) -> str:
         known_groups=known_groups(report.get("known_differences", [])),
         changed=changed_results(report),
         claims=doc_claims(report),
-        symbols=SYMBOLS,
-        cell_statuses=CELL_STATUSES,
+        symbols=symbols(report),
+        cell_statuses=present(report, CELL_STATUSES),
         categories=sorted({op["category"] for op in data["ops"]}),
         settings=_settings,
         names=_names,
@@ -177,7 +177,11 @@ def card(backend: Record, summary: Record, active: Optional[str]) -> Record:
         "conformance": explained / total if total else None,
         "unexplained": total - explained,
         "passed": counts.get("pass", 0) / total if total else None,
-        "counts": [(status, counts.get(status, 0)) for status in CELL_STATUSES],
+        "counts": [
+            (status, counts.get(status, 0))
+            for status in CELL_STATUSES
+            if status not in OPTIONAL_STATUSES or status in counts  # --repeat's, where the summary counts it
+        ],
         "seconds": (summary.get("case_seconds") or {}).get(backend["name"]),
     }
 
@@ -257,10 +261,10 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
             "backends": order,
             "active": report.get("active_backend"),
             "ops": ops,
-            "resultStatuses": RESULT_STATUSES,
-            "cellStatuses": CELL_STATUSES,
+            "resultStatuses": present(report, RESULT_STATUSES),  # optional ones last: the codes stay
+            "cellStatuses": present(report, CELL_STATUSES),
             "modes": MODES,
-            "symbols": SYMBOLS,
+            "symbols": symbols(report),
             "reasons": reasons,
             "settings": settings,
             # the backends' names with their device (only when one is not the CPU: a CPU run's page is unchanged)

@@ -114,6 +114,8 @@ def _outcome(record: Record, strict: bool) -> Tuple[Optional[str], str]:
         return "failure", "changed known result (entry {}): recorded {}; now {}".format(
             change["entry"], change["recorded"], change["now"]
         )
+    if status == Status.NONDETERMINISTIC.value:  # a divergence of the backend's own runs: a failure, not an error
+        return "failure", "nondeterministic: {}".format(record["message"])
     if status in (Status.FAIL.value, Status.UNSUPPORTED.value):
         return "failure", record["message"] if status == Status.FAIL.value else "unsupported: {}".format(
             record["message"]

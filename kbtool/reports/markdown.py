@@ -9,7 +9,7 @@ no raw HTML, no table pipes, no backticks, no control characters reach the page.
 from typing import Any, Dict, Iterable, List
 
 from .assemble import verdict_reasons
-from .matrix import SYMBOLS, build, doc_claims
+from .matrix import SYMBOLS, build, doc_claims, symbols
 from .summary import (
     backend_label,
     backend_rows,
@@ -227,7 +227,7 @@ def _matrix(report: Record) -> List[str]:
             for row in rows
         ],
     )
-    legend = "Legend: " + ", ".join(f"{v} {k}" for k, v in SYMBOLS.items())
+    legend = "Legend: " + ", ".join(f"{v} {k}" for k, v in symbols(report).items())
     return _fold(
         f"Op × backend matrix ({len(rows)} ops): each cell is its worst result, passed/total", table + ["", legend]
     )

@@ -2,10 +2,22 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..results import SEVERITY, Status
+from ..results import OPTIONAL_STATUSES, SEVERITY, Status
 from ..results import SYMBOLS as SYMBOLS  # the views' legend
 
 _RANK = [str(s) for s in SEVERITY]
+
+
+def present(report: Dict[str, Any], words: List[str]) -> List[str]:
+    """`words` (status words), less the statuses only --repeat makes where the report has none (views list those
+    only where they occur)."""
+    found = {r["status"] for r in report.get("results", [])} & set(OPTIONAL_STATUSES)
+    return [w for w in words if w not in OPTIONAL_STATUSES or w in found]
+
+
+def symbols(report: Dict[str, Any]) -> Dict[str, str]:
+    """The legend's symbols for this report (SYMBOLS, less statuses it cannot have: see `present`)."""
+    return {k: SYMBOLS[k] for k in present(report, list(SYMBOLS))}
 
 
 def cell_status(records: List[Dict[str, Any]]) -> Optional[str]:

@@ -307,6 +307,9 @@ def _plan(parts: List[Part], infos: List[Record]) -> Record:
     }
     if checkable is not None:
         plan["checkable_ops"] = checkable
+    repeats = {p.get("repeat", 1) for p in plans}
+    if max(repeats) > 1:  # --repeat N: the parts' own (the most runs, where parts differ)
+        plan["repeat"] = max(repeats)
     return plan
 
 

@@ -5,7 +5,7 @@ plain strings: each renderer (terminal, Markdown) lays them out its own way."""
 import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..results import BackendStatus, Status
+from ..results import OPTIONAL_STATUSES, BackendStatus, Status
 from .text import plain
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
@@ -16,6 +16,7 @@ COUNT_COLUMNS = [
     ("known", "known"),
     ("unsupported", "unsup."),
     ("changed", "changed"),
+    ("nondeterministic", "nondet."),
     ("fail", "fail"),
     ("error", "error"),
     ("crash", "crash"),
@@ -96,6 +97,12 @@ def backend_counts(report: Record) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def count_columns(report: Record) -> List[Tuple[str, str]]:
+    """COUNT_COLUMNS, less a status only --repeat makes where no result has it (a check of one run: as before)."""
+    found = {r["status"] for r in report["results"]}
+    return [(key, h) for key, h in COUNT_COLUMNS if key not in OPTIONAL_STATUSES or key in found]
+
+
 def percent(value: Optional[float]) -> str:
     if value is None:
         return "–"
@@ -112,9 +119,10 @@ def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[Li
         for n in names
         if n in counts and (counts[n]["results"] or infos.get(n, {}).get("status") == BackendStatus.AVAILABLE.value)
     ]
+    columns = count_columns(report)
     header = (
         ["backend", "versions" if verbosity >= 2 else "version", "results"]
-        + [h for _, h in COUNT_COLUMNS]
+        + [h for _, h in columns]
         + ["conform.", "unexpl."]
     )
     rows = []
@@ -126,7 +134,7 @@ def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[Li
                 plain(short_versions(infos.get(name, {"name": name}), verbosity)),
                 str(c["results"]),
             ]
-            + [str(c.get(key, 0)) for key, _ in COUNT_COLUMNS]
+            + [str(c.get(key, 0)) for key, _ in columns]
             + [percent(c["conformance"]), str(c["unexplained"])]
         )
     return header, rows

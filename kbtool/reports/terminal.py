@@ -31,6 +31,7 @@ from .summary import (
     backend_rows,
     changed_results,
     claim_kind,
+    count_columns,
     details_text,
     failure_groups,
     known_groups,
@@ -73,6 +74,7 @@ STYLES = {
         Status.UNSUPPORTED: "dim",
         Status.COULD_NOT_START: "bold red",
         Status.CHANGED: "bold magenta",
+        Status.NONDETERMINISTIC: "bold yellow",
     }.items()
 }
 
@@ -154,17 +156,37 @@ def _matrix(report: Record, console: Console) -> None:
 
 # ------------------------------------------------------------------------------------------------ backends
 # dropped in this order, while all zero, when the table is wider than the console (CI logs are 80 wide)
-_DROPPABLE = ["could_not_start", "changed", "timeout", "crash", "unsupported", "error", "fail", "known"]
+_DROPPABLE = [
+    "could_not_start",
+    "changed",
+    "nondeterministic",
+    "timeout",
+    "crash",
+    "unsupported",
+    "error",
+    "fail",
+    "known",
+]
 _KEYS = ["backend", "version", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
 
 
-def _fit(header: List[str], rows: List[List[str]], width: int, verbosity: int) -> List[int]:
+def _keys(report: Record) -> List[str]:
+    """The backend table's column keys for this report (summary.count_columns: a --repeat column where it has one)."""
+    return (
+        ["backend", "version", "results"] + [key for key, _ in count_columns(report)] + ["conformance", "unexplained"]
+    )
+
+
+def _fit(
+    header: List[str], rows: List[List[str]], width: int, verbosity: int, keys: Optional[List[str]] = None
+) -> List[int]:
     """Column indices to show: every one that fits; where the table is too wide, the versions go first (-v keeps
     them), then count columns that are zero on every backend."""
+    keys = keys or _KEYS
     keep = [
         i
-        for i, key in enumerate(_KEYS)
-        if key not in ("could_not_start", "changed") or any(row[i] != "0" for row in rows)
+        for i, key in enumerate(keys)
+        if key not in ("could_not_start", "changed", "nondeterministic") or any(row[i] != "0" for row in rows)
     ]
 
     def wide() -> bool:
@@ -176,7 +198,7 @@ def _fit(header: List[str], rows: List[List[str]], width: int, verbosity: int) -
     for key in _DROPPABLE:
         if not wide():
             break
-        i = _KEYS.index(key)
+        i = keys.index(key) if key in keys else -1
         if i in keep and all(row[i] == "0" for row in rows):
             keep.remove(i)
     return keep
@@ -185,21 +207,22 @@ def _fit(header: List[str], rows: List[List[str]], width: int, verbosity: int) -
 def _backends(report: Record, console: Console, verbosity: int) -> None:
     header, rows = backend_rows(report, verbosity)
     if rows:
-        keep = _fit(header, rows, console.width, verbosity)
+        keys = _keys(report)
+        keep = _fit(header, rows, console.width, verbosity, keys)
         table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
         for i in keep:
             table.add_column(header[i], justify="left" if i < 2 else "right", no_wrap=not (verbosity >= 2 and i == 1))
         for row in rows:
             bad = row[-1] != "0"
             styles = dict(
-                {key: "dim" if row[i] == "0" else STYLES.get(key, "") for i, key in enumerate(_KEYS)},
+                {key: "dim" if row[i] == "0" else STYLES.get(key, "") for i, key in enumerate(keys)},
                 backend="bold",
                 version="",
                 results="",
                 conformance="red" if bad else "green",
                 unexplained="bold red" if bad else "dim",
             )
-            table.add_row(*[Text(row[i], style=styles[_KEYS[i]]) for i in keep])
+            table.add_row(*[Text(row[i], style=styles[keys[i]]) for i in keep])
         console.print(table)
     for b in report["backends"]:
         if b["status"] != BackendStatus.AVAILABLE.value:

@@ -7,6 +7,7 @@
     tolerances.py   per-dtype tolerances, the spec's overrides, gradients' looser bound
     shape_rules.py  the spec's documented output shapes; in symbolic mode the static shape (K.int_shape) too
     doc_claims.py   what each doc version shows for an example
+    repeats.py      --repeat N: the runs of one case compared with each other, bit for bit (nondeterministic)
 
 `judge` applies them in order; an outcome is a worker reply `(header, arrays)`.
 """
@@ -17,13 +18,14 @@ from ..results import Details, Status, Verdict
 from ..runners.worker import protocol
 from .doc_claims import doc_check
 from .raises import judge_backend_raised, judge_raises
+from .repeats import is_random, judge_runs
 from .replies import output_values
 from .shape_rules import judge_shape_rules, judge_static_shape
 from .stats import draws_of, judge_stats
 from .tolerances import case_overrides
 from .values import compare_outputs
 
-__all__ = ["doc_check", "judge", "output_values"]
+__all__ = ["doc_check", "is_random", "judge", "judge_runs", "output_values"]
 
 # replies that are verdicts by themselves: the case never produced a value to compare
 _REPLY_VERDICTS = {
