@@ -3,4 +3,5 @@ engine: no gradients, no variables that train)."""
 
 from .keras3_engines import KERAS, engine_recipe
 
-RECIPE = engine_recipe("numpy", packages=[KERAS], version_of=[], case_seconds=0.005)
+# keras's numpy engine imports scipy (keras/src/backend/numpy/math.py, nn.py, linalg.py), which keras does not declare
+RECIPE = engine_recipe("numpy", packages=[KERAS, "scipy==1.17.1"], version_of=["scipy"], case_seconds=0.005)

@@ -3,4 +3,5 @@ plugin; Keras 3's OpenVINO engine is inference-only)."""
 
 from .keras3_engines import KERAS, engine_recipe
 
-RECIPE = engine_recipe("openvino", packages=[KERAS, "openvino==2026.4.1"], version_of=["openvino"])
+# keras's openvino engine imports scipy (keras/src/backend/openvino/math.py), which keras does not declare
+RECIPE = engine_recipe("openvino", packages=[KERAS, "openvino==2026.4.1", "scipy==1.17.1"], version_of=["openvino"])
