@@ -28,14 +28,22 @@ def _open_device():
 
         try:
             return str(jax.devices("gpu")[0])
-        except RuntimeError as exc:
-            raise RuntimeError("KBTOOL_DEVICE=gpu: jax {} sees no GPU ({})".format(jax.__version__, str(exc)[:200]))
+        except Exception as exc:  # jax 0.10 asserts when no platform initialises
+            raise RuntimeError(
+                "KBTOOL_DEVICE=gpu: jax {} sees no GPU ({}: {}); the env's jax[cpu] has no CUDA plugin: register an "
+                "interpreter with jax[cuda] (`kbtool env use keras3-jax --python PATH`)".format(
+                    jax.__version__, type(exc).__name__, str(exc)[:200] or "no platform"
+                )
+            )
     if ENGINE == "torch":
         import torch
 
         if not torch.cuda.is_available():
             built = "CUDA " + torch.version.cuda if torch.version.cuda else "no CUDA (a CPU-only build)"
-            raise RuntimeError("KBTOOL_DEVICE=gpu: torch {} ({}) sees no CUDA device".format(torch.__version__, built))
+            raise RuntimeError(
+                "KBTOOL_DEVICE=gpu: torch {} ({}) sees no CUDA device; register an interpreter with a CUDA torch "
+                "(`kbtool env use keras3-torch --python PATH`)".format(torch.__version__, built)
+            )
         return "cuda:0 " + torch.cuda.get_device_name(0)
     if ENGINE == "tensorflow":
         import tensorflow as tf
