@@ -664,6 +664,18 @@ def test_alias_entries(spec):
     ]
 
 
+def test_a_report_keeps_loading_alias_entries_in_the_form_an_earlier_kbtool_wrote(spec):
+    (alias,) = known.alias_entries(spec)
+    written = alias.to_dict()
+    # before the keras3-* backends, kbtool wrote the list without "keras3-*" (as reports/parity.json has it)
+    earlier = dict(written, backend=[b for b in written["backend"] if b != "keras3-*"])
+    loaded = known.from_report([written, earlier], "report r.json")
+    assert [e.backend for e in loaded] == [tuple(written["backend"]), tuple(earlier["backend"])]
+    for backend in (["*"], written["backend"][:-1], earlier["backend"] + ["numpy"]):  # any other list is refused
+        with pytest.raises(KbtoolError, match=r"report r.json: known_entries: a spec alias entry kbtool did not"):
+            known.from_report([dict(written, backend=backend)], "report r.json")
+
+
 @pytest.mark.parametrize(
     "backend, targeted",
     [
