@@ -414,6 +414,7 @@ def env_list(as_json):
     if as_json:
         click.echo(json.dumps(infos, indent=2))
     else:
+        width = max(len(info["name"]) for info in infos)  # the names line up, keras3-tensorflow's too
         for info in infos:
             if info.get("problem"):
                 state = "broken (see the error below)"
@@ -424,7 +425,7 @@ def env_list(as_json):
             else:
                 state = "not installed"
             link = " -> {}".format(info["symlink_to"]) if info.get("symlink_to") else ""
-            click.echo("{:<11} {:<40} {}{}".format(info["name"], state, info["path"], link))
+            click.echo("{:<{w}} {:<40} {}{}".format(info["name"], state, info["path"], link, w=width))
     problems = [info["problem"] for info in infos if info.get("problem")]
     for problem in problems:  # every environment is listed first; then one line per broken one
         click.echo(f"kbtool: error: {problem}", err=True)
@@ -493,9 +494,12 @@ def backends(as_json, names):
     if as_json:
         click.echo(json.dumps(infos, indent=2))
         return
+    width = max([11] + [len(info["name"]) for info in infos])
     for info in infos:
         detail = ", ".join(f"{k} {v}" for k, v in info.get("versions", {}).items()) or info.get("reason", "")
-        click.echo("{:<11} {:<14} py{:<7} {}".format(info["name"], info["status"], info.get("python") or "-", detail))
+        click.echo(
+            "{:<{w}} {:<14} py{:<7} {}".format(info["name"], info["status"], info.get("python") or "-", detail, w=width)
+        )
 
 
 @main.command()

@@ -111,6 +111,8 @@ GLOB_CHARS = re.compile(r"[*?\[]")
 # the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too);
 # "*.*" is any custom backend module
 KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras3-*", "*.*"]
+# the forms earlier kbtools wrote alias entries in: a report they wrote still loads (before the keras3-* backends)
+EARLIER_KERAS2_BACKENDS = [["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]]
 REGEX_TIMEOUT = 1.0  # seconds one `match` search may take; past it the message does not match
 # seconds the searches that time out may cost one `apply` together: once spent, every later search gets
 # REGEX_LATE_TIMEOUT, so hostile entries (a report's, for `report merge`) cannot each spend REGEX_TIMEOUT. Only
@@ -313,7 +315,7 @@ def _alias_form(entry: Mapping[str, Any]) -> bool:
         set(entry) == {"op", "backend", "status", "reason", "source"}
         and isinstance(entry["op"], str)
         and OP_NAME.match(entry["op"]) is not None
-        and entry["backend"] == KERAS2_BACKENDS
+        and (entry["backend"] == KERAS2_BACKENDS or entry["backend"] in EARLIER_KERAS2_BACKENDS)
         and entry["status"] == Status.UNSUPPORTED.value
         and isinstance(entry["reason"], str)
         and ALIAS_REASON.match(entry["reason"]) is not None

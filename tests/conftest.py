@@ -10,6 +10,10 @@ os.environ["KERAS_HOME"] = tempfile.mkdtemp(prefix="kbtool-tests-keras-home-")
 os.environ.pop("KERAS_BACKEND", None)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Workers on kbtool's own Python (numpy, custom modules written by the tests, which import kbtool.reference) import
+# the kbtool under test, whether or not the caller exported PYTHONPATH=$PWD or installed kbtool.
+if ROOT not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
 # The Keras doc pages ("Keras backends", five versions) are not the project's to ship: the spec (specs/ops.yaml) holds
 # what a check takes from them, and the tests that compare the spec with the pages themselves need KBTOOL_DOCS (default:
 # ../shared/seeds beside the checkout, when it is there); without them those tests skip.

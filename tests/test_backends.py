@@ -39,6 +39,11 @@ EXPECTED = {
     "plaidml": ("3.7", {"plaidml": "0.7.0", "keras": "2.2.4"}),
     "keras3": ("3.11", {"keras": "3.15", "tensorflow": "2.21"}),
     "keras-numpy": ("3.7", {"keras": "2.3.1", "numpy": "1.18", "scipy": "1.7"}),
+    "keras3-jax": ("3.11", {"keras": "3.15.1", "jax": "0.10.2", "jaxlib": "0.10.2"}),
+    "keras3-torch": ("3.11", {"keras": "3.15.1", "torch": "2.13.0+cpu"}),
+    "keras3-tensorflow": ("3.11", {"keras": "3.15.1", "tensorflow": "2.21"}),
+    "keras3-numpy": ("3.11", {"keras": "3.15.1", "numpy": "2."}),
+    "keras3-openvino": ("3.11", {"keras": "3.15.1", "openvino": "2026.4.1"}),
 }
 # eager-only backends: no placeholders, so the symbolic mode is said once, not failed per case
 EAGER_ONLY = ("keras3", "keras-numpy")

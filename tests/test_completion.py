@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from kbtool import completion
 from kbtool.cli import main
+from kbtool.runners.registry import BUILTIN
 from kbtool.specs import loader
 
 
@@ -35,18 +36,16 @@ def test_op_names_complete(args):
 
 def test_backend_and_environment_names_complete(keras_home):
     assert complete(["check", "--backend"], "th") == ["theano"]
-    assert complete(["check", "--backend"], "") == [
-        "numpy",
-        "tensorflow",
-        "tensorflow1",
-        "theano",
-        "cntk",
-        "mxnet",
-        "plaidml",
-        "keras3",
-        "keras-numpy",
+    assert complete(["check", "--backend"], "") == BUILTIN  # every built-in backend, in the registry's order
+    assert complete(["check", "--backend"], "keras3-") == [
+        "keras3-jax",
+        "keras3-torch",
+        "keras3-tensorflow",
+        "keras3-numpy",
+        "keras3-openvino",
     ]
     assert complete(["env", "install"], "c") == ["cntk"]
+    assert complete(["env", "install"], "keras3-t") == ["keras3-torch", "keras3-tensorflow"]
     keras_home.mkdir()
     (keras_home / "keras.json").write_text('{"backend": "my_backend"}')
     assert complete(["check", "--backend"], "my") == ["my_backend"]  # the configured one, custom or not

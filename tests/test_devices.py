@@ -19,7 +19,7 @@ from kbtool.plan import make_plan, resolve_backends
 from kbtool.reports import report as report_mod
 from kbtool.reports.assemble import exit_code
 from kbtool.results import BackendStatus, Result, Status
-from kbtool.runners import custom, registry
+from kbtool.runners import custom, keras3_engines, registry
 from kbtool.runners.base import DeviceUnsupported, Launch, Recipe, on_device
 
 from .helpers import available, make_report, record
@@ -48,8 +48,19 @@ def run(*args):
 
 
 def test_the_keras_2_backends_declare_no_devices_and_say_why_on_a_gpu():
-    for name, recipe in registry.RECIPES.items():
-        assert recipe.devices == {}, name
+    keras2 = [name for name, recipe in registry.RECIPES.items() if recipe.module != keras3_engines.ADAPTER]
+    assert keras2 == ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy"]
+    for name in keras2:
+        assert registry.RECIPES[name].devices == {}, name
+    # the keras3-* engines each run on the CPU; those with a GPU build in kbtool's envs on a GPU too
+    devices = {name: sorted(r.devices) for name, r in registry.RECIPES.items() if name not in keras2}
+    assert devices == {
+        "keras3-jax": ["cpu", "gpu"],
+        "keras3-torch": ["cpu", "gpu"],
+        "keras3-tensorflow": ["cpu", "gpu"],
+        "keras3-numpy": ["cpu"],
+        "keras3-openvino": ["cpu"],
+    }
     with pytest.raises(DeviceUnsupported, match="CUDA_VISIBLE_DEVICES=-1"):
         on_device(Launch("tensorflow", "py", "m", cpu_only=registry.RECIPES["tensorflow"].cpu_only), "gpu")
 
@@ -193,7 +204,7 @@ def test_the_pytest_plugin_refuses_a_bad_device_in_one_line(tmp_path):
     from kbtool.pytest_plugin import options as plugin_options
 
     values = {"kbtool_seed": "0", "kbtool_timeout": None, "kbtool_spec": None, "kbtool_known": None}
-    values.update(kbtool_keras_config=[], kbtool_device="tpu", kbtool_precision=None)
+    values.update(kbtool_keras_config=[], kbtool_device="tpu", kbtool_precision=None, kbtool_repeat=None)
 
     class Config:
         invocation_params = type("P", (), {"dir": tmp_path})

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 import kbtool
 from kbtool import config
 from kbtool.cli import main
+from kbtool.runners.registry import RECIPES
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))  # the kbtool under test
 
@@ -482,7 +483,7 @@ def test_concurrent_force_backs_up_only_the_corrupt_file(tmp_path):
 
 
 # ---------------------------------------------------------------------------- kbtool's own state (KBTOOL_HOME, envs)
-ENV_NAMES = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy"]
+ENV_NAMES = list(RECIPES)  # `kbtool env list` lists every built-in recipe, in the registry's order
 
 
 def _home_is_a_file(tmp_path):

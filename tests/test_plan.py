@@ -329,11 +329,27 @@ def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatc
             name,
             False,
             reason(name)
-            + {"keras3": " (it runs in the tensorflow env)", "keras-numpy": " (it runs in the tensorflow1 env)"}.get(
-                name, ""
-            ),
+            + {
+                "keras3": " (it runs in the tensorflow env)",
+                "keras-numpy": " (it runs in the tensorflow1 env)",
+                "keras3-tensorflow": " (it runs in the tensorflow env)",
+            }.get(name, ""),
         )
-        for name in ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy")
+        for name in (
+            "tensorflow",
+            "tensorflow1",
+            "theano",
+            "cntk",
+            "mxnet",
+            "plaidml",
+            "keras3",
+            "keras-numpy",
+            "keras3-jax",
+            "keras3-torch",
+            "keras3-tensorflow",
+            "keras3-numpy",
+            "keras3-openvino",
+        )
     ]
     with pytest.raises(KbtoolError) as info:
         make_plan(tiny, backends=["numpy", "theano"])

@@ -1,4 +1,4 @@
-"""The recipes of the nine built-in backends and what they ask of kbtool: locks, a shared env, modes a backend
+"""The recipes of the built-in backends and what they ask of kbtool: locks, a shared env, modes a backend
 cannot run, a fresh session per case. No backend environment is needed."""
 
 import dataclasses
@@ -21,7 +21,7 @@ from kbtool.runners.worker import shims
 PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+\Z")
 
 
-def test_the_nine_builtin_backends():
+def test_the_fourteen_builtin_backends():
     assert BUILTIN == [
         "numpy",
         "tensorflow",
@@ -32,6 +32,11 @@ def test_the_nine_builtin_backends():
         "plaidml",
         "keras3",
         "keras-numpy",
+        "keras3-jax",
+        "keras3-torch",
+        "keras3-tensorflow",
+        "keras3-numpy",
+        "keras3-openvino",
     ]
     assert {r.name: r.python_version for r in RECIPES.values()} == {
         "tensorflow": "3.11",
@@ -42,6 +47,11 @@ def test_the_nine_builtin_backends():
         "plaidml": "3.7",
         "keras3": "3.11",
         "keras-numpy": "3.7",
+        "keras3-jax": "3.11",
+        "keras3-torch": "3.11",
+        "keras3-tensorflow": "3.11",
+        "keras3-numpy": "3.11",
+        "keras3-openvino": "3.11",
     }
 
 
@@ -52,7 +62,7 @@ def test_every_env_has_a_lock_that_pins_every_package_its_recipe_names(name):
     locked = envs.read_lock(recipe)
     assert len(locked) >= 8 and all(PIN.match(line) for line in locked.values()), locked
     for requirement in recipe.packages:  # each of the recipe's own packages is in its lock, within its specifier
-        package = re.split(r"[=<>!~]", requirement)[0]
+        package = re.split(r"[\[=<>!~]", requirement)[0]  # the name alone: no extras (jax[cpu]), no version
         line = locked[envs._normalise(package)]
         if "==" in requirement and not requirement.endswith("*"):
             assert line.split("==")[1] == requirement.split("==")[1], (requirement, line)

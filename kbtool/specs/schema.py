@@ -231,7 +231,21 @@ DOC_ERROR = {
 
 # the backends a reference decision may name: kbtool's built-in recipes (kbtool/runners/registry.py; the specs layer
 # sits below the runners, tests/test_spec_fidelity.py holds the two equal) and Keras 2.3.1's own NumPy oracle
-DECISION_BACKENDS = ("tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras-numpy")
+DECISION_BACKENDS = (
+    "tensorflow",
+    "tensorflow1",
+    "theano",
+    "cntk",
+    "mxnet",
+    "plaidml",
+    "keras3",
+    "keras-numpy",
+    "keras3-jax",
+    "keras3-torch",
+    "keras3-tensorflow",
+    "keras3-numpy",
+    "keras3-openvino",
+)
 
 # where the docs leave a behaviour open (or backends disagree) and the reference picks one: what it does, the
 # evidence for that choice, and the backends that do otherwise (each keeps a known difference saying how)
