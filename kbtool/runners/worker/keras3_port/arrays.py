@@ -275,8 +275,11 @@ def flatten(x):
 
 
 def batch_flatten(x):
-    # K kept axis 0 and flattened the rest; -1 goes on the batch axis, which a symbolic tensor may leave None
-    return ops.reshape(x, (-1, int(np.prod(x.shape[1:]))))
+    # K kept axis 0 and flattened the rest; written as keras.layers.Flatten's call does it: the product of the
+    # other dims when all are known (0 included), else -1
+    rest = tuple(x.shape[1:])
+    flat = int(np.prod(rest)) if None not in rest else -1
+    return ops.reshape(x, (ops.shape(x)[0], flat))
 
 
 def expand_dims(x, axis=-1):
