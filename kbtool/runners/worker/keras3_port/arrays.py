@@ -275,11 +275,13 @@ def flatten(x):
 
 
 def batch_flatten(x):
-    # K kept axis 0 and flattened the rest; written as keras.layers.Flatten's call does it: the product of the
-    # other dims when all are known (0 included), else -1
+    # K kept axis 0 and flattened the rest. ops.reshape's new shape is fixed when a symbolic graph is built, so an
+    # unknown batch dim is written -1 (as K did) when the other dims are known; with unknown other dims the batch
+    # dim is given (keras.layers.Flatten's form); a zero-size rest needs the batch dim too (-1 is ambiguous there)
     rest = tuple(x.shape[1:])
-    flat = int(np.prod(rest)) if None not in rest else -1
-    return ops.reshape(x, (ops.shape(x)[0], flat))
+    if None not in rest and int(np.prod(rest)) > 0:
+        return ops.reshape(x, (-1, int(np.prod(rest))))
+    return ops.reshape(x, (x.shape[0], int(np.prod(rest)) if None not in rest else -1))
 
 
 def expand_dims(x, axis=-1):
