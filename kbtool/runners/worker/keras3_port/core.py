@@ -171,10 +171,13 @@ def is_symbolic(x):
 
 def function(inputs, outputs, updates=None, name=None, **kwargs):
     """A callable on a list of values, as K.function's. Updates need no running: a Keras 3 variable's assign
-    happens when it is called."""
+    happens when it is called. Other keywords go to keras.Function, as a port would pass them."""
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     symbolic = [i for i, out in enumerate(outputs) if is_symbolic(out)]
-    run = keras.Function(list(inputs), [outputs[i] for i in symbolic], name=name) if symbolic else None
+    if symbolic or kwargs:
+        run = keras.Function(list(inputs), [outputs[i] for i in symbolic], name=name, **kwargs)
+    else:
+        run = None
 
     def call(values):
         computed = list(outputs)
