@@ -165,7 +165,7 @@ def softplus(x):
 
 
 def softsign(x):
-    return ops.soft_sign(x)
+    return ops.softsign(x)
 
 
 def tanh(x):
@@ -231,13 +231,23 @@ def _output_padding(x, kernel, output_shape, strides, padding, data_format, dila
 def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
     data_format, padding = _data_format(data_format), _padding(padding)
     output_padding = _output_padding(x, kernel, output_shape, strides, padding, data_format, dilation_rate)
-    return ops.conv_transpose(x, kernel, strides, padding, output_padding, data_format, dilation_rate)
+    return ops.conv_transpose(
+        x,
+        kernel,
+        strides=strides,
+        padding=padding,
+        output_padding=output_padding,
+        data_format=data_format,
+        dilation_rate=dilation_rate,
+    )
 
 
 def conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None):
     data_format, padding = _data_format(data_format), _padding(padding)
     output_padding = _output_padding(x, kernel, output_shape, strides, padding, data_format, 1)
-    return ops.conv_transpose(x, kernel, strides, padding, output_padding, data_format)
+    return ops.conv_transpose(
+        x, kernel, strides=strides, padding=padding, output_padding=output_padding, data_format=data_format
+    )
 
 
 def depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
@@ -267,15 +277,14 @@ def _local_conv(inputs, kernel, kernel_size, strides, output_shape, data_format)
     Keras 2 writes it: each output position's input patch flattened, then a batched matmul with that position's
     kernel (kernel: (positions, patch size * channels, filters))."""
     data_format = _data_format(data_format)
-    if data_format == "channels_first":
-        inputs = ops.moveaxis(inputs, 1, -1)
+    first = 1 if data_format == "channels_last" else 2  # the first spatial axis
     patches = []
     for position in _positions(output_shape):
-        slices = [slice(None)]
+        slices = [slice(None)] * first
         for start, size, stride in zip(position, kernel_size, strides):
             slices.append(slice(start * stride, start * stride + size))
-        patch = inputs[tuple(slices)]
-        patches.append(ops.reshape(patch, (1, -1, kernel.shape[1])))
+        # flattened as Keras 2 does: (window..., channels) channels_last, (channels, window...) channels_first
+        patches.append(ops.reshape(inputs[tuple(slices)], (1, -1, kernel.shape[1])))
     x = ops.concatenate(patches, axis=0)  # (positions, batch, patch size * channels)
     out = ops.matmul(x, kernel)  # (positions, batch, filters)
     out = ops.reshape(out, tuple(output_shape) + (-1, kernel.shape[-1]))
@@ -420,18 +429,29 @@ def map_fn(fn, elems, name=None, dtype=None):
     return ops.map(fn, elems)
 
 
+def _fold_step(fn):
+    # the step's per-element output is its carry: Keras 3's TensorFlow scan stores each output in arrays made from
+    # the carry's structure, dtypes and shapes (keras/src/backend/tensorflow/core.py, scan), so outputs of another
+    # structure (or None) fail there; with the carry as output the same scan runs on every engine
+    def step(acc, x):
+        acc = fn(acc, x)
+        return acc, acc
+
+    return step
+
+
 def foldl(fn, elems, initializer=None, name=None):
     # a fold is keras.ops.scan keeping only the last carry; no initializer: the first element is the start
     if initializer is None:
         initializer, elems = elems[0], elems[1:]
-    carry, _ = ops.scan(lambda acc, x: (fn(acc, x), None), initializer, elems)
+    carry, _ = ops.scan(_fold_step(fn), initializer, elems)
     return carry
 
 
 def foldr(fn, elems, initializer=None, name=None):
     if initializer is None:
         initializer, elems = elems[-1], elems[:-1]
-    carry, _ = ops.scan(lambda acc, x: (fn(acc, x), None), initializer, elems, reverse=True)
+    carry, _ = ops.scan(_fold_step(fn), initializer, elems, reverse=True)
     return carry
 
 
@@ -514,6 +534,9 @@ def rnn(
             new_states = [keep(new, old) for new, old in zip(new_states, states)]
         return (output, new_states), output
 
+    # each step's output is the step function's output alone (one array, what Keras 3's symbolic Scan can
+    # describe); Keras 3's TensorFlow scan wants outputs of the carry's structure instead (see _fold_step), which
+    # a carry of (output, states) is not: no single form runs on every engine
     scan_xs = xs if masks is None else (xs, masks)
     (last_output, states), outputs = ops.scan(
         step, (ops.zeros_like(first_output), initial_states), scan_xs, unroll=bool(unroll)
