@@ -6,9 +6,9 @@ with Keras 2's arguments translated only where the map's note says how. A functi
 equivalent is not defined here, so every case of it is `unsupported`. The engine is Keras 3's (KERAS_BACKEND).
 """
 
-from . import arrays, core
+from . import arrays, core, nn
 
-_MODULES = [core, arrays]
+_MODULES = [core, arrays, nn]
 
 
 def _export(module):
