@@ -29,7 +29,7 @@ def test_the_shipped_map_covers_exactly_the_spec(shipped, spec):
         if row.keras3 is not None:
             keras3_map.parse(row.keras3)  # a SyntaxError fails the test
     without = {row.op for row in shipped.rows if not row.has_expression}
-    assert {"gradients", "learning_phase", "local_conv2d"} <= without
+    assert {"gradients", "learning_phase", "is_placeholder"} <= without
     assert shipped.row("in_top_k").keras3 == "keras.ops.in_top_k(targets, predictions, k)"
     # the Keras 1 aliases say so and point at their Keras 2 name's home
     for alias, target in [("image_dim_ordering", "image_data_format"), ("lesser", "less"), ("deconv2d", None)]:

@@ -271,7 +271,7 @@ def reshape(x, shape):
 
 
 def flatten(x):
-    return ops.reshape(x, (-1,))
+    return ops.ravel(x)
 
 
 def batch_flatten(x):
@@ -350,27 +350,12 @@ _LETTERS = "bcdefghijklmnopqrstuvwxyz"
 
 
 def batch_dot(x, y, axes=None):
-    """keras.ops has no batch_dot: this is K.batch_dot's `axes` rule written with keras.ops.einsum. Axis 0 is the
-    batch; x keeps its dims less the summed one, then y's less the batch and the summed one; a rank-1 result
-    becomes (batch, 1)."""
-    x_ndim, y_ndim = len(x.shape), len(y.shape)
-    if x_ndim < 2 or y_ndim < 2:
-        raise ValueError("batch_dot needs inputs of rank >= 2, got shapes {} and {}".format(x.shape, y.shape))
-    if isinstance(axes, int):
-        axes = [axes, axes]
+    """keras.ops has no batch_dot: its one public home is the Dot merging layer, called on the two tensors. Dot
+    needs `axes`: K's default (None) is written out, x's last axis with y's second-to-last (its last when y is
+    2-D)."""
     if axes is None:
-        axes = [x_ndim - 1, y_ndim - 1 if y_ndim == 2 else y_ndim - 2]
-    ax, ay = axes[0] % x_ndim, axes[1] % y_ndim
-    if ax == 0 or ay == 0:
-        raise ValueError("batch_dot cannot sum over the batch axis 0 (axes={})".format(list(axes)))
-    x_sub = ["a"] + list(_LETTERS[: x_ndim - 1])
-    y_sub = ["a"] + list(_LETTERS[x_ndim - 1 : x_ndim + y_ndim - 3])  # y's dims less the batch and the summed one
-    y_sub.insert(ay, x_sub[ax])
-    out = [c for i, c in enumerate(x_sub) if i != ax] + [c for i, c in enumerate(y_sub) if i not in (0, ay)]
-    result = ops.einsum("{},{}->{}".format("".join(x_sub), "".join(y_sub), "".join(out)), x, y)
-    if len(out) == 1:
-        result = ops.expand_dims(result, 1)
-    return result
+        axes = (len(x.shape) - 1, len(y.shape) - 1 if len(y.shape) == 2 else len(y.shape) - 2)
+    return keras.layers.Dot(axes=axes)([x, y])
 
 
 # ---- uids

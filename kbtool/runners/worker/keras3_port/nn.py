@@ -149,7 +149,8 @@ def elu(x, alpha=1.0):
 
 
 def hard_sigmoid(x):
-    return ops.hard_sigmoid(x)
+    # K's slope 0.2, as the map writes it: keras.ops.hard_sigmoid is relu6(x + 3) / 6, slope 1/6
+    return ops.clip(0.2 * x + 0.5, 0.0, 1.0)
 
 
 def sigmoid(x):
