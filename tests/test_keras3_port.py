@@ -12,7 +12,7 @@ MODULES = ["core", "arrays", "nn"]
 # Documented functions the adapter leaves undefined on purpose: Keras 3 has no equivalent (arrays.py's docstring).
 UNDEFINED = {"print_tensor", "is_placeholder", "is_sparse"}
 # Names that are no K.* function: the adapter's own hooks, read by kbtool's worker.
-ADAPTER_HOOKS = {"kbtool_sync", "is_symbolic"}
+ADAPTER_HOOKS = {"kbtool_sync", "kbtool_reset", "is_symbolic"}
 
 
 def _tree(name: str) -> ast.Module:

@@ -45,5 +45,4 @@ def engine_recipe(
         pip_args=list(pip_args or []),
         notes=notes or f"kbtool's K.* adapter on keras.ops, KERAS_BACKEND={engine}.",
         case_seconds=case_seconds,
-        clear_session=True,  # a fresh Keras 3 global state (and gradient tape) per case
     )

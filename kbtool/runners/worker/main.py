@@ -157,6 +157,10 @@ def main(argv=None):
         t0 = time.time()
         if args.clear_session:
             K.clear_session()
+        if callable(getattr(K, "kbtool_reset", None)):
+            # a module's own fresh start per case (keras3_port: Keras 3's global state, its gradient tape and its
+            # random seed, so an unseeded draw is the same in every run)
+            K.kbtool_reset()
         if cmd == "overhead":
             protocol.write_message(proto_out, timing.overhead(K, request))
             continue

@@ -130,13 +130,20 @@ def set_image_data_format(data_format):
 
 
 def clear_session():
+    keras.backend.clear_session()
+
+
+def kbtool_reset():
+    """The worker's fresh start before each case (not an op): Keras 3's global state, this case's gradient tape,
+    and the global random seed, so that an unseeded keras.random draw is the same in every run (two unseeded draws
+    in one case still differ)."""
     global _TAPE
     if _TAPE is not None:
         _TAPE.__exit__(None, None, None)
         _TAPE = None
-    # without Keras 3's default garbage collection: it took 0.3 s per case with torch loaded, and a case leaves
-    # no cycles that matter
+    # without Keras 3's default garbage collection: it took 0.3 s per case with torch loaded
     keras.backend.clear_session(free_memory=False)
+    keras.utils.set_random_seed(0)
 
 
 # ---- variables, constants, placeholders
@@ -222,7 +229,7 @@ def batch_set_value(tuples):
 
 # ---- gradients: each engine's own autodiff where a Keras 2 style call can reach it
 
-_TAPE = None  # tensorflow: one persistent tape per case, from its first variable (clear_session closes it)
+_TAPE = None  # tensorflow: one persistent tape per case, from its first variable (kbtool_reset closes it)
 
 
 def _watch(var):
