@@ -30,6 +30,8 @@ reports: setup
 		-o reports/parity.xml
 	$(PYTHON) scripts/record-timings.py reports/parity.json
 	$(PYTHON) scripts/compare-backends.py reports/parity.json tensorflow1 tensorflow > reports/tensorflow1-vs-tensorflow.md
+	kbtool report migration reports/parity.json -o reports/migration.md
+	kbtool report migration reports/parity.json -o reports/migration.html
 	HEIGHT=1000 bash scripts/screenshot-report.sh reports/parity.html reports/parity.png
 
 # The published bench in reports/: every op on every backend at all three sizes (run it on a quiet machine).
