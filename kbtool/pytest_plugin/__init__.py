@@ -106,10 +106,12 @@ def pytest_addoption(parser):
     )
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config):
     """Under pytest-xdist (-n N) without a --dist of the user's, items go to workers by backend (--dist loadgroup
-    and an xdist_group mark per backend worker): each backend's worker process is started once, not per item."""
+    and an xdist_group mark per backend worker): each backend's worker process is started once, not per item.
+    A wrapper, so it runs before xdist's own tryfirst hook (which turns "no" into "load") whatever order the two
+    plugins were registered in."""
     option = config.option
     if (
         getattr(option, "kbtool", False)
@@ -117,6 +119,7 @@ def pytest_cmdline_main(config):
         and getattr(option, "dist", None) == "no"
     ):
         option.dist = "loadgroup"
+    return (yield)
 
 
 def pytest_configure(config):
