@@ -248,3 +248,28 @@ def test_a_recipe_can_ask_for_a_fresh_session_before_every_case(spec, custom_bac
     statuses = {r["status"] for r in report["results"] if not r["case"].startswith("grad")}  # (no autodiff)
     assert len(report["results"]) >= 6
     assert statuses == ({"pass"} if clear else {"error"})
+
+
+def test_an_extra_index_is_used_only_when_its_host_answers():
+    """pip retries an index it cannot reach for minutes per package (3 min for torch's env here): kbtool probes the
+    host first and says in the log when it leaves the index out."""
+    import dataclasses
+    import socket
+
+    from kbtool.runners import envs
+    from kbtool.runners.registry import RECIPES
+
+    torch = RECIPES["keras3-torch"]
+    assert torch.extra_index == "https://download.pytorch.org/whl/cpu"
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        answering = dataclasses.replace(torch, extra_index=f"http://127.0.0.1:{server.getsockname()[1]}/simple")
+        lines = []
+        assert envs._index_args(answering, lines.append) == ["--extra-index-url", answering.extra_index]
+        assert lines == []
+    silent = dataclasses.replace(torch, extra_index="https://no-such-host.invalid/simple")
+    lines = []
+    assert envs._index_args(silent, lines.append) == []
+    assert len(lines) == 1 and "no-such-host.invalid/simple cannot be reached" in lines[0]
+    assert envs._index_args(RECIPES["keras3-jax"], lines.append) == []

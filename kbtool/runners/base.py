@@ -258,7 +258,9 @@ class Recipe:
     notes: str = ""
     # a test oracle rather than an engine (keras-numpy): checked like any backend, never timed by `kbtool bench`
     oracle: bool = False
-    pip_args: List[str] = field(default_factory=list)  # more pip options for its env (an extra index)
+    # another package index some of its packages come from (PyTorch's CPU wheels): used when its host answers, since
+    # pip retries an unreachable index for minutes per package
+    extra_index: Optional[str] = None
     # the devices its engine computes on under kbtool (--device) -> the worker's extra environment variables there
     # (env_dir -> variables); empty for a backend that runs on the CPU only (the Keras 2 backends: tensorflow's
     # recipe hides the GPU with CUDA_VISIBLE_DEVICES=-1). See on_device.

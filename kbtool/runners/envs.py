@@ -118,7 +118,7 @@ def install(recipe, log=print, force=False, locked=True):
         if recipe.bootstrap_packages:
             _run(pip + ["install", "-q"] + recipe.bootstrap_packages, log, pip_env)
         wanted = ["-r", lock_path(recipe)] if use_lock else recipe.packages
-        _run(pip + ["install", "-q"] + recipe.pip_args + wanted, log, pip_env)
+        _run(pip + ["install", "-q"] + _index_args(recipe, log) + wanted, log, pip_env)
     recipe.prepare(env_dir)
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []
@@ -154,6 +154,27 @@ def registered_line(recipe: Any, python: str) -> str:
         f"`kbtool env remove {owner}` unregisters it (the interpreter stays), then `kbtool env install {recipe.name}` "
         "builds a venv"
     )
+
+
+def _index_args(recipe, log) -> List[str]:
+    """`--extra-index-url` for the recipe's extra index when its host answers within a few seconds; else nothing,
+    said in the log (the packages must then come from the configured index or find-links)."""
+    if not recipe.extra_index:
+        return []
+    import socket
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(recipe.extra_index)
+    try:
+        port = url.port or (80 if url.scheme == "http" else 443)
+        socket.create_connection((url.hostname or "", port), timeout=EXTRA_INDEX_PROBE_SECONDS).close()
+    except (OSError, ValueError) as exc:
+        log(f"{recipe.extra_index} cannot be reached ({exc.strerror or exc}): pip uses the configured indexes only")
+        return []
+    return ["--extra-index-url", recipe.extra_index]
+
+
+EXTRA_INDEX_PROBE_SECONDS = 5.0
 
 
 def install_all(

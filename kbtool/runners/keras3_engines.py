@@ -26,7 +26,7 @@ def engine_recipe(
     devices: Optional[Dict[str, Callable[[str], Dict[str, str]]]] = None,
     env_name: Optional[str] = None,
     python_version: str = "3.11",
-    pip_args: Optional[List[str]] = None,
+    extra_index: Optional[str] = None,
     case_seconds: float = 0.01,
     notes: str = "",
 ) -> Recipe:
@@ -42,7 +42,7 @@ def engine_recipe(
         env_vars=env_vars,
         devices=devices or CPU_ONLY,
         env_name=env_name,
-        pip_args=list(pip_args or []),
+        extra_index=extra_index,
         notes=notes or f"kbtool's K.* adapter on keras.ops, KERAS_BACKEND={engine}.",
         case_seconds=case_seconds,
     )

@@ -8,5 +8,5 @@ RECIPE = engine_recipe(
     version_of=["torch"],
     devices={"cpu": lambda env_dir: dict(HIDE_GPUS), "gpu": lambda env_dir: {}},
     # the CPU build of torch (no CUDA libraries, a tenth of the size) is on PyTorch's own index only
-    pip_args=["--extra-index-url", "https://download.pytorch.org/whl/cpu"],
+    extra_index="https://download.pytorch.org/whl/cpu",
 )
