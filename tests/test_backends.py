@@ -83,7 +83,11 @@ def test_each_env_is_exactly_its_lock(backend):
     recipe = RECIPES[backend]
     frozen = (
         subprocess.run(
-            [recipe.env_python(), "-m", "pip", "freeze"], cwd=recipe.env_dir(), check=True, stdout=subprocess.PIPE
+            [recipe.env_python(), "-m", "pip", "freeze"],
+            cwd=recipe.env_dir(),
+            check=True,
+            stdout=subprocess.PIPE,
+            env=envs.pip_environ(),
         )
         .stdout.decode()
         .splitlines()

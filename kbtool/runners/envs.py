@@ -109,7 +109,7 @@ def install(recipe, log=print, force=False, locked=True):
     if not os.path.exists(os.path.join(env_dir, "bin", "python")):
         _run([python, "-m", "venv", env_dir], log)
     pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
-    pip_env = dict(os.environ, PIP_NO_INPUT="1")
+    pip_env = pip_environ()
     use_lock = locked and os.path.exists(lock_path(recipe))
     installed = os.path.exists(os.path.join(env_dir, RECORD))
     if use_lock and installed and not lock_drift(recipe, _freeze(pip, pip_env, env_dir)):
@@ -154,6 +154,14 @@ def registered_line(recipe: Any, python: str) -> str:
         f"`kbtool env remove {owner}` unregisters it (the interpreter stays), then `kbtool env install {recipe.name}` "
         "builds a venv"
     )
+
+
+def pip_environ() -> Dict[str, str]:
+    """The environment pip runs in inside an env: the caller's, without PYTHONPATH (a checkout on it would be
+    installed as far as `pip freeze` can tell, and the env would drift from its lock) and never prompting."""
+    env = dict(os.environ, PIP_NO_INPUT="1")
+    env.pop("PYTHONPATH", None)
+    return env
 
 
 def _index_args(recipe, log) -> List[str]:
