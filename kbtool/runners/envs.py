@@ -177,7 +177,8 @@ def _index_args(recipe, log) -> List[str]:
         port = url.port or (80 if url.scheme == "http" else 443)
         socket.create_connection((url.hostname or "", port), timeout=EXTRA_INDEX_PROBE_SECONDS).close()
     except (OSError, ValueError) as exc:
-        log(f"{recipe.extra_index} cannot be reached ({exc.strerror or exc}): pip uses the configured indexes only")
+        why = getattr(exc, "strerror", None) or exc
+        log(f"{recipe.extra_index} cannot be reached ({why}): pip uses the configured indexes only")
         return []
     return ["--extra-index-url", recipe.extra_index]
 
