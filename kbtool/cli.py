@@ -41,19 +41,43 @@ class Group(click.Group):
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kbtool")
 def main():
-    """Conformance harness for the Keras backend API: one call, the same meaning on every backend."""
+    """Check the Keras backend API on every backend.
+
+    kbtool runs each documented K.* function on every installed backend and compares values, shapes, dtypes and
+    errors with a NumPy reference. Docs: docs/index.md (`make docs` builds the site).
+
+    \b
+    Examples:
+      kbtool backends
+      kbtool check --op batch_dot
+      kbtool check --help
+    """
 
 
 # ---------------------------------------------------------------------------- config
 @main.group()
 def config():
-    """Read and edit keras.json as the Keras docs describe it."""
+    """Read and edit keras.json as the Keras docs describe it.
+
+    \b
+    Examples:
+      kbtool config show
+      kbtool config set floatx float64
+    """
 
 
 @config.command("path")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the path and whether it exists as JSON.")
 def config_path(as_json):
-    """Print where keras.json lives ($KERAS_HOME/keras.json or ~/.keras/keras.json)."""
+    """Print where keras.json lives.
+
+    That is $KERAS_HOME/keras.json, else ~/.keras/keras.json.
+
+    \b
+    Examples:
+      kbtool config path
+      kbtool config path --json
+    """
     import os
 
     from . import config as cfg
@@ -63,9 +87,15 @@ def config_path(as_json):
 
 
 @config.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the settings and their sources as JSON.")
 def config_show(as_json):
-    """Show the effective settings and where each comes from."""
+    """Show the effective settings and where each comes from.
+
+    \b
+    Examples:
+      kbtool config show
+      kbtool config show --json
+    """
     from . import config as cfg
 
     settings = cfg.effective()
@@ -84,7 +114,15 @@ def config_show(as_json):
 @click.argument("key")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output: the value and where it comes from.")
 def config_get(key, as_json):
-    """Print one effective setting."""
+    """Print one effective setting.
+
+    KEY is image_data_format, epsilon, floatx or backend.
+
+    \b
+    Examples:
+      kbtool config get floatx
+      kbtool config get backend --json
+    """
     from . import config as cfg
 
     settings = cfg.effective()
@@ -108,7 +146,23 @@ def config_get(key, as_json):
 @click.option("--force", is_flag=True, help="Replace an unreadable keras.json (the old file is kept as a backup).")
 @options.IMPORT_TIMEOUT
 def config_set(key, value, force, timeout):
-    """Set KEY to VALUE in keras.json (validated, written atomically)."""
+    """Set KEY to VALUE in keras.json.
+
+    The value is checked first; the file is written atomically and keeps its other keys.
+
+    \b
+    Keys (documented default; choices):
+      image_data_format  channels_last; channels_last, channels_first
+      epsilon            1e-07; a number above 0
+      floatx             float32; float16, float32, float64
+      backend            tensorflow; a backend name or a module path
+
+    \b
+    Examples:
+      kbtool config set floatx float64
+      kbtool config set image_data_format channels_first
+      kbtool config set backend my_package.my_module --timeout 30
+    """
     from . import config as cfg
 
     for note in cfg.set_value(key, value, force=force, timeout=timeout):
@@ -117,11 +171,19 @@ def config_set(key, value, force, timeout):
 
 
 @config.command("validate")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the path, whether it is valid and the problems as JSON.")
 @options.IMPORT_TIMEOUT
 def config_validate(as_json, timeout):
-    """Check keras.json and KERAS_BACKEND; exit 1 when something is invalid, 2 when a custom backend module could
-    not be checked (it exits, crashes or hangs while importing)."""
+    """Check keras.json and KERAS_BACKEND.
+
+    Exit code 1 when something is invalid, 2 when a custom backend module could not be checked (it exits,
+    crashes or hangs while importing).
+
+    \b
+    Examples:
+      kbtool config validate
+      kbtool config validate --json
+    """
     from . import config as cfg
 
     problems = cfg.validate(timeout=timeout)
@@ -138,7 +200,14 @@ def config_validate(as_json, timeout):
 # ---------------------------------------------------------------------------- spec
 @main.group()
 def spec():
-    """Inspect and validate specs/ops.yaml."""
+    """Inspect and validate the spec (ops.yaml).
+
+    \b
+    Examples:
+      kbtool spec list
+      kbtool spec show batch_dot
+      kbtool spec validate
+    """
 
 
 def _load_spec(path=None):
@@ -149,9 +218,15 @@ def _load_spec(path=None):
 
 @spec.command("list")
 @options.SPEC
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON: one object per op.")
 def spec_list(spec_path, as_json):
-    """List every op in the spec with its category and case counts."""
+    """List every op with its category and case counts.
+
+    \b
+    Examples:
+      kbtool spec list
+      kbtool spec list --json
+    """
     from .specs.domains import grid_cases
 
     s = _load_spec(spec_path)
@@ -191,7 +266,13 @@ def spec_list(spec_path, as_json):
 @options.SPEC
 @click.option("--json", "as_json", is_flag=True, help="The entry as JSON instead of YAML.")
 def spec_show(op, spec_path, as_json):
-    """Show one op's spec entry as YAML."""
+    """Show one op's spec entry as YAML.
+
+    \b
+    Examples:
+      kbtool spec show batch_dot
+      kbtool spec show conv2d --json
+    """
     import yaml
 
     s = _load_spec(spec_path)
@@ -204,7 +285,7 @@ def spec_show(op, spec_path, as_json):
 @spec.command("coverage")
 @click.option("--op", "ops", multiple=True, help="Only this op (repeatable).", shell_complete=complete_op)
 @options.SPEC
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print what is unexercised (or the blind spots) as JSON.")
 @click.option(
     "--backend",
     metavar="NAME",
@@ -219,11 +300,18 @@ def spec_show(op, spec_path, as_json):
 )
 @options.KNOWN
 def spec_coverage(ops, spec_path, as_json, backend, report_path, known_path):
-    """What of the documented parameter space no case exercises (each value, each pair of values).
+    """List documented values that no case exercises.
 
-    Exit code 1 when something is unexercised. With --backend: what only results that do not pass on the backend
+    The documented parameter space is each value and each pair of values. Exit code 1 when something is unexercised. With --backend: what only results that do not pass on the backend
     exercise, per mode (blind spots), each `unsupported` (the backend lacks the function or the mode), `refused`
-    (every call with the value raises) or real; exit code 1 when a real one is left."""
+    (every call with the value raises) or real; exit code 1 when a real one is left.
+
+    \b
+    Examples:
+      kbtool spec coverage --op conv2d
+      kbtool spec coverage --backend cntk --json
+      kbtool spec coverage --backend theano --report full.json
+    """
     from .specs import coverage
 
     if (report_path or known_path) and not backend:
@@ -255,9 +343,17 @@ def spec_coverage(ops, spec_path, as_json, backend, report_path, known_path):
 
 @spec.command("validate")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the path, whether it is valid and the problems as JSON.")
 def spec_validate(file, as_json):
-    """Validate a spec file; every problem is printed as file:line: path: message."""
+    """Validate a spec file (default: the shipped spec).
+
+    Every problem is printed as file:line: path: message; exit code 1 when there is one.
+
+    \b
+    Examples:
+      kbtool spec validate
+      kbtool spec validate specs/ops.yaml --json
+    """
     from . import paths
     from .specs import loader
 
@@ -284,7 +380,7 @@ _MAP = click.option(
     "--map",
     "map_path",
     type=click.Path(dir_okay=False),
-    help="The K.* -> Keras 3 map (default: specs/keras3_map.yaml).",
+    help="The K.* -> Keras 3 map (default: keras3_map.yaml beside the shipped spec).",
 )
 
 
@@ -300,7 +396,15 @@ def _load_map(map_path, spec_path=None):
 @options.SPEC
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def spec_map(ops, map_path, spec_path, as_json):
-    """Print the K.* -> Keras 3 map: each function's Keras 3 expression and note, or why there is none."""
+    """Print the K.* -> Keras 3 map.
+
+    Each function's Keras 3 expression and note, or why there is none.
+
+    \b
+    Examples:
+      kbtool spec map --op batch_dot
+      kbtool spec map --json
+    """
     from .reports.text import cell
 
     keras3_map = _load_map(map_path, spec_path)
@@ -342,7 +446,16 @@ def spec_map(ops, map_path, spec_path, as_json):
 # ---------------------------------------------------------------------------- env / backends
 @main.group()
 def env():
-    """Provision the backends' environments (one venv per backend, from its recipe)."""
+    """Manage the backends' environments (one venv each).
+
+    Each backend runs in its own venv, built from its recipe and its lock.
+
+    \b
+    Examples:
+      kbtool env list
+      kbtool env install theano
+      kbtool env install --all
+    """
 
 
 def _recipes(names, all_):
@@ -365,7 +478,16 @@ def _recipes(names, all_):
 @click.option("--all", "all_", is_flag=True, help="Install every managed backend.")
 @click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
 def env_install(names, all_, force):
-    """Create or update backend environments (each at the versions its lock pins)."""
+    """Create or update backend environments.
+
+    Each environment gets exactly the versions its lock pins.
+
+    \b
+    Examples:
+      kbtool env install theano cntk
+      kbtool env install --all
+      kbtool env install tensorflow --force
+    """
     from .runners import envs
 
     failed = envs.install_all(
@@ -390,10 +512,17 @@ def env_install(names, all_, force):
 )
 @click.option("--force", is_flag=True, help="Replace a registration, or delete the venv kbtool built for NAME.")
 def env_use(name, python, force):
-    """Run backend NAME on an existing interpreter instead of a venv kbtool builds.
+    """Run backend NAME on an interpreter you already have.
 
-    The interpreter must import the backend (checked now; its versions are recorded). kbtool installs nothing into
-    it; `kbtool env remove NAME` drops the registration and leaves the interpreter alone."""
+    kbtool then builds no venv for NAME. The interpreter must import the backend (checked now; its versions are
+    recorded). kbtool installs nothing into it; `kbtool env remove NAME` drops the registration and leaves the
+    interpreter alone.
+
+    \b
+    Examples:
+      kbtool env use keras3-jax --python /opt/conda/envs/jax/bin/python
+      kbtool env use keras3-torch --python /usr/bin/python3 --force
+    """
     from .runners import envs
 
     (recipe,) = _recipes((name,), False)
@@ -404,9 +533,17 @@ def env_use(name, python, force):
 
 
 @env.command("list")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the environments as JSON: one object each.")
 def env_list(as_json):
-    """List managed environments and whether they are installed."""
+    """List the environments and whether they are installed.
+
+    Exit code 2 when one is broken (the reason follows the list).
+
+    \b
+    Examples:
+      kbtool env list
+      kbtool env list --json
+    """
     from .runners import envs
     from .runners.registry import RECIPES
 
@@ -436,7 +573,15 @@ def env_list(as_json):
 @env.command("system-packages")
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
 def env_system_packages(as_json):
-    """Print the Debian packages the backends need (from their recipes), one per line."""
+    """Print the Debian packages the backends need.
+
+    One per line, from the backends' recipes.
+
+    \b
+    Examples:
+      kbtool env system-packages
+      kbtool env system-packages --json
+    """
     from .runners.registry import system_packages
 
     if as_json:
@@ -449,7 +594,16 @@ def env_system_packages(as_json):
 @env.command("remove")
 @click.argument("names", nargs=-1, required=True, shell_complete=complete_environment)
 def env_remove(names):
-    """Delete backend environments (a symlinked one loses the link only, never what it points to)."""
+    """Delete backend environments.
+
+    A symlinked environment loses the link only, never what it points to. A registered interpreter
+    (`kbtool env use`) is dropped and left alone.
+
+    \b
+    Examples:
+      kbtool env remove theano
+      kbtool env remove cntk mxnet
+    """
     from .runners import envs
 
     failed = []
@@ -472,7 +626,7 @@ def env_remove(names):
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print each backend's status, versions and reason as JSON.")
 @click.option(
     "--backend",
     "names",
@@ -481,7 +635,16 @@ def env_remove(names):
     shell_complete=complete_backend,
 )
 def backends(as_json, names):
-    """Start each backend's worker and report status, versions and why one is unavailable."""
+    """Show each backend's status and versions.
+
+    Starts each backend's worker and reports whether it is available, its versions, and why it is not.
+
+    \b
+    Examples:
+      kbtool backends
+      kbtool backends --json
+      kbtool backends --backend my_package.my_module
+    """
     from .interrupts import Interrupted, Interrupts
     from .session import Cancel, probe_all
 
@@ -505,9 +668,12 @@ def backends(as_json, names):
 @main.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell):
-    """Print the shell completion script (op, backend and environment names complete too).
+    """Print the shell completion script.
+
+    Op, backend and environment names complete too.
 
     \b
+    Examples:
     bash:  eval "$(kbtool completion bash)"    (or add that line to ~/.bashrc)
     zsh:   eval "$(kbtool completion zsh)"     (in ~/.zshrc)
     fish:  kbtool completion fish > ~/.config/fish/completions/kbtool.fish
@@ -532,11 +698,13 @@ def completion(shell):
     "backend_names",
     multiple=True,
     shell_complete=complete_backend,
-    help="Backend (repeatable): numpy, tensorflow, theano, cntk, or a module path [@ENV]. "
+    help="Backend (repeatable): a built-in name (`kbtool backends` lists them) or a module path [@ENV]. "
     "Default: every installed built-in backend.",
 )
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(MODES), help="Evaluation mode(s).")
+@click.option(
+    "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Evaluation mode (repeatable; default: both)."
+)
 @click.option("--examples", is_flag=True, help="Only the documented examples: checks what each doc version shows.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report to stdout instead of the table.")
@@ -563,7 +731,8 @@ def completion(shell):
     "keras_config",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable).",
+    help="Run every case under this keras.json setting (image_data_format, floatx, epsilon; repeatable), "
+    "or `defaults`: ignore keras.json and run the documented defaults (what CI should pin).",
 )
 @options.KNOWN
 @options.DEVICE
@@ -616,12 +785,21 @@ def completion(shell):
     "difference, every documentation example.",
 )
 def check(**flags):
-    """Run spec cases on each backend and compare with the NumPy reference.
+    """Check ops on backends against the NumPy reference.
 
-    Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
+    Runs the spec's cases on each backend and compares values, shapes, dtypes and errors. Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
     with --strict also an unsupported result or a grown known difference), 2 usage/config error or a report that
     could not be written, 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
     Every check's JSON report is kept as last-report.json in kbtool's home, for --last-failed.
+
+    \b
+    Examples:
+      kbtool check --op batch_dot
+      kbtool check --op conv2d --backend theano --mode symbolic
+      kbtool check --active --op conv2d
+      kbtool check --keras-config defaults -o report.html -o junit.xml
+      kbtool check --known my_known.yaml --status unexplained
+      kbtool check --shard 2/4 -o part2.json
     """
     from . import keras_settings, reports
     from . import shard as shard_mod
@@ -703,21 +881,35 @@ main.add_command(_bench)
 # ---------------------------------------------------------------------------- known
 @main.group("known")
 def known_group():
-    """Known differences: make them exact from a run (`known record`)."""
+    """Known differences: record them from a run.
+
+    \b
+    Examples:
+      kbtool known record full.json
+    """
 
 
 @known_group.command("record")
 @click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=False))
 @options.KNOWN
 def known_record(report_path, known_path):
-    """Record, for every entry of the known-differences file, the key and fingerprint of each result it explains
+    """Record the results each known difference explains.
+
+    Writes, for every entry of the known-differences file, the key and fingerprint of each result it explains
     in REPORT.json (`kbtool check -o REPORT.json`), and their count: from then on the entry explains exactly those
     results, each while its fingerprint holds (a known result that fails differently is `changed`).
 
     The file is edited in place as text (comments and layout stay) for review in the diff. A report of part of
     the spec records the op and backend pairs it ran and keeps the rest. Exit code: 0 written (or already
     current), 2 a report that cannot be recorded (interrupted, filtered by case or mode, other settings), an entry
-    that is stale or dead in it, or a file that cannot be read or written."""
+    that is stale or dead in it, or a file that cannot be read or written.
+
+    \b
+    Examples:
+      kbtool check -o full.json
+      kbtool known record full.json
+      kbtool known record full.json --known my_known.yaml
+    """
     from . import files, known, known_record, paths
     from .check import known_entries_for
     from .reports.report import Report
@@ -756,7 +948,15 @@ def known_record(report_path, known_path):
 # ---------------------------------------------------------------------------- report
 @main.group("report")
 def report_group():
-    """Render, merge and compare JSON reports (`kbtool check -o FILE.json`)."""
+    """Render, merge and compare JSON reports.
+
+    A JSON report is what `kbtool check -o FILE.json` writes.
+
+    \b
+    Examples:
+      kbtool report render all.json -o all.html
+      kbtool report diff before.json after.json
+    """
 
 
 _REPORT_OUTPUT = click.option(
@@ -788,7 +988,16 @@ _REPORT_OUTPUT = click.option(
 @click.option("-q", "--quiet", is_flag=True, help="The terminal view: the verdict line only.")
 @click.option("-v", "--verbose", is_flag=True, help="The terminal view: everything (as `check -v`).")
 def report_render(file, outputs, fmt, statuses, quiet, verbose):
-    """Render a JSON report again: the same files `kbtool check -o` wrote from it."""
+    """Render a JSON report again.
+
+    Writes the same files `kbtool check -o` wrote from it.
+
+    \b
+    Examples:
+      kbtool report render all.json
+      kbtool report render all.json -o all.md -o all.xml
+      kbtool report render reports/parity.json --status unexplained
+    """
     verbosity = options.verbosity(quiet, verbose)
     from . import reports
     from .reports import view
@@ -822,11 +1031,17 @@ def report_render(file, outputs, fmt, statuses, quiet, verbose):
 @click.option("--allow-incomplete", is_flag=True, help="Merge interrupted reports too (the merge is incomplete).")
 @click.option("--strict", is_flag=True, help="Judge the merged report as `check --strict` does.")
 def report_merge(files, outputs, allow_incomplete, strict):
-    """Merge the JSON reports of shards (`check --shard K/N`) or of backends run apart into one report.
+    """Merge shards' or backends' reports into one.
 
-    They must come from the same spec, seed, grid, --keras-config and known differences and hold no result twice.
+    The parts are the JSON reports of shards (`check --shard K/N`) or of backends run apart. They must come from the same spec, seed, grid, --keras-config and known differences and hold no result twice.
     With no -o the merged JSON goes to stdout. Exit code: 0 the merged run is ok, 1 it is not (as `check`),
-    2 reports that cannot be merged or a file that could not be written."""
+    2 reports that cannot be merged or a file that could not be written.
+
+    \b
+    Examples:
+      kbtool report merge part1.json part2.json -o all.json -o all.html
+      kbtool report merge part*.json --strict -o all.json
+    """
     from . import reports
     from .reports import merge as merge_mod
     from .reports.assemble import exit_code, verdict_reasons
@@ -853,13 +1068,21 @@ def report_merge(files, outputs, allow_incomplete, strict):
 @report_group.command("diff")
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
 def report_diff(old, new, as_json):
-    """What changed from OLD to NEW per op × backend: new failures, fixed, other status changes, results no longer
-    run or new, backend versions, known-difference counts, newly stale or grown entries.
+    """Show what changed from OLD to NEW report.
+
+    Per op × backend: new failures, fixed, other status changes, results no longer run or new, backend
+    versions, known-difference counts, newly stale or grown entries.
 
     Exit code: 1 when something got worse (a new unexplained failure, a result no longer run, a backend that no
-    longer starts, a newly stale or grown known difference), 0 otherwise, 2 on unreadable reports."""
+    longer starts, a newly stale or grown known difference), 0 otherwise, 2 on unreadable reports.
+
+    \b
+    Examples:
+      kbtool report diff reports/parity.json new.json
+      kbtool report diff before.json after.json --json
+    """
     from .reports import diff as diff_mod
     from .reports.load import read_report
 
@@ -883,8 +1106,16 @@ def report_diff(old, new, as_json):
 @_MAP
 @options.SPEC
 def report_migration(files, output, fmt, map_path, spec_path):
-    """The migration table: every function of the spec with its Keras 3 expression (or why there is none), and
-    beside it the parity verdict of each keras3-* engine in the given check reports (none given: no verdicts)."""
+    """Write the K.* -> Keras 3 migration table.
+
+    Every function of the spec with its Keras 3 expression (or why there is none), and beside it the parity
+    verdict of each keras3-* engine in the given check reports (none given: no verdicts).
+
+    \b
+    Examples:
+      kbtool report migration reports/parity.json -o migration.md
+      kbtool report migration reports/parity.json --format html
+    """
     from .files import write_atomic
     from .reports import check_writable, migration
     from .reports.load import read_report
@@ -921,7 +1152,7 @@ def report_migration(files, output, fmt, map_path, spec_path):
     "backend_names",
     multiple=True,
     shell_complete=complete_backend,
-    help="Backend (repeatable): tensorflow, theano, cntk, numpy, or a module path [@ENV]. "
+    help="Backend (repeatable): a built-in name (`kbtool backends` lists them) or a module path [@ENV]. "
     "Default: every installed built-in backend but numpy (the reference itself).",
 )
 @click.option(
@@ -940,10 +1171,17 @@ def report_migration(files, output, fmt, map_path, spec_path):
 @options.TIMEOUT
 @options.REPEAT
 def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_path, known_path, case_timeout, repeat):
-    """Property-based exploration of one op with Hypothesis: drawn inputs, parameters and keras.json settings,
-    judged against the reference as `check` judges; each failure shrunk to a minimal case with a replay command.
+    """Search one op's inputs for differences (Hypothesis).
 
-    Exit code: 0 nothing unexplained, 1 an unexplained failure (or a backend that could not run), 2 usage errors.
+    Draws inputs, parameters and keras.json settings, and judges them against the reference as `check` does.
+    Each failure is shrunk to a minimal case with a replay command. Exit code: 0 nothing unexplained, 1 an
+    unexplained failure (or a backend that could not run), 2 usage errors.
+
+    \b
+    Examples:
+      kbtool explore --op mean --backend theano --max-examples 200
+      kbtool explore --op mean --backend theano --seed 1 --json
+      kbtool explore --op mean --backend theano --replay @case.json
     """
     from .explore import engine, render
     from .explore.save import save_case

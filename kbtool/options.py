@@ -148,7 +148,14 @@ IMPORT_TIMEOUT = click.option(
     type=click.FloatRange(min=0, min_open=True),
     help="Seconds a custom backend module may take to import (it is imported in a child process).",
 )
-SPEC = click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+SPEC = click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Spec file (default: the shipped spec, ops.yaml in kbtool/_specs/ of an installed kbtool, "
+    "or specs/ in a checkout).",
+)
 
 
 # ---------------------------------------------------------------------------- the options of one check

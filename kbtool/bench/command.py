@@ -69,7 +69,13 @@ def _positive(name, value, upper):
     metavar="SECONDS",
     help="Seconds of samples per result (after calibration and warmup).",
 )
-@click.option("--min-samples", type=click.IntRange(2, 1000), default=5, show_default=True)
+@click.option(
+    "--min-samples",
+    type=click.IntRange(2, 1000),
+    default=5,
+    show_default=True,
+    help="Samples per result at least, however long they take (up to --max-seconds).",
+)
 @click.option(
     "--max-seconds",
     type=float,
@@ -120,7 +126,14 @@ def _positive(name, value, upper):
     type=click.Path(dir_okay=False),
     help="Also write the bench: .json, .md or .html, by extension (repeatable).",
 )
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), help="Spec file (default: specs/ops.yaml).")
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Spec file (default: the shipped spec, ops.yaml in kbtool/_specs/ of an installed kbtool, "
+    "or specs/ in a checkout).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
 @click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")
 def bench(
@@ -145,13 +158,23 @@ def bench(
     quiet,
     verbose,
 ):
-    """Time each op on each backend: one-time cost (graph build, compile, first call) apart from the steady-state
+    """Time each op on each backend.
+
+    Reports the one-time cost (graph build, compile, first call) apart from the steady-state
     call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak, the ratio to
     the fastest backend and to NumPy, the growth over sizes, and a regression gate against a baseline.
 
     Backends run one at a time (no measurement shares the cores). Exit code: 0 when something was measured and
     the gate holds, 1 when nothing was measured or --compare found a significant slowdown beyond --fail-over,
     2 on a usage error or a file that could not be written, 130 when interrupted (the partial bench is written).
+
+    \b
+    Examples:
+      kbtool bench --op dot --op conv2d
+      kbtool bench --backend tensorflow --sizes all -v
+      kbtool bench --op dot -o bench.json -o bench.html
+      kbtool bench --op dot --compare baseline.json --fail-over 10
+      kbtool bench --from bench.json --compare baseline.json
     """
     import time
 
