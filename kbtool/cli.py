@@ -43,7 +43,7 @@ class Group(click.Group):
 def main():
     """Check the Keras backend API on every backend.
 
-    kbtool runs each documented K.* function on every installed backend and compares values, shapes, dtypes and
+    It runs each documented K.* function on every installed backend and compares values, shapes, dtypes and
     errors with a NumPy reference. Docs: docs/index.md (`make docs` builds the site).
 
     \b
@@ -514,7 +514,7 @@ def env_install(names, all_, force):
 def env_use(name, python, force):
     """Run backend NAME on an interpreter you already have.
 
-    kbtool then builds no venv for NAME. The interpreter must import the backend (checked now; its versions are
+    No venv is built for NAME. The interpreter must import the backend (checked now; its versions are
     recorded). kbtool installs nothing into it; `kbtool env remove NAME` drops the registration and leaves the
     interpreter alone.
 
