@@ -1,7 +1,7 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test lint reports bench-report
+.PHONY: setup check test lint docs reports bench-report
 
 # pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 setup:
@@ -16,12 +16,19 @@ check: setup
 test: setup
 	$(PYTHON) -m pytest -q
 
-# The linters CI runs (configured in pyproject.toml): ruff's lint and format, mypy (strict at the seams).
+# The linters CI runs (configured in pyproject.toml): ruff's lint and format, mypy (strict at the seams), and the
+# docs build with warnings as errors.
 lint:
 	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[lint]'
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
+	$(MAKE) docs
+
+# The docs site (mkdocs.yml, docs/) into site/; a warning fails the build. Command pages embed each --help.
+docs:
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[docs]'
+	$(PYTHON) -m mkdocs build --strict
 
 # The published parity reports in reports/: one full run under the documented keras.json defaults, every view
 # rendered from the same JSON, the shard timings re-recorded from it, and a screenshot of the scoreboard page.

@@ -1,7 +1,7 @@
 """kbtool's layers: every module imports only from its own layer or the ones below it, never up.
 
 Every kbtool module's imports are read with `ast`, those inside functions (lazy imports) included, and each import
-of a kbtool module from a higher layer fails, named file:line. README.md ("Layers") says the same in words.
+of a kbtool module from a higher layer fails, named file:line. docs/architecture.md ("Layers") says the same in words.
 """
 
 import ast
@@ -158,8 +158,8 @@ def test_the_checker_finds_an_import_up(module, source, bad):
         assert len(found) == 1 and bad in found[0] and found[0].split(":")[1] in ("1", "2")
 
 
-def test_readme_lists_the_same_layers():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+def test_the_docs_list_the_same_layers():
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as f:
         text = f.read()
     section = text.split("### Layers", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     rows = [
