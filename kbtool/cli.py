@@ -775,8 +775,9 @@ _REPORT_OUTPUT = click.option(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["terminal", "json", "markdown", "html", "junit"]),
-    help="Print this format on stdout (default: the terminal view, when no -o is given).",
+    type=click.Choice(["terminal", "json", "markdown", "html", "junit", "github", "annotations"]),
+    help="Print this format on stdout (default: the terminal view, when no -o is given). github: a Markdown "
+    "summary that fits a PR comment and $GITHUB_STEP_SUMMARY; annotations: ::error lines for GitHub Actions.",
 )
 @click.option(
     "--status",
