@@ -434,15 +434,23 @@ def env_list(as_json):
 
 
 @env.command("system-packages")
+@click.argument("names", nargs=-1, shell_complete=complete_environment)
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
-def env_system_packages(as_json):
-    """Print the Debian packages the backends need (from their recipes), one per line."""
+def env_system_packages(names, as_json):
+    """Print the Debian packages the backends need (from their recipes), one per line: those of NAMES, or of every
+    backend. Nothing is printed when they need none.
+
+    \b
+    Example:
+      sudo apt-get install -y $(kbtool env system-packages theano)
+    """
     from .runners.registry import system_packages
 
+    packages = system_packages([r.name for r in _recipes(names, False)] if names else None)
     if as_json:
-        click.echo(json.dumps(system_packages()))
+        click.echo(json.dumps(packages))
         return
-    for package in system_packages():
+    for package in packages:
         click.echo(package)
 
 
