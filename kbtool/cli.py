@@ -571,23 +571,26 @@ def env_list(as_json):
 
 
 @env.command("system-packages")
+@click.argument("names", nargs=-1, shell_complete=complete_environment)
 @click.option("--json", "as_json", is_flag=True, help="A JSON list.")
-def env_system_packages(as_json):
+def env_system_packages(names, as_json):
     """Print the Debian packages the backends need.
 
-    One per line, from the backends' recipes.
+    One per line, from the recipes: those of NAMES, or of every backend. Nothing is printed when they need none.
 
     \b
     Examples:
       kbtool env system-packages
       kbtool env system-packages --json
+      sudo apt-get install -y $(kbtool env system-packages theano)
     """
     from .runners.registry import system_packages
 
+    packages = system_packages([r.name for r in _recipes(names, False)] if names else None)
     if as_json:
-        click.echo(json.dumps(system_packages()))
+        click.echo(json.dumps(packages))
         return
-    for package in system_packages():
+    for package in packages:
         click.echo(package)
 
 
@@ -975,8 +978,9 @@ _REPORT_OUTPUT = click.option(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["terminal", "json", "markdown", "html", "junit"]),
-    help="Print this format on stdout (default: the terminal view, when no -o is given).",
+    type=click.Choice(["terminal", "json", "markdown", "html", "junit", "github", "annotations"]),
+    help="Print this format on stdout (default: the terminal view, when no -o is given). github: a Markdown "
+    "summary that fits a PR comment and $GITHUB_STEP_SUMMARY; annotations: ::error lines for GitHub Actions.",
 )
 @click.option(
     "--status",

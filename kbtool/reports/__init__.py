@@ -3,6 +3,8 @@
 json_report.py  the report itself          terminal.py  a summary that fits a screen
 markdown.py     for PR comments, reports/  html.py      one self-contained page
 junit.py        for CI dashboards          matrix.py    the op × backend matrix they share
+github.py       GitHub's step summary and PR comment (fits 65,536 characters)
+annotations.py  GitHub workflow commands: an ::error per unexplained group, at its spec line
 """
 
 import importlib
@@ -14,7 +16,7 @@ from ..errors import KbtoolError
 from .report import clip, one_line, write_atomic
 from .text import encodable
 
-FORMATS = ("json", "terminal", "markdown", "html", "junit")
+FORMATS = ("json", "terminal", "markdown", "html", "junit", "github", "annotations")
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
 
 

@@ -72,9 +72,12 @@ def variant_suffixes(op: str) -> list[str]:
     return sorted({suffix for r in RECIPES.values() for suffix, ops in r.variant_suffixes.items() if op in ops})
 
 
-def system_packages():
-    """The Debian packages every recipe needs (the union of their apt_packages), sorted."""
-    return sorted({p for recipe in RECIPES.values() for p in recipe.apt_packages})
+def system_packages(names=None):
+    """The Debian packages the named recipes (default: every recipe) need, with those of the env each runs in (the
+    union of their apt_packages), sorted."""
+    recipes = list(RECIPES.values()) if not names else [RECIPES[n] for n in names]
+    recipes += [RECIPES[r.env_owner] for r in recipes if r.env_owner in RECIPES]
+    return sorted({p for recipe in recipes for p in recipe.apt_packages})
 
 
 def launch_for(name: str) -> Launch:
