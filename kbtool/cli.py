@@ -629,7 +629,9 @@ def env_remove(names):
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print each backend's status, versions and reason as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON list: each backend's status, versions, reason and `cached`."
+)
 @click.option(
     "--backend",
     "names",
@@ -637,35 +639,130 @@ def env_remove(names):
     help="Also probe a custom backend module (repeatable).",
     shell_complete=complete_backend,
 )
-def backends(as_json, names):
-    """Show each backend's status and versions.
+@click.option("--refresh", is_flag=True, help="Start every backend's worker again instead of reusing kept answers.")
+def backends(as_json, names, refresh):
+    """Show each backend's status, interpreter and versions.
 
-    Starts each backend's worker and reports whether it is available, its versions, and why it is not.
+    Says why a backend is unavailable; * marks the active backend (keras.json's, or KERAS_BACKEND's).
+
+    An available backend's answer is kept (KBTOOL_HOME/probes.json) and reused while its env, interpreter and
+    packages are unchanged, so a second call answers within a second; --refresh starts each worker again.
 
     \b
     Examples:
       kbtool backends
-      kbtool backends --json
+      kbtool backends --refresh --json
       kbtool backends --backend my_package.my_module
     """
-    from .interrupts import Interrupted, Interrupts
-    from .session import Cancel, probe_all
+    import time
 
-    cancel = Cancel()
+    from .interrupts import Interrupted, Interrupts
+    from .runners.base import envs_dir
+    from .runners.probe_cache import ProbeCache, probe_all, wanted_backends
+    from .session import Cancel, probe
+
+    envs_dir()  # a KBTOOL_HOME or envs folder that is not a folder: one line, before any worker starts
+    cache = ProbeCache()
+    active, active_from = _active_backend()
+    wanted = wanted_backends(names)
+    cancel, infos = Cancel(), []
+    live = not as_json and sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+    status_shown = False
+
+    def status(text):
+        nonlocal status_shown
+        if live:
+            sys.stderr.write("\r\x1b[K" + text[: _width() - 1])
+            sys.stderr.flush()
+            status_shown = bool(text)
+
     try:
         with Interrupts(cancel, "no backend is reported", raise_in_main=True):
-            infos = probe_all(names, cancel)
+            pending = probe_all(wanted, cache, cancel, probe, refresh=refresh)
+            started = time.monotonic()
+            name_w = max([len("backend")] + [len(n) for n in wanted])
+            if not as_json:
+                click.echo(_backends_legend(active, active_from, wanted))
+                click.echo(
+                    "  {:<{w}} {:<13} {:<8} {}".format("backend", "status", "python", "versions, or why not", w=name_w)
+                )
+            told = False
+            for index, (name, future) in enumerate(pending):
+                while True:
+                    try:
+                        info = future.result(timeout=0.25)
+                        break
+                    except TimeoutError:
+                        waiting = [n for n, f in pending[index:] if not f.done()]
+                        if not live and not told and not as_json:
+                            told = True
+                            click.echo(f"kbtool: starting {len(waiting)} backends' workers (up to ~20 s)...", err=True)
+                        status(
+                            "starting {} of {} workers ({}) {:.0f} s".format(
+                                len(waiting), len(wanted), ", ".join(waiting), time.monotonic() - started
+                            )
+                        )
+                info["active"] = name == active
+                infos.append(info)
+                if not as_json:
+                    status("")
+                    for line in _backend_rows(info, name_w):
+                        click.echo(line)
+            status("")
     except Interrupted as stop:
+        if status_shown:
+            status("")
         sys.exit(128 + stop.signum)
+    problem = cache.save()
+    if problem:
+        click.echo(f"kbtool: warning: {problem} (answers were not kept for next time)", err=True)
     if as_json:
         click.echo(json.dumps(infos, indent=2))
         return
-    width = max([11] + [len(info["name"]) for info in infos])
-    for info in infos:
-        detail = ", ".join(f"{k} {v}" for k, v in info.get("versions", {}).items()) or info.get("reason", "")
-        click.echo(
-            "{:<{w}} {:<14} py{:<7} {}".format(info["name"], info["status"], info.get("python") or "-", detail, w=width)
-        )
+    kept = sum(1 for info in infos if info.get("cached"))
+    if kept:
+        click.echo(f"{kept} of {len(infos)} answers kept from earlier runs (envs unchanged); --refresh asks again")
+
+
+def _width():
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def _active_backend():
+    """(the active backend's name, where it is set) from keras.json or KERAS_BACKEND; (None, why) when unreadable."""
+    from . import config
+
+    try:
+        setting = config.effective()["backend"]
+    except KbtoolError as exc:
+        return None, f"keras.json cannot be read: {exc}"
+    source = "KERAS_BACKEND" if setting.source.startswith("environment") else "keras.json"
+    if not setting.source.startswith(("environment", "file")):
+        source = "the documented default: no keras.json"
+    return str(setting.value), source
+
+
+def _backends_legend(active, active_from, wanted):
+    if active is None:
+        return f"active backend unknown ({active_from})"[: _width()]
+    if active in wanted:
+        return f"* = the active backend, {active} ({active_from})"
+    return f"active backend: {active} ({active_from}), not among these"
+
+
+def _backend_rows(info, name_w):
+    """A backend's row, its detail wrapped under its own column so that no line is wider than the terminal."""
+    import textwrap
+
+    detail = ", ".join(f"{k} {v}" for k, v in (info.get("versions") or {}).items()) or info.get("reason", "")
+    head = "{} {:<{w}} {:<13} {:<8} ".format(
+        "*" if info.get("active") else " ", info["name"], info["status"], info.get("python") or "-", w=name_w
+    )
+    room = max(20, _width() - len(head))
+    lines = textwrap.wrap(detail, room, break_on_hyphens=bool(info.get("versions"))) or [""]
+    return [(head + lines[0]).rstrip()] + [" " * len(head) + line for line in lines[1:]]
 
 
 @main.command()

@@ -171,6 +171,8 @@ def _serve_slot(pool, runs, launches, gate, context):
             pool.stop(lane.backend)
         finally:
             pool.release(lane, index)
+            if pool.idle(lane.backend):  # its last worker is gone and nothing of it is left: done
+                _tell(context, lane.backend, "finished")
 
 
 def _hello_only(lane, backend_results, launch, gate, context):
@@ -180,6 +182,7 @@ def _hello_only(lane, backend_results, launch, gate, context):
             _serve_lane(None, lane, 0, False, launch, backend_results, context)
     except BaseException as exc:
         backend_results.error = f"{type(exc).__name__}: {exc}"
+    _tell(context, lane.backend, "finished")
 
 
 def _serve_lane(pool, lane, index, from_end, launch, into, context):
@@ -202,6 +205,7 @@ def _serve_lane(pool, lane, index, from_end, launch, into, context):
         repeat=context["repeat"],
     )
     try:
+        _tell(context, lane.backend, "starting")  # a slot is its: no longer queued
         worker = session.worker(lane.settings)
         hello = worker.hello
         with _INFO_LOCK:
@@ -212,7 +216,10 @@ def _serve_lane(pool, lane, index, from_end, launch, into, context):
                 if worker.client.start_output:  # import chatter, or why the import failed: in the record
                     into.info["start_output"] = worker.client.start_output
         if not worker.ready:
+            if not cancel.is_set():
+                _tell(context, lane.backend, "failed")
             return hello
+        _tell(context, lane.backend, "running")
         if pool is not None:
             pool.started(lane.backend, hello.get("import_seconds"))
         while not cancel.is_set():
@@ -234,6 +241,17 @@ def _serve_lane(pool, lane, index, from_end, launch, into, context):
 
 
 _INFO_LOCK = threading.Lock()
+
+
+def _tell(context, backend, state):
+    """Tell the progress display a backend's state (queued until `starting`: a slot is its; `running`: its worker
+    is ready; `failed`: it could not start; `finished`: nothing of it is left), where the display listens."""
+    listen = getattr(context["progress"], "state", None)
+    if listen is not None:
+        try:
+            listen(backend, state)
+        except Exception:  # a progress line that cannot be shown costs nothing
+            pass
 
 
 def _serve_item(session, entry, case, context, into):

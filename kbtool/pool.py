@@ -125,6 +125,12 @@ class Pool:
             load.workers -= 1
             lane.active -= 1
 
+    def idle(self, backend):
+        """True when none of the backend's lanes has a case left and none of its workers is alive (it is done)."""
+        with self.lock:
+            lanes = [lane for lane in self.lanes if lane.backend == backend]
+            return not any(lane.items for lane in lanes) and self.loads[backend].workers == 0
+
     def take(self, lane, from_end):
         with self.lock:
             return None if self.loads[lane.backend].stopped else lane.take(from_end)

@@ -69,6 +69,14 @@ def _short(value, limit=400):
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
+TEXT_WIDTH = 58  # "explore keras3-tensorflow" 1000/1000 "1000 rejected" 0:00:00, with the spaces between
+
+
+def bar_width(width: int) -> int:
+    """The bar's cells at a terminal `width`: at most 40, at least 4, and none of the text cut from 80 columns."""
+    return max(4, min(40, width - TEXT_WIDTH))
+
+
 class Progress:
     """A rich progress bar per backend on stderr (stdout stays clean for --json); silent when stderr is not a
     terminal, where one summary line per backend is printed instead."""
@@ -82,9 +90,11 @@ class Progress:
 
         # the stream bound now: the reference redirects sys.stderr while it computes a case (kbtool/capture.py)
         self.console = Console(file=sys.stderr)
+        # at 80 columns the name ("explore keras3-tensorflow"), the counts and the clock keep their room: the bar
+        # takes what they leave (rich would otherwise squeeze and cut the text columns)
         self.bar = RichProgress(
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=bar_width(self.console.width)),
             MofNCompleteColumn(),
             TextColumn("{task.fields[found]}"),
             TimeElapsedColumn(),

@@ -1,0 +1,231 @@
+"""What `kbtool backends` learnt from each backend's worker, kept so the next call answers within a second.
+
+Starting a worker takes 1-20 s (TensorFlow's import), and what it says (status, versions, interpreter) changes only
+when its environment does. So an *available* backend's answer is kept in KBTOOL_HOME/probes.json under the
+identity of what ran it, and reused while that identity holds:
+
+- the worker's command line and variables (module, shims, kbtool's worker script), kbtool's version and the
+  modification times of kbtool's worker code;
+- the interpreter: its path, the file it resolves to, that file's size and modification time;
+- the env's install record (kbtool-env.json, which holds its `pip freeze`) and its lock file, by hash;
+- the modification times of the interpreter's site-packages folders (pip installing or removing anything there
+  changes them), and of the backend module's file the worker named.
+
+Checked on each read, with a few `stat` calls and two small hashes: an env that was removed or rebuilt, an
+interpreter that is gone, a package installed or removed, a module edited: each makes the answer stale, and the
+worker is started again. An answer older than `MAX_AGE` is not reused either. A backend that is not installed or
+whose env is broken is told without a worker (cheap) and is never cached; nor is a worker that did not start
+(the next call tries again). `--refresh` starts every worker again and keeps what they say.
+"""
+
+import glob
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .base import ENV_RECORD, WORKER_MAIN, Launch, kbtool_home
+
+CACHE_FILE = "probes.json"
+CACHE_VERSION = 1
+MAX_AGE = 7 * 24 * 3600.0  # seconds an answer is reused at most, whatever its identity says
+AVAILABLE = "available"
+
+
+def cache_path() -> str:
+    return os.path.join(kbtool_home(), CACHE_FILE)
+
+
+def _stat(path: str) -> Optional[List[int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _digest(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read(1 << 22)).hexdigest()
+    except OSError:
+        return None
+
+
+def _site_dirs(python: str) -> List[str]:
+    """The site-packages (and dist-packages) folders under the interpreter's prefix, as given and as resolved; the
+    controller's own when the worker runs on kbtool's Python."""
+    prefixes = {os.path.dirname(os.path.dirname(python)), os.path.dirname(os.path.dirname(os.path.realpath(python)))}
+    found = set()
+    for prefix in prefixes:
+        for kind in ("site-packages", "dist-packages"):
+            found.update(glob.glob(os.path.join(prefix, "lib", "python*", kind)))
+            found.update(glob.glob(os.path.join(prefix, "local", "lib", "python*", kind)))
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        import site
+
+        for path in list(site.getsitepackages()) + [site.getusersitepackages()]:
+            if os.path.isdir(path):
+                found.add(path)
+    return sorted(found)
+
+
+def env_dir_of(name: str) -> Optional[str]:
+    """The kbtool env a backend runs in (a built-in recipe's, or a custom module's `@ENV`), or None."""
+    from .registry import RECIPES
+
+    env = name if name in RECIPES else name.partition("@")[2]
+    recipe = RECIPES.get(env)
+    return recipe.env_dir() if recipe is not None else None
+
+
+def identity(name: str, launch: Launch) -> str:
+    """A hash of everything that decides what `name`'s worker says at start (see the module's docstring)."""
+    from .. import __version__
+    from .envs import lock_path
+    from .registry import RECIPES
+
+    python = launch.python
+    worker_dir = os.path.dirname(WORKER_MAIN)
+    env_dir = env_dir_of(name)
+    recipe = RECIPES.get(name if name in RECIPES else name.partition("@")[2])
+    parts: Dict[str, Any] = {
+        "backend": name,
+        "kbtool": __version__,
+        "worker": {f: _stat(os.path.join(worker_dir, f)) for f in sorted(os.listdir(worker_dir)) if f.endswith(".py")},
+        "argv": launch.argv(),
+        "env": launch.env,
+        "pythonpath": launch.extra_pythonpath,
+        "python": python,
+        "python_real": os.path.realpath(python),
+        "python_stat": _stat(os.path.realpath(python)),
+        "env_dir": env_dir,
+        "record": _digest(os.path.join(env_dir, ENV_RECORD)) if env_dir else None,
+        "lock": _digest(lock_path(recipe)) if recipe is not None else None,
+        "site": {d: _stat(d) for d in _site_dirs(python)},
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class ProbeCache:
+    """The cache file, read once and written once (after the probes), under a lock for the probing threads."""
+
+    def __init__(self, path: Optional[str] = None, clock: Callable[[], float] = time.time) -> None:
+        self.path = path or cache_path()
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._entries: Dict[str, Any] = {}
+        self._changed = False
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            if (
+                isinstance(data, dict)
+                and data.get("version") == CACHE_VERSION
+                and isinstance(data.get("backends"), dict)
+            ):
+                self._entries = data["backends"]
+        except (OSError, ValueError):  # none yet, or unreadable: every backend is probed (and the file rewritten)
+            pass
+
+    def get(self, name: str, key: str) -> Optional[Dict[str, Any]]:
+        """The kept answer for `name` if its identity is still `key`, it is young enough and the module file the
+        worker named is unchanged; else None."""
+        with self._lock:
+            entry = self._entries.get(name)
+        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("info"), dict):
+            return None
+        age = self.clock() - float(entry.get("probed_at") or 0)
+        if not 0 <= age <= MAX_AGE:
+            return None
+        module_file = entry["info"].get("module_file")
+        if module_file and _stat(module_file) != entry.get("module_stat"):
+            return None
+        if entry["info"].get("status") != AVAILABLE:
+            return None
+        return dict(entry["info"], probed_at=entry.get("probed_at"))
+
+    def put(self, name: str, key: str, info: Dict[str, Any]) -> None:
+        """Keep an available backend's answer (any other is dropped: the next call asks again)."""
+        with self._lock:
+            self._changed = True
+            if info.get("status") != AVAILABLE:
+                self._entries.pop(name, None)
+                return
+            module_file = info.get("module_file")
+            self._entries[name] = {
+                "key": key,
+                "probed_at": self.clock(),
+                "info": info,
+                "module_stat": _stat(module_file) if module_file else None,
+            }
+
+    def drop(self, name: str) -> None:
+        with self._lock:
+            if self._entries.pop(name, None) is not None:
+                self._changed = True
+
+    def save(self) -> Optional[str]:
+        """Write the file if anything changed; returns why it could not be written (one line), else None."""
+        from ..files import write_atomic
+
+        with self._lock:
+            if not self._changed:
+                return None
+            text = json.dumps({"version": CACHE_VERSION, "backends": self._entries}, indent=1, sort_keys=True)
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            write_atomic(self.path, text + "\n")
+        except OSError as exc:
+            return f"cannot write {self.path}: {exc.strerror or exc}"
+        return None
+
+
+Probe = Callable[[str, Any], Dict[str, Any]]  # session.probe: start `name`'s worker, say what it answered
+
+
+def probe_one(name: str, cache: ProbeCache, cancel: Any, probe: Probe, refresh: bool = False) -> Dict[str, Any]:
+    """`name`'s info as `kbtool backends` shows it, with `cached`: True when it came from the cache. A backend that
+    cannot start a worker here (not installed, broken env) is told fresh every time by `probe` (session.probe)."""
+    from .base import Unavailable
+    from .registry import launch_for
+
+    key = None
+    try:
+        launch = launch_for(name)
+        key = identity(name, launch)
+    except Unavailable:
+        cache.drop(name)
+    except OSError:  # the identity cannot be read: probe without the cache
+        pass
+    if key is not None and not refresh:
+        kept = cache.get(name, key)
+        if kept is not None:
+            return dict(kept, cached=True)
+    info = probe(name, cancel)
+    if key is not None and not getattr(cancel, "is_set", lambda: False)():
+        cache.put(name, key, info)
+    return dict(info, cached=False)
+
+
+def wanted_backends(extra: Sequence[str] = ()) -> List[str]:
+    """Every built-in backend, then the custom ones asked for, once each."""
+    from .registry import BUILTIN
+
+    return list(BUILTIN) + [n for n in dict.fromkeys(extra) if n not in BUILTIN]
+
+
+def probe_all(
+    names: Sequence[str], cache: ProbeCache, cancel: Any, probe: Probe, refresh: bool = False
+) -> List[Tuple[str, Any]]:
+    """Start probing every backend of `names` in parallel; returns (name, future) in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=max(1, len(names)))
+    try:
+        return [(name, pool.submit(probe_one, name, cache, cancel, probe, refresh)) for name in names]
+    finally:
+        pool.shutdown(wait=False)
