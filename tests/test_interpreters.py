@@ -356,3 +356,10 @@ def test_pip_is_quiet_in_a_log_and_talks_on_a_terminal(bare, recipes, monkeypatc
     (pip,) = [argv for argv, _ in commands if "install" in argv]
     assert ("-q" in pip) is not tty
     assert all(given is terminal for argv, given in commands if "install" in argv)
+
+
+def test_env_install_help_documents_its_exit_codes_and_the_python_option():
+    code, out = run("env", "install", "--help")
+    assert code == 0
+    assert "Exit codes:" in out and "0  every env asked is installed" in out and "`skipped:` line" in out
+    assert "2  an env failed to install" in out and "--python PATH" in out and "Example:" in out
