@@ -475,27 +475,71 @@ def _recipes(names, all_):
 
 @env.command("install")
 @click.argument("names", nargs=-1, shell_complete=complete_environment)
-@click.option("--all", "all_", is_flag=True, help="Install every managed backend.")
+@click.option(
+    "--all", "all_", is_flag=True, help="Install every managed backend (skipping those whose Python is missing)."
+)
 @click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
-def env_install(names, all_, force):
+@click.option(
+    "--python",
+    "python",
+    metavar="PATH",
+    help="Build the env from this interpreter (it must be the backend's Python version, e.g. 3.6 for cntk); "
+    "default: the first found in KBTOOL_PYTHON_X_Y, pyenv, uv, conda, then PATH.",
+)
+def env_install(names, all_, force, python):
     """Create or update backend environments.
 
-    Each environment gets exactly the versions its lock pins.
+    Each env gets exactly the versions its lock pins. Each env is a venv made from a Python of its recipe's version: `--python PATH`, else KBTOOL_PYTHON_3_6-style
+    variables, kbtool's own Python, pyenv's versions, uv's Pythons, conda envs, then pythonX.Y on PATH. On a
+    terminal pip's own output shows while it runs; otherwise only a failing command's last line is said.
+
+    \b
+    Exit codes:
+      0  every env asked is installed; with --all, also when the only ones
+         left out lack their Python (each named on a `skipped:` line with
+         the ways to get one) or use an interpreter from `kbtool env use`
+      2  an env failed to install, a named backend's Python is missing,
+         or bad input (unknown name, --python not that backend's Python)
+      130  interrupted
 
     \b
     Examples:
-      kbtool env install theano cntk
+      kbtool env install tensorflow theano
       kbtool env install --all
       kbtool env install tensorflow --force
+      kbtool env install cntk --python ~/.pyenv/versions/3.6.15/bin/python
     """
-    from .runners import envs
+    from .runners import envs, interpreters
 
+    recipes = _recipes(names, all_)
+    interpreter = None
+    if python:
+        if all_:
+            raise KbtoolError("--python names one interpreter: name the backends it builds, not --all")
+        from .runners.registry import RECIPES
+
+        owners = [RECIPES.get(r.env_owner, r) for r in recipes]
+        versions = sorted({o.python_version for o in owners})
+        if len(versions) > 1:
+            raise KbtoolError(
+                "--python names one interpreter, and these backends need different Pythons ({}): install them "
+                "one Python version at a time".format(
+                    ", ".join(f"{r.name} {o.python_version}" for r, o in zip(recipes, owners))
+                )
+            )
+        try:
+            interpreter = interpreters.find(versions[0], python=python, backend=" and ".join(r.name for r in recipes))
+        except interpreters.WrongInterpreter as exc:
+            raise KbtoolError(str(exc))
     failed = envs.install_all(
-        _recipes(names, all_),
+        recipes,
         force,
         out=click.echo,
         err=lambda line: click.echo(line, err=True),
         skip_registered=all_,
+        interpreter=interpreter,
+        skip_missing=all_,
+        terminal=envs.live_terminal(sys.stderr),
     )
     if failed:
         sys.exit(2)

@@ -26,6 +26,7 @@ import kbtool
 from kbtool import completion, files
 from kbtool.cli import main
 from kbtool.runners import base, envs
+from kbtool.runners.interpreters import Interpreter
 from kbtool.runners.registry import RECIPES
 from kbtool.verdicts import values
 
@@ -315,7 +316,9 @@ def test_env_install_never_takes_over_a_folder_kbtool_did_not_make(tmp_path, mon
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "kbhome"))
     env_dir = tmp_path / "kbhome" / "envs" / "theano"
     _user_folder(env_dir)
-    monkeypatch.setattr(envs, "find_interpreter", lambda version: sys.executable)
+    monkeypatch.setattr(
+        envs, "find_interpreter", lambda version, backend=None: Interpreter(sys.executable, "3", "test")
+    )
     recipe = dataclasses.replace(RECIPES["theano"], system_check=list)
     with pytest.raises(kbtool.errors.KbtoolError) as caught:
         envs.install(recipe, log=lambda line: None, force=force)

@@ -90,7 +90,7 @@ def test_install_all_builds_a_shared_env_once_and_goes_on_after_a_failure(monkey
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
     built = []
 
-    def install(recipe, log, force):
+    def install(recipe, log, force, **_):
         built.append((recipe.name, force))
         log("pip says hello")
         if recipe.name == "theano":

@@ -5,11 +5,9 @@ libraries) and how to start a worker in it (module, shims, environment variables
 built-in recipes live in `kbtool/runners/<backend>.py`, one module per backend.
 """
 
-import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -289,14 +287,24 @@ class Recipe:
         env.update(self.env_vars(env_dir))
         return env
 
+    def not_installed(self) -> str:
+        """Why the backend cannot run when its env is not installed, and what to do: `kbtool env install NAME`, or,
+        when no Python of the env's version is found here, which Python it needs and the ways to get one."""
+        from .interpreters import NoInterpreter, WrongInterpreter, find, hint
+
+        shared = "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
+        try:
+            find(self.python_version, backend=self.name)
+        except NoInterpreter:
+            return f"not installed{shared}; {hint(self.python_version, self.name)}"
+        except WrongInterpreter as exc:  # KBTOOL_PYTHON_X_Y names something else
+            return f"not installed{shared}; {exc}"
+        return f"not installed: run `kbtool env install {self.name}`{shared}"
+
     def launch(self):
         env_dir = self.env_dir()
         if not os.path.exists(os.path.join(env_dir, ENV_RECORD)):
-            raise Unavailable(
-                "not installed: run `kbtool env install {}`{}".format(
-                    self.name, "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
-                )
-            )
+            raise Unavailable(self.not_installed())
         external = registered_python(env_dir)
         return Launch(
             backend=self.name,
@@ -321,38 +329,8 @@ class Recipe:
         )
 
 
-def find_interpreter(version):
-    """Path to a working CPython `version` ("3.6"): the current one, pyenv's versions, then PATH.
+def find_interpreter(version: str) -> str:
+    """Path to a working CPython `version` ("3.6"); kbtool/runners/interpreters.py looks (see its order)."""
+    from .interpreters import find_path
 
-    Each candidate is run once: pyenv's shims are on PATH for every version but only work for
-    the active ones, so "exists" is not "works".
-    """
-    if "{}.{}".format(*sys.version_info[:2]) == version:
-        return sys.executable
-    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.join(os.path.expanduser("~"), ".pyenv")
-    candidates = sorted(
-        glob.glob(os.path.join(pyenv_root, "versions", version + ".*", "bin", "python" + version)), reverse=True
-    )
-    on_path = shutil.which("python" + version)
-    if on_path:
-        candidates.append(on_path)
-    for candidate in candidates:
-        if _reports_version(candidate, version):
-            return candidate
-    raise Unavailable(
-        f"no working Python {version} interpreter: looked in {pyenv_root}/versions and for python{version} on PATH "
-        f"(install one, e.g. `pyenv install {version}`)"
-    )
-
-
-def _reports_version(python, version):
-    try:
-        out = subprocess.run(
-            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and out.stdout.decode().strip() == version
+    return find_path(version)

@@ -11,11 +11,13 @@ import os
 import shutil
 import subprocess
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from .. import files
 from ..errors import KbtoolError
-from .base import WORKER_MAIN, Launch, Unavailable, find_interpreter, registered_python
+from . import interpreters
+from .base import WORKER_MAIN, Launch, Unavailable, registered_python
+from .interpreters import Interpreter, NoInterpreter
 
 RECORD = "kbtool-env.json"
 # Written into an env's folder before anything else at install: the folder is kbtool's to delete (`env remove`,
@@ -27,8 +29,37 @@ WORKER_FLOOR = (3, 6)  # the oldest Python the worker's code runs on (kbtool/run
 PROBE_TIMEOUT = 600.0  # seconds for a registered interpreter to import its backend (TensorFlow on a cold disk: ~1 min)
 
 
-def _run(argv, log, env=None, cwd=None):
+class MissingInterpreter(KbtoolError):
+    """No Python of the recipe's version here (`env install --all` skips the env and says so; exit 0)."""
+
+    def __init__(self, message: str, version: str) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+def live_terminal(stream: Any, environ: Optional[Mapping[str, str]] = None) -> Optional[IO[str]]:
+    """`stream` when pip's own output should go straight to it while it runs (a terminal: pip then draws its
+    progress bars), else None: pip's output is captured and only its last line is said when it fails (a log, CI)."""
+    env = os.environ if environ is None else environ
+    try:
+        tty = bool(stream.isatty()) and stream.fileno() >= 0
+    except (AttributeError, OSError, ValueError):  # a StringIO, a closed or detached stream
+        return None
+    return stream if tty and env.get("TERM") != "dumb" else None
+
+
+def _run(argv, log, env=None, cwd=None, terminal: Optional[IO[str]] = None):
+    """Run `argv`; its output is returned (and only its last line said when it fails), or with `terminal` written
+    to that terminal as it comes (nothing returned)."""
     log("$ " + " ".join(argv))
+    if terminal is not None:
+        terminal.flush()
+        proc = subprocess.run(argv, stdout=terminal.fileno(), stderr=terminal.fileno(), env=env, cwd=cwd)
+        if proc.returncode != 0:
+            raise KbtoolError(
+                "`{}` failed (exit {}): its output is above".format(" ".join(argv[:4]) + " ...", proc.returncode)
+            )
+        return ""
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     output = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
@@ -75,11 +106,25 @@ def lock_drift(recipe, frozen):
     return drift
 
 
-def install(recipe, log=print, force=False, locked=True):
+# pip, not uv: measured on this machine (2 shared cores, pip and uv caches warm, the keras3-numpy lock into a fresh
+# env): `kbtool env install` 15-22 s (72 s under load 8), `uv venv` + `uv pip install -r LOCK` 0.4-1.2 s, and uv
+# also built the cntk (Python 3.6) and mxnet (3.7) envs from their locks. uv stays out because it ignores pip's
+# configuration (pip.conf's index, find-links, constraints and certificates: what a user's machine or CI sets up)
+# and is not a dependency of kbtool; an opt-in installer would have to translate that configuration first.
+def install(
+    recipe,
+    log=print,
+    force=False,
+    locked=True,
+    interpreter: Optional[Interpreter] = None,
+    terminal: Optional[IO[str]] = None,
+):
     """Build the env for `recipe`; returns its record. Idempotent: pip skips what is installed.
 
     With a lock (kbtool/runners/locks/<env>.txt) every package is installed at its locked version, and the env must
-    then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made)."""
+    then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made).
+    The venv is made from `interpreter` (`--python PATH`, checked by the caller), else from the Python
+    interpreters.find finds (MissingInterpreter when there is none). With `terminal`, pip writes to it as it runs."""
     registered = registered_python(recipe.env_dir())
     if registered:
         raise KbtoolError(registered_line(recipe, registered))
@@ -87,10 +132,15 @@ def install(recipe, log=print, force=False, locked=True):
     if problems:
         raise KbtoolError("{}: {}".format(recipe.name, "; ".join(problems)))
     started = time.monotonic()
-    try:
-        python = find_interpreter(recipe.python_version)
-    except Unavailable as exc:
-        raise KbtoolError(f"{recipe.name}: {exc}")
+    if interpreter is None:
+        try:
+            interpreter = find_interpreter(recipe.python_version, recipe.name)
+        except NoInterpreter as exc:
+            raise MissingInterpreter(f"{recipe.name}: {exc}", recipe.python_version)
+        except Unavailable as exc:  # KBTOOL_PYTHON_X_Y names no Python X.Y
+            raise KbtoolError(f"{recipe.name}: {exc}")
+    python = interpreter.path
+    log(interpreter.describe())
     env_dir = recipe.env_dir()
     if force and os.path.lexists(env_dir):
         _refuse_unless_kbtools(recipe, env_dir)
@@ -108,6 +158,8 @@ def install(recipe, log=print, force=False, locked=True):
         raise KbtoolError(f"cannot write {exc.filename or env_dir}: {exc.strerror or exc}")
     if not os.path.exists(os.path.join(env_dir, "bin", "python")):
         _run([python, "-m", "venv", env_dir], log)
+    else:
+        _say_other_base(env_dir, interpreter, recipe, log)
     pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
     pip_env = pip_environ()
     use_lock = locked and os.path.exists(lock_path(recipe))
@@ -115,10 +167,11 @@ def install(recipe, log=print, force=False, locked=True):
     if use_lock and installed and not lock_drift(recipe, _freeze(pip, pip_env, env_dir)):
         log(f"already matches its lock {lock_path(recipe)}")  # nothing for pip to do (cntk would reinstall)
     else:
+        quiet = [] if terminal is not None else ["-q"]  # on a terminal pip says what it downloads, with its bars
         if recipe.bootstrap_packages:
-            _run(pip + ["install", "-q"] + recipe.bootstrap_packages, log, pip_env)
+            _run(pip + ["install"] + quiet + recipe.bootstrap_packages, log, pip_env, terminal=terminal)
         wanted = ["-r", lock_path(recipe)] if use_lock else recipe.packages
-        _run(pip + ["install", "-q"] + _index_args(recipe, log) + wanted, log, pip_env)
+        _run(pip + ["install"] + quiet + _index_args(recipe, log) + wanted, log, pip_env, terminal=terminal)
     recipe.prepare(env_dir)
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []
@@ -133,6 +186,8 @@ def install(recipe, log=print, force=False, locked=True):
         "backend": recipe.name,
         "env": recipe.env_owner,
         "python": python,
+        "python_version": interpreter.version,
+        "python_source": interpreter.source,
         "packages": recipe.packages,
         "lock": os.path.basename(lock_path(recipe)) if use_lock else None,
         "installed": frozen,
@@ -144,6 +199,27 @@ def install(recipe, log=print, force=False, locked=True):
     except OSError as exc:
         raise KbtoolError(f"cannot write {os.path.join(env_dir, RECORD)}: {exc.strerror or exc}")
     return record
+
+
+def find_interpreter(version: str, backend: Optional[str] = None) -> Interpreter:
+    """The Python `version` an env is built from (interpreters.find: its sources and order)."""
+    return interpreters.find(version, backend=backend)
+
+
+def _say_other_base(env_dir: str, interpreter: Interpreter, recipe: Any, log: Callable[[str], None]) -> None:
+    """Log when the existing venv was made from another interpreter than `interpreter` (pip then installs into the
+    venv as it is; `--force` rebuilds it from `interpreter`)."""
+    try:
+        with open(os.path.join(env_dir, "pyvenv.cfg")) as fh:
+            cfg = {key.strip(): value.strip() for key, value in (line.split("=", 1) for line in fh if "=" in line)}
+    except (OSError, UnicodeDecodeError):
+        return
+    home = cfg.get("home", "")
+    if home and os.path.realpath(home) != os.path.realpath(os.path.dirname(interpreter.path)):
+        log(
+            f"note: the env exists, made from the Python in {home}; pip installs into it as it is (`kbtool env "
+            f"install {recipe.name} --force` rebuilds it from {interpreter.path})"
+        )
 
 
 def registered_line(recipe: Any, python: str) -> str:
@@ -192,20 +268,28 @@ def install_all(
     out: Callable[[str], None],
     err: Callable[[str], None],
     skip_registered: bool = False,
+    interpreter: Optional[Interpreter] = None,
+    skip_missing: bool = False,
+    terminal: Optional[IO[str]] = None,
 ) -> List[str]:
     """`kbtool env install`: each recipe's env built once, in order. A recipe that runs in another's env (keras3 in
     tensorflow's) builds that env, and a later recipe of the same env is only told where it is. What happens goes to
     `out` (one line per env) and `err` (pip's progress, errors); one env failing never stops the others.
     An env registered by `kbtool env use` is a failure when named, passed over (said on `out`) with
-    `skip_registered` (`--all`). Returns the names of the recipes whose env failed."""
+    `skip_registered` (`--all`). `interpreter` (`--python PATH`) builds every env named. With `skip_missing`
+    (`--all`) an env whose Python is nowhere here is skipped, not failed: said as it comes, then in one `skipped:`
+    line per Python version at the end. Returns the names of the recipes whose env failed."""
     from .registry import RECIPES
 
     failed: List[str] = []
+    skipped: Dict[str, List[str]] = {}  # Python version -> the recipes skipped for want of it
     done: Dict[str, str] = {}
     for recipe in recipes:
         owner = RECIPES.get(recipe.env_owner, recipe)
         if owner.name in done:
             out(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
+            if owner.python_version in skipped and owner.name in skipped[owner.python_version]:
+                skipped[owner.python_version].append(recipe.name)
             continue
         registered = registered_python(owner.env_dir())
         if registered and skip_registered:
@@ -218,7 +302,23 @@ def install_all(
             )
         )
         try:
-            record = install(owner, log=lambda line: err("   " + line), force=force)
+            record = install(
+                owner, log=lambda line: err("   " + line), force=force, interpreter=interpreter, terminal=terminal
+            )
+        except MissingInterpreter as exc:
+            if not skip_missing:
+                err(f"kbtool: error: {exc}")
+                failed.append(recipe.name)
+                done[owner.name] = "which failed to install"
+                continue
+            if exc.version not in skipped:  # every place looked and every way to get one, once per version
+                err(f"kbtool: skipped: {exc}")
+            skipped.setdefault(exc.version, []).append(owner.name)
+            done[owner.name] = f"which was skipped (no Python {exc.version})"
+            out(f"{owner.name}: skipped, no Python {exc.version} here")
+            if recipe is not owner:
+                skipped[exc.version].append(recipe.name)
+            continue
         except KbtoolError as exc:
             err(f"kbtool: error: {exc}")
             failed.append(recipe.name)
@@ -232,6 +332,8 @@ def install_all(
         )
         if recipe is not owner:
             out(f"{recipe.name}: runs in the {owner.name} env")
+    for version, names in skipped.items():
+        out(f"skipped: {', '.join(names)} (no Python {version}; {interpreters.get_one(version)})")
     return failed
 
 
@@ -327,20 +429,11 @@ def use(
 
 
 def _resolve_interpreter(python: str) -> str:
-    """`python` as an absolute path (a bare name is looked up on PATH); a venv's bin/python stays as it is, never
-    resolved to the interpreter it links to (that one lacks the venv's packages)."""
-    path = os.path.expanduser(python)
-    if os.sep not in path:
-        found = shutil.which(path)
-        if not found:
-            raise KbtoolError(f"{python}: no such interpreter on PATH")
-        path = found
-    path = os.path.abspath(path)
-    if not os.path.exists(path):
-        raise KbtoolError(f"{path}: does not exist")
-    if os.path.isdir(path) or not os.access(path, os.X_OK):
-        raise KbtoolError(f"{path}: not an executable file (give the interpreter, e.g. /opt/conda/bin/python)")
-    return path
+    """`python` as an absolute path (interpreters.resolve_path), a KbtoolError when there is none."""
+    try:
+        return interpreters.resolve_path(python)
+    except Unavailable as exc:
+        raise KbtoolError(str(exc))
 
 
 def _may_register(recipe: Any, env_dir: str, force: bool) -> None:
