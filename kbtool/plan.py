@@ -374,6 +374,12 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
         device=request.device,
         precision=request.precision,
     )
+    if not request.backends and [s.name for s in slots if s.launch] == ["numpy"] and len(slots) > 1:
+        # the numpy backend is kbtool's own reference: alone, it checks no Keras engine
+        plan.notes.append(
+            "only numpy (kbtool's own reference) can run here: no Keras backend is installed "
+            "(`kbtool backends` says why; `kbtool env install --all` installs them)"
+        )
     if request.device != DEFAULT_DEVICE:
         plan.filters.append(f"--device {request.device}")
     if request.precision != DEFAULT_PRECISION:

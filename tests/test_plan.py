@@ -501,3 +501,10 @@ def test_make_plan_takes_its_selection_by_keyword_and_is_plan_for_a_request(tiny
         ("numpy", None),
         ("tensorflow", reason("tensorflow")),
     ]
+
+
+def test_a_default_plan_with_only_the_reference_says_no_keras_backend_ran(tiny):
+    plan = plan_of(tiny)  # numpy installed, tensorflow not
+    assert any("only numpy (kbtool's own reference)" in note for note in plan.notes)
+    assert not plan_of(tiny, installed=["numpy", "tensorflow"]).notes
+    assert not plan_of(tiny, backends=["numpy"]).notes  # asked for: said by the user
