@@ -16,6 +16,8 @@ from kbtool.reports.terminal import verdict_line_text
 from kbtool.reports.text import megabytes, plural
 from tests.helpers import synthetic
 
+pytest_plugins = "pytester"
+
 
 def check(*args):
     result = CliRunner().invoke(main, ["check", *args], env={"COLUMNS": "200"})
