@@ -18,6 +18,7 @@ from . import execute, known, paths
 from .interrupts import Interrupts
 from .plan import checkable_ops
 from .reports.assemble import assemble
+from .repro import RunFlags
 from .session import Cancel
 
 
@@ -65,6 +66,7 @@ def run_check(
         cancel=cancel,
         usage=usage,
         repeat=repeat,
+        flags=RunFlags.of_run(plan, known_path, case_timeout, strict, repeat),  # what every repro carries
     )
     incomplete = None
     if cancel.is_set():

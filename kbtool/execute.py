@@ -53,13 +53,15 @@ def execute_plan(
     min_join_seconds=None,
     usage=None,
     repeat=1,
+    flags=None,
 ):
     """Returns (backend infos in plan order, results sorted by op, case, backend, mode).
 
     Every backend's cases are served by one pool of `jobs` worker slots (kbtool/pool.py; default one per core).
     With `cancel` set during the run, returns within about `grace` seconds with the results that ran. `usage`, a
     dict, receives the slots and the peak memory of the workers and of the controller. `repeat` (--repeat N): each
-    case runs N times on its worker; runs that disagree make a `nondeterministic` result (session.py)."""
+    case runs N times on its worker; runs that disagree make a `nondeterministic` result (session.py). `flags`
+    (repro.RunFlags): what every repro carries (default: the plan's seed and `repeat`)."""
     from .pool import BackendLoad, Lane, MemoryWatch, Pool, default_jobs
     from .runners.registry import not_installed_info
 
@@ -101,6 +103,7 @@ def execute_plan(
         cancel=cancel,
         watch=watch,
         repeat=repeat,
+        flags=flags,
     )
     threads = [
         threading.Thread(
@@ -203,6 +206,7 @@ def _serve_lane(pool, lane, index, from_end, launch, into, context):
         share=index,
         watch=context["watch"],
         repeat=context["repeat"],
+        flags=context["flags"],
     )
     try:
         _tell(context, lane.backend, "starting")  # a slot is its: no longer queued

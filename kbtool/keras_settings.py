@@ -32,6 +32,7 @@ class CheckSettings:
     sources: Dict[str, str] = field(default_factory=dict)  # setting -> where its value comes from
     active_backend: Optional[str] = None
     config_file: Optional[str] = None
+    pinned_defaults: bool = False  # `--keras-config defaults`: keras.json's settings were ignored
 
     def header(self):
         """One line saying which settings ran and where they came from."""
@@ -60,7 +61,7 @@ def resolve(items=(), environ=None, path=None):
     except DomainError as exc:
         raise KbtoolError(f"{exc} (or `--keras-config defaults`)")
     path = path or config.config_path(environ)
-    out = CheckSettings(config_file=path)
+    out = CheckSettings(config_file=path, pinned_defaults=pin_defaults)
     try:
         effective = config.effective(path=path, environ=environ)
     except KbtoolError as exc:

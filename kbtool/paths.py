@@ -5,6 +5,7 @@ finds its spec from any directory; a checkout (editable install) reads the files
 """
 
 import os
+from typing import Optional
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT_ROOT = os.path.dirname(PACKAGE_DIR)
@@ -23,3 +24,14 @@ def spec_file() -> str:
 
 def known_differences_file() -> str:
     return os.path.join(specs_dir(), "known_differences.yaml")
+
+
+def shown(path: str, cwd: Optional[str] = None) -> str:
+    """`path` as a command or a report shows it: relative to `cwd` (default: the current directory) when inside it,
+    else absolute. A report or a repro then names no machine's home or checkout, and runs from where it was made."""
+    full = os.path.abspath(os.path.expanduser(path))
+    here = os.path.abspath(cwd or os.getcwd())
+    if full == here or full.startswith(here.rstrip(os.sep) + os.sep):
+        relative = os.path.relpath(full, here)
+        return os.path.join(os.curdir, relative) if relative.startswith("-") else relative  # not read as a flag
+    return full

@@ -65,6 +65,7 @@ class Plan:
     notes: List[str] = field(default_factory=list)  # what the user should know about how the plan was chosen
     device: str = DEFAULT_DEVICE  # --device: where backends with devices compute (runners.base.on_device)
     precision: str = DEFAULT_PRECISION  # --precision: their engines' float32 setting (KBTOOL_PRECISION)
+    named_backends: Tuple[str, ...] = ()  # --backend (or --active): the backends the user named; () every built-in
 
     @property
     def counts_comparable(self) -> bool:
@@ -373,6 +374,7 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
         keras_config=dict(request.keras_config) if request.keras_config else None,
         device=request.device,
         precision=request.precision,
+        named_backends=tuple(request.backends),
     )
     if not request.backends and [s.name for s in slots if s.launch] == ["numpy"] and len(slots) > 1:
         # the numpy backend is kbtool's own reference: alone, it checks no Keras engine

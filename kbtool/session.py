@@ -15,19 +15,18 @@ Workers also die with the controller however it ends (runners/worker/watchdog.py
 from __future__ import annotations
 
 import json
-import shlex
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple
 
-from . import verdicts
+from . import repro, verdicts
 from .reference.oracle import Oracle
+from .repro import RunFlags
 from .results import Result, Status, Verdict
 from .runners import protocol
 from .runners.client import WorkerClient
 from .runners.custom import inherited_from
 from .runners.protocol import Hello, Reply, Request
-from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
 
 if TYPE_CHECKING:
     from .runners.base import Launch
@@ -128,8 +127,17 @@ class BackendSession:
     watch: Optional[Watch] = None
     # --repeat N: each case runs N times on its worker; runs that disagree make the result `nondeterministic`
     repeat: int = 1
+    # the run's flags every repro carries (repro.RunFlags.of_run; default: this session's seed and --repeat)
+    flags: Optional[RunFlags] = None
     _workers: Dict[SettingsKey, Worker] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.flags is None:
+            self.flags = RunFlags(seed=self.seed, repeat=self.repeat)
+
+    def _repro(self, result: Result, case: Case) -> str:
+        return repro.command(result, case, self.flags or RunFlags())
 
     # -- workers ---------------------------------------------------------------------------------------
     def worker(self, settings: Optional[Settings] = None) -> Worker:
@@ -205,8 +213,8 @@ class BackendSession:
         if not worker.ready:
             return self._could_not_start(case, mode, worker)
         if worker.mismatch:
-            result = not_applied(self.name, case, mode, worker.mismatch, self.seed, self.launch.device)
-            result.repro = repro_command(result, self.seed, case, self.precision)
+            result = not_applied(self.name, case, mode, worker.mismatch, self.launch.device)
+            result.repro = self._repro(result, case)
             return result
         return self._judged(worker, entry, case, mode, expected or self.expected(case, worker.hello))
 
@@ -223,11 +231,6 @@ class BackendSession:
                 if result is None:
                     return
                 yield result
-
-    @property
-    def precision(self) -> Optional[str]:
-        """--precision as the backend's worker gets it (KBTOOL_PRECISION; None: a backend without devices)."""
-        return self.launch.env.get("KBTOOL_PRECISION")
 
     def variants(self, case: Case) -> List[Case]:
         """The backend's variants of `case`; a custom module runs its base backend's only for an op it inherits
@@ -257,7 +260,7 @@ class BackendSession:
             keras_config=dict(case.keras_config),
             device=self.launch.device,
         )
-        result.repro = repro_command(result, self.seed, case, self.precision)
+        result.repro = self._repro(result, case)
         return result
 
     def _judged(
@@ -308,7 +311,7 @@ class BackendSession:
             result.details, result.doc_check = None, None
             result.message = f"{result.message} (details dropped: {_why(exc)})"
         if result.status != Status.PASS:
-            result.repro = repro_command(result, self.seed, case, self.precision, self.repeat)
+            result.repro = self._repro(result, case)
         return result
 
     def _repeated(
@@ -391,8 +394,9 @@ def settings_mismatch(wanted: Settings, reported: object) -> Optional[str]:
     return "; ".join(wrong) or None
 
 
-def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int, device: Optional[str] = None) -> Result:
-    """The result of a case on a worker whose backend did not apply the keras.json settings asked."""
+def not_applied(name: str, case: Case, mode: str, mismatch: str, device: Optional[str] = None) -> Result:
+    """The result of a case on a worker whose backend did not apply the keras.json settings asked (its repro is
+    the session's to add)."""
     result = Result(
         op=case.op,
         case=case.id,
@@ -403,32 +407,7 @@ def not_applied(name: str, case: Case, mode: str, mismatch: str, seed: int, devi
         keras_config=dict(case.keras_config),
         device=device,
     )
-    result.repro = repro_command(result, seed, case)
     return result
-
-
-def repro_command(
-    result: Result, seed: int, case: Optional[Case] = None, precision: Optional[str] = None, repeat: int = 1
-) -> str:
-    """The command that runs this result again (a variant runs with its case; --keras-config when not default;
-    --device, --precision and --repeat N when the check used them)."""
-    case_id = case.variant_of if case is not None and case.variant_of else result.case
-    command = (
-        f"kbtool check --op {shlex.quote(result.op)} --case {shlex.quote(case_id)} "
-        f"--backend {shlex.quote(result.backend)} --mode {result.mode} --seed {seed}"
-    )
-    override = case.keras_override if case is not None else {}
-    for key in sorted(override or {}):
-        command += f" --keras-config {key}={override[key]}"
-    if case is not None and case.id.startswith("grid.") and case.grid == "full":
-        command += " --grid full"
-    if result.device and result.device != DEFAULT_DEVICE:
-        command += f" --device {result.device}"
-    if precision and precision != DEFAULT_PRECISION:
-        command += f" --precision {precision}"
-    if repeat > 1:
-        command += f" --repeat {repeat}"
-    return command
 
 
 def _captured(expected: Optional[Tuple[Dict[str, Any], List[Any]]], actual: Reply) -> Optional[Dict[str, str]]:

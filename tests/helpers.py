@@ -4,13 +4,12 @@ never from one another."""
 
 import json
 
-from kbtool import __version__, known, paths
+from kbtool import __version__, known, paths, repro
 from kbtool.plan import Plan
 from kbtool.reports import assemble as assemble_mod
 from kbtool.reports.assemble import SCHEMA_VERSION, summarize
 from kbtool.results import BackendStatus, Result, Status
 from kbtool.runners.registry import not_installed_info
-from kbtool.session import repro_command
 
 # the one-doc spec header of hand-written spec files (specs, known differences)
 HEADER = """schema_version: 1
@@ -36,7 +35,7 @@ def record(op, case, backend, status, mode="eager", known=None, seconds=0.25, me
         **extra,
     )
     if result.status != Status.PASS:
-        result.repro = repro_command(result, 0)
+        result.repro = repro.command(result)
     return result.as_dict()
 
 

@@ -355,8 +355,8 @@ def test_a_gpu_results_repro_names_the_device():
 
 
 def test_a_repro_names_a_precision_that_is_not_the_default():
-    from kbtool.session import repro_command
+    from kbtool.repro import RunFlags, command
 
     failed = result("gpu")
-    assert repro_command(failed, 0, precision="highest").endswith(" --device gpu --precision highest")
-    assert "--precision" not in repro_command(failed, 0, precision="default")
+    assert command(failed, flags=RunFlags(precision="highest")).endswith(" --device gpu --precision highest")
+    assert "--precision" not in command(failed, flags=RunFlags(precision="default"))

@@ -4,6 +4,7 @@ removing its cause makes the entry stale and the run red again. A planted custom
 (the reference with abs scaled by 1.01), no backend environment."""
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -65,17 +66,20 @@ def test_a_fresh_divergence_fails_and_every_view_points_at_it_with_numbers_and_r
     assert report["summary"]["divergences"] == 4 and not report["summary"]["ok"]
     # terminal: the failure's numbers and its repro, and the verdict as the last line
     assert "max abs diff 0.0196" in terminal and REPRO in terminal
-    assert terminal.rstrip().splitlines()[-1].endswith("4 divergence(s)")
+    assert terminal.rstrip().splitlines()[-1].endswith("4 divergences")
     # Markdown: a row with the numbers and the repro in a code span
-    assert "**Not OK: 4 divergence(s)**" in views["md"]
+    assert "**Not OK: 4 divergences**" in views["md"]
     row = [line for line in views["md"].splitlines() if line.startswith("| abs | basic | gate.planted | eager |")]
-    assert row and "max abs diff 0.01955" in row[0] and f"`{REPRO}`" in row[0]
+    # the repro in a code span, with the run's known-differences file (and its kbtool home)
+    assert row and "max abs diff 0.01955" in row[0] and re.search(f"`[^`]*{REPRO} --known [^`]*known.yaml`", row[0])
     # HTML: the page's data holds the result with its details and repro, and the page says it is not ok
     assert REPRO in views["html"] and '"max_abs_diff"' in views["html"] and "not ok" in views["html"].lower()
     # JUnit: a failure whose message has the numbers and whose text is the repro
     case = [c for c in ET.fromstring(views["xml"]).iter("testcase") if c.get("name") == "basic[eager]"][0]
     failure = case.find("failure")
-    assert failure is not None and "max abs diff 0.0196" in failure.get("message") and failure.text == REPRO
+    assert (
+        failure is not None and "max abs diff 0.0196" in failure.get("message") and REPRO + " --known " in failure.text
+    )
 
 
 def test_registering_it_makes_the_run_green_and_removing_its_cause_makes_it_stale(gate):
@@ -94,7 +98,7 @@ def test_registering_it_makes_the_run_green_and_removing_its_cause_makes_it_stal
     assert code == 1
     assert [e["reason"] for e in report["stale_known_differences"]] == ["planted, abs scaled by 1.01"]
     assert "stale known difference" in terminal and terminal.rstrip().splitlines()[-1].endswith(
-        "1 stale known difference(s)"
+        "1 stale known difference"
     )
     assert "## Stale known differences" in views["md"] and "planted, abs scaled by 1.01" in views["md"]
     stale = [c for c in ET.fromstring(views["xml"]).iter("testcase") if c.find("failure") is not None]

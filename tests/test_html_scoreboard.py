@@ -244,12 +244,12 @@ def test_header_says_ok_with_metadata():
 @pytest.mark.parametrize(
     "change, reasons",
     [
-        (lambda r: r["results"].append(record("dot", "z", "alpha", "fail")), ["1 unexplained divergence(s)"]),
+        (lambda r: r["results"].append(record("dot", "z", "alpha", "fail")), ["1 unexplained divergence"]),
         (
             lambda r: r["stale_known_differences"].append(
                 {"op": "dot", "backend": "alpha", "reason": "r", "note": "gone"}
             ),
-            ["1 stale known difference(s)"],
+            ["1 stale known difference"],
         ),
         (lambda r: r["backends"].append(broken("my.kb")), ["my.kb could not start"]),
         (

@@ -224,7 +224,9 @@ def test_an_unexplained_divergence_fails_with_message_numbers_and_repro(pytester
     assert f"_ abs float64 on {planted} (eager) _" in out and "\nfail: 5 of 5 values differ" in out
     result.stdout.fnmatch_lines([f"FAILED kbtool::abs::float64[[]{planted}-eager[]] - fail: 5*"])
     assert "max_abs_diff: 1.0" in out and "expected_shape" in out
-    assert f"repro: kbtool check --op abs --case float64 --backend {planted} --mode eager --seed 0" in out
+    # the repro is `kbtool check` with the session's flags: its known-differences file (relative to the cwd), after
+    # the kbtool home the tests set (KBTOOL_HOME=...)
+    assert f" kbtool check --op abs --case float64 --backend {planted} --mode eager --seed 0 --known known.yaml" in out
     assert "Traceback" not in out and "site-packages" not in out
 
 
@@ -240,7 +242,7 @@ def test_kbtool_repeat_fails_an_item_whose_runs_disagree_as_nondeterministic(pyt
     result = pytester.runpytest(*args, "--kbtool-repeat", "3")
     result.assert_outcomes(passed=1, failed=1)  # int32 carries no noise
     result.stdout.fnmatch_lines([f"FAILED kbtool::abs::basic[[]{noisy}-eager[]] - nondeterministic: 2 of 2*"])
-    assert f"--backend {noisy} --mode eager --seed 0 --repeat 3" in result.stdout.str()  # the repro repeats too
+    assert f"--backend {noisy} --mode eager --seed 0 --known known.yaml --repeat 3" in result.stdout.str()  # repeats
 
 
 def test_a_pass_where_an_entry_targets_that_result_alone_fails_as_stale(pytester):

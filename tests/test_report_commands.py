@@ -481,17 +481,17 @@ def test_strict_fails_on_explained_unsupported_results(tmp_path, small_known):
         "unsupported": 1,
         "unrecorded": 1,  # the file's entry was never recorded
     }
-    assert "--strict: 1 unsupported result(s)" in strict.stdout
+    assert "--strict: 1 unsupported result" in strict.stdout
     assert assemble_mod.verdict_reasons(report) == [
-        "--strict: 1 unsupported result(s)",
-        "--strict: 1 result(s) explained by unrecorded known differences",
+        "--strict: 1 unsupported result",
+        "--strict: 1 result explained by unrecorded known differences",
     ]
 
 
 def test_strict_fails_on_results_explained_by_unrecorded_entries():
     unrecorded = synthetic(ROWS, entries=ENTRIES[:1], strict=True)
     assert unrecorded["summary"]["strict_failures"] == {"unsupported": 1, "unrecorded": 1}
-    assert "--strict: 1 result(s) explained by unrecorded known differences" in assemble_mod.verdict_reasons(unrecorded)
+    assert "--strict: 1 result explained by unrecorded known differences" in assemble_mod.verdict_reasons(unrecorded)
     assert synthetic(ROWS, entries=ENTRIES[:1])["summary"]["ok"]  # without --strict: an unrecorded entry explains
     exact = [dict(ENTRIES[0], results={"abs b numpy eager": "unsupported | no autodiff"})]
     assert synthetic(ROWS, entries=exact, strict=True)["summary"]["strict_failures"]["unrecorded"] == 0

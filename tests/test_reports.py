@@ -393,7 +393,7 @@ def test_markdown_matrix_and_divergences():
     assert "| op | alpha | beta |" in lines
     assert "| dot | ✗ 2/3 | – 0/3 |" in lines
     assert "| sum | ≈ 1/2 | ☠ 0/2 |" in lines
-    assert text.startswith("# kbtool parity report\n\n**Not OK: 6 divergence(s)**")
+    assert text.startswith("# kbtool parity report\n\n**Not OK: 6 divergences**")
     section = text.split("## Unexplained failures\n", 1)[1].split("\n## ", 1)[0].strip().split("\n\n")[1]
     rows = section.splitlines()
     assert rows[0] == "| op | case | backend | mode | status | message | numbers | repro |"
@@ -468,10 +468,10 @@ def test_terminal_names_the_divergences():
     out = console.file.getvalue()
     assert "✗ 2/3" in out and "– 0/3" in out and "≈ 1/2" in out and "☠ 0/2" in out  # two ops: the matrix shows
     assert "Unexplained failures (6 results in 4 groups):" in out  # beta's 3 unsupported dot results are one
-    assert "Known differences (1 results, 1 reason; re-checked this run):" in out
+    assert "Known differences (1 result, 1 reason; re-checked this run):" in out
     assert "  ≈ 1  alpha  sum  alpha raises here" in out
     assert out.count("      kbtool check --op") == 4  # a repro per group
-    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s: 6 divergence(s)"
+    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s: 6 divergences"
     console = Console(file=io.StringIO(), width=200)
     terminal.render(renderer_report(), console, verbosity=2)
     assert console.file.getvalue().count("reproduce: kbtool check") == 6  # -v: every result

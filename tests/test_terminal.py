@@ -106,7 +106,7 @@ def test_thousands_of_unexplained_failures_still_fit_a_screen(parity, width):
     groups = summary.failure_groups(report)
     shown = [line for line in lines if line.startswith("      kbtool check --op")]
     assert terminal.FAILURE_GROUPS[0] <= len(shown) <= terminal.FAILURE_GROUPS[1]
-    assert any(line.startswith(f"  … {len(groups) - len(shown)} more group(s)") for line in lines)
+    assert any(line.startswith(f"  … {len(groups) - len(shown)} more groups") for line in lines)
     # the failures shown are taken round-robin over the backends, not only the first one's: as many backends as groups
     # shown (every backend with failures, when the screen holds a group of each)
     shown_backends = {line.split("--backend ")[1].split()[0] for line in shown}
@@ -284,7 +284,7 @@ def test_changed_results_and_stale_known_differences_are_always_shown():
     assert (
         "stale known difference: dot basic on beta: beta rounds (did not reproduce in this run (2 results checked))"
     ) in lines
-    assert lines[-1] == "3 results in 1.0 s: 1 divergence(s), 1 stale known difference(s)"
+    assert lines[-1] == "3 results in 1.0 s: 1 divergence, 1 stale known difference"
 
 
 def test_documentation_examples_are_one_line_unless_verbose():
@@ -374,7 +374,7 @@ def test_check_verbose_lists_every_failure(custom_backend):
     default = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", module])
     verbose = CliRunner().invoke(main, ["check", "--op", "transpose", "--backend", module, "-v"])
     assert default.exit_code == verbose.exit_code == 1
-    n = int(default.stdout.rstrip().splitlines()[-1].split(": ")[1].split()[0])  # "N divergence(s)"
+    n = int(default.stdout.rstrip().splitlines()[-1].split(": ")[1].split()[0])  # "N divergences"
     assert n > 1
     assert verbose.stdout.count("reproduce: kbtool check") == n
     assert default.stdout.count("      kbtool check --op transpose") == 1  # one group: one op, one message

@@ -250,9 +250,11 @@ def bench(
     previous = stop.install()
     try:  # the handlers are restored whatever happens (an in-process caller keeps its own)
         # said once the handlers are in: a signal from here on stops the bench with its partial results
+        from ..reports.text import plural  # here: `kbtool --help` imports nothing heavy
+
         say(
-            "kbtool bench: {} op(s) × {} size(s) on {}; measuring this machine's peak first".format(
-                len(families), len(chosen), ", ".join(s.name for s in runnable)
+            "kbtool bench: {} × {} on {}; measuring this machine's peak first".format(
+                plural(len(families), "op"), plural(len(chosen), "size"), ", ".join(s.name for s in runnable)
             )
         )
         try:

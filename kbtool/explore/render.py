@@ -4,6 +4,8 @@ import json
 
 import click
 
+from ..reports.text import plural
+
 
 def as_json(op, seed, max_examples, outcomes, saved=()):
     failures = [f.as_dict() for o in outcomes for f in o.failures]
@@ -27,14 +29,15 @@ def text(op, outcomes, saved=()):
             lines.append(f"{outcome.backend:<12} did not run: {outcome.could_not_run}")
             continue
         unexplained, known = len(outcome.unexplained), len(outcome.failures) - len(outcome.unexplained)
-        verdict = (
-            "{} unexplained failure{}".format(unexplained, "" if unexplained == 1 else "s")
-            if unexplained
-            else "nothing unexplained"
-        )
+        verdict = plural(unexplained, "unexplained failure") if unexplained else "nothing unexplained"
         lines.append(
-            "{:<12} {}: {} examples ({} rejected), {}{}".format(
-                outcome.backend, op, outcome.examples, outcome.rejected, verdict, f", {known} known" if known else ""
+            "{:<12} {}: {} ({} rejected), {}{}".format(
+                outcome.backend,
+                op,
+                plural(outcome.examples, "example"),
+                outcome.rejected,
+                verdict,
+                f", {known} known" if known else "",
             )
         )
         if outcome.note:

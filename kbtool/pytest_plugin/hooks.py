@@ -11,6 +11,7 @@ and the session fails (exit 1), as check exits 1.
 """
 
 import time
+from typing import Dict, Set, Tuple
 
 import pytest
 
@@ -32,9 +33,12 @@ class KbtoolHooks:
         self.sole = verdict.sole_targets(self.plan, [t.key for t in self.targets], self.entries)
         self.xdist = config.pluginmanager.hasplugin("xdist")
         self.is_xdist_worker = hasattr(config, "workerinput")
-        self.runner = ItemRunner(self.plan.seed, self.selection.case_timeout, self.selection.repeat)
+        self.runner = ItemRunner(
+            self.plan.seed, self.selection.case_timeout, self.selection.repeat, self.selection.flags
+        )
         self.results = {}  # key -> Result rebuilt from each item's report (controller / single process)
         self.reported = set()  # keys whose item reported (a result, or an error saying why it has none)
+        self.explained: Set[Tuple[str, ...]] = set()  # keys whose result a known difference explains (xfail)
         self.stale, self.unjudged = [], None
         self.plan_seconds = time.monotonic() - started
         if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):
@@ -117,6 +121,8 @@ class KbtoolHooks:
                 message=props.get("message", ""),
                 inherits=props.get("inherits"),
             )
+            if props.get("known") is not None:  # explained: counted as `known`, as the CLI counts it
+                self.explained.add(key)
         if report.when == "call" or report.failed:
             self.reported.add(key)
 
@@ -150,15 +156,23 @@ class KbtoolHooks:
         if self.is_xdist_worker or self.config.option.collectonly:
             return
         write = terminalreporter.write_line
-        counts = {}
-        for result in self.results.values():
-            counts[str(result.status)] = counts.get(str(result.status), 0) + 1
+        from ..reports.text import plural
+        from ..results import SEVERITY
+
+        counts: Dict[str, int] = {}
+        for key, result in self.results.items():  # the CLI's words: an explained result is `known`, whatever its status
+            word = "known" if key in self.explained else str(result.status)
+            counts[word] = counts.get(word, 0) + 1
+        order = [str(word) for word in SEVERITY]
         terminalreporter.section("kbtool")
         write(
-            "{} result{}: {}".format(
-                len(self.results),
-                "" if len(self.results) == 1 else "s",
-                ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none",
+            "{}: {}".format(
+                plural(len(self.results), "result"),
+                ", ".join(
+                    f"{counts[word]} {word}"
+                    for word in sorted(counts, key=lambda w: order.index(w) if w in order else len(order))
+                )
+                or "none",
             )
         )
         from .. import known

@@ -13,6 +13,7 @@ import pytest
 if TYPE_CHECKING:
     from ..known import KnownEntry
     from ..plan import Plan
+    from ..repro import RunFlags
 
 
 @dataclass
@@ -24,6 +25,7 @@ class Selection:
     case_timeout: Optional[float] = None
     repeat: int = 1  # --kbtool-repeat N
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
+    flags: Optional["RunFlags"] = None  # what every repro carries: `kbtool check` with the same flags
 
 
 def read(config):
@@ -41,6 +43,7 @@ def _read(config):
     from ..check import known_entries_for
     from ..known import alias_entries
     from ..plan import make_plan
+    from ..repro import RunFlags
     from ..specs import loader
 
     get = config.getoption
@@ -72,6 +75,7 @@ def _read(config):
         case_timeout=case_timeout,
         repeat=repeat,
         settings_line=settings.header(),
+        flags=RunFlags.of_run(plan, known_path, case_timeout, repeat=repeat),
     )
 
 

@@ -12,16 +12,19 @@ from __future__ import annotations
 import atexit
 from typing import Any, Dict, Optional, Tuple
 
+from ..repro import RunFlags
 from ..results import Result
 from ..session import BackendSession, Cancel, Worker
 from .verdict import WorkerUnavailable
 
 
 class ItemRunner:
-    def __init__(self, seed: int = 0, case_timeout: Optional[float] = None, repeat: int = 1) -> None:
+    def __init__(
+        self, seed: int = 0, case_timeout: Optional[float] = None, repeat: int = 1, flags: Optional[RunFlags] = None
+    ) -> None:
         from ..reference.oracle import Oracle
 
-        self.seed, self.case_timeout, self.repeat = seed, case_timeout, repeat
+        self.seed, self.case_timeout, self.repeat, self.flags = seed, case_timeout, repeat, flags
         self.oracle = Oracle()
         self.cancel = Cancel()
         self._sessions: Dict[Tuple[str, int], BackendSession] = {}
@@ -39,6 +42,7 @@ class ItemRunner:
                 oracle=self.oracle,
                 cancel=self.cancel,
                 repeat=self.repeat,
+                flags=self.flags,
             )
         return self._sessions[key]
 

@@ -6,13 +6,14 @@ The format is versioned by `schema_version` and described by report.schema.json 
 import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
-from .. import __version__, known
+from .. import __version__, known, paths
 from ..results import OPTIONAL_STATUSES, BackendStatus, Status
 from .report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
 from .report import SCHEMA_VERSION as SCHEMA_VERSION
 from .report import Report
 from .report import schema as schema
 from .report import validate as validate
+from .text import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..known import Applied, KnownEntry
@@ -47,7 +48,8 @@ def assemble(
         created=now(),
         seed=plan.seed,
         spec=dict(
-            {"path": plan.spec.path, "ops": len(plan.ops), "cases": len(plan.work)},
+            # relative to the current directory when inside it: a published report names no machine's checkout
+            {"path": paths.shown(plan.spec.path), "ops": len(plan.ops), "cases": len(plan.work)},
             **_sha256_of(plan.spec.path),
         ),
         filters=list(plan.filters),
@@ -66,7 +68,7 @@ def assemble(
         stale_known_differences=applied.stale,
         wall_seconds=round(wall_seconds, 2),
         resources=dict(usage) if usage else None,  # the pool's worker slots and the peak memory (kbtool/pool.py)
-        known_file=dict({"path": known_path}, **_sha256_of(known_path)) if known_path else None,
+        known_file=dict({"path": paths.shown(known_path)}, **_sha256_of(known_path)) if known_path else None,
         known_entries=None if known_entries is None else known.numbered(known_entries),
         plan=plan_record(plan, repeat),
         incomplete=dict(incomplete) if incomplete else None,
@@ -105,6 +107,8 @@ def plan_record(plan: Any, repeat: int = 1) -> Record:
             record[key] = value
     if repeat > 1:
         record["repeat"] = repeat
+    if getattr(plan, "named_backends", ()):  # --backend: said only when given (the views' filters name them)
+        record["backends"] = list(plan.named_backends)
     return record
 
 
@@ -192,9 +196,9 @@ def verdict_reasons(report: Record) -> List[str]:
     if report.get("incomplete"):
         reasons.append("incomplete ({})".format(report["incomplete"]["note"]))
     if summary["divergences"]:
-        reasons.append("{} divergence(s)".format(summary["divergences"]))
+        reasons.append(plural(summary["divergences"], "divergence"))
     if summary["stale"]:
-        reasons.append("{} stale known difference(s)".format(summary["stale"]))
+        reasons.append(plural(summary["stale"], "stale known difference"))
     if summary.get("could_not_start"):
         reasons.append("could not start: {}".format(", ".join(summary["could_not_start"])))
     if not report["results"]:
@@ -204,13 +208,13 @@ def verdict_reasons(report: Record) -> List[str]:
 
 
 def strict_reasons(report: Record) -> List[str]:
-    """The --strict part of verdict_reasons: e.g. ['--strict: 3 unsupported result(s)']."""
+    """The --strict part of verdict_reasons: e.g. ['--strict: 3 unsupported results']."""
     failures = (report["summary"].get("strict_failures") or {}) if report["summary"].get("strict") else {}
     words = {
-        "unsupported": "{} unsupported result(s)",
-        "unrecorded": "{} result(s) explained by unrecorded known differences",
+        "unsupported": lambda n: plural(n, "unsupported result"),
+        "unrecorded": lambda n: plural(n, "result") + " explained by unrecorded known differences",
     }
-    return ["--strict: " + words[key].format(n) for key, n in failures.items() if n and key in words]
+    return ["--strict: " + words[key](n) for key, n in failures.items() if n and key in words]
 
 
 def exit_code(report: Record) -> int:

@@ -23,7 +23,7 @@ from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
 from .matrix import build, doc_claims, present, symbols
 from .summary import backend_label, changed_results
-from .text import plain
+from .text import plain, plural
 
 MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
 MAX_LISTED = 200  # unexplained divergences listed as HTML; the matrix reaches the rest
@@ -67,6 +67,7 @@ def render(report: Record) -> str:
     script = _asset(env, "report.js.j2")
     return env.get_template("report.html.j2").render(
         report=report,
+        filters=run_filters(report),
         summary=summary,
         reasons=verdict_reasons(report, summary),
         cards=[card(info[name], summary, report.get("active_backend")) for name in order],
@@ -82,6 +83,7 @@ def render(report: Record) -> str:
         names=_names,
         clip=_clip,
         percent=_percent,
+        plural=plural,
         data=markupsafe.Markup(script_json(data)),
         css=_asset(env, "report.css.j2"),
         script=script,
@@ -112,6 +114,22 @@ def backend_order(report: Record) -> List[str]:
     names = [b["name"] for b in report["backends"]]
     active = report.get("active_backend")
     return ([active] if active in names else []) + [n for n in names if n != active]
+
+
+def run_filters(report: Record) -> List[str]:
+    """What narrowed the run, as flags: the ops and backends it was asked for (its plan), then the report's
+    filters (--case, --mode, --shard, ...); empty for a run of the whole spec on every built-in backend."""
+    plan = report.get("plan") or {}
+    ops = list(plan.get("ops") or [])
+    words: List[str] = []
+    if ops and not plan.get("whole_spec", True) and not plan.get("last_failed"):  # --last-failed chose its ops
+        checkable = plan.get("checkable_ops")
+        if len(ops) <= 5:
+            words += ["--op " + op for op in ops]
+        else:
+            words.append(f"{len(ops)} of {len(checkable)} ops" if checkable else f"{len(ops)} ops")
+    words += ["--backend " + name for name in plan.get("backends") or []]
+    return words + [str(f) for f in report.get("filters") or []]
 
 
 def op_info(report: Record) -> Dict[str, Tuple[str, str]]:
@@ -156,9 +174,9 @@ def verdict_reasons(report: Record, summary: Record) -> List[str]:
     if not report["results"]:
         reasons.append("no result: nothing was checked")
     if summary.get("divergences"):
-        reasons.append("{} unexplained divergence(s)".format(summary["divergences"]))
+        reasons.append(plural(summary["divergences"], "unexplained divergence"))
     if summary.get("stale"):
-        reasons.append("{} stale known difference(s)".format(summary["stale"]))
+        reasons.append(plural(summary["stale"], "stale known difference"))
     for name in summary.get("could_not_start", []):
         reasons.append(f"{name} could not start")
     if report.get("summary") is summary:

@@ -23,7 +23,7 @@ from .summary import (
     unexplained,
 )
 from .text import markdown as _escape
-from .text import plain
+from .text import plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -67,11 +67,11 @@ def _verdict(report: Record) -> List[str]:
         verdict = "**OK**: {}".format("all pass" if not n_known else f"no unexplained divergence ({n_known} known)")
     spec = report.get("spec") or {}
     facts = [
-        "{} results".format(len(report["results"])),
+        plural(len(report["results"]), "result"),
         "{:.1f} s wall".format(report["wall_seconds"]),
         "seed {}".format(report["seed"]),
         "grid {}".format(report.get("grid", "pairwise")),
-        "{} ops, {} cases".format(spec.get("ops", "?"), spec.get("cases", "?")),
+        "{}, {}".format(plural(spec.get("ops", "?"), "op"), plural(spec.get("cases", "?"), "case")),
         "created {}".format(report["created"]),
         "kbtool {}".format(report.get("kbtool", "?")),
     ]
@@ -130,7 +130,8 @@ def _failures(report: Record) -> List[str]:
     lines = [
         "## Unexplained failures",
         "",
-        f"{len(records)} results in {len(groups)} group(s) (by backend × op × status, or one message across ops). Each row: what "
+        f"{plural(len(records), 'result')} in {plural(len(groups), 'group')} (by backend × op × status, or one message "
+        "across ops). Each row: what "
         "differs, the numbers, and the command that runs it again.",
         "",
     ]
@@ -167,8 +168,8 @@ def _known(report: Record) -> List[str]:
         lines += [
             "## Known differences",
             "",
-            "{} results explained by {} reason(s), re-checked this run.".format(
-                sum(g["results"] for g in groups), len(groups)
+            "{} explained by {}, re-checked this run.".format(
+                plural(sum(g["results"] for g in groups), "result"), plural(len(groups), "reason")
             ),
             "",
         ]
@@ -250,7 +251,8 @@ def _entries(report: Record) -> List[str]:
     if changed:
         lines += (
             [
-                f"**{len(changed)} known result(s) changed**: recorded by a known difference, they fail differently now:",
+                f"**{plural(len(changed), 'known result')} changed**: recorded by a known difference, they fail differently "
+                "now:",
                 "",
             ]
             + [

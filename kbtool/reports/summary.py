@@ -6,7 +6,7 @@ import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..results import OPTIONAL_STATUSES, BackendStatus, Status
-from .text import plain
+from .text import megabytes, plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -70,7 +70,13 @@ def short_versions(info: Record, verbosity: int) -> str:
     if verbosity >= 2:
         text = ", ".join(f"{k} {v}" for k, v in versions.items())
         return "{} · py{}".format(text, info["python"]) if info.get("python") else text
-    # the backend's own version (-v gives every version): a custom module's first one
+    # the backend's own version (-v gives every version); a custom module's own __version__, else "custom" (its
+    # other versions are its environment's: NumPy's is not the module's)
+    if not versions:  # it did not start: nothing to show
+        return ""
+    if info.get("kind") == "custom":
+        own = versions.get(info.get("module") or info["name"].split("@", 1)[0])
+        return str(own) if own and own != "unknown" and not str(own).startswith("unavailable") else "custom"
     own = versions.get(info["name"])
     return str(own if own is not None else next(iter(versions.values()), ""))
 
@@ -248,8 +254,10 @@ def claim_kind(claim: Record) -> str:
 
 def resources_line(resources: Record) -> str:
     """The pool's worker slots and the peak memory, in words (kbtool/pool.py measures them)."""
-    return "{} worker slot(s), peak memory {:.0f} MB in the workers together, {:.0f} MB in the controller".format(
-        resources.get("jobs", "?"), resources.get("peak_workers_rss_mb", 0), resources.get("peak_controller_rss_mb", 0)
+    return "{}, peak memory {} in the workers together, {} in the controller".format(
+        plural(resources.get("jobs", "?"), "worker slot"),
+        megabytes(resources.get("peak_workers_rss_mb")),
+        megabytes(resources.get("peak_controller_rss_mb")),
     )
 
 

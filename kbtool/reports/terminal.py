@@ -37,10 +37,11 @@ from .summary import (
     known_groups,
     resources_line,
     settings_line,
+    short_versions,
     unexplained,
 )
 from .summary import ordered as _ordered
-from .text import cell, plain
+from .text import cell, plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -94,8 +95,7 @@ def render(report: Record, console: Optional[Console] = None, verbosity: int = 1
     return ""
 
 
-def _count(n: int, word: str) -> str:
-    return "{} {}{}".format(n, word, "" if n == 1 else "s")
+_count = plural
 
 
 def _say(console: Console, text: Any, **options: Any) -> None:
@@ -133,13 +133,12 @@ def _matrix(report: Record, console: Console) -> None:
     table = Table(box=box.SIMPLE_HEAVY)  # no title: the header line above already names the run and its seed
     table.add_column("op", style="bold")
     for name in backends:
-        versions = info[name].get("versions", {})
         label = (
             backend_label(name, info[name])
             if info[name]["status"] == BackendStatus.AVAILABLE.value
             else "{} ({})".format(name, info[name]["status"])
         )
-        table.add_column(escape(label + "\n" + " ".join(f"{v}" for v in list(versions.values())[:1])), justify="center")
+        table.add_column(escape(label + "\n" + short_versions(info[name], 1)), justify="center")
     for row in rows:
         cells = []
         for name in backends:
@@ -293,7 +292,7 @@ def _group_lines(
     else:
         what = "{} ops on {} ({})".format(len(ops), cell(backend), _cut(", ".join(map(cell, ops)), 60))
     if len(records) > 1:
-        what += f" · {len(records)} results, the first"
+        what += f" · {len(records)} results, the first"  # more than one
     message = first.get("message") or ""
     what = f" {what}: {_cut(message, MESSAGE_CHARS) if verbosity < 2 else plain(message)}"
     return "  {} {}".format(SYMBOLS.get(status, "?"), status), plain(what), "      " + plain(first.get("repro") or "")
@@ -311,7 +310,9 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
     groups = failure_groups(report)
     _say(
         console,
-        "[bold red]Unexplained failures[/] ({} results in {}):".format(len(records), _count(len(groups), "group")),
+        "[bold red]Unexplained failures[/] ({} in {}):".format(
+            _count(len(records), "result"), _count(len(groups), "group")
+        ),
     )
     if verbosity >= 2:
         for r in records:
@@ -343,8 +344,10 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
     if rest:
         _say(
             console,
-            f"  … {len(rest)} more group(s) ({sum(len(item[1]) for item in rest)} results): -v lists every one (with --status unexplained, only "
-            "those); the JSON report (-o FILE.json) has them all",
+            "  … {} ({}): -v lists every one (with --status unexplained, only those); the JSON report "
+            "(-o FILE.json) has them all".format(
+                _count(len(rest), "more group"), _count(sum(len(item[1]) for item in rest), "result")
+            ),
         )
 
 
@@ -354,8 +357,8 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
     if groups:
         _say(
             console,
-            "[bold]Known differences[/] ({} results, {}; re-checked this run):".format(
-                sum(g["results"] for g in groups), _count(len(groups), "reason")
+            "[bold]Known differences[/] ({}, {}; re-checked this run):".format(
+                _count(sum(g["results"] for g in groups), "result"), _count(len(groups), "reason")
             ),
         )
         shown = groups if verbosity >= 2 else groups[:KNOWN_REASONS]
@@ -363,10 +366,10 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
             for g in shown:
                 _say(
                     console,
-                    "  [yellow]≈[/] {} result(s) on {}, {} op(s) ({}): {}".format(
-                        g["results"],
+                    "  [yellow]≈[/] {} on {}, {} ({}): {}".format(
+                        _count(g["results"], "result"),
                         escape(", ".join(g["backends"])),
-                        len(g["ops"]),
+                        _count(len(g["ops"]), "op"),
                         escape(", ".join(g["ops"])),
                         escape(g["reason"]),
                     ),
@@ -394,8 +397,9 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
             if len(groups) > len(shown):
                 _say(
                     console,
-                    "  … {} more reasons ({} results): -v lists every one".format(
-                        len(groups) - len(shown), sum(g["results"] for g in groups[len(shown) :])
+                    "  … {} ({}): -v lists every one".format(
+                        _count(len(groups) - len(shown), "more reason"),
+                        _count(sum(g["results"] for g in groups[len(shown) :]), "result"),
                     ),
                 )
     for result in changed_results(report):
@@ -476,4 +480,4 @@ def verdict_line(report: Record) -> str:
     else:
         verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
     results = summary.get("results", len(report["results"]))
-    return "{} results in {:.1f} s: {}".format(results, report["wall_seconds"], verdict)
+    return "{} in {:.1f} s: {}".format(_count(results, "result"), report["wall_seconds"], verdict)

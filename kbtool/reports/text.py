@@ -13,7 +13,7 @@ HTML is escaped by Jinja's autoescape, JUnit XML by junit._text.
 """
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and the two-character escapes
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -39,3 +39,17 @@ def markdown(text: Any) -> str:
     text = plain(text).replace("\n", " ")
     text = "".join(_MARKDOWN.get(ch, ch) for ch in text)
     return _LINK.sub(lambda m: "\\" + m.group(0), text)
+
+
+def plural(n: Any, word: str, many: Optional[str] = None) -> str:
+    """`n word` with the word in the plural unless n is 1: plural(1, "result") is "1 result", plural(3, "op") is
+    "3 ops", plural(2, "entry", "entries") "2 entries". A count that is not a number ("?") takes the plural."""
+    return "{} {}".format(n, word if n == 1 else many or word + "s")
+
+
+def megabytes(mb: Any) -> str:
+    """A memory size measured in MB as the views show it: "n/a" when not measured (None, or 0: no sample was
+    read), "<1 MB" below one MB, else whole MB."""
+    if not isinstance(mb, (int, float)) or isinstance(mb, bool) or mb <= 0:
+        return "n/a"
+    return "<1 MB" if mb < 1 else f"{mb:.0f} MB"

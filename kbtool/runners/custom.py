@@ -40,7 +40,7 @@ def launch(name, recipes, builtin=()):
             backend=name,
             python=sys.executable,
             module=module,
-            version_of=["numpy"],
+            version_of=[module, "numpy"],  # its own __version__ first ("unknown" without one): the views show it
             apply_keras_json=True,
             extra_pythonpath=[os.getcwd()],
             # kbtool cannot know where a module on its own Python computes: it has no devices (no KBTOOL_DEVICE);
@@ -55,6 +55,7 @@ def launch(name, recipes, builtin=()):
     # a name the module lacks is looked up where its base looks (tf_keras.backend leaves out five documented
     # functions tf_keras.src.backend has): a module that re-exports its base gets what the base gets
     base.backend, base.module = name, module
+    base.version_of = [module] + [v for v in base.version_of if v != module]  # its own version first
     base.extra_pythonpath = list(base.extra_pythonpath) + [os.getcwd()]
     base.apply_keras_json = True  # a custom module is not keras.backend: nothing else reads keras.json into it
     return base
