@@ -43,7 +43,7 @@ def test_every_backend_is_timed_on_dot_and_conv2d_with_the_figures_the_table_sho
     lines = result.stdout.splitlines()
     for name in ENGINES:
         assert any(line.startswith(name + ": harness") for line in lines)
-        assert any([c.strip() for c in line.split("│")][:3:2] == ["dot", name] for line in lines)  # op, backend
+        assert any(line.split()[:2] == ["dot", name] for line in lines)  # op, backend (one size: said under it)
 
 
 INDEPENDENT = {

@@ -173,7 +173,7 @@ def test_markdown_shows_the_verdict_facts_figures_flags_growth_errors_and_the_ga
     text = markdown_view.render(with_comparison(synthetic()))
     first = text.splitlines()[2]
     assert first.startswith("**bench: 26 measured, 1 not measured") and "gate FAILED" in first
-    assert "100.0 GFLOP/s (float32 matmul 2048×2048)" in text and "880 ns" in text  # peak, harness
+    assert "100.0 GFLOP/s (float32 matmul 2048×2048, NumPy's BLAS)" in text and "880 ns" in text  # peak, harness
     assert "| conv2d | numpy | eager | 3 ms | 1.23 ms ± " in text
     assert re.search(r"\| conv2d \| numpy \| symbolic \| .* \| unstable \(CV \d+%, 5 samples\) \|", text)
     assert "ValueError: bad \\| shape" in text  # a | in a cell is escaped
@@ -197,7 +197,10 @@ def test_html_is_offline_escaped_and_has_a_growth_plot_per_op_with_several_sizes
 def test_the_growth_plot_draws_a_line_per_backend_and_mode():
     rows = [r for r in synthetic()["results"] if r["op"] == "dot"]
     svg = html_view.growth_svg("dot", rows, {"numpy": "#111", "tensorflow": "#222"})
-    assert svg.count("<polyline") == 4 and svg.count('stroke-dasharray="5,3"') == 2  # symbolic dashed
+    assert svg.count("<polyline") == 4 and len(re.findall(r'<polyline[^>]*stroke-dasharray="5,3"', svg)) == 2
+    # the legend names each line in full (backend and mode), its sample dashed as the line is
+    assert ">tensorflow symbolic</text>" in svg and ">numpy eager</text>" in svg
+    assert len(re.findall(r'<line [^>]*stroke-dasharray="5,3"', svg)) == 2
     assert html_view.growth_svg("conv2d", [r for r in synthetic()["results"] if r["op"] == "conv2d"], {}) == ""
 
 

@@ -180,6 +180,7 @@ def bench(
 
     from ..specs import loader
     from . import compare, measure, peak
+    from . import load as bench_load
     from . import report as bench_report
     from .measure import Settings
 
@@ -218,7 +219,7 @@ def bench(
                 data, base, baseline, min_effect_pct=min_effect, fail_over_pct=fail_over
             )
         data["summary"]["ok"] = bench_report.is_ok(data)
-        _show(data, outputs, as_json, quiet, verbose, lambda line: click.echo(line, err=True))
+        _show(data, outputs, as_json, quiet, verbose, _stderr_lines)
         return
     settings = Settings(
         sizes=chosen,
@@ -240,7 +241,7 @@ def bench(
                 "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
             )
         )
-    say = (lambda line: click.echo(line, err=True)) if not quiet else (lambda line: None)
+    say = _stderr_lines if not quiet else (lambda line: None)
     infos, results, incomplete, measured_peak = [], [], None, None
     lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
     from ..runners.registry import not_installed_info
@@ -257,6 +258,10 @@ def bench(
                 plural(len(families), "op"), plural(len(chosen), "size"), ", ".join(s.name for s in runnable)
             )
         )
+        watch = bench_load.Watch()
+        busy = watch.busy_before()
+        if busy:
+            say(f"kbtool bench: warning: {busy}")
         try:
             measured_peak = peak.measure()
             with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
@@ -301,9 +306,11 @@ def bench(
                 fail_over_pct=fail_over,
             )
         notes = [n for n in [measure.skipped_note(skipped)] if n]
+        machine = measure.machine()
+        machine["load"] = watch.record()
         data = bench_report.assemble(
             " ".join(["kbtool"] + sys.argv[1:]),
-            measure.machine(),
+            machine,
             measured_peak,
             settings.as_dict(list(families)),
             families,
@@ -318,6 +325,16 @@ def bench(
         _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
     finally:
         stop.restore(previous)
+
+
+def _stderr_lines(line: str) -> None:
+    """A progress or notice line on stderr, broken between words at the terminal's width (COLUMNS when set)."""
+    import shutil
+
+    from .terminal import sized, wrap
+
+    for part in wrap(line, shutil.get_terminal_size().columns) if sized(sys.stderr) else [line]:
+        click.echo(part, err=True)
 
 
 def _after_interrupt(slots, infos, not_run):

@@ -13,8 +13,19 @@ from typing import Tuple
 
 import jinja2
 
+from . import load as bench_load
 from . import stats
-from .units import fmt_pct, fmt_rate, fmt_ratio, fmt_seconds, verdict_line
+from .units import (
+    PEAK_ABOVE,
+    flags,
+    fmt_median,
+    fmt_peak,
+    fmt_rate,
+    fmt_ratio,
+    fmt_seconds,
+    unstable_note,
+    verdict_line,
+)
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 DASH = {"eager": "", "symbolic": "5,3"}
@@ -26,15 +37,17 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.5em; }
 .verdict { font-weight: bold; padding: .4em .6em; border-radius: 4px; display: inline-block; }
-.ok { background: #e6f4ea; } .notok { background: #fce8e6; }
+.ok { background: #e6f4ea; } .notok { background: #fce8e6; } .warn { background: #fff3cd; }
+.banner { padding: .4em .6em; border-radius: 4px; margin: .4em 0; max-width: 70em; }
 table { border-collapse: collapse; font-size: .85em; margin: .5em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 2px 8px; text-align: right; white-space: nowrap; }
 th { background: #f4f4f4; } td.l, th.l { text-align: left; }
 td.msg { text-align: left; white-space: normal; max-width: 40em; color: #a00; }
 .swatch { display: inline-block; width: .8em; height: .8em; border-radius: 2px; margin-right: .3em; }
-details { margin: .3em 0; } summary { cursor: pointer; font-weight: 600; }
-.plots { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
-.unstable { color: #b26a00; } .facts li { margin: .15em 0; }
+section.op { margin: 1.2em 0 2em; } h3 { font-size: 1.05em; margin-bottom: .3em; }
+.plots { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.plots svg { max-width: 100%; height: auto; }
+.unstable { color: #b26a00; } td.flags { white-space: normal; min-width: 18em; max-width: 36em; } .facts li { margin: .15em 0; }
 """
 
 
@@ -76,6 +89,10 @@ def render(report):
     return env.get_template("bench.html.j2").render(
         report=report,
         verdict=verdict_line(report),
+        verdict_class=verdict_class(report),
+        banners=[b for b in (bench_load.warning(report), unstable_note(report)) if b],
+        load_figures=bench_load.describe(report["machine"].get("load")),
+        peak_above=PEAK_ABOVE,
         sections=sections,
         colours=colours,
         swatches=swatches,
@@ -86,6 +103,16 @@ def render(report):
         comparison=report.get("comparison"),
         changed=[row for row in (report.get("comparison") or {}).get("rows", []) if row["verdict"] != "unchanged"],
     )
+
+
+def verdict_class(report):
+    """The banner's colour: red when the bench is not ok, amber when it is but some results are unstable or the
+    machine was busy, green only when neither."""
+    if not report["summary"]["ok"]:
+        return "notok"
+    if report["summary"].get("unstable") or (report["machine"].get("load") or {}).get("busy"):
+        return "warn"
+    return "ok"
 
 
 def markup(svg):
@@ -102,26 +129,22 @@ def _row(r):
         "status": r["status"],
         "message": r.get("message") or "",
         "one_time": fmt_seconds(r["one_time"]["total_s"]) if ok else "",
-        "median": "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])) if ok else r["status"],
+        "median": fmt_median(r) if ok else r["status"],
         "min": fmt_seconds(r.get("min_s")),
         "gflops": fmt_rate(r.get("gflops")),
         "gbs": fmt_rate(r.get("gbs")),
-        "peak": fmt_pct(r.get("peak_fraction")),
+        "peak": fmt_peak(r.get("peak_fraction")),
         "fastest": fmt_ratio(r.get("ratio_to_fastest")),
         "numpy": fmt_ratio(r.get("ratio_to_numpy")),
-        "flags": "; ".join(
-            f
-            for f in (
-                "unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"]) if ok and r.get("unstable") else "",
-                r.get("message") or "" if ok else "",  # an ok result's message flags it (output_varies, ...)
-            )
-            if f
-        ),
+        # an ok result's message flags it too (output_varies, ...)
+        "flags": "; ".join(flags(r)) if ok else "",
     }
 
 
 # ------------------------------------------------------------------------------------------------ plots (SVG)
-W, H, LEFT, BOTTOM, TOP, RIGHT = 420, 240, 64, 34, 12, 120
+# sizes in px: the plot area of the growth plot, the margins around it, the font; a legend entry's height
+W, H, LEFT, BOTTOM, TOP, FONT, ENTRY = 560, 340, 72, 44, 28, 13, 18
+CHAR = 7.8  # a generous width of one character at FONT px (the legend's room is made from it)
 
 
 def _log_axis(values):
@@ -131,8 +154,13 @@ def _log_axis(values):
     return lows, max(highs, lows + 1)
 
 
+def _label(backend, mode):
+    return f"{backend} {mode}"
+
+
 def growth_svg(op, rows, colours):
-    """Median time against n on log-log axes, a line per backend × mode; '' with fewer than two sizes."""
+    """Median time against n on log-log axes, a line per backend × mode, and a legend that names each in full;
+    '' with fewer than two sizes."""
     lines = OrderedDict()
     for r in rows:
         if r["status"] == "ok" and r["n"] > 0:  # log axes: a fixed family's n of 0 has no place on them
@@ -143,25 +171,47 @@ def growth_svg(op, rows, colours):
     xs = [n for points in lines.values() for n, _ in points]
     ys = [t for points in lines.values() for _, t in points]
     (x0, x1), (y0, y1) = _log_axis(xs), _log_axis(ys)
-    px = lambda n: LEFT + (math.log10(n) - x0) / (x1 - x0) * (W - LEFT - RIGHT)  # noqa: E731
-    py = lambda t: H - BOTTOM - (math.log10(t) - y0) / (y1 - y0) * (H - BOTTOM - TOP)  # noqa: E731
-    parts = [_frame(f"time per call against n ({op}), log-log")]
+    legend_x = LEFT + W + 16
+    width = int(legend_x + 34 + CHAR * max(len(_label(*key)) for key in lines) + 8)
+    height = max(TOP + H + BOTTOM, TOP + ENTRY * len(lines) + 8)
+    px = lambda n: LEFT + (math.log10(n) - x0) / (x1 - x0) * W  # noqa: E731
+    py = lambda t: TOP + H - (math.log10(t) - y0) / (y1 - y0) * H  # noqa: E731
+    parts = [
+        f'<rect x="{LEFT}" y="{TOP}" width="{W}" height="{H}" fill="none" stroke="#999"/>'
+        f'<text x="{LEFT}" y="{FONT + 2}" font-size="{FONT + 1}" font-weight="bold">'
+        f"{_esc(f'time per call against n ({op}), log-log')}</text>"
+    ]
     for e in range(x0, x1 + 1):
-        parts.append(_tick_x(px(10**e), f"1e{e}"))
+        x = px(10**e)
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + H}" stroke="#ddd"/>'
+            f'<text x="{x:.1f}" y="{TOP + H + FONT + 4}" font-size="{FONT - 1}" text-anchor="middle">1e{e}</text>'
+        )
     for e in range(y0, y1 + 1):
-        parts.append(_tick_y(py(10**e), fmt_seconds(10.0**e)))
+        y = py(10**e)
+        parts.append(
+            f'<line x1="{LEFT}" x2="{LEFT + W}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+            f'<text x="{LEFT - 5}" y="{y + 4:.1f}" font-size="{FONT - 1}" text-anchor="end">{fmt_seconds(10.0**e)}</text>'
+        )
     for i, ((backend, mode), points) in enumerate(lines.items()):
         colour = colours.get(backend, "#000")
+        dash = DASH.get(mode, "")
         path = " ".join(f"{px(n):.1f},{py(t):.1f}" for n, t in points)
+        label = _esc(_label(backend, mode))
         parts.append(
-            '<polyline fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="{}" points="{}">'
-            "<title>{} {}</title></polyline>".format(colour, DASH.get(mode, ""), path, _esc(backend), mode)
+            f'<polyline fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}" points="{path}">'
+            f"<title>{label}</title></polyline>"
         )
+        y = TOP + 6 + ENTRY * i
         parts.append(
-            f'<text x="{W - RIGHT + 6}" y="{TOP + 10 + 12 * i}" font-size="10" fill="{colour}">{_esc(backend)} {mode[:3]}</text>'
+            f'<line x1="{legend_x}" x2="{legend_x + 26}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
+            f'stroke-width="2.5" stroke-dasharray="{dash}"/>'
+            f'<text x="{legend_x + 32}" y="{y + 4:.1f}" font-size="{FONT}">{label}</text>'
         )
-    parts.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 4}" font-size="10" text-anchor="middle">n</text>')
-    return _svg(W, H, parts)
+    parts.append(
+        f'<text x="{LEFT + W / 2}" y="{TOP + H + BOTTOM - 6}" font-size="{FONT}" text-anchor="middle">n</text>'
+    )
+    return _svg(width, height, parts)
 
 
 def one_time_svg(rows, colours):
@@ -173,56 +223,37 @@ def one_time_svg(rows, colours):
     ok = [r for r in ok if SIZES.index(r["size"]) == largest]
     values = [v for r in ok for v in (r["one_time"]["total_s"], r["median_s"]) if v > 0]
     lo, hi = _log_axis(values)
-    bar, gap = 7, 5
-    height = TOP + BOTTOM + len(ok) * (2 * bar + gap)
-    width = W + 40
-    px = lambda t: 150 + (math.log10(max(t, 10.0**lo)) - lo) / (hi - lo) * (width - 170)  # noqa: E731
+    bar, gap = 10, 8
+    names = int(CHAR * max(len(_label(r["backend"], r["mode"])) for r in ok)) + 12  # the labels' column
+    plot = 520
+    height = TOP + 6 + BOTTOM + len(ok) * (2 * bar + gap)
+    width = names + plot + 30
+    px = lambda t: names + (math.log10(max(t, 10.0**lo)) - lo) / (hi - lo) * plot  # noqa: E731
     parts = [
-        f'<text x="4" y="10" font-size="10">{SIZES[largest]}: one-time (light) and per call (dark), log scale</text>'
+        f'<text x="4" y="{FONT + 2}" font-size="{FONT + 1}" font-weight="bold">{SIZES[largest]}: one-time (light) '
+        "and per call (dark), log scale</text>"
     ]
     for i, r in enumerate(ok):
-        y = TOP + i * (2 * bar + gap)
+        y = TOP + 6 + i * (2 * bar + gap)
         colour = colours.get(r["backend"], "#000")
         parts.append(
-            '<text x="146" y="{}" font-size="10" text-anchor="end">{} {}</text>'.format(
-                y + bar + 3, _esc(r["backend"]), r["mode"]
-            )
+            f'<text x="{names - 6}" y="{y + bar + 4}" font-size="{FONT}" text-anchor="end">'
+            f"{_esc(_label(r['backend'], r['mode']))}</text>"
         )
         for k, (value, opacity) in enumerate(((r["one_time"]["total_s"], 0.35), (r["median_s"], 1.0))):
             parts.append(
-                f'<rect x="150" y="{y + k * bar}" width="{max(px(value) - 150, 1):.1f}" height="{bar}" fill="{colour}" fill-opacity="{opacity}">'
-                f"<title>{fmt_seconds(value)}</title></rect>"
+                f'<rect x="{names}" y="{y + k * bar}" width="{max(px(value) - names, 1):.1f}" height="{bar}" '
+                f'fill="{colour}" fill-opacity="{opacity}"><title>{fmt_seconds(value)}</title></rect>'
             )
-    axis_y = height - BOTTOM + 4
+    axis_y = height - BOTTOM + 6
     for e in range(lo, hi + 1):
         parts.append(
             '<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ccc"/>'
-            '<text x="{0:.1f}" y="{3}" font-size="9" text-anchor="middle">{4}</text>'.format(
-                px(10**e), TOP - 2, axis_y, axis_y + 11, fmt_seconds(10.0**e)
+            '<text x="{0:.1f}" y="{3}" font-size="{5}" text-anchor="middle">{4}</text>'.format(
+                px(10**e), TOP + 2, axis_y, axis_y + FONT + 2, fmt_seconds(10.0**e), FONT - 1
             )
         )
     return _svg(width, height, parts)
-
-
-def _frame(title):
-    return (
-        f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{H - TOP - BOTTOM}" fill="none" stroke="#999"/>'
-        f'<text x="{LEFT}" y="9" font-size="10">{_esc(title)}</text>'
-    )
-
-
-def _tick_x(x, label):
-    return (
-        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{H - BOTTOM}" stroke="#ddd"/>'
-        f'<text x="{x:.1f}" y="{H - BOTTOM + 12}" font-size="9" text-anchor="middle">{label}</text>'
-    )
-
-
-def _tick_y(y, label):
-    return (
-        f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
-        f'<text x="{LEFT - 4}" y="{y + 3:.1f}" font-size="9" text-anchor="end">{label}</text>'
-    )
 
 
 def _svg(width, height, parts):

@@ -4,7 +4,17 @@ growth exponents, the comparison and the slowest pairs. Rendered from the JSON a
 from ..reports.markdown import _code
 from ..reports.text import markdown as _escape
 from . import compare, stats
-from .units import comparison_cells, flags, fmt_ratio, fmt_seconds, measured_cells, verdict_line
+from . import load as bench_load
+from .units import (
+    PEAK_ABOVE,
+    comparison_cells,
+    flags,
+    fmt_ratio,
+    fmt_seconds,
+    measured_cells,
+    unstable_note,
+    verdict_line,
+)
 
 
 def _cell(value):
@@ -21,6 +31,8 @@ def _table(header, rows):
 
 def render(report):
     out = ["# kbtool bench", "", f"**{_cell(verdict_line(report))}**", ""]
+    for banner in filter(None, (bench_load.warning(report), unstable_note(report))):
+        out += ["> **Warning:** " + _cell(banner), ""]
     out += _facts(report)
     for size in report["settings"]["sizes"]:
         rows = [r for r in report["results"] if r["size"] == size]
@@ -88,17 +100,27 @@ def render(report):
 
 def _facts(report):
     m, peak = report["machine"], report["peak"]
+    figures = bench_load.describe(m.get("load"))
     lines = [
         "- Machine: {}, {} cores, {:.0f} GiB; {}".format(
             _cell(m["cpu"]), m["cores"], m["memory_gb"], _cell(m["platform"])
         ),
+        *(["- Load: " + _cell(figures)] if figures else []),
         "- Controller: Python {}, NumPy {}{}".format(
             _cell(m["python"]), _cell(m["numpy"]), " ({})".format(_cell(m["blas"])) if m.get("blas") else ""
         ),
         "- Peak: not measured (the bench was interrupted first)"
         if peak is None
-        else "- Peak, measured in this run: {:.1f} GFLOP/s (float32 matmul {n}×{n}), {:.1f} GB/s (copy of {:.0f} MB, "
-        "read + write)".format(peak["matmul_gflops"], peak["copy_gbs"], peak["copy_mb"], n=peak["matmul_n"]),
+        else "- Peak, measured in this run on all cores: {:.1f} GFLOP/s (float32 matmul {n}×{n}, NumPy's BLAS), {:.1f} "
+        "GB/s (copy of {:.0f} MB, read + write). % peak is a result's GFLOP/s (or GB/s, for an op without a flop "
+        "model) over it; > 100 % is {}, or {}.".format(
+            peak["matmul_gflops"],
+            peak["copy_gbs"],
+            peak["copy_mb"],
+            PEAK_ABOVE["copy"],
+            PEAK_ABOVE["matmul"],
+            n=peak["matmul_n"],
+        ),
         "- Method: per result, calls per sample calibrated to ≥ {:g} ms, warmup, samples for {:g} s (at least {}); "
         "median ± IQR; unstable when CV > {:.0%}. Backends one at a time. Command: {}".format(
             report["settings"]["min_sample_seconds"] * 1e3,

@@ -1,9 +1,17 @@
-"""The terminal view of a bench report (rich): machine and peak, the harness's cost per backend, a table of
+"""The terminal view of a bench report (rich): machine, load and peak, the harness's cost per backend, a table of
 results (every result up to MAX_ROWS, else the ones furthest behind the fastest backend), the comparison, and a
-verdict line."""
+verdict line.
 
+Every line fits the console's width (80 columns included): plain lines wrap between words, and the results table
+keeps one line per result and whole headers by leaving out columns, least telling first, until it fits (a line under
+the table names what it left out)."""
+
+import os
 import sys
+import textwrap
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -11,17 +19,47 @@ from ..files import one_line
 from ..reports.terminal import escape
 from ..reports.text import plain
 from . import compare, stats
-from .units import comparison_cells, flags, fmt_ratio, fmt_seconds, measured_cells, verdict_line
+from . import load as bench_load
+from .units import (
+    PEAK_ABOVE,
+    comparison_cells,
+    flags,
+    fmt_ratio,
+    fmt_seconds,
+    measured_cells,
+    unstable_note,
+    verdict_line,
+)
 
 MAX_ROWS = 200
 
 
-def render(report, console=None, verbose=False):
-    if console is None:  # in a log or a pipe, rows as wide as they need (a terminal keeps its own width)
-        console = Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 180)
+def sized(stream: Any) -> bool:
+    """Whether a stream has a width to keep: a terminal, or COLUMNS set (else a log: lines stay whole)."""
+    return stream.isatty() or os.environ.get("COLUMNS", "").isdigit()
 
-    def say(text):  # a plain line: no markup, no escape sequence, never wrapped (a log keeps it whole)
-        console.print(plain(text), markup=False, soft_wrap=True, highlight=False)
+
+def console_for(stream: Any) -> Console:
+    """A terminal keeps its own width; COLUMNS, when set, is the width; a log or a pipe gets rows as wide as they
+    need (180)."""
+    return Console(file=stream, highlight=False, width=None if sized(stream) else 180)
+
+
+def wrap(text: str, width: int) -> List[str]:
+    """A plain line as lines of at most `width` columns, broken between words (continuations indented)."""
+    return textwrap.wrap(
+        plain(text), width=max(width, 20), subsequent_indent="  ", break_on_hyphens=False, replace_whitespace=False
+    ) or [""]
+
+
+def render(report, console=None, verbose=False):
+    whole = False  # a log's lines stay whole (grep finds them); a terminal's or a given width's are broken
+    if console is None:
+        console, whole = console_for(sys.stdout), not sized(sys.stdout)
+
+    def say(text):  # a plain line: no markup, no escape sequence, broken between words at the console's width
+        for line in [plain(text)] if whole else wrap(text, console.width):
+            console.print(line, markup=False, soft_wrap=True, highlight=False)
 
     m, peak = report["machine"], report["peak"]
     say(
@@ -29,11 +67,14 @@ def render(report, console=None, verbose=False):
             m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""
         )
     )
+    figures = bench_load.describe(m.get("load"))
+    if figures:
+        say("load: " + figures)
     if peak is None:
         say("peak: not measured (the bench was interrupted first)")
     else:
         say(
-            "peak (measured now): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
+            "peak (measured now, all cores): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
                 peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]
             )
         )
@@ -57,14 +98,23 @@ def render(report, console=None, verbose=False):
             "--json)"
         )
     if shown:
-        console.print(results_table(shown))
+        table, fit = fitted_table(shown, console.width)
+        console.print(table)
+        console.print()  # the table ends here: what follows is said of it
+        for line in table_notes(shown, fit):
+            say(line)
     if note:
         say(note)
     failed = [r for r in results if r["status"] not in ("ok",)]
     for r in failed[:20]:
         say(
             "{} {} {} {}: {}: {}".format(
-                r["op"], r["size"], r["backend"], r["mode"], r["status"], one_line(r.get("message") or "", 200)
+                r["op"],
+                r["size"],
+                r["backend"],
+                r["mode"],
+                r["status"],
+                one_line(r.get("message") or "", min(200, max(60, 2 * console.width - 60))),
             )
         )
     if len(failed) > 20:
@@ -88,32 +138,146 @@ def render(report, console=None, verbose=False):
                 for r in slowest
             )
         )
+    for line in filter(None, [bench_load.warning(report), unstable_note(report)]):
+        say(line)
     say(verdict_line(report))
 
 
-def results_table(results):
-    table = Table(show_edge=False, pad_edge=False)
-    for name, justify in (
-        ("op", "left"),
-        ("size", "left"),
-        ("backend", "left"),
-        ("mode", "left"),
-        ("one-time", "right"),
-        ("median ± IQR", "right"),
-        ("min", "right"),
-        ("GFLOP/s", "right"),
-        ("GB/s", "right"),
-        ("% peak", "right"),
-        ("× fastest", "right"),
-        ("", "left"),
-    ):
-        table.add_column(name, justify=justify)
-    for r in results:
-        if r["status"] != "ok":
-            table.add_row(*_cells(r["op"], r["size"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", ""))
-            continue
-        table.add_row(*_cells(r["op"], r["size"], r["backend"], r["mode"], *measured_cells(r), ", ".join(flags(r))))
-    return table
+# the results table's columns: (name, justify); the cells of a result come from row_cells in this order
+COLUMNS: Tuple[Tuple[str, str], ...] = (
+    ("op", "left"),
+    ("size", "left"),
+    ("backend", "left"),
+    ("mode", "left"),
+    ("one-time", "right"),
+    ("median ± IQR", "right"),
+    ("min", "right"),
+    ("GFLOP/s", "right"),
+    ("GB/s", "right"),
+    ("% peak", "right"),
+    ("× fastest", "right"),
+    ("flags", "left"),
+)
+# what a narrow console leaves out, first to last ("flags" gives way to a mark: * unstable, ! above the peak); past
+# these, sizes and modes are abbreviated (s/m/l, sym), and last the op and backend names fold
+LEAVE_OUT = ("flags", "min", "one-time", "GB/s", "GFLOP/s", "% peak")
+SHORT = {"small": "s", "medium": "m", "large": "l", "eager": "eager", "symbolic": "sym"}
+SEPARATOR = 2  # columns between two cells (box.SIMPLE_HEAD, a right padding of 1, no edge); 1 more after the last
+
+
+def row_cells(r: Dict[str, Any]) -> List[str]:
+    if r["status"] != "ok":
+        return [r["op"], r["size"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", ""]
+    return [r["op"], r["size"], r["backend"], r["mode"], *measured_cells(r), ", ".join(flags(r))]
+
+
+def marks(r: Dict[str, Any]) -> str:
+    """The short marks a narrow table puts after a result's median in place of its flags."""
+    if r["status"] != "ok":
+        return ""
+    return ("*" if r.get("unstable") else "") + ("!" if (r.get("peak_fraction") or 0) > 1.0 else "")
+
+
+class Fit:
+    """How a results table fits a width: the columns it leaves out, whether sizes and modes are abbreviated."""
+
+    def __init__(self, left_out: List[str], short: bool, no_iqr: bool = False) -> None:
+        self.left_out = left_out
+        self.short = short
+        self.no_iqr = no_iqr  # the median without its IQR (the narrowest)
+
+    def header(self, name: str) -> str:
+        return "median" if name == "median ± IQR" and self.no_iqr else name
+
+
+def fitted_table(results: Sequence[Dict[str, Any]], width: int) -> Tuple[Table, Fit]:
+    """The results table with every column that fits `width`, one line per result, whole headers; and how it
+    was fitted (what table_notes says under it)."""
+    rows = [row_cells(r) for r in results]
+    names = [name for name, _ in COLUMNS]
+    constant = []  # a column that says the same on every row (one op, one size, one mode) is said once, under it
+    for name in ("op", "size", "mode"):
+        i = names.index(name)
+        if len({row[i] for row in rows}) == 1 and len(rows) > 1:
+            constant.append(name)
+    tries = [Fit(constant + list(LEAVE_OUT[:k]), False) for k in range(len(LEAVE_OUT) + 1)]
+    tries.append(Fit(constant + list(LEAVE_OUT), True))
+    tries.append(Fit(constant + list(LEAVE_OUT), True, no_iqr=True))
+    for fit in tries:
+        kept = [i for i, n in enumerate(names) if n not in fit.left_out]
+        cells = [_narrow(row, r, names, fit) for row, r in zip(rows, results)]
+        if _width([fit.header(n) for n in names], kept, cells) <= width:
+            break
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    for i in kept:
+        name, justify = fit.header(COLUMNS[i][0]), COLUMNS[i][1]
+        text = name in ("op", "backend", "flags")  # the last resort: these fold; numbers never do
+        table.add_column(
+            name,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=not text,
+            overflow="fold" if text else "ignore",
+            min_width=len(name),
+        )
+    for row in cells:
+        table.add_row(*_cells(*[row[i] for i in kept]))
+    return table, fit
+
+
+def _narrow(row: List[str], r: Dict[str, Any], names: List[str], fit: Fit) -> List[str]:
+    out = list(row)
+    if fit.no_iqr and r["status"] == "ok":
+        i = names.index("median ± IQR")
+        out[i] = fmt_seconds(r["median_s"]) + (" (1 sample)" if r.get("n_samples") == 1 else "")
+    if "flags" in fit.left_out:
+        mark = marks(r)
+        if mark:
+            i = names.index("median ± IQR")
+            out[i] = out[i] + " " + mark
+    if fit.short:
+        for name in ("size", "mode"):
+            i = names.index(name)
+            out[i] = SHORT.get(out[i], out[i])
+    return out
+
+
+def _width(names: List[str], kept: List[int], cells: List[List[str]]) -> int:
+    widths = [max([len(names[i])] + [len(row[i]) for row in cells]) for i in kept]
+    return sum(widths) + SEPARATOR * (len(kept) - 1) + 1
+
+
+def table_notes(results: Sequence[Dict[str, Any]], fit: Fit) -> List[str]:
+    """What a fitted table says under it: the one op, size or mode it left out, its marks and abbreviations, and
+    the columns left out."""
+    out = []
+    said = []
+    for name in ("op", "size", "mode"):
+        values = sorted({r[name] for r in results})
+        if name in fit.left_out and len(values) == 1:
+            said.append(f"{name} {values[0]}")
+    if said:
+        out.append("all rows: " + ", ".join(said))
+    if "flags" in fit.left_out:
+        if any(r.get("unstable") for r in results if r["status"] == "ok"):
+            out.append("* unstable (the flags column, which says why, did not fit)")
+        kinds = sorted({r.get("peak_kind") or "" for r in results if (r.get("peak_fraction") or 0) > 1.0})
+        for kind in kinds:
+            out.append("! " + PEAK_ABOVE.get(kind, "above the peak"))
+    if fit.short:
+        out.append("size s, m, l: small, medium, large; mode sym: symbolic")
+    dropped = [n for n in fit.left_out if n not in ("op", "size", "mode")] + (["IQR"] if fit.no_iqr else [])
+    if dropped:
+        out.append(
+            "left out at this width: {} (a wider terminal, -o FILE.md/.html or --json has them)".format(
+                ", ".join(dropped)
+            )
+        )
+    return out
+
+
+def results_table(results: Sequence[Dict[str, Any]], width: Optional[int] = None) -> Table:
+    """The results table with every column (or those that fit `width`)."""
+    return fitted_table(results, width if width is not None else 10**6)[0]
 
 
 def _cells(*values):

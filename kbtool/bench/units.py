@@ -2,6 +2,8 @@
 
 import math
 
+from .stats import MIN_STABLE_SAMPLES
+
 
 def fmt_seconds(seconds):
     """3 significant digits in ns, µs, ms or s ('' for None)."""
@@ -15,15 +17,94 @@ def fmt_seconds(seconds):
 
 
 def fmt_rate(value):
-    return "" if value is None else f"{value:.3g}"
+    """A rate (GFLOP/s, GB/s) to 3 significant digits, never an exponent: 0.0123, 45.6, 1,230; below 0.001 as
+    such."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if value <= 0:
+        return f"{value:g}"
+    if value < 0.001:
+        return "< 0.001"
+    value = float(f"{value:.3g}")
+    return _plain(value) if value < 1000 else _grouped(value)
 
 
 def fmt_pct(fraction):
     return "" if fraction is None else f"{fraction * 100:.1f} %"
 
 
+def fmt_peak(fraction):
+    """The fraction of this machine's measured peak; above 1 it says "> 100 %" (the why: PEAK_ABOVE)."""
+    if fraction is None:
+        return ""
+    return "> 100 %" if fraction > 1.0 else fmt_pct(fraction)
+
+
+PEAK_ABOVE = {
+    "copy": "above the copy peak: the op moves less than its inputs and outputs (a view, no copy) or works in cache "
+    "(the peak is a 64 MB copy through memory)",
+    "matmul": "above the matmul peak: the op ran faster than NumPy's float32 matmul on all cores did while the peak "
+    "was measured (another BLAS, or the load changed)",
+}
+
+
+# a result's flag when it is above the peak (PEAK_ABOVE, said once beside the peak, says why at length)
+PEAK_FLAG = {
+    "copy": "above the copy peak (moved less than counted, or in cache)",
+    "matmul": "above the matmul peak (measured at another moment, or another BLAS)",
+}
+
+
 def fmt_ratio(ratio):
-    return "" if ratio is None else f"×{ratio:.3g}"
+    """A ratio as a reader reads it: ×1.23, ×45.6, ×789, ×2,520, ×2,520,000 (3 significant digits, never an
+    exponent); below 0.01 as a fraction: ×1/2,500."""
+    if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
+        return ""
+    if ratio <= 0:
+        return f"×{ratio:g}"
+    if ratio < 0.01:
+        return "×1/" + _grouped(1.0 / ratio)
+    ratio = float(f"{ratio:.3g}")
+    if ratio < 1000:
+        return "×" + _plain(ratio)
+    return "×" + _grouped(ratio)
+
+
+def _plain(value):
+    """3 significant digits without an exponent (0.0123, 1.23, 12.3, 123)."""
+    value = float(f"{value:.3g}")  # rounded first: 9.996 is 10.0, not 10.00
+    digits = max(0, 2 - int(math.floor(math.log10(abs(value)))))
+    return f"{value:.{digits}f}"
+
+
+def _grouped(value):
+    """A large number to 3 significant digits, grouped by thousands: 2,520,000."""
+    return f"{float(f'{value:.3g}'):,.0f}"
+
+
+def fmt_median(r):
+    """A measured result's median ± IQR, or its one sample said as such ('58.9 s (1 sample)', not '± 0 ns')."""
+    if r.get("n_samples", len(r.get("samples_s") or ())) == 1:
+        return "{} (1 sample)".format(fmt_seconds(r["median_s"]))
+    return "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"]))
+
+
+def unstable_words(settings):
+    """What unstable means, for a note beside the count."""
+    return (
+        "the samples' CV (standard deviation / mean) above {:.0%}, or fewer than {} samples: their medians are less "
+        "sure, and a difference smaller than their spread is no difference".format(
+            settings.get("unstable_cv", 0.1), MIN_STABLE_SAMPLES
+        )
+    )
+
+
+def unstable_note(report):
+    """'N of M results unstable (what that means)', or None when none is."""
+    s = report["summary"]
+    if not s.get("unstable"):
+        return None
+    return "{:,} of {:,} results unstable: {}".format(s["unstable"], s["measured"], unstable_words(report["settings"]))
 
 
 def measured_cells(r):
@@ -31,19 +112,32 @@ def measured_cells(r):
     × fastest."""
     return [
         fmt_seconds(r["one_time"]["total_s"]),
-        "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"])),
+        fmt_median(r),
         fmt_seconds(r["min_s"]),
         fmt_rate(r.get("gflops")),
         fmt_rate(r.get("gbs")),
-        fmt_pct(r.get("peak_fraction")),
+        fmt_peak(r.get("peak_fraction")),
         fmt_ratio(r.get("ratio_to_fastest")),
     ]
 
 
 def flags(r):
     """What a view says beside a measured result's numbers: unstable, and the result's message."""
-    said = ["unstable (CV {:.0%}, {} samples)".format(r["cv"], r["n_samples"])] if r.get("unstable") else []
+    said = []
+    if r.get("unstable"):  # a CV of one sample says nothing: too few samples say so instead
+        few = r["n_samples"] < MIN_STABLE_SAMPLES
+        said.append(
+            "unstable (only {})".format(samples(r["n_samples"]))
+            if few
+            else "unstable (CV {:.0%}, {})".format(r["cv"], samples(r["n_samples"]))
+        )
+    if (r.get("peak_fraction") or 0) > 1.0:
+        said.append(PEAK_FLAG.get(r.get("peak_kind"), "above the peak"))
     return said + ([r["message"]] if r.get("message") else [])
+
+
+def samples(n):
+    return "1 sample" if n == 1 else f"{n} samples"
 
 
 def comparison_cells(row):
@@ -71,6 +165,9 @@ def verdict_line(report):
     if s.get("unsupported"):
         parts.append("{} unsupported".format(s["unsupported"]))
     parts.append("{} unstable".format(s["unstable"]))
+    load = report["machine"].get("load") or {}
+    if load.get("busy"):
+        parts.append("machine busy")
     comparison = report.get("comparison")
     if comparison:
         gate = [r for r in comparison["rows"] if r["fails_gate"]]
