@@ -393,7 +393,16 @@ def test_markdown_matrix_and_divergences():
     assert "| op | alpha | beta |" in lines
     assert "| dot | ✗ 2/3 | – 0/3 |" in lines
     assert "| sum | ≈ 1/2 | ☠ 0/2 |" in lines
-    assert text.startswith("# kbtool parity report\n\n**Not OK: 6 divergence(s)**")
+    # the headline is pass as is (of the 10 results, 3 pass as is), then the gate's verdict
+    assert text.startswith(
+        "# kbtool parity report\n\n**Pass as is: 30.0 % (3/10)** of the results that ran · conformance 40.0 % · "
+        "6 unexplained\n\n**Not OK: 6 divergence(s)**"
+    )
+    backends = text.split("## Backends\n", 1)[1].split("\n## ", 1)[0]
+    assert "| backend | version | pass as is | results |" in backends
+    assert (
+        "| alpha | 1.0 | **60.0 %** (3/5) | 5 | 3 | 1 |" in backends and "| beta | 1.0 | **0.0 %** (0/5) |" in backends
+    )
     section = text.split("## Unexplained failures\n", 1)[1].split("\n## ", 1)[0].strip().split("\n\n")[1]
     rows = section.splitlines()
     assert rows[0] == "| op | case | backend | mode | status | message | numbers | repro |"
@@ -471,7 +480,7 @@ def test_terminal_names_the_divergences():
     assert "Known differences (1 results, 1 reason; re-checked this run):" in out
     assert "  ≈ 1  alpha  sum  alpha raises here" in out
     assert out.count("      kbtool check --op") == 4  # a repro per group
-    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s: 6 divergence(s)"
+    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s, pass as is 30.0 % (3/10): 6 divergence(s)"
     console = Console(file=io.StringIO(), width=200)
     terminal.render(renderer_report(), console, verbosity=2)
     assert console.file.getvalue().count("reproduce: kbtool check") == 6  # -v: every result
@@ -483,7 +492,7 @@ def test_terminal_all_pass_and_unavailable_backend():
     out = console.file.getvalue()
     assert "cntk: not installed — not installed: run `kbtool env install cntk`" in out
     assert "Divergences" not in out
-    assert out.rstrip().splitlines()[-1] == "2 results in 1.0 s: all pass"
+    assert out.rstrip().splitlines()[-1] == "2 results in 1.0 s, pass as is 100.0 % (2/2): all pass"
 
 
 def test_terminal_verdict_says_why_a_check_with_a_broken_backend_failed():

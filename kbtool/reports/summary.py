@@ -106,6 +106,25 @@ def pass_as_is(passed: int, ran: int) -> Dict[str, Any]:
     return {"percent": 100.0 * passed / ran if ran else None, "pass": passed, "ran": ran}
 
 
+def pass_as_is_record(per_backend: Mapping[str, Mapping[str, int]]) -> Record:
+    """The report's summary.pass_as_is, from summary.per_backend's counts: the whole run's {percent, pass, ran} and
+    `per_backend` the same for each backend (percent rounded down to 4 decimals; None where nothing ran). Views
+    compute the figures from the counts (backend_counts), so a report written before this field reads the same."""
+
+    def figure(passed: int, ran: int) -> Dict[str, Any]:
+        out = pass_as_is(passed, ran)
+        if out["percent"] is not None:
+            out["percent"] = math.floor(out["percent"] * 10000 + 1e-6) / 10000
+        return out
+
+    figures = {
+        name: figure(counts.get("pass", 0), sum(counts.values()) - counts.get(Status.COULD_NOT_START.value, 0))
+        for name, counts in per_backend.items()
+    }
+    run = figure(sum(f["pass"] for f in figures.values()), sum(f["ran"] for f in figures.values()))
+    return dict(run, per_backend=figures)
+
+
 def pass_as_is_text(figure: Mapping[str, Any]) -> str:
     """A pass-as-is figure ({percent, pass, ran}) as every view writes it: `57.5 % (752/1310)`, `– (0/0)`."""
     return "{} ({}/{})".format(percent(figure.get("percent")), figure.get("pass", 0), figure.get("ran", 0))
