@@ -123,7 +123,31 @@ def test_per_backend_counts_cover_every_status_and_known():
     }
     assert s["case_seconds"] == {"alpha": 2.75, "beta": 0.19}  # 11 × 0.25; 0.1875 rounded
     assert (s["results"], s["divergences"], s["ok"]) == (13, 9, False)  # every status but pass (and known) diverges
+    # pass as is: pass / results that ran (alpha's could_not_start never ran; its known ones ran and did not pass)
+    assert s["pass_as_is"] == {
+        "percent": 16.6666,  # 2 of 12, rounded down
+        "pass": 2,
+        "ran": 12,
+        "per_backend": {
+            "alpha": {"percent": 10.0, "pass": 1, "ran": 10},  # 11 results, one could not start
+            "beta": {"percent": 50.0, "pass": 1, "ran": 2},
+            "cntk": {"percent": None, "pass": 0, "ran": 0},
+        },
+    }
     assert validate(report) == []
+
+
+def test_a_report_without_pass_as_is_loads_and_reads_the_same(tmp_path):
+    report = make_report([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail", known="r")])
+    old = copy.deepcopy(report)
+    del old["summary"]["pass_as_is"]  # a report written before the field
+    assert validate(old) == []
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", "render", str(path), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "**Pass as is: 66.6 % (2/3)** of the results that ran" in result.stdout
+    assert markdown.render(old) == markdown.render(report) and html.render(old) == html.render(report)
 
 
 # --- the schema ---
