@@ -444,7 +444,9 @@ def test_an_incomplete_report_is_never_ok_and_every_view_says_so():
         console.file.getvalue()
         .rstrip()
         .splitlines()[-1]
-        .startswith("2 results in 1.0 s: incomplete (interrupted by SIGTERM: 2 of the 8 planned")
+        .startswith(
+            "2 results in 1.0 s, pass as is 100.0 % (2/2): incomplete (interrupted by SIGTERM: 2 of the 8 planned"
+        )
     )
     assert "**Incomplete: interrupted by SIGTERM: 2 of the 8 planned results ran" in markdown.render(report)
     assert '<p class="incomplete"><strong>Incomplete:</strong> interrupted by SIGTERM' in html.render(report)

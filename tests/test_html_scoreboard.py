@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 import pytest
 
 from kbtool import paths
-from kbtool.reports import html
+from kbtool.reports import html, summary
 from kbtool.reports.assemble import summarize
 from kbtool.results import Details
 
@@ -300,16 +300,28 @@ def test_backend_cards_count_every_status_and_conformance():
         "changed": "0",
         "unexplained": "6",
     }
-    assert '<span class="pct">33.3%</span>' in alpha and "22.2% pass as is" in alpha  # (2 + 1) / 9
+    # the big number is pass as is: 2 pass of the 8 results that ran (the could-not-start one never ran), a band
+    # under 50 %; conformance (2 + 1) / 9 and the 6 unexplained beside it
+    assert '<span class="pct band-few" title="pass as is: pass / results that ran">25.0 %</span>' in alpha
+    assert "pass as is: 2 of 8 results that ran" in alpha
+    assert 'conformance <strong class="g">33.3 %</strong> of 9 results · <strong class="g">6</strong> unexplained' in alpha
     cntk = page.split('data-backend="cntk"', 1)[1].split("</article>", 1)[0]
-    assert '<span class="pct">–</span>' in cntk and "not installed: run `kbtool env install cntk`" in cntk
+    assert '">–</span>' in cntk and "pass as is: 0 of 0 results that ran" in cntk
+    assert "not installed: run `kbtool env install cntk`" in cntk
+    # the run's headline: pass as is of every result that ran, then the gate
+    assert (
+        'pass as is <strong class="band-few">25.0 % (2/8)</strong> of the whole run · conformance 33.3 % · 6 unexplained'
+        in page
+    )
     assert "ImportError: no engine here" in page
 
 
 def test_conformance_never_rounds_a_miss_up_to_100():
     results = [record("dot", str(i), "alpha", "pass") for i in range(2000)] + [record("dot", "x", "alpha", "fail")]
     page = html.render(make_report([available("alpha")], results))
-    assert '<span class="pct">99.9%</span>' in page and "100.0%" not in page
+    assert (
+        '">99.9 %</span>' in page and 'conformance <strong class="g">99.9 %</strong>' in page and "100.0 %" not in page
+    )
 
 
 def test_the_active_backend_comes_first_and_is_marked():
@@ -530,6 +542,8 @@ class _Dom(HTMLParser):
         super().__init__()
         self.rows, self.headers, self.images, self.panel, self.titles, self.ready = [], [], 0, [], [], None
         self.view = None
+        self.cells = []  # the matrix cells drawn: (class, text)
+        self._cell = None
         self._in_panel = 0
         self._in_head_button = False
 
@@ -547,14 +561,21 @@ class _Dom(HTMLParser):
             self._in_panel += 1
         if self._in_panel and attrs.get("title"):
             self.titles.append(attrs["title"])
+        if tag == "button" and "data-status" in attrs:
+            self._cell = [attrs.get("class", ""), ""]
+            self.cells.append(self._cell)
         if tag == "th" and attrs.get("scope") == "col":
             self.headers.append(attrs.get("aria-sort") or "")
 
     def handle_endtag(self, tag):
+        if tag == "button":
+            self._cell = None
         if self._in_panel and tag == "tr":
             self._in_panel -= 1
 
     def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[1] += data
         if self._in_panel:
             self.panel.append(data)
 
@@ -660,3 +681,11 @@ def test_the_published_run_opens_quickly_in_a_browser(tmp_path):
     doms = open_views(str(path), ["", "op=conv2d&open=conv2d/theano"], tmp_path)
     assert len(doms[""].rows) == 154 and int(doms[""].ready) < 3000  # about 50 ms on one core
     assert "known: True convolution" in doms["op=conv2d&open=conv2d/theano"].panel_text()
+    # every matrix cell is shaded by its share of passes as is: ≈ 0/26 and ≈ 24/26 do not look alike
+    bands = {}
+    for classes, text in doms[""].cells:
+        passed, total = (int(n) for n in text.split()[-1].split("/"))
+        band = [c for c in classes.split() if c.startswith("band-")]
+        assert band == ["band-" + summary.pass_band(passed, total)], (classes, text)
+        bands.setdefault(band[0], text)
+    assert set(bands) == {"band-all", "band-most", "band-half", "band-few", "band-none"}, bands

@@ -243,6 +243,7 @@ def test_suites_carry_time_timestamp_and_properties():
     assert props["keras.json.floatx"] == "float32" and props["keras.json.floatx.source"] == "keras.json"
     assert json.loads(props["keras_config.ran"]) == [{"floatx": "float32"}]
     assert props["backend.status"] == "available" and props["active_backend"] == "alpha"
+    assert props["pass_as_is"] == "50.0 % (1/2)"  # as every view's headline: pass / results that ran
 
 
 def test_what_a_case_printed_goes_to_its_system_out():

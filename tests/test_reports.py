@@ -123,7 +123,31 @@ def test_per_backend_counts_cover_every_status_and_known():
     }
     assert s["case_seconds"] == {"alpha": 2.75, "beta": 0.19}  # 11 × 0.25; 0.1875 rounded
     assert (s["results"], s["divergences"], s["ok"]) == (13, 9, False)  # every status but pass (and known) diverges
+    # pass as is: pass / results that ran (alpha's could_not_start never ran; its known ones ran and did not pass)
+    assert s["pass_as_is"] == {
+        "percent": 16.6666,  # 2 of 12, rounded down
+        "pass": 2,
+        "ran": 12,
+        "per_backend": {
+            "alpha": {"percent": 10.0, "pass": 1, "ran": 10},  # 11 results, one could not start
+            "beta": {"percent": 50.0, "pass": 1, "ran": 2},
+            "cntk": {"percent": None, "pass": 0, "ran": 0},
+        },
+    }
     assert validate(report) == []
+
+
+def test_a_report_without_pass_as_is_loads_and_reads_the_same(tmp_path):
+    report = make_report([available("alpha")], PASSES + [record("dot", "x", "alpha", "fail", known="r")])
+    old = copy.deepcopy(report)
+    del old["summary"]["pass_as_is"]  # a report written before the field
+    assert validate(old) == []
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", "render", str(path), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "**Pass as is: 66.6 % (2/3)** of the results that ran" in result.stdout
+    assert markdown.render(old) == markdown.render(report) and html.render(old) == html.render(report)
 
 
 # --- the schema ---
@@ -393,7 +417,16 @@ def test_markdown_matrix_and_divergences():
     assert "| op | alpha | beta |" in lines
     assert "| dot | ✗ 2/3 | – 0/3 |" in lines
     assert "| sum | ≈ 1/2 | ☠ 0/2 |" in lines
-    assert text.startswith("# kbtool parity report\n\n**Not OK: 6 divergences**")
+    # the headline is pass as is (of the 10 results, 3 pass as is), then the gate's verdict
+    assert text.startswith(
+        "# kbtool parity report\n\n**Pass as is: 30.0 % (3/10)** of the results that ran · conformance 40.0 % · "
+        "6 unexplained\n\n**Not OK: 6 divergences**"
+    )
+    backends = text.split("## Backends\n", 1)[1].split("\n## ", 1)[0]
+    assert "| backend | version | pass as is | results |" in backends
+    assert (
+        "| alpha | 1.0 | **60.0 %** (3/5) | 5 | 3 | 1 |" in backends and "| beta | 1.0 | **0.0 %** (0/5) |" in backends
+    )
     section = text.split("## Unexplained failures\n", 1)[1].split("\n## ", 1)[0].strip().split("\n\n")[1]
     rows = section.splitlines()
     assert rows[0] == "| op | case | backend | mode | status | message | numbers | repro |"
@@ -471,7 +504,7 @@ def test_terminal_names_the_divergences():
     assert "Known differences (1 result, 1 reason; re-checked this run):" in out
     assert "  ≈ 1  alpha  sum  alpha raises here" in out
     assert out.count("      kbtool check --op") == 4  # a repro per group
-    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s: 6 divergences"
+    assert out.rstrip().splitlines()[-1] == "10 results in 1.0 s, pass as is 30.0 % (3/10): 6 divergences"
     console = Console(file=io.StringIO(), width=200)
     terminal.render(renderer_report(), console, verbosity=2)
     assert console.file.getvalue().count("reproduce: kbtool check") == 6  # -v: every result
@@ -483,7 +516,7 @@ def test_terminal_all_pass_and_unavailable_backend():
     out = console.file.getvalue()
     assert "cntk: not installed — not installed: run `kbtool env install cntk`" in out
     assert "Divergences" not in out
-    assert out.rstrip().splitlines()[-1] == "2 results in 1.0 s: all pass"
+    assert out.rstrip().splitlines()[-1] == "2 results in 1.0 s, pass as is 100.0 % (2/2): all pass"
 
 
 def test_terminal_verdict_says_why_a_check_with_a_broken_backend_failed():

@@ -37,6 +37,29 @@ def printed(report, verbosity=1, width=120):
     return text.rstrip("\n").split("\n")
 
 
+def ends_with_verdict(lines, report):
+    """The verdict line is the last line, or, on a console too narrow for it, its last two (the run's facts, then
+    the verdict itself on the last)."""
+    text = terminal.verdict_line_text(report)
+    return lines[-1] == text or (lines[-2].endswith(":") and lines[-2] + " " + lines[-1].strip() == text)
+
+
+def commands(lines):
+    """The repros printed, each on one line again (a long one is wrapped with ` \\` continuations)."""
+    out, joined = [], ""
+    for line in lines:
+        if joined:
+            joined += " " + line.strip()
+        elif line.startswith("      kbtool check"):
+            joined = line
+        if joined and not joined.endswith(" \\"):
+            out.append(joined)
+            joined = ""
+        elif joined:
+            joined = joined[:-2]
+    return out
+
+
 def screen_rows(lines, width):
     """Rows the lines take on a terminal `width` wide (a long line wraps)."""
     return sum(max(1, math.ceil(cell_len(line) / width)) for line in lines)
@@ -83,7 +106,7 @@ def many_failures(n_ops=80, backends=("alpha", "beta", "gamma", "delta")):
 def test_the_full_run_fits_a_screen(parity, width):
     lines = printed(parity, width=width)
     assert screen_rows(lines, width) < SCREEN
-    assert lines[-1] == terminal.verdict_line_text(parity)
+    assert ends_with_verdict(lines, parity)
     # every backend has its line with its counts and conformance
     for b in parity["backends"]:
         assert any(line.startswith(b["name"]) and "%" in line for line in lines), b["name"]
@@ -104,7 +127,8 @@ def test_thousands_of_unexplained_failures_still_fit_a_screen(parity, width):
     lines = printed(report, width=width)
     assert screen_rows(lines, width) < SCREEN
     groups = summary.failure_groups(report)
-    shown = [line for line in lines if line.startswith("      kbtool check --op")]
+    shown = commands(lines)
+    assert all(cell_len(line) <= width for line in lines)
     assert terminal.FAILURE_GROUPS[0] <= len(shown) <= terminal.FAILURE_GROUPS[1]
     assert any(line.startswith(f"  … {len(groups) - len(shown)} more groups") for line in lines)
     # the failures shown are taken round-robin over the backends, not only the first one's: as many backends as groups
@@ -148,26 +172,33 @@ def test_backend_lines_count_every_status_and_the_conformance():
         record("dot", "k", "alpha", "fail", known="r"),
         record("dot", "u", "alpha", "unsupported"),
         record("dot", "c", "alpha", "crash"),
+        record("dot", "n", "alpha", "could_not_start"),
     ]
     report = make_report([available("alpha")], results)
     header, rows = summary.backend_rows(report)
-    assert header[:3] == ["backend", "version", "results"]
+    assert header[:4] == ["backend", "version", "pass as is", "results"]  # the headline is the first number
     row = dict(zip(header, rows[0]))
-    assert (row["results"], row["pass"], row["known"], row["unsup."], row["crash"], row["unexpl."]) == (
-        "5",
+    assert (row["results"], row["pass"], row["known"], row["unsup."], row["crash"], row["not run"], row["unexpl."]) == (
+        "6",
         "2",
         "1",
         "1",
         "1",
-        "2",
+        "1",
+        "3",
     )
-    assert row["conform."] == "60.0%"  # (pass + known) / results
+    # pass / results that ran: the case that could not start never ran; known and unsupported did, and did not pass
+    assert row["pass as is"] == "40.0 % (2/5)"
+    assert row["conform."] == "50.0 %"  # (pass + known) / results
+    counts = summary.backend_counts(report)["alpha"]
+    assert (counts["ran"], counts["pass_as_is"], counts["conformance"]) == (5, 40.0, 50.0)
 
 
 def test_conformance_is_never_rounded_up_to_100():
     results = [record("dot", str(i), "alpha", "pass") for i in range(9999)] + [record("dot", "x", "alpha", "fail")]
     report = make_report([available("alpha")], results)
-    assert dict(zip(*[summary.backend_rows(report)[0], summary.backend_rows(report)[1][0]]))["conform."] == "99.9%"
+    row = dict(zip(*[summary.backend_rows(report)[0], summary.backend_rows(report)[1][0]]))
+    assert row["conform."] == "99.9 %" and row["pass as is"] == "99.9 % (9999/10000)"
 
 
 def test_the_active_backend_comes_first_and_the_settings_line_says_where_they_came_from():
@@ -201,7 +232,7 @@ def test_reports_without_the_new_fields_render():
     for key in ("keras_config", "grid", "active_backend"):
         report.pop(key, None)
     lines = printed(report)
-    assert lines[-1] == "2 results in 1.0 s: all pass"
+    assert lines[-1] == "2 results in 1.0 s, pass as is 100.0 % (2/2): all pass"
     assert not any(line.startswith("keras.json settings") for line in lines)
 
 
@@ -284,7 +315,7 @@ def test_changed_results_and_stale_known_differences_are_always_shown():
     assert (
         "stale known difference: dot basic on beta: beta rounds (did not reproduce in this run (2 results checked))"
     ) in lines
-    assert lines[-1] == "3 results in 1.0 s: 1 divergence, 1 stale known difference"
+    assert lines[-1] == "3 results in 1.0 s, pass as is 66.6 % (2/3): 1 divergence, 1 stale known difference"
 
 
 def test_documentation_examples_are_one_line_unless_verbose():
@@ -312,7 +343,7 @@ def test_unavailable_backends_say_why():
     lines = printed(report, width=200)
     assert "cntk: not installed — not installed: run `kbtool env install cntk`" in lines
     assert "my.kb: broken — ImportError: no engine here" in lines
-    assert lines[-1] == "2 results in 1.0 s: could not start: my.kb"
+    assert lines[-1] == "2 results in 1.0 s, pass as is 100.0 % (2/2): could not start: my.kb"
 
 
 def test_backend_text_is_shown_as_text():
@@ -343,7 +374,7 @@ def test_render_passes_options_to_the_terminal_only():
     report = make_report([available("alpha")], PASSES)
     console = Console(file=io.StringIO(), width=120)
     assert render(report, "terminal", console=console, verbosity=0) == ""
-    assert console.file.getvalue() == "2 results in 1.0 s: all pass\n"
+    assert console.file.getvalue() == "2 results in 1.0 s, pass as is 100.0 % (2/2): all pass\n"
     assert render(report, "markdown").startswith("# kbtool parity report")
 
 
@@ -354,7 +385,7 @@ def test_check_quiet_prints_the_verdict_line_alone():
     result = CliRunner().invoke(main, ["check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", "-q"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "2 results in {} s: all pass".format(result.stdout.split(" s:")[0].split(" in ")[1])
+        "2 results in {} s, pass as is 100.0 % (2/2): all pass".format(result.stdout.split(" s,")[0].split(" in ")[1])
     ]
     assert result.stderr == ""
 
@@ -534,3 +565,115 @@ def test_plain_progress_says_nothing_when_nothing_ran():
         with progress.CheckProgress({"numpy": 2}, stream=out, live=False):
             raise ValueError("a known-differences file kbtool cannot read: refused before the run")
     assert out.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------------------------------- pass as is
+
+
+def widest(lines):
+    return max(cell_len(line) for line in lines)
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_pass_as_is_is_the_first_number_of_every_backend_at_any_width(parity, width):
+    lines = printed(parity, width=width)
+    assert widest(lines) <= width
+    header = [line for line in lines if line.startswith("backend ")][0]
+    assert header.split()[1:4] == (["pass", "as", "is"] if width == 80 else ["version", "pass", "as"])
+    counts = summary.backend_counts(parity)
+    for name in summary.table_backends(parity):
+        c = counts[name]
+        figure = summary.pass_as_is_text(summary.pass_as_is(c["pass"], c["ran"]))
+        row = [line for line in lines if line.split() and line.split()[0] == name][0]
+        # the percent and its counts, whole (never cut), then conformance and unexplained at the end
+        assert " ".join(row.split()).find(figure.replace("  ", " ")) > 0, (name, row)
+        assert row.split()[-2:] == ["%", str(c["unexplained"])] and row.split()[-3] == "100.0"
+    cntk = counts["cntk"]
+    assert cntk["pass_as_is"] < 50 < 100 == cntk["conformance"]  # the headline no longer hides the differences
+    assert "pass as is = pass / results that ran" in " ".join(lines)
+    run = summary.run_pass_as_is(parity)
+    assert f"pass as is {summary.pass_as_is_text(run)}" in " ".join(lines[-2:])
+
+
+def test_the_settings_line_wraps_between_items_at_80_columns(parity):
+    lines = printed(parity, width=80)
+    start = [i for i, line in enumerate(lines) if line.startswith("keras.json settings: ")][0]
+    block = lines[start : start + 6]
+    for item in summary.settings_items(parity):
+        assert any(item in line for line in block), item  # never split: `epsilon 1e-07` stays on one line
+    assert widest(block) <= 80 and block[1].startswith("  ")
+
+
+def test_a_narrow_table_leaves_out_columns_rather_than_cut_a_number():
+    results = [
+        record("op", f"c{i}", "keras3-tensorflow", s)
+        for i, s in enumerate(["pass", "fail", "error", "crash", "timeout", "unsupported", "could_not_start"] * 300)
+    ]
+    report = make_report([available("keras3-tensorflow")], results)
+    report["active_backend"] = "keras3-tensorflow"
+    lines = printed(report, width=80)
+    assert widest(lines) <= 80
+    row = [line for line in lines if line.startswith("keras3-tensorflow")][0]
+    assert "16.6 % (300/1800)" in row and row.startswith(
+        "keras3-tensorflow *"
+    )  # 300 of the 1800 that ran (300 could not start)
+    assert row.split()[-1] == "1800" and "* the active backend" in " ".join(lines)
+    legend = " ".join(lines)
+    assert "left out at this width:" in legend  # said, not silently cut
+    wide = printed(report, width=200)
+    assert "keras3-tensorflow (active)" in "\n".join(wide) and "left out" not in "\n".join(wide)
+
+
+def test_matrix_cells_are_shaded_by_their_pass_fraction():
+    results = [record("a", f"k{i}", "alpha", "fail", known="r") for i in range(26)]
+    results += [record("b", f"p{i}", "alpha", "pass") for i in range(24)] + [
+        record("b", "x", "alpha", "fail", known="r")
+    ]
+    results += [record("c", f"p{i}", "alpha", "pass") for i in range(3)]
+    report = make_report([available("alpha")], results)
+    _, rows = matrix.build(report)
+    cells = {row["op"]: terminal._cell(row["cells"]["alpha"]) for row in rows}
+    assert cells["a"].plain == "≈ 0/26" and cells["b"].plain == "≈ 24/25" and cells["c"].plain == "✓ 3/3"
+
+    def count_style(text):
+        return [str(span.style) for span in text.spans if text.plain[span.start : span.end].count("/")][0]
+
+    # same worst status, not the same colour: 0 of 26 and 24 of 25 passing as is read differently
+    assert count_style(cells["a"]) == terminal.BAND_STYLES["none"]
+    assert count_style(cells["b"]) == terminal.BAND_STYLES["most"] != count_style(cells["a"])
+    assert count_style(cells["c"]) == terminal.BAND_STYLES["all"]
+    assert [summary.pass_band(p, 10) for p in (10, 9, 5, 1, 0)] == ["all", "most", "half", "few", "none"]
+    lines = printed(report, width=80)
+    assert "  passed/total shaded by pass as is: 100 %, ≥ 90 %, ≥ 50 %, < 50 %, 0 %" in lines
+
+
+def test_a_long_repro_wraps_with_shell_continuations():
+    case = "grid." + ".".join(f"k{i}=v{i}" for i in range(6))
+    report = make_report([available("alpha")], [record("dot", case, "alpha", "fail")])
+    lines = printed(report, width=60)
+    assert widest(lines) <= 60
+    wrapped = [line for line in lines if line.endswith(" \\")]
+    assert wrapped and commands(lines) == [
+        f"      kbtool check --op dot --case {case} --backend alpha --mode eager --seed 0"
+    ]
+
+
+@pytest.mark.backends
+def test_check_at_80_columns_has_no_line_wider_than_80():
+    import subprocess
+    import sys
+
+    env = dict(os.environ, COLUMNS="80", PYTHONPATH=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "kbtool", "check", "--op", "conv2d", "--backend", "numpy", "--backend", "tensorflow"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.rstrip("\n").splitlines()
+    assert widest(lines) <= 80, [line for line in lines if cell_len(line) > 80]
+    assert any(line.startswith("backend ") and "pass as is" in line for line in lines)
+    assert "pass as is" in lines[-2] + lines[-1] and lines[-1].endswith("known)")

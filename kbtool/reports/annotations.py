@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .. import paths
 from ..specs.lines import Lines, case_line, spec_lines
 from .summary import failure_groups, unexplained
-from .text import plain
+from .text import plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -105,9 +105,9 @@ def render(report: Record, limit: int = MAX_ANNOTATIONS, workspace: Optional[str
         out.append(
             command(
                 "warning",
-                f"{len(rest)} more unexplained group(s) ({sum(len(m) for _k, m in rest)} of {len(unexplained(report))} unexplained results) not annotated: the job summary and the "
+                f"{plural(len(rest), 'more unexplained group')} ({sum(len(m) for _k, m in rest)} of {len(unexplained(report))} unexplained results) not annotated: the job summary and the "
                 "JSON report list them",
-                title=f"kbtool: {len(rest)} group(s) not annotated",
+                title=f"kbtool: {plural(len(rest), 'group')} not annotated",
             )
         )
     return "\n".join(out) + "\n"

@@ -164,8 +164,11 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
         and not could_not_start
         and not report.get("incomplete")
     )
+    from .summary import pass_as_is_record
+
     summary: Record = {
         "per_backend": per_backend,
+        "pass_as_is": pass_as_is_record(per_backend),
         "case_seconds": {k: round(v, 2) for k, v in seconds.items()},
         "results": len(report["results"]),
         "divergences": divergences,

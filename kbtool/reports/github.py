@@ -15,9 +15,20 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS
-from .summary import backend_counts, backend_label, failure_groups, known_groups, ordered, percent, unexplained
+from .summary import (
+    PASS_AS_IS_LEGEND,
+    backend_counts,
+    backend_label,
+    failure_groups,
+    known_groups,
+    ordered,
+    pass_as_is,
+    pass_as_is_text,
+    percent,
+    unexplained,
+)
 from .text import markdown as _escape
-from .text import plain
+from .text import plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -90,16 +101,6 @@ def _fold_open(summary: str) -> List[str]:
 FOLD_CLOSE = ["", "</details>", ""]
 
 
-def pass_as_is(counts: Record) -> Tuple[int, int]:
-    """(pass, results) of one backend's counts."""
-    # lead: use summary pass_as_is
-    return int(counts.get("pass", 0)), int(counts["results"])
-
-
-def _rate(passed: int, results: int) -> str:
-    return f"{percent(100.0 * passed / results if results else None)} ({passed}/{results})"
-
-
 def run_url() -> Optional[str]:
     """This workflow run's page (its artifacts are listed there), when running in GitHub Actions."""
     server, repo, run = (os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
@@ -158,20 +159,18 @@ def _backends(page: _Page, report: Record, counts: Dict[str, Record], left_out: 
     rows = []
     for name in names:
         c = counts[name]
-        passed, results = pass_as_is(c)
         label = backend_label(name, infos.get(name)) + (" (active)" if name == report.get("active_backend") else "")
         rows.append(
             [
                 _escape(label),
-                f"**{_rate(passed, results)}**",
+                f"**{pass_as_is_text(pass_as_is(c.get('pass', 0), c['ran']))}**",
                 percent(c["conformance"]),
                 str(c["unexplained"]),
                 str(c.get("known", 0)),
             ]
         )
     before = [
-        "Pass as is = pass / results: the parity a user gets. Conformance = (pass + known) / results and the "
-        "unexplained count are the gate.",
+        _escape(PASS_AS_IS_LEGEND) + ": pass as is is the parity a user gets.",
         "",
     ]
     placed = page.table(before, ["backend", "pass as is", "conformance", "unexplained", "known"], rows, [""])
@@ -217,23 +216,23 @@ def _failures(page: _Page, report: Record, folded: List[str], left_out: List[str
     before = [
         "### Unexplained failures",
         "",
-        f"{len(records)} results in {len(groups)} group(s), by backend × op × status (one message across ops is one "
+        f"{plural(len(records), 'result')} in {plural(len(groups), 'group')}, by backend × op × status (one message across ops is one "
         "group), larger groups first.",
         "",
     ]
     shown = page.table(before, GROUP_HEADER, rows[:OPEN_GROUPS], [""])
     if shown == OPEN_GROUPS and len(rows) > shown:
         rest = rows[shown:]
-        summary = f"{len(rest)} more unexplained group(s)"
+        summary = f"{plural(len(rest), 'more unexplained group')}"
         more = page.table(_fold_open(summary), GROUP_HEADER, rest, FOLD_CLOSE)
         if more:
-            folded.append(f"{more} unexplained group(s) ({sum(sizes[shown : shown + more])} results)")
+            folded.append(f"{plural(more, 'unexplained group')} ({plural(sum(sizes[shown : shown + more]), 'result')})")
         shown += more
     if shown < len(rows):
         left_out.append(
-            f"{len(rows) - shown} unexplained group(s) ({sum(sizes[shown:])} results)"
+            f"{plural(len(rows) - shown, 'unexplained group')} ({plural(sum(sizes[shown:]), 'result')})"
             if shown
-            else f"every unexplained group ({len(records)} results)"
+            else f"every unexplained group ({plural(len(records), 'result')})"
         )
 
 
@@ -260,7 +259,7 @@ def _stale(page: _Page, report: Record, left_out: List[str]) -> None:
     ]
     placed = page.table(before, ["op", "case", "backend", "reason", "note"], rows, [""])
     if placed < len(rows):
-        left_out.append(f"{len(rows) - placed} stale known difference(s)")
+        left_out.append(f"{plural(len(rows) - placed, 'stale known difference')}")
 
 
 def _known_per_backend(report: Record, counts: Dict[str, Record]) -> List[str]:
@@ -281,7 +280,7 @@ def _known_per_backend(report: Record, counts: Dict[str, Record]) -> List[str]:
     return [
         "### Known differences",
         "",
-        f"{total} results explained by {len(groups)} recorded reason(s), re-checked this run.",
+        f"{plural(total, 'result')} explained by {plural(len(groups), 'recorded reason')}, re-checked this run.",
         "",
         "| backend | known results | reasons |",
         "|---|---|---|",
@@ -306,11 +305,12 @@ def _known_per_reason(page: _Page, report: Record, folded: List[str], left_out: 
     summary = f"Known differences by reason ({len(groups)}), most results first"
     placed = page.table(_fold_open(summary), ["results", "backends", "ops", "reason"], rows, FOLD_CLOSE)
     if placed:
-        folded.append(f"{placed} known-difference reason(s)")
+        folded.append(f"{plural(placed, 'known-difference reason')}")
     if placed < len(rows):
         left_out.append(
-            "{} known-difference reason(s) ({} results)".format(
-                len(rows) - placed, sum(g["results"] for g in groups[placed:])
+            "{} ({})".format(
+                plural(len(rows) - placed, "known-difference reason"),
+                plural(sum(g["results"] for g in groups[placed:]), "result"),
             )
         )
 

@@ -22,7 +22,8 @@ from ..results import OPTIONAL_STATUSES, SEVERITY, Status
 from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
 from .matrix import build, doc_claims, present, symbols
-from .summary import backend_label, changed_results
+from .summary import PASS_AS_IS_LEGEND, PASS_BANDS, backend_label, changed_results, pass_as_is, pass_band, percent
+from .summary import pass_as_is_text as _pass_as_is_text
 from .text import plain, plural
 
 MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
@@ -65,12 +66,20 @@ def render(report: Record) -> str:
         )
     )
     script = _asset(env, "report.js.j2")
+    run = run_figure(summary)
     return env.get_template("report.html.j2").render(
         report=report,
         filters=run_filters(report),
         summary=summary,
         reasons=verdict_reasons(report, summary),
         cards=[card(info[name], summary, report.get("active_backend")) for name in order],
+        run_pass_as_is=run,
+        run_band=pass_band(run["pass"], run["ran"]),
+        run_conformance=run_conformance(summary),
+        pct=percent,
+        pass_as_is_text=_pass_as_is_text,
+        legend=PASS_AS_IS_LEGEND,
+        bands=PASS_BANDS,
         unexplained=unexplained[:MAX_LISTED],
         unexplained_total=len(unexplained),
         known_groups=known_groups(report.get("known_differences", [])),
@@ -184,17 +193,39 @@ def verdict_reasons(report: Record, summary: Record) -> List[str]:
     return reasons
 
 
+def run_figure(summary: Record) -> Record:
+    """The whole run's pass as is ({percent, pass, ran}) from the summary's counts."""
+    figures = [_figure(counts) for counts in (summary.get("per_backend") or {}).values()]
+    return pass_as_is(sum(f["pass"] for f in figures), sum(f["ran"] for f in figures))
+
+
+def run_conformance(summary: Record) -> Optional[float]:
+    """The whole run's conformance, (pass + known) / results, as a fraction."""
+    per_backend = (summary.get("per_backend") or {}).values()
+    total = sum(sum(c.values()) for c in per_backend)
+    return sum(c.get("pass", 0) + c.get("known", 0) for c in per_backend) / total if total else None
+
+
+def _figure(counts: Record) -> Record:
+    ran = sum(counts.values()) - counts.get(Status.COULD_NOT_START.value, 0)
+    return pass_as_is(counts.get("pass", 0), ran)
+
+
 def card(backend: Record, summary: Record, active: Optional[str]) -> Record:
+    """A backend's card: its pass as is (the big number: pass / results that ran, with the counts and its band),
+    conformance and unexplained (the gate) beside it, a count per status."""
     counts = (summary.get("per_backend") or {}).get(backend["name"]) or {}
     total = sum(counts.values())
     explained = counts.get("pass", 0) + counts.get("known", 0)
+    figure = _figure(counts)
     return {
         "info": backend,
         "active": backend["name"] == active,
         "total": total,
         "conformance": explained / total if total else None,
         "unexplained": total - explained,
-        "passed": counts.get("pass", 0) / total if total else None,
+        "pass_as_is": figure,
+        "band": pass_band(figure["pass"], figure["ran"]),
         "counts": [
             (status, counts.get(status, 0))
             for status in CELL_STATUSES
@@ -237,10 +268,8 @@ def _clip(value: Any, limit: int = 300) -> str:
 
 
 def _percent(fraction: Optional[float]) -> str:
-    if fraction is None:
-        return "–"
-    text = f"{fraction * 100:.1f}%"
-    return "99.9%" if text == "100.0%" and fraction < 1 else text  # never round a miss up to 100%
+    """A fraction as every view writes a percent (summary.percent: rounded down, never a miss up to 100 %)."""
+    return percent(None if fraction is None else fraction * 100)
 
 
 # --- the embedded data -------------------------------------------------------------------------------------------

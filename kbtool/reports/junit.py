@@ -12,8 +12,8 @@ A backend that could not start is an erroring testcase of its suite (beside the 
 is not installed is a skipped testcase, so a dashboard shows it was not run. A stale known difference is a failing
 testcase of the suite `kbtool.known_differences`; an interrupted check is an
 erroring suite of its own. Each suite carries its time (the sum of its cases' seconds), the report's timestamp and
-<properties>: the backend's versions, python and module, the keras.json settings that ran, the seed, kbtool's
-version. What a backend or the reference printed while a case ran goes to that testcase's <system-out>.
+<properties>: the backend's pass as is (`pass_as_is`: pass / results that ran, as every view's headline), its
+versions, python and module, the keras.json settings that ran, the seed, kbtool's version. What a backend or the reference printed while a case ran goes to that testcase's <system-out>.
 """
 
 import datetime
@@ -23,6 +23,7 @@ import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..results import DID_NOT_RUN, BackendStatus, Status
+from .summary import pass_as_is, pass_as_is_text
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -172,6 +173,10 @@ def render(report: Record) -> str:
         for key in ("import_seconds", "restarts", "workers"):
             suite.property(key, info.get(key))
         _common_properties(suite, report)
+        if records:  # the headline of every view: pass / results that ran, e.g. "57.4 % (752/1310)"
+            ran = [r for r in records if r["status"] != Status.COULD_NOT_START.value]
+            passed = sum(1 for r in ran if r["status"] == Status.PASS.value)
+            suite.property("pass_as_is", pass_as_is_text(pass_as_is(passed, len(ran))))
         if info.get("status") == BackendStatus.BROKEN.value:  # could not start: never green, results or not
             suite.case(
                 f"kbtool.{backend}",

@@ -1,5 +1,5 @@
-"""Markdown, for PR comments and reports/: the verdict, one row per backend, the unexplained failures with their
-numbers and repro, known differences by reason, then the details (matrix, entries, doc examples) folded away.
+"""Markdown, for PR comments and reports/: the run's pass as is (the headline), the verdict, one row per backend
+(pass as is first, in bold), the unexplained failures with their numbers and repro, known differences by reason, then the details (matrix, entries, doc examples) folded away.
 
 Every text that comes from a backend (and every other field, for good measure) goes through text.markdown:
 no raw HTML, no table pipes, no backticks, no control characters reach the page. The only HTML is kbtool's own
@@ -11,6 +11,8 @@ from typing import Any, Dict, Iterable, List
 from .assemble import verdict_reasons
 from .matrix import SYMBOLS, build, doc_claims, symbols
 from .summary import (
+    PASS_AS_IS_LEGEND,
+    backend_counts,
     backend_label,
     backend_rows,
     changed_results,
@@ -18,7 +20,10 @@ from .summary import (
     details_text,
     failure_groups,
     known_groups,
+    pass_as_is_text,
+    percent,
     resources_line,
+    run_pass_as_is,
     settings_line,
     unexplained,
 )
@@ -79,7 +84,7 @@ def _verdict(report: Record) -> List[str]:
         facts.append("filters: " + ", ".join(report["filters"]))
     if report.get("resources"):
         facts.append(resources_line(report["resources"]))
-    lines = [verdict, "", _escape(" · ".join(facts)), ""]
+    lines = [headline(report), "", verdict, "", _escape(" · ".join(facts)), ""]
     if report.get("incomplete"):  # the results below are not the whole story
         lines[:0] = ["**Incomplete: {}**".format(_escape(report["incomplete"]["note"])), ""]
     settings = settings_line(report)
@@ -88,16 +93,32 @@ def _verdict(report: Record) -> List[str]:
     return lines
 
 
+def headline(report: Record) -> str:
+    """The run's pass as is, in bold, with conformance and unexplained (the gate) beside it."""
+    counts = backend_counts(report).values()
+    results = sum(c["results"] for c in counts)
+    good = sum(c.get("pass", 0) + c.get("known", 0) for c in counts)
+    run = run_pass_as_is(report)
+    conformance = percent(100.0 * good / results if results else None)
+    return f"**Pass as is: {pass_as_is_text(run)}** of the results that ran · conformance {conformance} · {results - good} unexplained"
+
+
 def _backends(report: Record) -> List[str]:
     header, rows = backend_rows(report)
     lines = [
         "## Backends",
         "",
-        "Conformance = (pass + known) / results: a known difference is a recorded, explained divergence.",
+        _escape(PASS_AS_IS_LEGEND.replace(" · ", "; "))
+        + ". A known difference is a recorded, explained divergence: it is not a pass as is.",
         "",
     ]
     if rows:
-        lines += _table([_escape(h) for h in header], [[_escape(c) for c in row] for row in rows])
+        column = header.index("pass as is")
+        cells = [[_escape(c) for c in row] for row in rows]
+        for row in cells:  # the headline number in bold, its counts beside it
+            pct, _, counts = row[column].partition(" (")
+            row[column] = f"**{pct}** ({counts}" if counts else f"**{pct}**"
+        lines += _table([_escape(h) for h in header], cells)
         lines.append("")
     for b in report["backends"]:
         if b["status"] != "available":

@@ -1,9 +1,21 @@
-"""What every view says of a report, computed once: per-backend counts and conformance, the unexplained failures
-grouped, known differences grouped by reason, a failure's numbers in one line, the settings line. Plain data and
-plain strings: each renderer (terminal, Markdown) lays them out its own way."""
+"""What every view says of a report, computed once: per-backend counts, pass as is and conformance, the unexplained
+failures grouped, known differences grouped by reason, a failure's numbers in one line, the settings line. Plain data
+and plain strings: each renderer (terminal, Markdown, HTML, JUnit, GitHub) lays them out its own way.
+
+Two figures per backend, and the words every view uses for them:
+
+  pass as is   pass / results that ran: the parity a user gets with no known difference to lean on; the headline of
+               every view, always shown with its counts (`57.5 % (752/1310)`). "Results that ran" are all of the
+               backend's results but `could_not_start` ones (those cases never ran: a worker that could not start is
+               a verdict of its own, counted in its column and failing the check). `unsupported`, `known` and every
+               failure ran and did not pass as is: they count in the denominator, not in the numerator. A backend
+               with no result that ran has no rate ("–", and `None` in the data). A backend that was not installed
+               has no results at all and is not in the table.
+  conformance  (pass + known) / results: what the gate judges (with unexplained = results - pass - known, which
+               must be 0 for the exit code to be 0)."""
 
 import math
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..results import OPTIONAL_STATUSES, BackendStatus, Status
 from .text import megabytes, plain, plural
@@ -32,24 +44,32 @@ def changed_results(report: Record) -> List[Record]:
 
 def settings_line(report: Record) -> Optional[str]:
     """One line with the keras.json settings that ran and where each came from, when the report says so."""
+    items = settings_items(report)
+    return "keras.json settings: " + ", ".join(items) if items else None
+
+
+def settings_items(report: Record) -> List[str]:
+    """The settings line's items, each one that a view keeps whole when it wraps the line (`epsilon 1e-07` never
+    splits): a setting's source follows the last setting from it (`floatx float32`, `epsilon 1e-07 (keras.json)`)."""
     config = report.get("keras_config") or {}
     sources = config.get("source")
     if not isinstance(sources, dict) or not sources:
-        return None
+        return []
     values = config.get("values") or {}
-    parts = []
+    items = []
     active = report.get("active_backend")
     if active and "backend" in sources:
-        parts.append("backend {} (active; {})".format(active, sources["backend"]))
+        items.append("backend {} (active; {})".format(active, sources["backend"]))
     by_source: Dict[str, List[str]] = {}  # settings that come from the same place share it: one short line
     for key, source in sources.items():
         if key != "backend":
             by_source.setdefault(source, []).append("{} {}".format(key, values.get(key, "?")))
-    parts.extend("{} ({})".format(", ".join(keys), source) for source, keys in by_source.items())
+    for source, keys in by_source.items():
+        items.extend(keys[:-1] + [f"{keys[-1]} ({source})"])
     ran = config.get("ran") or []
     if len(ran) > 1:
-        parts.append(f"{len(ran)} sets of settings ran (cases that read them)")
-    return "keras.json settings: " + ", ".join(parts)
+        items.append(f"{len(ran)} sets of settings ran (cases that read them)")
+    return items
 
 
 def ordered(report: Record, names: Iterable[str]) -> List[str]:
@@ -81,8 +101,67 @@ def short_versions(info: Record, verbosity: int) -> str:
     return str(own if own is not None else next(iter(versions.values()), ""))
 
 
+PASS_AS_IS_LEGEND = (
+    "pass as is = pass / results that ran (all but could not start) · conformance = (pass + known) / results"
+    " · the gate: unexplained = 0"
+)
+
+
+def pass_as_is(passed: int, ran: int) -> Dict[str, Any]:
+    """{percent, pass, ran}: the pass-as-is rate in percent (None when nothing ran) with its counts."""
+    return {"percent": 100.0 * passed / ran if ran else None, "pass": passed, "ran": ran}
+
+
+def pass_as_is_record(per_backend: Mapping[str, Mapping[str, int]]) -> Record:
+    """The report's summary.pass_as_is, from summary.per_backend's counts: the whole run's {percent, pass, ran} and
+    `per_backend` the same for each backend (percent rounded down to 4 decimals; None where nothing ran). Views
+    compute the figures from the counts (backend_counts), so a report written before this field reads the same."""
+
+    def figure(passed: int, ran: int) -> Dict[str, Any]:
+        out = pass_as_is(passed, ran)
+        if out["percent"] is not None:
+            out["percent"] = math.floor(out["percent"] * 10000 + 1e-6) / 10000
+        return out
+
+    figures = {
+        name: figure(counts.get("pass", 0), sum(counts.values()) - counts.get(Status.COULD_NOT_START.value, 0))
+        for name, counts in per_backend.items()
+    }
+    run = figure(sum(f["pass"] for f in figures.values()), sum(f["ran"] for f in figures.values()))
+    return dict(run, per_backend=figures)
+
+
+def pass_as_is_text(figure: Mapping[str, Any]) -> str:
+    """A pass-as-is figure ({percent, pass, ran}) as every view writes it: `57.5 % (752/1310)`, `– (0/0)`."""
+    return "{} ({}/{})".format(percent(figure.get("percent")), figure.get("pass", 0), figure.get("ran", 0))
+
+
+def run_pass_as_is(report: Record) -> Dict[str, Any]:
+    """The whole run's pass as is: every backend's passes over every backend's results that ran."""
+    counts = backend_counts(report).values()
+    return pass_as_is(sum(c.get("pass", 0) for c in counts), sum(c["ran"] for c in counts))
+
+
+def pass_band(passed: int, total: int) -> str:
+    """The shade of a matrix cell (passed of total results pass as is): `all`, `most` (at least 90 %), `half` (at
+    least 50 %), `few` (some, under 50 %) or `none`; "" for an empty cell."""
+    if not total:
+        return ""
+    if passed >= total:
+        return "all"
+    if not passed:
+        return "none"
+    return "most" if passed * 10 >= total * 9 else "half" if passed * 2 >= total else "few"
+
+
+# the bands in order, with what each means (the legends)
+PASS_BANDS = [("all", "100 %"), ("most", "≥ 90 %"), ("half", "≥ 50 %"), ("few", "< 50 %"), ("none", "0 %")]
+
+
 def backend_counts(report: Record) -> Dict[str, Dict[str, Any]]:
-    """Per backend: counts by status ('known' for explained results), results, conformance and unexplained."""
+    """Per backend: counts by status ('known' for explained results), results, `ran` (results less could_not_start),
+    `pass_as_is` (percent of `ran` that passed; None when none ran), conformance and unexplained (percents as
+    numbers: `percent` and `pass_as_is_text` write them)."""
     per_backend = (report.get("summary") or {}).get("per_backend")
     if per_backend is None:
         per_backend = {}
@@ -92,11 +171,15 @@ def backend_counts(report: Record) -> Dict[str, Dict[str, Any]]:
             counts[word] = counts.get(word, 0) + 1
     out = {}
     for name, counts in per_backend.items():
+        counts = {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
         results = sum(counts.values())
         good = counts.get("pass", 0) + counts.get("known", 0)
+        ran = results - counts.get(Status.COULD_NOT_START.value, 0)
         out[name] = dict(
             counts,
             results=results,
+            ran=ran,
+            pass_as_is=pass_as_is(counts.get("pass", 0), ran)["percent"],
             unexplained=results - good,
             conformance=None if not results else 100.0 * good / results,
         )
@@ -110,24 +193,35 @@ def count_columns(report: Record) -> List[Tuple[str, str]]:
 
 
 def percent(value: Optional[float]) -> str:
+    """A percent to one decimal, rounded down (an imperfect backend never reads 100.0 %; the counts beside it say
+    the rest); "–" for None. (The 1e-9 absorbs float noise: 100 * 29 / 100 is 28.999999999999996.)"""
     if value is None:
         return "–"
-    return f"{math.floor(value * 10) / 10:.1f}%"  # never round an imperfect backend up to 100%
+    return f"{math.floor(value * 10 + 1e-9) / 10:.1f} %"
 
 
-def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[List[str]]]:
-    """The per-backend table as header and rows of plain strings (active backend first)."""
-    counts = backend_counts(report)
+def table_backends(report: Record, counts: Optional[Dict[str, Dict[str, Any]]] = None) -> List[str]:
+    """The backends the per-backend table has a row for, in its order (backend_rows' rows): those with results or
+    available, the active one first."""
+    counts = backend_counts(report) if counts is None else counts
     infos = {b["name"]: b for b in report["backends"]}
     names = ordered(report, [b["name"] for b in report["backends"]] + [n for n in counts if n not in infos])
-    shown = [
+    return [
         n
         for n in names
         if n in counts and (counts[n]["results"] or infos.get(n, {}).get("status") == BackendStatus.AVAILABLE.value)
     ]
+
+
+def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[List[str]]]:
+    """The per-backend table as header and rows of plain strings (active backend first): backend, version(s), pass as
+    is (`57.5 % (752/1310)`), results, a column per status, conformance, unexplained."""
+    counts = backend_counts(report)
+    infos = {b["name"]: b for b in report["backends"]}
+    shown = table_backends(report, counts)
     columns = count_columns(report)
     header = (
-        ["backend", "versions" if verbosity >= 2 else "version", "results"]
+        ["backend", "versions" if verbosity >= 2 else "version", "pass as is", "results"]
         + [h for _, h in columns]
         + ["conform.", "unexpl."]
     )
@@ -138,6 +232,7 @@ def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[Li
             [
                 backend_label(name, infos.get(name)) + (" (active)" if name == report.get("active_backend") else ""),
                 plain(short_versions(infos.get(name, {"name": name}), verbosity)),
+                pass_as_is_text(pass_as_is(c.get("pass", 0), c["ran"])),
                 str(c["results"]),
             ]
             + [str(c.get(key, 0)) for key, _ in columns]
