@@ -8,6 +8,9 @@ import pytest
 # KERAS_BACKEND unless a test sets its own, so the machine's ~/.keras/keras.json never changes a result.
 os.environ["KERAS_HOME"] = tempfile.mkdtemp(prefix="kbtool-tests-keras-home-")
 os.environ.pop("KERAS_BACKEND", None)
+# Views wrap at COLUMNS when it is set (a log keeps whole lines otherwise); pytest-xdist's workers inherit
+# COLUMNS=80, a plain run none: the suite runs without it, and a test that wants a width sets its own.
+os.environ.pop("COLUMNS", None)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Workers on kbtool's own Python (numpy, custom modules written by the tests, which import kbtool.reference) import

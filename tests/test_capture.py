@@ -20,14 +20,14 @@ from rich.console import Console
 
 import kbtool
 from kbtool.capture import LIMIT, Captured, cut
-from kbtool.reports import terminal
+from kbtool.reports import progress, terminal
 from kbtool.reports.assemble import validate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))
 # what kbtool itself writes on stderr during a check: the settings it runs under, progress lines, files written
 OWN_STDERR = re.compile(
-    r"^(keras\.json settings: .*|  \S+ +(done: |stopped: |\d+/\d+ results|\d+ results in ).*"
-    r"|wrote .*)$"
+    r"^(keras\.json settings: .*|  \S+ +(done: |stopped: |\d+/\d+ |\d+ results in ).*"
+    r"|wrote .*|  \(" + re.escape(progress.LEGEND) + r"\))$"
 )
 
 
