@@ -304,7 +304,9 @@ def test_backend_cards_count_every_status_and_conformance():
     # under 50 %; conformance (2 + 1) / 9 and the 6 unexplained beside it
     assert '<span class="pct band-few" title="pass as is: pass / results that ran">25.0 %</span>' in alpha
     assert "pass as is: 2 of 8 results that ran" in alpha
-    assert 'conformance <strong class="g">33.3 %</strong> of 9 results · <strong class="g">6</strong> unexplained' in alpha
+    assert (
+        'conformance <strong class="g">33.3 %</strong> of 9 results · <strong class="g">6</strong> unexplained' in alpha
+    )
     cntk = page.split('data-backend="cntk"', 1)[1].split("</article>", 1)[0]
     assert '">–</span>' in cntk and "pass as is: 0 of 0 results that ran" in cntk
     assert "not installed: run `kbtool env install cntk`" in cntk

@@ -41,7 +41,10 @@ LAYERS = (
         "known",
         ("kbtool.known", "kbtool.fingerprint", "kbtool.known_record"),
     ),  # known differences (backend globs are validated against the registry)
-    ("session", ("kbtool.session", "kbtool.interrupts", "kbtool.repro")),  # the backend workers a check or a tool holds; signals
+    (
+        "session",
+        ("kbtool.session", "kbtool.interrupts", "kbtool.repro"),
+    ),  # the backend workers a check or a tool holds; signals
     ("run", ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion")),
     ("reports", ("kbtool.reports",)),
     ("check", ("kbtool.check", "kbtool.options")),  # a check; the flags commands share

@@ -353,7 +353,9 @@ class CheckProgress:
 
     def _running_line(self, backend: str, tally: _Tally, now: float) -> str:
         share = f" ({tally.done / tally.planned:.0%})" if tally.planned else ""
-        return f"  {backend:<12} {tally.done}/{tally.planned}{share} · {self._counts(tally)} · {self._since(tally, now)}"
+        return (
+            f"  {backend:<12} {tally.done}/{tally.planned}{share} · {self._counts(tally)} · {self._since(tally, now)}"
+        )
 
     def _done_line(self, backend: str, tally: _Tally, now: float) -> str:
         return f"  {backend:<12} done: {tally.done} results in {self._since(tally, now)} · {self._counts(tally)}"
