@@ -15,6 +15,7 @@ from typing import Dict, Set, Tuple
 
 import pytest
 
+from ..reports.text import plural
 from . import items as items_mod
 from . import verdict
 from .verdict import KbtoolFailure, WorkerUnavailable
@@ -50,7 +51,7 @@ class KbtoolHooks:
     def pytest_report_header(self, config):
         runnable = ", ".join(slot.name for slot in self.plan.runnable)
         return [
-            f"kbtool: {len(self.targets)} results of {len(self.plan.ops)} ops on {runnable} (seed {self.plan.seed}, grid {self.plan.grid}; planned in {self.plan_seconds:.1f} s)",
+            f"kbtool: {plural(len(self.targets), 'result')} of {plural(len(self.plan.ops), 'op')} on {runnable} (seed {self.plan.seed}, grid {self.plan.grid}; planned in {self.plan_seconds:.1f} s)",
             f"kbtool: {self.selection.settings_line}",
         ]
 
