@@ -8,7 +8,7 @@ the check ran in, it gives the same status and the same exit code:
   --device when not the cpu and --precision when not the default (a backend with devices: its results name one);
 - the run's (`RunFlags`, built once from the run's options): --seed; --spec and --known when not the shipped files;
   --keras-config defaults when keras.json was ignored; --repeat N; --timeout SECONDS; --strict;
-- the environment: KBTOOL_HOME when it is set (the backends' environments live there).
+- the environment: KBTOOL_HOME when it is set and the backend's env lives there (not numpy or a plain custom module).
 
 Paths are shown relative to the current directory when inside it, else absolute (`paths.shown`); every word is
 shell-quoted.
@@ -104,5 +104,15 @@ def command(result: "Result", case: Optional["Case"] = None, flags: RunFlags = R
         words += ["--timeout", format(flags.case_timeout, "g")]
     if flags.strict:
         words.append("--strict")
-    env = [f"KBTOOL_HOME={shlex.quote(flags.kbtool_home)}"] if flags.kbtool_home else []
+    env = [f"KBTOOL_HOME={shlex.quote(flags.kbtool_home)}"] if flags.kbtool_home and _in_home(result.backend) else []
     return " ".join(env + [shlex.quote(word) for word in words])
+
+
+def _in_home(backend: str) -> bool:
+    """Whether a backend's worker runs in an env under KBTOOL_HOME: a managed backend but numpy (kbtool's own
+    Python), or a custom module run in one (`mod@ENV`); a plain custom module runs on kbtool's own Python."""
+    from .runners.registry import BUILTIN
+
+    if "@" in backend:
+        return True
+    return backend in BUILTIN and backend != "numpy"

@@ -165,8 +165,8 @@ def test_the_terminal_prints_the_same_repro_as_the_report(here):
 # ------------------------------------------------------------------------------------------------ the builder
 
 
-def failing(**extra):
-    return Result(op="abs", case="basic", backend="numpy", mode="eager", status=Status.FAIL, message="x", **extra)
+def failing(backend="numpy", **extra):
+    return Result(op="abs", case="basic", backend=backend, mode="eager", status=Status.FAIL, message="x", **extra)
 
 
 def test_the_builder_adds_each_verdict_changing_flag_only_when_it_is_not_the_default(tmp_path, monkeypatch):
@@ -183,13 +183,17 @@ def test_the_builder_adds_each_verdict_changing_flag_only_when_it_is_not_the_def
         strict=True,
         kbtool_home="/tmp/a home",
     )
-    text = command(failing(device="gpu"), flags=flags)
+    text = command(failing("keras3-jax", device="gpu"), flags=flags)
     assert text == (
-        "KBTOOL_HOME='/tmp/a home' kbtool check --op abs --case basic --backend numpy --mode eager --seed 7 "
+        "KBTOOL_HOME='/tmp/a home' kbtool check --op abs --case basic --backend keras3-jax --mode eager --seed 7 "
         "--spec 'my specs/ops.yaml' --known k.yaml --keras-config defaults --device gpu --precision highest "
         "--repeat 3 --timeout 2.5 --strict"
     )
     assert "--precision" not in command(failing(), flags=flags)  # a backend without devices has no precision
+    # KBTOOL_HOME only where the backend's env lives there: not numpy or a plain custom module (kbtool's own Python)
+    assert command(failing("my.mod@theano"), flags=flags).startswith("KBTOOL_HOME=")
+    assert not command(failing(), flags=flags).startswith("KBTOOL_HOME=")
+    assert not command(failing("my.mod"), flags=flags).startswith("KBTOOL_HOME=")
 
 
 def test_run_flags_leave_out_the_shipped_files_and_show_paths_from_here(tmp_path, monkeypatch):
