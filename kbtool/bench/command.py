@@ -126,14 +126,7 @@ def _positive(name, value, upper):
     type=click.Path(dir_okay=False),
     help="Also write the bench: .json, .md or .html, by extension (repeatable).",
 )
-@click.option(
-    "--spec",
-    "spec_path",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Spec file (default: the shipped spec, ops.yaml in kbtool/_specs/ of an installed kbtool, "
-    "or specs/ in a checkout).",
-)
+@options.SPEC
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
 @click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")
 def bench(

@@ -60,17 +60,20 @@ def case_line(lines: Lines, op: str, case: str) -> Optional[int]:
     return None
 
 
-def _key(node: Optional[yaml.Node], name: str) -> Optional[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        for k, _v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == name:
-                return k
-    return None
-
-
-def _value(node: Optional[yaml.Node], name: str) -> Optional[yaml.Node]:
+def _entry(node: Optional[yaml.Node], name: str) -> Optional[Tuple[yaml.Node, yaml.Node]]:
+    """The (key, value) nodes of `name` in a mapping node, else None."""
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode) and k.value == name:
-                return v
+                return k, v
     return None
+
+
+def _key(node: Optional[yaml.Node], name: str) -> Optional[yaml.Node]:
+    found = _entry(node, name)
+    return found[0] if found else None
+
+
+def _value(node: Optional[yaml.Node], name: str) -> Optional[yaml.Node]:
+    found = _entry(node, name)
+    return found[1] if found else None
