@@ -341,9 +341,18 @@ def test_documentation_examples_are_one_line_unless_verbose():
 def test_unavailable_backends_say_why():
     report = make_report([available("alpha"), not_installed("cntk"), broken("my.kb")], PASSES)
     lines = printed(report, width=200)
-    assert "cntk: not installed — not installed: run `kbtool env install cntk`" in lines
+    assert "cntk: not installed: run `kbtool env install cntk`" in lines  # the status said once
     assert "my.kb: broken — ImportError: no engine here" in lines
     assert lines[-1] == "2 results in 1.0 s, pass as is 100.0 % (2/2): could not start: my.kb"
+
+
+def test_backends_that_did_not_run_share_a_line_and_have_no_matrix_column():
+    results = PASSES + [record("sum", "a", "alpha", "pass")]  # two ops: the matrix shows
+    report = make_report([available("alpha"), not_installed("cntk"), not_installed("mxnet")], results)
+    lines = printed(report, width=200)
+    assert "cntk, mxnet: not installed: run `kbtool env install NAME`" in lines
+    assert any("✓ 2/2" in line for line in lines)
+    assert not any("cntk" in line for line in lines if "not installed" not in line)  # no empty matrix column
 
 
 def test_backend_text_is_shown_as_text():

@@ -193,7 +193,10 @@ def _matrix(report: Record, console: Console) -> None:
     if not rows:
         return
     info = {b["name"]: b for b in report["backends"]}
-    backends = _ordered(report, backends)
+    # a backend with no result in any row (not installed, could not start) is said once in the backends table
+    backends = [n for n in _ordered(report, backends) if any(row["cells"][n]["status"] is not None for row in rows)]
+    if not backends:
+        return
     headers, cells = {}, {}
     for name in backends:
         label = (
@@ -370,12 +373,18 @@ def _backends(report: Record, console: Console, verbosity: int) -> None:
         if dropped:
             notes.append("left out at this width: {}".format(", ".join(header[i] for i in dropped)))
         _say(console, Text(" · ".join(notes), style="dim"))
+    # backends that did not run, those with the same reason (their name aside) on one line: a fresh machine's
+    # thirteen "not installed: run `kbtool env install NAME`" read as one
+    down: Dict[str, List[str]] = {}
     for b in report["backends"]:
         if b["status"] != BackendStatus.AVAILABLE.value:
-            _say(
-                console,
-                "[yellow]{}[/]: {} — {}".format(escape(b["name"]), escape(b["status"]), escape(b.get("reason", ""))),
-            )
+            reason = b.get("reason") or ""
+            why = reason if reason.startswith(b["status"]) else "{} — {}".format(b["status"], reason)
+            down.setdefault(why.replace(b["name"], "NAME"), []).append(b["name"])
+    for why, names in down.items():
+        text = why if len(names) > 1 else why.replace("NAME", names[0])
+        _say(console, "[yellow]{}[/]: {}".format(escape(", ".join(names)), escape(text)))
+    for b in report["backends"]:
         for mode, why in sorted((b.get("unsupported_modes") or {}).items()):
             # one screen row by default (the reason is cut; -v has it whole)
             _say(
