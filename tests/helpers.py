@@ -175,3 +175,16 @@ def synthetic(
     report = assemble_mod.assemble(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
     assert assemble_mod.validate(report) == []
     return json.loads(json.dumps(report))
+
+
+def register_ext(monkeypatch):
+    """A built-in backend `ext` (recipe: Python 3.6) whose module kbtool's own Python imports, in the registry for
+    the test's length."""
+    from kbtool.runners import registry
+    from kbtool.runners.base import Recipe
+
+    recipe = Recipe(name="ext", python_version="3.6", packages=["ext==1.0"], module="kbtool.reference")
+    recipe.version_of = ["numpy"]
+    monkeypatch.setitem(registry.RECIPES, "ext", recipe)
+    monkeypatch.setattr(registry, "BUILTIN", ["numpy", "ext"])
+    return recipe

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from kbtool.cli import main
 from kbtool.paths import CHECKOUT_ROOT
 from kbtool.runners import probe_cache, registry
-from kbtool.runners.base import Recipe
+
+from .helpers import register_ext
 
 
 @pytest.fixture
@@ -28,10 +29,7 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def ext(home, monkeypatch):
     """A built-in backend `ext` run on kbtool's own Python, registered with `kbtool env use`."""
-    recipe = Recipe(name="ext", python_version="3.6", packages=["ext==1.0"], module="kbtool.reference")
-    recipe.version_of = ["numpy"]
-    monkeypatch.setitem(registry.RECIPES, "ext", recipe)
-    monkeypatch.setattr(registry, "BUILTIN", ["numpy", "ext"])
+    recipe = register_ext(monkeypatch)
     result = CliRunner().invoke(main, ["env", "use", "ext", "--python", sys.executable])
     assert result.exit_code == 0, result.output
     return recipe

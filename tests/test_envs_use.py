@@ -15,6 +15,8 @@ from kbtool.paths import CHECKOUT_ROOT
 from kbtool.runners import envs, registry
 from kbtool.runners.base import Recipe
 
+from .helpers import register_ext
+
 PYTHON = os.path.abspath(sys.executable)
 
 
@@ -33,10 +35,7 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def ext(home, monkeypatch):
     """A built-in backend `ext` whose module kbtool's own Python imports (its recipe says Python 3.6)."""
-    recipe = Recipe(name="ext", python_version="3.6", packages=["ext==1.0"], module="kbtool.reference")
-    recipe.version_of = ["numpy"]
-    monkeypatch.setitem(registry.RECIPES, "ext", recipe)
-    monkeypatch.setattr(registry, "BUILTIN", ["numpy", "ext"])
+    recipe = register_ext(monkeypatch)
     return recipe
 
 
