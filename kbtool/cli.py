@@ -54,6 +54,14 @@ def main():
     """
 
 
+def run():
+    """The `kbtool` command and `python -m kbtool`: `main` in a process that ends with the command."""
+    from . import interrupts
+
+    interrupts.OWNS_PROCESS = True
+    main(prog_name="kbtool")
+
+
 # ---------------------------------------------------------------------------- config
 @main.group()
 def config():

@@ -18,6 +18,17 @@ from .session import Cancel
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
+# Set by the `kbtool` entry points: the process ends with the command. Then, once a signal has stopped a command, a
+# later one (a second Ctrl-C while it exits) is ignored instead of killing the process with a status of its own.
+OWNS_PROCESS = False
+
+
+def restore(previous: Dict[int, Any], caught: bool) -> None:
+    """Put back the handlers a command replaced, or, when a signal stopped it in a process kbtool owns, ignore
+    further signals: the command is exiting with 128 + that signal's number, which a late one must not change."""
+    for signum, handler in previous.items():
+        signal.signal(signum, signal.SIG_IGN if caught and OWNS_PROCESS else handler)
+
 
 class Interrupted(KeyboardInterrupt):
     """Raised in the main thread by the first signal (with `raise_in_main`)."""
@@ -79,5 +90,4 @@ class Interrupts:
 
     def __exit__(self, *exc: object) -> None:
         self.cancel.kill_all()
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+        restore(self._previous, bool(self.caught))

@@ -64,6 +64,28 @@ def test_interrupts_install_handlers_and_give_the_old_ones_back():
     assert {s: signal.getsignal(s) for s in before} == before
 
 
+def test_a_process_kbtool_owns_ignores_a_late_signal_once_one_stopped_the_command(monkeypatch):
+    # a second Ctrl-C while kbtool exits with 130 must not kill it with SIGINT (status -2): CI caught that race
+    from kbtool import interrupts as module
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr(module, "OWNS_PROCESS", True)
+    try:
+        with Interrupts(Cancel()):  # not stopped: the old handlers come back
+            pass
+        assert {s: signal.getsignal(s) for s in before} == before
+        with Interrupts(Cancel()) as interrupts:
+            interrupts._handle(signal.SIGINT, None)
+        assert all(signal.getsignal(s) is signal.SIG_IGN for s in before)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    monkeypatch.setattr(module, "OWNS_PROCESS", False)  # in-process callers (CliRunner, the plugin) get theirs back
+    with Interrupts(Cancel()) as interrupts:
+        interrupts._handle(signal.SIGINT, None)
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
 def test_an_ignored_signal_stays_ignored():
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:

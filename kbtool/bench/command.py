@@ -375,8 +375,9 @@ class _Stop:
         return {signum: signal.signal(signum, self._handle) for signum in self.CODES}
 
     def restore(self, previous: Dict[int, Any]) -> None:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        from .. import interrupts
+
+        interrupts.restore(previous, self.signal in ("SIGINT", "SIGTERM") or self.again > 0)
 
     def stopping(self, name: str) -> None:
         self.signal = name
