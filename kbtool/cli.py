@@ -467,18 +467,20 @@ def env():
 
 
 def _recipes(names, all_):
+    from .runners import releases
     from .runners.registry import RECIPES
 
     if all_:
         return list(RECIPES.values())
     if not names:
         raise KbtoolError("name one or more of {} (or --all)".format(", ".join(RECIPES)))
-    unknown = [n for n in names if n not in RECIPES]
+    unknown = [n for n in names if n not in RECIPES and not releases.is_release(n)]
     if unknown:
         raise KbtoolError(
-            "unknown environment {}; managed environments: {}".format(", ".join(unknown), ", ".join(RECIPES))
+            "unknown environment {}; managed environments: {} (or a release of one, e.g. "
+            "'tensorflow1[keras=2.2.4]')".format(", ".join(unknown), ", ".join(RECIPES))
         )
-    return [RECIPES[n] for n in names]
+    return [releases.recipe_for(n) for n in names]
 
 
 @env.command("install")
@@ -596,10 +598,11 @@ def env_list(as_json):
       kbtool env list
       kbtool env list --json
     """
-    from .runners import envs
+    from .runners import envs, releases
     from .runners.registry import RECIPES
 
-    infos = [envs.describe(r) for r in RECIPES.values()]
+    recipes = list(RECIPES.values()) + [releases.recipe(r) for r in releases.installed()]
+    infos = [envs.describe(r) for r in recipes]
     if as_json:
         click.echo(json.dumps(infos, indent=2))
     else:
@@ -658,8 +661,10 @@ def env_remove(names):
     Examples:
       kbtool env remove theano
       kbtool env remove cntk mxnet
+      kbtool env remove 'tensorflow1[keras=2.2.4]'
     """
-    from .runners import envs
+    from .reports.text import plural
+    from .runners import envs, releases
 
     failed = []
     for recipe in _recipes(names, False):
@@ -676,6 +681,14 @@ def env_remove(names):
         except KbtoolError as exc:  # the others are still removed
             click.echo(f"kbtool: error: {exc}", err=True)
             failed.append(recipe.name)
+            continue
+        layered = [r.name for r in releases.installed(recipe.name)] if recipe.release is None else []
+        if layered:
+            click.echo(
+                "note: {} layered on it and will not run until it is reinstalled: {}".format(
+                    plural(len(layered), "release env is", "release envs are"), ", ".join(layered)
+                )
+            )
     if failed:
         sys.exit(2)
 

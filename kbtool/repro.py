@@ -111,8 +111,8 @@ def command(result: "Result", case: Optional["Case"] = None, flags: RunFlags = R
 def _in_home(backend: str) -> bool:
     """Whether a backend's worker runs in an env under KBTOOL_HOME: a managed backend but numpy (kbtool's own
     Python), or a custom module run in one (`mod@ENV`); a plain custom module runs on kbtool's own Python."""
-    from .runners.registry import BUILTIN
+    from .runners.registry import is_builtin
 
     if "@" in backend:
         return True
-    return backend in BUILTIN and backend != "numpy"
+    return is_builtin(backend) and backend != "numpy"

@@ -349,12 +349,12 @@ def probe(name: str, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
     """Start a worker for `name` and report what it says: status, versions, reason (`kbtool backends`)."""
     from .results import BackendStatus
     from .runners.base import Unavailable
-    from .runners.registry import BUILTIN, BrokenEnv, backend_info, launch_for, not_installed_info
+    from .runners.registry import BrokenEnv, backend_info, is_builtin, launch_for, not_installed_info
 
     try:
         launch = launch_for(name)
     except BrokenEnv as exc:  # installed, but it cannot run: say what is wrong and how to mend it
-        kind = "builtin" if name in BUILTIN else "custom"
+        kind = "builtin" if is_builtin(name) else "custom"
         return {"name": name, "kind": kind, "status": BackendStatus.BROKEN.value, "reason": str(exc)}
     except Unavailable as exc:
         return not_installed_info(name, exc)

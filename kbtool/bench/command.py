@@ -332,7 +332,7 @@ def _stderr_lines(line: str) -> None:
 
 def _after_interrupt(slots, infos, not_run):
     """The backends' infos after an interrupt: those the bench never reached say so (the one it was starting too)."""
-    from ..runners.registry import BUILTIN, not_installed_info
+    from ..runners.registry import is_builtin, not_installed_info
 
     done = {i["name"] for i in infos}
     return infos + [
@@ -340,7 +340,7 @@ def _after_interrupt(slots, infos, not_run):
         if s.launch is None
         else {
             "name": s.name,
-            "kind": "builtin" if s.name in BUILTIN else "custom",
+            "kind": "builtin" if is_builtin(s.name) else "custom",
             "status": not_run,
             "reason": "interrupted before it ran",
         }

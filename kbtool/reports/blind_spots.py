@@ -101,8 +101,8 @@ def backend_modes(backend: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
     """(the modes `backend` runs, {mode it cannot run: why}); a one-line KbtoolError for an unknown backend."""
     from ..runners import custom, registry
 
-    if backend in registry.RECIPES:
-        recipe = registry.RECIPES[backend]
+    recipe = registry.recipe_of(backend) if registry.is_builtin(backend) else None
+    if recipe is not None:
         return tuple(recipe.modes), dict(recipe.unsupported_modes)
     if backend in registry.BUILTIN:
         return MODES, {}
@@ -124,7 +124,7 @@ def variants_of(spec: Any, backend: str) -> Callable[[str, str], List[str]]:
     by its recipe from the op's expanded cases (only for the ops its recipe makes variants for)."""
     from ..runners import registry
 
-    recipe = registry.RECIPES.get(backend)
+    recipe = registry.recipe_of(backend) if registry.is_builtin(backend) else None
     made: Dict[str, Dict[str, List[str]]] = {}
 
     def variants(op: str, case_id: str) -> List[str]:

@@ -265,6 +265,11 @@ class Recipe:
     devices: Dict[str, Callable[[str], Dict[str, str]]] = field(default_factory=dict)
     cpu_only: str = ""  # why a backend without devices runs on the CPU only (said under --device gpu)
     gpu_workers: int = 1  # see Launch.gpu_workers
+    # packages that follow another's release when a release pins it (tf-keras 2.16 needs tensorflow 2.16.*; tf-keras
+    # 2.14 does not say so itself): pinned package -> its followers, pinned to the same major.minor (releases.py)
+    release_couples: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    release: Any = None  # a release backend's releases.Release (None: the built-in recipe as it is)
+    layered_on: Optional[str] = None  # a release's base env: its venv sees the base env's packages after its own
 
     @property
     def env_owner(self):
@@ -272,6 +277,8 @@ class Recipe:
         return self.env_name or self.name
 
     def env_dir(self):
+        if self.release is not None:
+            return os.path.join(envs_dir(), self.release.folder)
         return os.path.join(envs_dir(), self.env_owner)
 
     def env_python(self) -> str:
@@ -290,6 +297,8 @@ class Recipe:
     def not_installed(self) -> str:
         """Why the backend cannot run when its env is not installed, and what to do: `kbtool env install NAME`, or,
         when no Python of the env's version is found here, which Python it needs and the ways to get one."""
+        import shlex
+
         from .interpreters import NoInterpreter, WrongInterpreter, find, hint
 
         shared = "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
@@ -299,7 +308,7 @@ class Recipe:
             return f"not installed{shared}; {hint(self.python_version, self.name)}"
         except WrongInterpreter as exc:  # KBTOOL_PYTHON_X_Y names something else
             return f"not installed{shared}; {exc}"
-        return f"not installed: run `kbtool env install {self.name}`{shared}"
+        return f"not installed: run `kbtool env install {shlex.quote(self.name)}`{shared}"
 
     def launch(self):
         env_dir = self.env_dir()

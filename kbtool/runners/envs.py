@@ -15,7 +15,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from .. import files
 from ..errors import KbtoolError
-from . import interpreters
+from . import interpreters, layered
 from .base import WORKER_MAIN, Launch, Unavailable, registered_python
 from .interpreters import Interpreter, NoInterpreter
 
@@ -73,6 +73,11 @@ def _run(argv, log, env=None, cwd=None, terminal: Optional[IO[str]] = None):
 
 
 def lock_path(recipe):
+    """A built-in env's lock ships with kbtool; a release's is generated at its first install, under kbtool's home."""
+    if recipe.release is not None:
+        from .base import kbtool_home
+
+        return os.path.join(kbtool_home(), "locks", recipe.release.folder + ".txt")
     return os.path.join(LOCKS_DIR, recipe.env_owner + ".txt")
 
 
@@ -132,7 +137,10 @@ def install(
     if problems:
         raise KbtoolError("{}: {}".format(recipe.name, "; ".join(problems)))
     started = time.monotonic()
-    if interpreter is None:
+    base = layered.base_of(recipe) if recipe.layered_on else None
+    if base is not None:  # a release: the base env's own interpreter, so the base's packages load in the release
+        interpreter = Interpreter(base["python"], base.get("python_version") or recipe.python_version, "its base env")
+    elif interpreter is None:
         try:
             interpreter = find_interpreter(recipe.python_version, recipe.name)
         except NoInterpreter as exc:
@@ -160,6 +168,8 @@ def install(
         _run([python, "-m", "venv", env_dir], log)
     else:
         _say_other_base(env_dir, interpreter, recipe, log)
+    if base is not None:
+        layered.layer(env_dir, base, log)
     pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
     pip_env = pip_environ()
     use_lock = locked and os.path.exists(lock_path(recipe))
@@ -175,6 +185,10 @@ def install(
     recipe.prepare(env_dir)
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []
+    if base is not None and not use_lock:  # its first install: the env, once checked, is the release's lock
+        layered.check_pins(recipe, frozen)
+        layered.write_lock(recipe, frozen, lock_path(recipe))
+        use_lock = True
     if drift:
         raise KbtoolError(
             "{}: the env does not match its lock {} after install: {}{}; `kbtool env install --force "
@@ -194,6 +208,12 @@ def install(
         "install_seconds": round(time.monotonic() - started, 1),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+    if base is not None:
+        record.update(
+            lock=lock_path(recipe),
+            release={"base": recipe.release.base, "pins": dict(recipe.release.pins)},
+            layered_on={"env": recipe.layered_on, "path": base["env_dir"], "created": base.get("created")},
+        )
     try:  # atomic: an interrupted install never leaves a half-written record
         files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
     except OSError as exc:
@@ -284,7 +304,7 @@ def install_all(
     failed: List[str] = []
     skipped: Dict[str, List[str]] = {}  # Python version -> the recipes skipped for want of it
     done: Dict[str, str] = {}
-    for recipe in recipes:
+    for recipe in _bases_first(recipes):
         owner = RECIPES.get(recipe.env_owner, recipe)
         if owner.name in done:
             out(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
@@ -335,6 +355,20 @@ def install_all(
     for version, names in skipped.items():
         out(f"skipped: {', '.join(names)} (no Python {version}; {interpreters.get_one(version)})")
     return failed
+
+
+def _bases_first(recipes: Sequence[Any]) -> List[Any]:
+    """`recipes` with the base env of each release before it where that base is not installed yet."""
+    from .registry import RECIPES
+
+    ordered: List[Any] = []
+    for recipe in recipes:
+        base = RECIPES.get(recipe.layered_on) if recipe.layered_on else None
+        if base is not None and base not in ordered and not os.path.exists(os.path.join(base.env_dir(), RECORD)):
+            ordered.append(base)
+        if recipe not in ordered:
+            ordered.append(recipe)
+    return ordered
 
 
 # Run by a candidate interpreter (`kbtool env use`), with the worker's folder first on sys.path as a worker has it:
@@ -567,9 +601,11 @@ def describe(recipe):
         )
     else:
         info.update(installed=True, created=record.get("created"), size_mb=_size_mb(env_dir))
-    missing = _missing_interpreter(recipe)
+    missing = _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
     if missing:
         info["problem"] = missing
+    if recipe.release is not None:
+        info.update(release=recipe.release.name, layered_on=recipe.layered_on, versions=dict(recipe.release.pins))
     return info
 
 
@@ -585,10 +621,10 @@ def problem(recipe) -> Optional[str]:
     if not os.path.lexists(path):
         return None
     try:
-        _read_record(path)
+        record = _read_record(path)
     except KbtoolError as exc:
         return str(exc)
-    return _missing_interpreter(recipe)
+    return _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
 
 
 def _missing_interpreter(recipe) -> Optional[str]:

@@ -75,10 +75,9 @@ def _site_dirs(python: str) -> List[str]:
 
 def env_dir_of(name: str) -> Optional[str]:
     """The kbtool env a backend runs in (a built-in recipe's, or a custom module's `@ENV`), or None."""
-    from .registry import RECIPES
+    from .registry import recipe_of
 
-    env = name if name in RECIPES else name.partition("@")[2]
-    recipe = RECIPES.get(env)
+    recipe = recipe_of(name if "@" not in name else name.partition("@")[2])
     return recipe.env_dir() if recipe is not None else None
 
 
@@ -86,12 +85,12 @@ def identity(name: str, launch: Launch) -> str:
     """A hash of everything that decides what `name`'s worker says at start (see the module's docstring)."""
     from .. import __version__
     from .envs import lock_path
-    from .registry import RECIPES
+    from .registry import recipe_of
 
     python = launch.python
     worker_dir = os.path.dirname(WORKER_MAIN)
     env_dir = env_dir_of(name)
-    recipe = RECIPES.get(name if name in RECIPES else name.partition("@")[2])
+    recipe = recipe_of(name if "@" not in name else name.partition("@")[2])
     parts: Dict[str, Any] = {
         "backend": name,
         "kbtool": __version__,

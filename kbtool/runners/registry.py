@@ -18,6 +18,7 @@ from . import (
     mxnet,
     numpy,
     plaidml,
+    releases,
     tensorflow,
     tensorflow1,
     theano,
@@ -80,13 +81,29 @@ def system_packages(names=None):
     return sorted({p for recipe in recipes for p in recipe.apt_packages})
 
 
+def is_builtin(name: str) -> bool:
+    """A built-in backend, or a release of one (`tensorflow1[keras=2.2.4]`)."""
+    return name in BUILTIN or (releases.is_release(name) and releases.base_name(name) in RECIPES)
+
+
+def recipe_of(name: str) -> Any:
+    """The recipe a built-in backend or a release of one runs by (None for numpy and custom modules); a KbtoolError
+    for a release name that is not well formed."""
+    if name in RECIPES:
+        return RECIPES[name]
+    if releases.is_release(name):
+        return releases.recipe_for(name)
+    return None
+
+
 def launch_for(name: str) -> Launch:
     """A Launch for `name`, or Unavailable with the reason."""
     if name == "numpy":
         return numpy.launch()
-    if name in RECIPES:
-        _checked_env(RECIPES[name])
-        return RECIPES[name].launch()
+    recipe = recipe_of(name)
+    if recipe is not None:
+        _checked_env(recipe)
+        return recipe.launch()
     if custom.is_custom(name):
         env_name = name.partition("@")[2]
         if env_name in RECIPES:
@@ -100,7 +117,7 @@ def launch_for(name: str) -> Launch:
 
 def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
     """What the report says of a backend whose worker answered `hello` (ready or broken)."""
-    info = {"name": name, "kind": "builtin" if name in BUILTIN else "custom", "python": hello.get("python")}
+    info = {"name": name, "kind": "builtin" if is_builtin(name) else "custom", "python": hello.get("python")}
     if hello.get("status") == protocol.READY:
         info.update(
             status=BackendStatus.AVAILABLE.value,
@@ -122,4 +139,4 @@ def backend_info(name: str, hello: Mapping[str, Any]) -> Dict[str, Any]:
 
 def not_installed_info(name: str, reason: object, status: str = BackendStatus.NOT_INSTALLED.value) -> Dict[str, Any]:
     """What the report says of a backend that did not run: not installed (or `status`, e.g. device unsupported)."""
-    return {"name": name, "kind": "builtin" if name in BUILTIN else "custom", "status": status, "reason": str(reason)}
+    return {"name": name, "kind": "builtin" if is_builtin(name) else "custom", "status": status, "reason": str(reason)}

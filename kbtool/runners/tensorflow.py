@@ -16,5 +16,6 @@ RECIPE = Recipe(
     env_vars=lambda env_dir: {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"},
     notes="eager mode runs under TF2 eager execution; symbolic mode inside a tf.Graph.",
     cpu_only="the Keras 2 backends run on the CPU only in kbtool (this recipe hides the GPU: CUDA_VISIBLE_DEVICES=-1)",
+    release_couples={"tf-keras": ("tensorflow",)},  # tf-keras 2.14 runs on TF 2.14, but only 2.15+ says so
     case_seconds=0.01,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
 )

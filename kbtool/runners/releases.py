@@ -1,0 +1,269 @@
+"""A built-in backend at other releases of its packages: `tensorflow1[keras=2.2.4]`, `tensorflow[tf-keras=2.16.0]`.
+
+A release backend is its base recipe with some packages pinned to other releases. Its env is a venv of its own, made
+from the base env's interpreter and layered on the base env: a `.pth` file puts the base env's site-packages after
+its own, so pip installs only what the release changes (keras 2.2.4: one 300 KB wheel; tf-keras 2.16: TensorFlow 2.16
+and the dependencies that differ) and the release's own packages shadow the base's. Its lock is generated at its
+first install (the env's `pip freeze`, checked against the pins and the recipe) and kept under kbtool's home; a
+reinstall installs exactly that lock. The name carries the pins, so reports and known differences tell releases
+apart. `--versions PKG=LO..HI` (check, bisect, bench) names every release of PKG the index has in that range.
+"""
+
+import dataclasses
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ..errors import KbtoolError
+
+NAME = re.compile(r"^(?P<base>[A-Za-z0-9_.-]+)\[(?P<pins>[^\[\]]*)\]$")
+PIN = re.compile(r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<version>[0-9][A-Za-z0-9.+!-]*)$")
+RANGE = re.compile(
+    r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<lo>[0-9][A-Za-z0-9.+!-]*)\.\.(?P<hi>[0-9][A-Za-z0-9.+!-]*)$"
+)
+
+
+def normalise(package: str) -> str:
+    """A package name as PEP 503 compares them (Keras, keras, tf_keras and tf-keras name two packages)."""
+    return re.sub(r"[-_.]+", "-", package).lower()
+
+
+@dataclass(frozen=True)
+class Release:
+    """A base backend with packages pinned: ("tensorflow1", (("keras", "2.2.4"),)). Pins are sorted by package."""
+
+    base: str
+    pins: Tuple[Tuple[str, str], ...]
+
+    @property
+    def name(self) -> str:
+        return "{}[{}]".format(self.base, ",".join(f"{p}={v}" for p, v in self.pins))
+
+    @property
+    def folder(self) -> str:
+        """Its env's folder under envs/releases/<base>/ (no brackets or '=' in paths pip and shells see)."""
+        return os.path.join("releases", self.base, "+".join(f"{p}-{v}" for p, v in self.pins))
+
+    def version_of(self, package: str) -> Optional[str]:
+        return dict(self.pins).get(normalise(package))
+
+
+def is_release(name: str) -> bool:
+    return isinstance(name, str) and name.endswith("]") and "[" in name
+
+
+def parse(name: str) -> Release:
+    """`BASE[PKG=VERSION,...]` as a Release; a KbtoolError (one line) naming what is wrong. The base must be a
+    built-in backend with an env, each package one its recipe installs (a package of its recipe or lock)."""
+    from .registry import RECIPES
+
+    match = NAME.match(name.strip())
+    if not match:
+        raise KbtoolError(f"{name!r}: a release is written BACKEND[PACKAGE=VERSION], e.g. tensorflow1[keras=2.2.4]")
+    base = match.group("base")
+    if base not in RECIPES:
+        raise KbtoolError(
+            "{!r}: {} is not a built-in backend with an env of its own; releases of {} can be asked".format(
+                name, base, ", ".join(RECIPES)
+            )
+        )
+    pins: Dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in match.group("pins").split(","))):
+        pin = PIN.match(part)
+        if not pin:
+            raise KbtoolError(f"{name!r}: {part!r} is not PACKAGE=VERSION (e.g. keras=2.2.4)")
+        package = normalise(pin.group("package"))
+        if package in pins:
+            raise KbtoolError(f"{name!r}: {package} is pinned twice")
+        pins[package] = pin.group("version")
+    if not pins:
+        raise KbtoolError(f"{name!r}: name at least one PACKAGE=VERSION in the brackets, e.g. {base}[keras=2.2.4]")
+    releasable = packages_of(RECIPES[base])
+    unknown = [p for p in pins if p not in releasable]
+    if unknown:
+        raise KbtoolError(
+            "{!r}: {} {} not a package of the {} env; its packages: {}".format(
+                name, ", ".join(unknown), "is" if len(unknown) == 1 else "are", base, ", ".join(sorted(releasable))
+            )
+        )
+    return Release(base, tuple(sorted(pins.items())))
+
+
+def packages_of(recipe: Any) -> List[str]:
+    """The packages a release of `recipe` may pin: those its env's recipe names, and those its lock pins."""
+    from . import envs
+    from .registry import RECIPES
+
+    owner = RECIPES.get(recipe.env_owner, recipe)
+    named = [requirement_name(p) for p in owner.packages]
+    return sorted(set(named) | set(envs.read_lock(owner)))
+
+
+def requirement_name(requirement: str) -> str:
+    return normalise(re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0])
+
+
+def recipe(release: Release) -> Any:
+    """The Recipe of `release`: its base's (module, variants, known settings), with the pinned packages."""
+    from .registry import RECIPES
+
+    base = RECIPES[release.base]
+    owner = RECIPES.get(base.env_owner, base)
+    pins = dict(release.pins)
+    wanted: Dict[str, str] = {}
+    for package in owner.packages:
+        name = requirement_name(package)
+        wanted[name] = f"{name}=={pins[name]}" if name in pins else package
+    for package, version in pins.items():
+        wanted.setdefault(package, f"{package}=={version}")
+        for follower in owner.release_couples.get(package, ()):  # tf-keras 2.16 goes with tensorflow 2.16.*
+            if follower not in pins:
+                wanted[follower] = "{}=={}.*".format(follower, ".".join(version.split(".")[:2]))
+    return dataclasses.replace(
+        base,
+        name=release.name,
+        packages=list(wanted.values()),
+        env_name=None,
+        python_version=owner.python_version,
+        bootstrap_packages=list(owner.bootstrap_packages),
+        apt_packages=sorted(set(base.apt_packages) | set(owner.apt_packages)),
+        release=release,
+        layered_on=owner.name,
+    )
+
+
+def recipe_for(name: str) -> Any:
+    """A built-in backend's recipe by name, a release's included; a KbtoolError for any other name."""
+    from .registry import RECIPES
+
+    if name in RECIPES:
+        return RECIPES[name]
+    return recipe(parse(name))
+
+
+def installed(base: Optional[str] = None) -> List[Release]:
+    """The releases whose env folder exists under kbtool's home (of `base`, or of every backend), sorted by base
+    then version. A folder kbtool cannot read back as a release is passed over."""
+    from .base import envs_dir
+    from .registry import RECIPES
+
+    root = os.path.join(envs_dir(), "releases")
+    found: List[Release] = []
+    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        if name not in RECIPES or (base and name != base):
+            continue
+        for folder in sorted(os.listdir(os.path.join(root, name))):
+            pins = []
+            for part in folder.split("+"):
+                package, _, version = part.rpartition("-")
+                if package and version:
+                    pins.append((package, version))
+            if pins:
+                release = Release(name, tuple(sorted(pins)))
+                if release.folder == os.path.join("releases", name, folder):
+                    found.append(release)
+    return sorted(found, key=lambda r: (r.base, [(p, version_key(v)) for p, v in r.pins]))
+
+
+def version_key(version: str) -> Any:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def parse_range(text: str) -> Tuple[str, str, str]:
+    """`PKG=LO..HI` as (package, lo, hi); a KbtoolError when it is not that."""
+    match = RANGE.match(text.strip())
+    if not match:
+        raise KbtoolError(f"--versions {text!r}: write PACKAGE=LOW..HIGH, e.g. keras=2.2.4..2.3.1")
+    lo, hi = match.group("lo"), match.group("hi")
+    if version_key(lo) > version_key(hi):
+        raise KbtoolError(f"--versions {text!r}: {lo} is newer than {hi}; write the older release first")
+    return normalise(match.group("package")), lo, hi
+
+
+def index_versions(base: str, package: str, runner: Any = None) -> List[str]:
+    """The releases of `package` the package index offers to the base env's Python (pip's own configuration: index,
+    find-links), oldest first; pre-releases left out. Asked with `pip index versions` in the base env, else in an
+    interpreter of its Python version."""
+    from . import envs
+    from .registry import RECIPES
+
+    owner = RECIPES.get(RECIPES[base].env_owner, RECIPES[base])
+    python = owner.env_python()
+    if not os.path.exists(python):
+        python = envs.find_interpreter(owner.python_version, owner.name).path
+    argv = [python, "-m", "pip", "--disable-pip-version-check", "index", "versions", package]
+    run = runner or subprocess.run
+    try:
+        proc = run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=envs.pip_environ(), timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise KbtoolError(f"cannot ask the package index for {package}'s releases: {exc}")
+    text = proc.stdout.decode("utf-8", "replace")
+    line = next((ln for ln in text.splitlines() if ln.startswith("Available versions:")), None)
+    if proc.returncode != 0 or line is None:
+        said = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip() and "ignored" not in ln]
+        raise KbtoolError(
+            "the package index has no release of {} for Python {}{}".format(
+                package, owner.python_version, f" ({said[-1].strip()})" if said else ""
+            )
+        )
+    versions = [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+    from packaging.version import InvalidVersion, Version
+
+    final = []
+    for version in versions:
+        try:
+            if not Version(version).is_prerelease:
+                final.append(version)
+        except InvalidVersion:
+            continue
+    return sorted(final, key=version_key)
+
+
+def expand(base: str, text: str, runner: Any = None) -> List[Release]:
+    """The releases of `base` that `--versions PKG=LO..HI` names: every release of PKG on the index from LO to HI,
+    both included, oldest first. LO and HI must be releases the index has (a typo is said, not widened)."""
+    from .registry import RECIPES
+
+    package, lo, hi = parse_range(text)
+    if base not in RECIPES:
+        raise KbtoolError(f"--versions applies to a built-in backend with an env ({', '.join(RECIPES)}), not {base}")
+    parse(f"{base}[{package}={lo}]")  # the package must be one of the env's
+    versions = index_versions(base, package, runner=runner)
+    missing = [v for v in (lo, hi) if v not in versions]
+    if missing:
+        near = ", ".join(versions[-8:])
+        raise KbtoolError(
+            "--versions {}: the index has no {} {} (its releases: {}{})".format(
+                text, package, " or ".join(missing), "... " if len(versions) > 8 else "", near
+            )
+        )
+    chosen = [v for v in versions if version_key(lo) <= version_key(v) <= version_key(hi)]
+    return [Release(base, ((package, v),)) for v in chosen]
+
+
+def base_name(name: str) -> str:
+    """The base backend of a release name (the name itself for any other backend)."""
+    return name.split("[", 1)[0] if is_release(name) else name
+
+
+def describe_pins(release: Release) -> str:
+    return ", ".join(f"{p} {v}" for p, v in release.pins)
+
+
+def sorted_by_release(names: Sequence[str]) -> List[str]:
+    """Backend names with each base's releases in version order after it."""
+
+    def key(name: str) -> Any:
+        if not is_release(name):
+            return (name, 0, [])
+        release = parse(name)
+        return (release.base, 1, [(p, version_key(v)) for p, v in release.pins])
+
+    return sorted(names, key=key)
