@@ -1,0 +1,228 @@
+"""Release backends (`tensorflow1[keras=2.2.4]`): names, derived recipes, layered envs, locks under kbtool's home."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kbtool.errors import KbtoolError
+from kbtool.runners import envs, layered, releases
+from kbtool.runners.registry import RECIPES, is_builtin, recipe_of
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_a_name_is_canonical_whatever_the_spelling():
+    release = releases.parse(" tensorflow[TF_Keras=2.16.0] ")
+    assert release == releases.Release("tensorflow", (("tf-keras", "2.16.0"),))
+    assert release.name == "tensorflow[tf-keras=2.16.0]"
+    two = releases.parse("tensorflow1[numpy=1.16.6,Keras=2.2.4]")
+    assert two.name == "tensorflow1[keras=2.2.4,numpy=1.16.6]"  # sorted by package
+    assert two.folder == os.path.join("releases", "tensorflow1", "keras-2.2.4+numpy-1.16.6")
+    assert two.version_of("Keras") == "2.2.4" and two.version_of("theano") is None
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("tensorflow1", r"BACKEND\[PACKAGE=VERSION\]"),
+        ("tensorflow1[keras]", "is not PACKAGE=VERSION"),
+        ("tensorflow1[keras==2.2.4]", "is not PACKAGE=VERSION"),
+        ("tensorflow1[]", "name at least one"),
+        ("tensorflw[keras=2.2.4]", "not a built-in backend with an env"),
+        ("numpy[numpy=1.26.0]", "not a built-in backend with an env"),
+        ("tensorflow1[keras=2.2.4,keras=2.2.5]", "pinned twice"),
+        ("tensorflow1[theano=1.0.2]", "theano is not a package of the tensorflow1 env"),
+    ],
+)
+def test_a_bad_name_says_what_is_wrong_in_one_line(name, said):
+    with pytest.raises(KbtoolError, match=said) as caught:
+        releases.parse(name)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_release_may_pin_any_package_of_its_env_lock_included():
+    assert {"tensorflow", "keras", "h5py", "protobuf", "numpy", "scipy"} <= set(
+        releases.packages_of(RECIPES["tensorflow1"])
+    )
+    assert releases.parse("keras3[keras=3.10.0]").base == "keras3"  # keras3 shares tensorflow's env: its lock
+
+
+def test_a_release_recipe_is_its_base_with_the_pins_and_its_own_env_and_lock(monkeypatch, tmp_path):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    recipe = releases.recipe_for("tensorflow1[keras=2.2.4]")
+    base = RECIPES["tensorflow1"]
+    assert recipe.name == "tensorflow1[keras=2.2.4]" and recipe.module == base.module
+    assert recipe.packages == ["tensorflow==1.15.5", "keras==2.2.4", "h5py<3", "protobuf<3.21"]
+    assert recipe.layered_on == "tensorflow1" and recipe.env_owner == recipe.name
+    assert recipe.env_dir() == os.path.join(str(tmp_path), "envs", "releases", "tensorflow1", "keras-2.2.4")
+    assert envs.lock_path(recipe) == os.path.join(str(tmp_path), "locks", "releases", "tensorflow1", "keras-2.2.4.txt")
+    assert envs.lock_path(base) == os.path.join(envs.LOCKS_DIR, "tensorflow1.txt")  # the base's ships with kbtool
+    # a shared-env backend's release gets an env of its own, layered on the env it shares
+    keras3 = releases.recipe_for("keras3[keras=3.10.0]")
+    assert keras3.layered_on == "tensorflow" and "keras==3.10.0" in keras3.packages
+    assert keras3.env_dir().endswith(os.path.join("releases", "keras3", "keras-3.10.0"))
+
+
+def test_a_coupled_package_follows_the_pinned_release_unless_pinned_itself():
+    # tf-keras 2.14 runs on TF 2.14 but does not require it: the recipe couples them by major.minor
+    assert releases.recipe_for("tensorflow[tf-keras=2.14.1]").packages == ["tensorflow==2.14.*", "tf-keras==2.14.1"]
+    both = releases.recipe_for("tensorflow[tensorflow=2.16.2,tf-keras=2.16.0]")
+    assert both.packages == ["tensorflow==2.16.2", "tf-keras==2.16.0"]
+
+
+def test_release_names_are_built_in_backends_and_others_are_not():
+    assert is_builtin("tensorflow1[keras=2.2.4]") and is_builtin("numpy") and not is_builtin("my.mod")
+    assert not is_builtin("nope[keras=2.2.4]")
+    assert recipe_of("numpy") is None and recipe_of("my.mod") is None
+    assert recipe_of("theano").name == "theano"
+
+
+def _index(versions):
+    def runner(argv, **kwargs):
+        out = "keras (9)\nAvailable versions: {}\n".format(", ".join(versions))
+        return subprocess.CompletedProcess(argv, 0, out.encode(), b"")
+
+    return runner
+
+
+def test_a_range_names_every_release_of_the_index_in_version_order():
+    index = _index(["2.10.0", "2.9.0", "2.3.1", "2.3.0rc1", "2.2.5", "2.2.4", "2.11.0"])
+    found = releases.expand("tensorflow1", "keras=2.2.5..2.10.0", runner=index)
+    assert [r.name for r in found] == [
+        "tensorflow1[keras=2.2.5]",
+        "tensorflow1[keras=2.3.1]",
+        "tensorflow1[keras=2.9.0]",
+        "tensorflow1[keras=2.10.0]",  # 2.10 after 2.9; the release candidate is left out
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("keras=2.3.1..2.2.4", "write the older release first"),
+        ("keras=2.2.4", "PACKAGE=LOW..HIGH"),
+        ("keras=2.2.3..2.3.1", "the index has no keras 2.2.3"),
+        ("theano=1.0.2..1.0.5", "theano is not a package of the tensorflow1 env"),
+    ],
+)
+def test_a_bad_range_is_one_line(text, said):
+    with pytest.raises(KbtoolError, match=said):
+        releases.expand("tensorflow1", text, runner=_index(["2.2.4", "2.2.5", "2.3.1"]))
+
+
+def test_an_index_that_has_no_release_is_said():
+    def runner(argv, **kwargs):
+        return subprocess.CompletedProcess(argv, 1, b"", b"ERROR: No matching distribution found for kerass\n")
+
+    with pytest.raises(KbtoolError, match="no release of kerass.*No matching distribution"):
+        releases.index_versions("tensorflow1", "kerass", runner=runner)
+
+
+def test_installed_releases_are_read_back_from_their_folders(monkeypatch, tmp_path):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    root = tmp_path / "envs" / "releases"
+    for folder in ["tensorflow1/keras-2.10.0", "tensorflow1/keras-2.2.4", "tensorflow/tf-keras-2.16.0", "nope/x-1"]:
+        (root / folder).mkdir(parents=True)
+    (root / "tensorflow1" / "junk").mkdir()  # not a release folder: passed over
+    assert [r.name for r in releases.installed()] == [
+        "tensorflow[tf-keras=2.16.0]",
+        "tensorflow1[keras=2.2.4]",
+        "tensorflow1[keras=2.10.0]",
+    ]
+    assert [r.name for r in releases.installed("tensorflow")] == ["tensorflow[tf-keras=2.16.0]"]
+
+
+def test_the_first_install_must_give_what_the_recipe_asks():
+    recipe = releases.recipe_for("tensorflow[tf-keras=2.16.0]")
+    layered.check_pins(recipe, ["tensorflow==2.16.2", "tf_keras==2.16.0", "numpy==1.26.4"])
+    with pytest.raises(KbtoolError, match=r"tensorflow 2.21.0 \(asked ==2.16.\*\); tf-keras is missing"):
+        layered.check_pins(recipe, ["tensorflow==2.21.0"])
+
+
+def _record(path, **fields):
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, envs.RECORD), "w") as fh:
+        json.dump(fields, fh)
+
+
+def test_a_release_whose_base_was_removed_or_rebuilt_is_broken_and_says_how_to_mend_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    recipe = releases.recipe_for("tensorflow1[keras=2.2.4]")
+    base_dir = RECIPES["tensorflow1"].env_dir()
+    record = {"layered_on": {"env": "tensorflow1", "path": base_dir, "created": "2026-01-01T00:00:00+00:00"}}
+    assert "its base env tensorflow1 was removed" in layered.base_problem(recipe, record)
+    _record(base_dir, created="2026-01-01T00:00:00+00:00")
+    assert layered.base_problem(recipe, record) is None
+    _record(base_dir, created="2026-02-02T00:00:00+00:00")
+    said = layered.base_problem(recipe, record)
+    assert "was rebuilt" in said and "kbtool env install 'tensorflow1[keras=2.2.4]' --force" in said
+
+
+def test_a_release_is_layered_only_on_an_env_kbtool_built(monkeypatch, tmp_path):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    recipe = releases.recipe_for("tensorflow1[keras=2.2.4]")
+    with pytest.raises(KbtoolError, match="run `kbtool env install tensorflow1` first"):
+        layered.base_of(recipe)
+    _record(RECIPES["tensorflow1"].env_dir(), external=True, python="/usr/bin/python3")
+    with pytest.raises(KbtoolError, match="layered only on an env kbtool built"):
+        layered.base_of(recipe)
+
+
+def test_a_missing_base_is_installed_before_its_releases(monkeypatch, tmp_path):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    one, two = releases.recipe_for("tensorflow1[keras=2.2.4]"), releases.recipe_for("tensorflow1[keras=2.2.5]")
+    assert [r.name for r in envs._bases_first([one, two])] == ["tensorflow1", one.name, two.name]
+    _record(RECIPES["tensorflow1"].env_dir(), created="x")
+    assert [r.name for r in envs._bases_first([one])] == [one.name]
+
+
+def test_env_install_refuses_an_unknown_name_and_a_bad_release_in_one_line(monkeypatch, tmp_path):
+    env = dict(os.environ, KBTOOL_HOME=str(tmp_path), PYTHONPATH=REPO)
+    for name, said in [("nope", "unknown environment nope"), ("tensorflow1[theano=1.0]", "not a package of")]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kbtool", "env", "install", name], capture_output=True, text=True, env=env
+        )
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+TF1 = os.path.join(os.path.expanduser("~"), ".cache", "kbtool", "envs", "tensorflow1")
+
+
+@pytest.mark.backends
+@pytest.mark.skipif(not os.path.exists(os.path.join(TF1, envs.RECORD)), reason="the tensorflow1 env is not installed")
+def test_releases_coexist_each_exact_to_its_lock_and_removing_one_leaves_the_others(tmp_path):
+    home = tmp_path / "home"
+    (home / "envs").mkdir(parents=True)
+    os.symlink(TF1, str(home / "envs" / "tensorflow1"))  # the base env, shared: only releases are made here
+    env = dict(os.environ, KBTOOL_HOME=str(home), PYTHONPATH=REPO)
+
+    def kbtool(*args):
+        return subprocess.run([sys.executable, "-m", "kbtool", *args], capture_output=True, text=True, env=env)
+
+    names = ["tensorflow1[keras=2.2.4]", "tensorflow1[keras=2.2.5]"]
+    done = kbtool("env", "install", *names)
+    assert done.returncode == 0, done.stderr
+    for name, version in zip(names, ["2.2.4", "2.2.5"]):
+        recipe = releases.recipe_for(name)
+        lock = os.path.join(str(home), "locks", recipe.release.folder + ".txt")
+        with open(lock) as fh:
+            locked = sorted(line.strip() for line in fh if "==" in line)
+        python = os.path.join(str(home), "envs", recipe.release.folder, "bin", "python")
+        frozen = subprocess.run(
+            [python, "-m", "pip", "freeze"], capture_output=True, text=True, env=envs.pip_environ()
+        ).stdout.split()
+        assert sorted(line for line in frozen if "==" in line) == locked  # exact to its lock
+        assert f"Keras=={version}" in locked
+        said = subprocess.run([python, "-c", "import keras; print(keras.__version__)"], capture_output=True, text=True)
+        assert said.stdout.split()[-1] == version
+    listed = kbtool("env", "list", "--json")
+    assert set(names) <= {info["name"] for info in json.loads(listed.stdout)}
+    assert kbtool("env", "remove", names[0]).returncode == 0
+    listed = {info["name"]: info for info in json.loads(kbtool("env", "list", "--json").stdout)}
+    assert names[0] not in listed and listed[names[1]]["installed"] and listed["tensorflow1"]["installed"]
+    ran = kbtool("check", "--op", "batch_dot", "--case", "rank4_rank3", "--backend", names[1], "-q")
+    assert ran.returncode in (0, 1) and "2 results" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
