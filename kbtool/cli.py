@@ -1310,7 +1310,7 @@ def report_history_add(files, history_path):
 
     \b
     Examples:
-      kbtool report history-add keras-2.2.4.json keras-2.2.5.json --history parity.jsonl
+      kbtool report history-add k224.json k225.json --history parity.jsonl
       kbtool report history parity.jsonl -o history.html
     """
     from .reports import history
