@@ -148,6 +148,14 @@ def test_bad_lines_are_named_by_line_number_and_the_rest_is_drawn(tmp_path):
     assert f"{path}:3" in result.stdout and "tensorflow1 releases" in result.stdout
 
 
+def test_a_file_of_many_bad_lines_names_the_first_ones_and_counts_the_rest(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text("x\n" * 120, encoding="utf-8")
+    entries, problems = history.read(str(path))
+    assert entries == [] and len(problems) == history.MAX_PROBLEMS + 1
+    assert problems[0].startswith(f"{path}:1: not JSON") and problems[-1] == f"{path}: and 70 more bad lines"
+
+
 def test_a_file_that_is_not_a_history_is_never_appended_to(tmp_path):
     report = save(tmp_path, "r.json", release_report("2.2.4", "2024-05-01T12:00:00+00:00"))
     other = tmp_path / "notes.txt"

@@ -39,6 +39,7 @@ SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "history.
 OP_COLUMNS = [key for key, _ in COUNT_COLUMNS]  # the statuses an op's digest counts, in order
 FORMATS = ("terminal", "markdown", "json", "html")
 EXTENSIONS = {".md": "markdown", ".json": "json", ".html": "html"}
+MAX_PROBLEMS = 50  # bad lines named one by one
 MAX_LINE = 16 * 1024 * 1024  # a line of the whole spec's ~400 ops is ~20 KB
 
 
@@ -238,6 +239,8 @@ def read(path: str) -> Tuple[List[Tuple[Record, int]], List[str]]:
         raise KbtoolError(f"cannot read history {path}: {exc.strerror or exc}")
     if not entries and not found and info.st_size:
         found.append(f"{path}: holds no history line")
+    if len(found) > MAX_PROBLEMS:  # a file that is not a history at all: its first lines say so
+        found = found[:MAX_PROBLEMS] + [f"{path}: and {len(found) - MAX_PROBLEMS} more bad lines"]
     return entries, found
 
 
