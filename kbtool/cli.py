@@ -881,6 +881,14 @@ def completion(shell):
     type=click.Path(dir_okay=False),
     help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
 )
+@click.option(
+    "--history",
+    "history_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also append the run to this parity history file (JSON Lines: a line per backend; "
+    "`kbtool report history FILE` draws it).",
+)
 @options.SPEC
 @options.TIMEOUT
 @click.option(
@@ -1005,6 +1013,10 @@ def check(**flags):
         _note(f"kbtool: {plan.shard_share.describe()}")
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     reports.prepare_outputs(opts.outputs)
+    if opts.history_path:
+        from .reports import history
+
+        history.check_target(opts.history_path)
 
     verbosity = opts.verbosity
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
@@ -1021,6 +1033,8 @@ def check(**flags):
         )
         report_load.save_last(report, warn=_note)
         failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
+        if opts.history_path:
+            failures += _append_history(report, opts.history_path, echo=_note if verbosity else None)
         if opts.as_json:
             click.echo(reports.render(report, "json"), nl=False)
         else:
@@ -1030,6 +1044,23 @@ def check(**flags):
         if failures:
             _note("kbtool: error: {}".format("; ".join(failures)))
         sys.exit(interrupts.exit_code or (2 if failures else exit_code(report)))
+
+
+def _append_history(report, path, echo=None):
+    """check --history: the run's lines appended to the history file; [] or the failure's message (an interrupted
+    run has no line: a note says so)."""
+    from .reports import history
+
+    if report.get("incomplete"):
+        _note(f"kbtool: note: the run was interrupted, so nothing was added to history {path}")
+        return []
+    try:
+        written, skipped = history.append(path, history.lines_of(report))
+    except KbtoolError as exc:
+        return [str(exc)]
+    if echo:
+        echo("appended {} line{} to history {}".format(written, "" if written == 1 else "s", path))
+    return []
 
 
 def _note(line):
@@ -1258,6 +1289,101 @@ def report_diff(old, new, as_json):
     else:
         click.echo(diff_mod.render_text(found, old, new), nl=False)
     sys.exit(1 if found["worse"] else 0)
+
+
+@report_group.command("history-add")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="REPORT.json...")
+@click.option(
+    "--history",
+    "history_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The history file (JSON Lines) to append to; made when missing.",
+)
+def report_history_add(files, history_path):
+    """Append saved reports' runs to a parity history file.
+
+    One line per backend per report: its date, versions, counts by status, pass as is, conformance, spec SHA-256
+    and a digest per op. Earlier lines are never rewritten; a run the file already holds (same date and backend)
+    is skipped. Every report is read before anything is written. Exit code: 0 appended, 2 a report or the history
+    file that cannot be used.
+
+    \b
+    Examples:
+      kbtool report history-add k224.json k225.json --history parity.jsonl
+      kbtool report history parity.jsonl -o history.html
+    """
+    from .reports import history
+    from .reports.load import read_report
+    from .reports.merge import distinct_files
+
+    history.check_target(history_path)
+    lines = []
+    for name in distinct_files(files):
+        try:
+            lines.extend(history.lines_of(read_report(name)))
+        except KbtoolError as exc:
+            text = str(exc)
+            raise KbtoolError(text if name in text else f"{name}: {text}")
+    written, skipped = history.append(history_path, lines)
+    click.echo(
+        "kbtool: appended {} line{} to {}{}".format(
+            written,
+            "" if written == 1 else "s",
+            history_path,
+            f" ({skipped} already there)" if skipped else "",
+        ),
+        err=True,
+    )
+
+
+@report_group.command("history")
+@click.argument("history_path", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option(
+    "--output", "-o", "output", type=click.Path(dir_okay=False), help="Write the page here (.html, .md or .json)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["terminal", "markdown", "json", "html"]),
+    help="The format (default: by -o's extension, else the terminal view on stdout).",
+)
+def report_history(history_path, output, fmt):
+    """Draw a parity history file: parity per backend over releases, and the ops that changed.
+
+    Per base backend: pass as is and conformance over its releases in version order (and a backend's plain runs
+    by date), as a chart and a table, then the changes by release: for each consecutive pair the ops whose
+    results changed, with their counts before and after. A bad line is named by its line number (stderr and the
+    page) and left out. Exit code: 0 drawn, 2 a file that cannot be read or written.
+
+    \b
+    Examples:
+      kbtool report history parity.jsonl
+      kbtool report history parity.jsonl -o history.html
+      kbtool report history parity.jsonl --format json
+    """
+    from .files import write_atomic
+    from .reports import check_writable, history
+    from .reports.text import encodable
+
+    if output:
+        by_extension = history.format_of(output)
+        if fmt and fmt != by_extension:
+            raise KbtoolError(f"--format {fmt} does not match {output!r}")
+        fmt = by_extension
+        check_writable(output)
+    entries, problems = history.read(history_path)
+    for problem in problems:
+        click.echo(f"kbtool: warning: bad history line: {problem}", err=True)
+    text = encodable(history.render(history.view(history_path, entries, problems), fmt or "terminal"))
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"wrote {output}", err=True)
 
 
 @report_group.command("migration")

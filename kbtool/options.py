@@ -173,6 +173,7 @@ class CheckOptions:
     seed: int = 0
     as_json: bool = False
     outputs: Tuple[str, ...] = ()
+    history_path: Optional[str] = None
     spec_path: Optional[str] = None
     case_timeout: Optional[float] = None
     jobs: Optional[int] = None
