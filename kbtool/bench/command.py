@@ -234,9 +234,6 @@ def bench(
         data["summary"]["ok"] = bench_report.is_ok(data)
         _show(data, outputs, as_json, quiet, verbose, _stderr_lines)
         return
-    pair = _releases(backend_names, versions, quiet) if versions else None
-    if pair:
-        backend_names = (pair[0].name, pair[1].name)
     settings = Settings(
         sizes=chosen,
         modes=list(modes) or list(MODES),
@@ -249,6 +246,9 @@ def bench(
     )
     spec = loader.load(spec_path)
     items, families, skipped = measure.plan_items(spec, list(ops), chosen, seed)
+    pair = _releases(backend_names, versions, quiet) if versions else None  # the ops checked first: then installs
+    if pair:
+        backend_names = (pair[0].name, pair[1].name)
     slots = measure.backend_slots(backend_names, device, precision)
     runnable = [s for s in slots if s.launch is not None]
     if not runnable:
@@ -405,8 +405,15 @@ def _pair_note(pair: Tuple[Any, Any, int], text: str, seed: int, sizes: List[str
     old, new, between = pair
     return (
         "--versions {}: {} timed, then {} right after it in this run (back to back, one worker at a time, not "
-        "interleaved), same seed {} and sizes ({}); {} between them not measured".format(
-            text, old.name, new.name, seed, ", ".join(sizes), plural(between, "release")
+        "interleaved), same seed {} and sizes ({}); {}".format(
+            text,
+            old.name,
+            new.name,
+            seed,
+            ", ".join(sizes),
+            "{} between them not measured".format(plural(between, "release"))
+            if between
+            else "the index has no release between them",
         )
     )
 
