@@ -180,3 +180,8 @@ def test_two_keras_releases_on_tensorflow1_are_timed_and_compared():
     assert data["comparison"]["pair"] == {"baseline": OLD, "now": NEW}
     assert {r["backend"] for r in data["comparison"]["rows"]} == {NEW} and len(data["comparison"]["rows"]) == 2
     assert (code == 1) == data["comparison"]["failed"]
+
+
+def test_a_bad_op_is_said_before_any_release_is_installed(home, numpy_releases):
+    code, _, stderr = bench("--op", "no_such_op", "--backend", "tensorflow1", "--versions", "keras=2.2.4..2.3.1")
+    assert code == 2 and "unknown op 'no_such_op'" in stderr and numpy_releases["installed"] == []
