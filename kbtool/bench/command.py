@@ -1,9 +1,11 @@
 """`kbtool bench`: the command line (the work is in measure.py; every view renders the JSON of report.py)."""
 
 import math
+import os
+import shlex
 import signal
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import click
 
@@ -51,6 +53,12 @@ def _positive(name, value, upper):
     multiple=True,
     shell_complete=complete_backend,
     help="Backend (repeatable): a built-in name or a module path [@ENV]. Default: every installed one.",
+)
+@click.option(
+    "--versions",
+    metavar="PKG=OLD..NEW",
+    help="Time the --backend at two releases of PKG, OLD and NEW (installed first when missing), one after the "
+    "other in this run, and compare NEW against OLD as --compare does (e.g. keras=2.2.4..2.3.1).",
 )
 @click.option("--size", type=click.Choice(SIZE_NAMES), help="One size of each op's family (default: medium).")
 @click.option("--sizes", metavar="LIST", help="Several sizes, e.g. small,medium,large or all (fits the growth).")
@@ -132,6 +140,7 @@ def _positive(name, value, upper):
 def bench(
     ops,
     backend_names,
+    versions,
     size,
     sizes,
     modes,
@@ -161,12 +170,18 @@ def bench(
     the gate holds, 1 when nothing was measured or --compare found a significant slowdown beyond --fail-over,
     2 on a usage error or a file that could not be written, 130 when interrupted (the partial bench is written).
 
+    With --versions PKG=OLD..NEW the one --backend is timed at the two ends of the range (its releases
+    `BACKEND[PKG=OLD]` and `BACKEND[PKG=NEW]`, the releases between them not measured), OLD first and NEW right
+    after in the same run, same seed and sizes; NEW is then compared against OLD (the gate and exit codes of
+    --compare).
+
     \b
     Examples:
       kbtool bench --op dot --op conv2d
       kbtool bench --backend tensorflow --sizes all -v
       kbtool bench --op dot -o bench.json -o bench.html
       kbtool bench --op dot --compare baseline.json --fail-over 10
+      kbtool bench --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
       kbtool bench --from bench.json --compare baseline.json
     """
     import time
@@ -186,6 +201,10 @@ def bench(
             raise KbtoolError(f"{name} takes a percentage of 0 or more (got {value:g})")
     if quiet and verbose:
         raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
+    if versions and baseline:
+        raise KbtoolError(
+            "--versions compares two releases measured now; --compare compares with a saved bench: give one of them"
+        )
     base = bench_report.load(baseline) if baseline else None
     bench_report.prepare_outputs(outputs)
     if source:
@@ -194,6 +213,7 @@ def bench(
             for name, value in (
                 ("--op", ops),
                 ("--backend", backend_names),
+                ("--versions", versions),
                 ("--size", size),
                 ("--sizes", sizes),
                 ("--mode", modes),
@@ -226,6 +246,9 @@ def bench(
     )
     spec = loader.load(spec_path)
     items, families, skipped = measure.plan_items(spec, list(ops), chosen, seed)
+    pair = _releases(backend_names, versions, quiet) if versions else None  # the ops checked first: then installs
+    if pair:
+        backend_names = (pair[0].name, pair[1].name)
     slots = measure.backend_slots(backend_names, device, precision)
     runnable = [s for s in slots if s.launch is not None]
     if not runnable:
@@ -290,7 +313,15 @@ def bench(
         stop.stopping(incomplete["signal"] if incomplete else "done")  # from here a signal no longer interrupts
         scaling = measure.finish(results, lookup, measured_peak)
         comparison = None
-        if base is not None:
+        if pair:
+            comparison = compare.between(
+                {"results": results, "settings": settings.as_dict(list(families)), "backends": infos},
+                pair[0].name,
+                pair[1].name,
+                min_effect_pct=min_effect,
+                fail_over_pct=fail_over,
+            )
+        elif base is not None:
             comparison = compare.compare(
                 {"results": results, "settings": settings.as_dict(list(families)), "backends": infos},
                 base,
@@ -298,7 +329,7 @@ def bench(
                 min_effect_pct=min_effect,
                 fail_over_pct=fail_over,
             )
-        notes = [n for n in [measure.skipped_note(skipped)] if n]
+        notes = [n for n in [measure.skipped_note(skipped), pair and _pair_note(pair, versions, seed, chosen)] if n]
         machine = measure.machine()
         machine["load"] = watch.record()
         data = bench_report.assemble(
@@ -318,6 +349,73 @@ def bench(
         _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
     finally:
         stop.restore(previous)
+
+
+def _releases(backend_names: Tuple[str, ...], text: str, quiet: bool) -> Tuple[Any, Any, int]:
+    """--versions PKG=OLD..NEW on the one --backend: (OLD's release, NEW's release, how many releases the index has
+    between them), both installed (those missing are installed now, said on stderr). A KbtoolError for a usage
+    error, a range the index does not have, or an env that failed to install."""
+    from ..runners import envs, releases
+    from ..runners.base import ENV_RECORD
+
+    if len(backend_names) != 1:
+        raise KbtoolError(
+            "--versions takes exactly one --backend, the built-in backend whose releases are timed (e.g. --backend "
+            "tensorflow1 --versions keras=2.2.4..2.3.1){}".format(
+                "; got " + ", ".join(backend_names) if backend_names else ""
+            )
+        )
+    package, lo, hi = releases.parse_range(text)
+    if releases.version_key(lo) == releases.version_key(hi):
+        raise KbtoolError(f"--versions {text!r}: both ends are {package} {lo}; name two releases to compare")
+    found = releases.expand(backend_names[0], text)
+    if len(found) < 2:  # the index lists the two ends as one release (2.3 and 2.3.0)
+        raise KbtoolError(f"--versions {text!r}: the index has one release in this range; name two to compare")
+    old, new = found[0], found[-1]
+    missing = [
+        releases.recipe(r)
+        for r in (old, new)
+        if not os.path.exists(os.path.join(releases.recipe(r).env_dir(), ENV_RECORD))
+    ]
+    if missing:
+        say = _quiet if quiet else _stderr_lines
+        say("kbtool bench: installing {} first (not installed yet)".format(", ".join(r.name for r in missing)))
+        failed = envs.install_all(missing, False, out=say, err=_quiet if quiet else _stderr_whole)
+        if failed:
+            raise KbtoolError(
+                "could not install {}: nothing was timed (`kbtool env install {}` says why)".format(
+                    ", ".join(failed), " ".join(shlex.quote(n) for n in failed)
+                )
+            )
+    return old, new, len(found) - 2
+
+
+def _quiet(line: str) -> None:
+    """A line -q leaves out."""
+
+
+def _stderr_whole(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _pair_note(pair: Tuple[Any, Any, int], text: str, seed: int, sizes: List[str]) -> str:
+    """How --versions timed its two releases, and what lies between them."""
+    from ..reports.text import plural
+
+    old, new, between = pair
+    return (
+        "--versions {}: {} timed, then {} right after it in this run (back to back, one worker at a time, not "
+        "interleaved), same seed {} and sizes ({}); {}".format(
+            text,
+            old.name,
+            new.name,
+            seed,
+            ", ".join(sizes),
+            "{} between them not measured".format(plural(between, "release"))
+            if between
+            else "the index has no release between them",
+        )
+    )
 
 
 def _stderr_lines(line: str) -> None:

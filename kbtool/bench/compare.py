@@ -8,7 +8,10 @@ What the baseline measured and this bench did not also fails the gate, with its 
 crashes, times out or is unsupported now) and `gone` (this bench covered it and has no result: its backend did
 not start, was not installed or not run, or the op lost the mode). So does a pair whose medians cannot be compared
 (not finite or not positive: `not comparable`). Never failing: `new`, `not benched` (outside this bench's
-selection: another op, size, mode or backend) and `not comparable` when the baseline had no measurement."""
+selection: another op, size, mode or backend) and `not comparable` when the baseline had no measurement.
+
+`between` compares two backends of one bench the same way (`kbtool bench --versions`: a backend's newer release
+against its older one): the newer one's results paired with the older one's by op, size and mode."""
 
 import math
 from typing import Any, Dict, List, Optional
@@ -122,6 +125,27 @@ def compare(current, baseline, baseline_name, alpha=ALPHA, min_effect_pct=MIN_EF
         "rows": rows,
         "failed": any(row["fails_gate"] for row in rows),
     }
+
+
+def between(
+    current: Dict[str, Any],
+    old: str,
+    new: str,
+    alpha: float = ALPHA,
+    min_effect_pct: float = MIN_EFFECT_PCT,
+    fail_over_pct: float = FAIL_OVER_PCT,
+) -> Dict[str, Any]:
+    """The comparison of backend `new`'s results in `current` (a bench, or {"results", "settings", "backends"}) with
+    backend `old`'s in the same bench, paired by op, size and mode: `compare` with `old`'s results as the baseline.
+    Its rows name `new`; its "pair" names both ("baseline": old, "now": new)."""
+    results = current["results"]
+    baseline = {"results": [dict(r, backend=new) for r in results if r["backend"] == old]}
+    now: Dict[str, Any] = {"results": [r for r in results if r["backend"] == new], "settings": current.get("settings")}
+    if current.get("backends") is not None:
+        now["backends"] = [b for b in current["backends"] if b["name"] == new]
+    found = compare(now, baseline, old, alpha=alpha, min_effect_pct=min_effect_pct, fail_over_pct=fail_over_pct)
+    found["pair"] = {"baseline": old, "now": new}
+    return found
 
 
 def _row(r: Dict[str, Any], old: Optional[Dict[str, Any]]) -> Dict[str, Any]:

@@ -17,6 +17,7 @@ from . import load as bench_load
 from . import stats
 from .units import (
     PEAK_ABOVE,
+    against,
     flags,
     fmt_median,
     fmt_peak,
@@ -101,6 +102,7 @@ def render(report):
         slowest=slowest,
         fmt_seconds=fmt_seconds,
         comparison=report.get("comparison"),
+        against=against(report["comparison"], capital=True) if report.get("comparison") else None,
         changed=[row for row in (report.get("comparison") or {}).get("rows", []) if row["verdict"] != "unchanged"],
     )
 

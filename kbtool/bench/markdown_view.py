@@ -7,6 +7,7 @@ from . import compare, stats
 from . import load as bench_load
 from .units import (
     PEAK_ABOVE,
+    against,
     comparison_cells,
     flags,
     fmt_ratio,
@@ -190,7 +191,7 @@ def results_table(results):
 def comparison_section(comparison):
     counts = compare.counts(comparison)
     head = [
-        "## Against {}".format(_cell(comparison["baseline"])),
+        f"## {_cell(against(comparison, capital=True))}",
         "",
         "{}. A change counts when Mann-Whitney U gives p < {:g} and the medians differ by ≥ {:g} %; the gate "
         "fails on a worse result beyond {:g} %: **{}**.".format(

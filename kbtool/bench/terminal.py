@@ -22,6 +22,7 @@ from . import compare, stats
 from . import load as bench_load
 from .units import (
     PEAK_ABOVE,
+    against,
     comparison_cells,
     flags,
     fmt_ratio,
@@ -127,6 +128,8 @@ def render(report, console=None, verbose=False):
         console.print(comparison_table(report["comparison"]))
         for line in compare.gate_lines(report["comparison"]):
             say(line)
+    for line in report["summary"].get("notes") or []:  # what was not benched; how --versions timed its releases
+        say(line)
     slowest = stats.slowest_pairs(results, 3)
     if slowest and len({r["backend"] for r in results}) > 1:
         say(
@@ -299,9 +302,7 @@ def scaling_table(rows):
 def comparison_table(comparison):
     counts = compare.counts(comparison)
     table = Table(
-        title="against {} ({})".format(
-            escape(comparison["baseline"]), ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-        ),
+        title="{} ({})".format(escape(against(comparison)), ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))),
         show_edge=False,
         pad_edge=False,
     )

@@ -140,6 +140,15 @@ def samples(n):
     return "1 sample" if n == 1 else f"{n} samples"
 
 
+def against(comparison, capital=False):
+    """What a comparison is of, as every view titles it: "against BASELINE.json" ("Against" with `capital`), or
+    "NEW against OLD" for two backends of one bench (`kbtool bench --versions`)."""
+    pair = comparison.get("pair")
+    if pair:
+        return "{} against {}".format(pair["now"], pair["baseline"])
+    return "{} {}".format("Against" if capital else "against", comparison["baseline"])
+
+
 def comparison_cells(row):
     """The cells every view shows of a gate row: op, size, backend, mode, baseline and new medians, change, p and
     the verdict."""
@@ -180,8 +189,8 @@ def verdict_line(report):
             )
             failing[word] = failing.get(word, 0) + 1
         parts.append(
-            "against {}: {} worse, {} better; {}".format(
-                comparison["baseline"],
+            "{}: {} worse, {} better; {}".format(
+                against(comparison),
                 worse,
                 better,
                 "{}: gate FAILED".format(", ".join(f"{n} {word}" for word, n in failing.items()))
