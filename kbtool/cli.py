@@ -973,7 +973,7 @@ def check(**flags):
       kbtool check --keras-config defaults -o report.html -o junit.xml
       kbtool check --known my_known.yaml --status unexplained
       kbtool check --shard 2/4 -o part2.json
-      kbtool check --op batch_dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
+      kbtool check --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
     """
     from . import keras_settings, reports
     from . import shard as shard_mod
