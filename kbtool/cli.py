@@ -866,6 +866,14 @@ def completion(shell):
     help="Backend (repeatable): a built-in name (`kbtool backends` lists them) or a module path [@ENV]. "
     "Default: every installed built-in backend.",
 )
+@click.option(
+    "--versions",
+    "versions",
+    metavar="PKG=LO..HI",
+    help="Sweep releases: each --backend whose env has PKG becomes every release of PKG the package index has "
+    "from LO to HI (e.g. --backend tensorflow1 --versions keras=2.2.4..2.3.1 runs tensorflow1[keras=2.2.4], "
+    "tensorflow1[keras=2.2.5], ...), in version order; releases not installed are installed first.",
+)
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
 @click.option(
     "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Evaluation mode (repeatable; default: both)."
@@ -973,6 +981,7 @@ def check(**flags):
       kbtool check --keras-config defaults -o report.html -o junit.xml
       kbtool check --known my_known.yaml --status unexplained
       kbtool check --shard 2/4 -o part2.json
+      kbtool check --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
     """
     from . import keras_settings, reports
     from . import shard as shard_mod
@@ -992,10 +1001,12 @@ def check(**flags):
         raise KbtoolError(
             f"--active checks the configured backend ({settings.active_backend}); give --active or --backend, not both"
         )
+    spec = _load_spec(opts.spec_path)
+    backend_names, not_run = _swept(opts)
     plan = make_plan(
-        _load_spec(opts.spec_path),
+        spec,
         ops=opts.ops,
-        backends=(settings.active_backend,) if opts.active else opts.backend_names,
+        backends=(settings.active_backend,) if opts.active else backend_names,
         case_patterns=opts.case_patterns,
         modes=opts.modes,
         examples=opts.examples,
@@ -1006,6 +1017,7 @@ def check(**flags):
         last_failed=failed_last,
         device=opts.device,
         precision=opts.precision,
+        not_run=not_run,
     )
     for note in plan.notes:
         _note(f"kbtool: {note}")
@@ -1061,6 +1073,18 @@ def _append_history(report, path, echo=None):
     if echo:
         echo("appended {} line{} to history {}".format(written, "" if written == 1 else "s", path))
     return []
+
+
+def _swept(opts):
+    """(the backends a check runs, {release: why it did not install}): --backend as named, or under --versions each
+    base that has the package replaced by its releases in the range, those not installed installed first."""
+    if opts.versions is None:
+        return opts.backend_names, {}
+    from .sweep import expand_backends, install_missing
+
+    names = expand_backends(opts.backend_names, opts.versions)
+    say = _note if opts.verbosity else (lambda line: None)
+    return tuple(names), install_missing(names, say)
 
 
 def _note(line):

@@ -190,14 +190,23 @@ class CheckOptions:
     verbose: bool = False
     device: str = DEFAULT_DEVICE
     precision: str = DEFAULT_PRECISION
+    versions: Optional[str] = None  # --versions PKG=LO..HI: each --backend that has PKG becomes its releases
 
     def __post_init__(self) -> None:
         from .reports import view  # light: the status words
+        from .runners import releases  # light: no backend, no index asked here
 
         object.__setattr__(self, "statuses", tuple(view.check_statuses(self.statuses)))
         verbosity(self.quiet, self.verbose)
         device(self.device)
         precision(self.precision)
+        if self.versions is not None:
+            if not self.backend_names:
+                raise KbtoolError(
+                    "--versions sweeps the releases of a backend you name: give --backend too "
+                    f"(e.g. --backend tensorflow1 --versions {self.versions})"
+                )
+            releases.parse_range(self.versions)
         if self.statuses and self.as_json:
             raise KbtoolError("--status filters the terminal view; --json prints the whole report (filter it with jq)")
 

@@ -157,6 +157,9 @@ class PlanRequest:
     timings: Optional[Timings] = None
     device: str = DEFAULT_DEVICE
     precision: str = DEFAULT_PRECISION
+    # a sweep's (--versions) releases that could not be installed: {name: why}; each is a backend that did not run
+    # (broken: a check that asked for it is not green), never a usage error
+    not_run: Optional[Mapping[str, str]] = None
 
     @property
     def patterns(self) -> Tuple[str, ...]:
@@ -240,10 +243,12 @@ def resolve_backends(
     builtin: Sequence[str],
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
+    not_run: Optional[Mapping[str, str]] = None,
 ) -> List[PlannedBackend]:
     """Named backends must be runnable (else a usage error); by default every built-in one, and those not
     installed are listed with the reason instead of running. A backend that cannot run on `device` is listed with
-    the reason (named or not): it is no usage error that some of the backends asked have no GPU."""
+    the reason (named or not): it is no usage error that some of the backends asked have no GPU. A name in
+    `not_run` (a release a sweep could not install) is listed as broken with its reason, and not launched."""
     from .results import BackendStatus
     from .runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device
 
@@ -251,6 +256,9 @@ def resolve_backends(
     kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
     slots = []
     for name in dict.fromkeys(names or builtin):
+        if name in (not_run or {}):
+            slots.append(PlannedBackend(name, unavailable=(not_run or {})[name], status=BackendStatus.BROKEN.value))
+            continue
         try:
             launch = launcher(name)
         except Unavailable as exc:
@@ -283,6 +291,7 @@ def make_plan(
     timings: Optional[Timings] = None,
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
+    not_run: Optional[Mapping[str, str]] = None,
 ) -> Plan:
     """Decide what a check runs: plan_for(spec, PlanRequest(...)) with these keywords (see PlanRequest)."""
     request = PlanRequest(
@@ -301,6 +310,7 @@ def make_plan(
         timings=timings,
         device=device,
         precision=precision,
+        not_run=dict(not_run) if not_run else None,
     )
     return plan_for(spec, request)
 
@@ -341,7 +351,7 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
                 " --examples (no documented example)" if examples else "",
             )
         )
-    slots = resolve_backends(request.backends, launcher, builtin, request.device, request.precision)
+    slots = resolve_backends(request.backends, launcher, builtin, request.device, request.precision, request.not_run)
     if not any(s.launch for s in slots):
         raise KbtoolError(
             "nothing to check: no backend can run here{} ({})".format(

@@ -22,7 +22,16 @@ from ..results import OPTIONAL_STATUSES, SEVERITY, Status
 from ..vocabulary import CASE_DEFAULTS, MODES
 from .assemble import strict_reasons, summarize
 from .matrix import build, doc_claims, present, symbols
-from .summary import PASS_AS_IS_LEGEND, PASS_BANDS, backend_label, changed_results, pass_as_is, pass_band, percent
+from .summary import (
+    PASS_AS_IS_LEGEND,
+    PASS_BANDS,
+    backend_label,
+    changed_results,
+    pass_as_is,
+    pass_band,
+    percent,
+    release_versions,
+)
 from .summary import pass_as_is_text as _pass_as_is_text
 from .text import plain, plural
 
@@ -67,12 +76,13 @@ def render(report: Record) -> str:
     )
     script = _asset(env, "report.js.j2")
     run = run_figure(summary)
+    releases = release_versions(report)
     return env.get_template("report.html.j2").render(
         report=report,
         filters=run_filters(report),
         summary=summary,
         reasons=verdict_reasons(report, summary),
-        cards=[card(info[name], summary, report.get("active_backend")) for name in order],
+        cards=[card(info[name], summary, report.get("active_backend"), releases.get(name)) for name in order],
         run_pass_as_is=run,
         run_band=pass_band(run["pass"], run["ran"]),
         run_conformance=run_conformance(summary),
@@ -211,15 +221,17 @@ def _figure(counts: Record) -> Record:
     return pass_as_is(counts.get("pass", 0), ran)
 
 
-def card(backend: Record, summary: Record, active: Optional[str]) -> Record:
+def card(backend: Record, summary: Record, active: Optional[str], release: Optional[str] = None) -> Record:
     """A backend's card: its pass as is (the big number: pass / results that ran, with the counts and its band),
-    conformance and unexplained (the gate) beside it, a count per status."""
+    conformance and unexplained (the gate) beside it, a count per status; in a sweep, `release` (the versions that
+    tell a release backend, or its base, apart: summary.release_versions) under its name."""
     counts = (summary.get("per_backend") or {}).get(backend["name"]) or {}
     total = sum(counts.values())
     explained = counts.get("pass", 0) + counts.get("known", 0)
     figure = _figure(counts)
     return {
         "info": backend,
+        "release": release,
         "active": backend["name"] == active,
         "total": total,
         "conformance": explained / total if total else None,

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..results import DID_NOT_RUN, BackendStatus, Status
-from .summary import pass_as_is, pass_as_is_text
+from .summary import pass_as_is, pass_as_is_text, release_pins, release_versions
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -158,6 +158,7 @@ def render(report: Record) -> str:
     infos = {b["name"]: b for b in report["backends"]}
     names = [b["name"] for b in report["backends"]] + [n for n in by_backend if n not in infos]
     closed = []
+    releases = release_versions(report)
     for backend in names:
         info = infos.get(backend, {"name": backend, "status": BackendStatus.AVAILABLE.value})
         records = by_backend.get(backend, [])
@@ -170,6 +171,10 @@ def render(report: Record) -> str:
         suite.property("module", info.get("module"))
         for package, version in sorted((info.get("versions") or {}).items()):
             suite.property(f"version.{package}", version)
+        release = release_pins(backend)
+        if release is not None:  # a release backend: its base and the versions that tell it from the base
+            suite.property("release.base", release[0])
+            suite.property("release.versions", releases.get(backend))
         for key in ("import_seconds", "restarts", "workers"):
             suite.property(key, info.get(key))
         _common_properties(suite, report)

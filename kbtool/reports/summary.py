@@ -101,6 +101,63 @@ def short_versions(info: Record, verbosity: int) -> str:
     return str(own if own is not None else next(iter(versions.values()), ""))
 
 
+def release_pins(name: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
+    """(base, [(package, version), ...]) of a release backend's name (`tensorflow1[keras=2.2.4]`), None for another
+    name. Read from the name alone, as written in the report (a view never needs the release's recipe)."""
+    from ..runners.releases import NAME, PIN
+
+    match = NAME.match(name)
+    if not match:
+        return None
+    pins = [PIN.match(part.strip()) for part in match.group("pins").split(",") if part.strip()]
+    if not pins or not all(pins):
+        return None
+    return match.group("base"), [(p.group("package"), p.group("version")) for p in pins if p]
+
+
+def _normalised(package: str) -> str:
+    return package.replace("_", "-").replace(".", "-").lower()
+
+
+def release_versions(report: Record) -> Dict[str, str]:
+    """The versions that tell a sweep's backends apart, by backend name: a release backend's pinned packages (and
+    those installed with them: tf-keras 2.16 comes with tensorflow 2.16), its base's versions of those packages when
+    the base is in the report too. As each worker reported them (a release that did not start: as pinned). Only
+    the release backends and their bases are keys: the views show any other backend's versions as before."""
+    from ..runners.registry import RECIPES
+
+    infos = {b["name"]: b for b in report.get("backends") or []}
+    packages: Dict[str, List[str]] = {}  # base -> the packages its releases here pin, in order
+    pinned: Dict[str, List[Tuple[str, str]]] = {}
+    for name in infos:
+        parsed = release_pins(name)
+        if parsed is None:
+            continue
+        base, pins = parsed
+        recipe = RECIPES.get(base)
+        couples = getattr(recipe, "release_couples", {}) or {}
+        wanted = [p for p, _ in pins] + [c for p, _ in pins for c in couples.get(p, ()) if c not in dict(pins)]
+        pinned[name] = pins
+        for package in wanted:
+            if package not in packages.setdefault(base, []):
+                packages[base].append(package)
+    out: Dict[str, str] = {}
+
+    def words(name: str, wanted: List[str], fallback: Dict[str, str]) -> str:
+        reported = {_normalised(k): str(v) for k, v in (infos[name].get("versions") or {}).items()}
+        parts = [(p, reported.get(_normalised(p), fallback.get(p))) for p in wanted]
+        return ", ".join(f"{p} {v}" for p, v in parts if v)
+
+    for name, pins in pinned.items():
+        base = name.split("[", 1)[0]
+        own = [p for p in packages[base] if p in dict(pins)] + [p for p in packages[base] if p not in dict(pins)]
+        out[name] = words(name, own, dict(pins))
+    for base, wanted in packages.items():
+        if base in infos:
+            out[base] = words(base, wanted, {})
+    return out
+
+
 PASS_AS_IS_LEGEND = (
     "pass as is = pass / results that ran (all but could not start) · conformance = (pass + known) / results"
     " · the gate: unexplained = 0"
@@ -220,6 +277,7 @@ def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[Li
     infos = {b["name"]: b for b in report["backends"]}
     shown = table_backends(report, counts)
     columns = count_columns(report)
+    releases = release_versions(report) if verbosity < 2 else {}  # a sweep's: the versions its releases differ in
     header = (
         ["backend", "versions" if verbosity >= 2 else "version", "pass as is", "results"]
         + [h for _, h in columns]
@@ -231,7 +289,7 @@ def backend_rows(report: Record, verbosity: int = 1) -> Tuple[List[str], List[Li
         rows.append(
             [
                 backend_label(name, infos.get(name)) + (" (active)" if name == report.get("active_backend") else ""),
-                plain(short_versions(infos.get(name, {"name": name}), verbosity)),
+                plain(releases.get(name) or short_versions(infos.get(name, {"name": name}), verbosity)),
                 pass_as_is_text(pass_as_is(c.get("pass", 0), c["ran"])),
                 str(c["results"]),
             ]

@@ -47,6 +47,8 @@ from .summary import (
     known_groups,
     pass_as_is_text,
     pass_band,
+    release_pins,
+    release_versions,
     resources_line,
     run_pass_as_is,
     settings_items,
@@ -198,13 +200,20 @@ def _matrix(report: Record, console: Console) -> None:
     if not backends:
         return
     headers, cells = {}, {}
+    releases = release_versions(report)
     for name in backends:
+        # a release's column: its base over its pins (`tensorflow1` over `[keras=2.2.4]`: the name in two short
+        # lines, where `tensorflow1[keras=2.2.4]` would take 24 columns); a base swept beside its releases shows its
+        # own versions of the packages they pin
+        pins = release_pins(name)
+        shown = name.split("[", 1)[0] if pins else name
         label = (
-            backend_label(name, info[name])
+            backend_label(shown, info[name])
             if info[name]["status"] == BackendStatus.AVAILABLE.value
-            else "{} ({})".format(name, info[name]["status"])
+            else "{} ({})".format(shown, info[name]["status"])
         )
-        headers[name] = escape(label) + "\n" + escape(short_versions(info[name], 1))
+        under = "[" + name.split("[", 1)[1] if pins else releases.get(name) or short_versions(info[name], 1)
+        headers[name] = escape(label) + "\n" + escape(under)
         cells[name] = [_cell(row["cells"][name]) for row in rows]
     op_width = max(cell_len(plain(row["op"])) for row in rows)
     # SIMPLE_HEAVY without edges: 1 space of padding each side, a column border between columns (3 per column)
@@ -284,12 +293,18 @@ def _keys(report: Record) -> List[str]:
 
 
 def _fit(
-    header: List[str], rows: List[List[str]], width: int, verbosity: int, keys: Optional[List[str]] = None
+    header: List[str],
+    rows: List[List[str]],
+    width: int,
+    verbosity: int,
+    keys: Optional[List[str]] = None,
+    sweep: bool = False,
 ) -> Tuple[List[int], List[int]]:
     """(column indices to show, indices left out that were not all zero). Every column fits, or, in this order:
     the versions go (-v keeps them), the count columns that are zero on every backend, results and pass (pass as
     is shows both), then the active backend's " (active)" becomes " *" (in `rows`), then the other count columns
-    go. Numbers are never cut; a backend name folds only where the table cannot fit otherwise."""
+    go. Numbers are never cut; a backend name folds only where the table cannot fit otherwise. In a `sweep` (release
+    backends: the version column says what tells them apart) the versions go after results and pass, not first."""
     keys = keys or _KEYS
     keep = [
         i
@@ -308,7 +323,7 @@ def _fit(
             return True
         return False
 
-    if wide() and verbosity < 2:
+    if wide() and verbosity < 2 and not sweep:
         keep.remove(1)
     for key in _DROPPABLE:
         if wide():
@@ -316,6 +331,8 @@ def _fit(
     for key in _REDUNDANT:
         if wide():
             drop(key, only_zero=False)
+    if wide() and verbosity < 2 and sweep:
+        keep.remove(1)
     if wide():
         for row in rows:
             if row[0].endswith(ACTIVE):
@@ -340,7 +357,8 @@ def _backends(report: Record, console: Console, verbosity: int) -> None:
     if rows:
         keys = _keys(report)
         _align_pass_as_is(rows, keys.index("pass_as_is"))
-        keep, dropped = _fit(header, rows, console.width, verbosity, keys)
+        sweep = any(release_pins(b["name"]) for b in report["backends"])
+        keep, dropped = _fit(header, rows, console.width, verbosity, keys, sweep)
         counts = backend_counts(report)
         names = table_backends(report, counts)
         table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
