@@ -280,8 +280,8 @@ class CheckRunner:
         by_name = {self.release_name(v): v for v in versions}
         found: Dict[str, Dict[Key, Outcome]] = {v: {} for v in versions}
         for result in report["results"]:
-            version = by_name.get(result["backend"])
-            if version is None:
+            at = by_name.get(result["backend"])
+            if at is None:
                 continue
             stub = Result(
                 result["op"],
@@ -292,16 +292,16 @@ class CheckRunner:
                 device=result.get("device"),
             )
             command = repro.command(stub, cases.get((result["op"], result["case"])), flags)
-            found[version][(result["op"], result["case"], str(result["mode"]))] = Outcome.of_result(result, command)
+            found[at][(result["op"], result["case"], str(result["mode"]))] = Outcome.of_result(result, command)
         for info in report["backends"]:  # a release whose worker did not start: every planned key says why
-            version = by_name.get(info["name"])
-            if version is None or info["status"] == "available":
+            gone = by_name.get(info["name"])
+            if gone is None or info["status"] == "available":
                 continue
             why = str(info.get("error") or info.get("reason") or info["status"])
             for _, case in plan.work:
                 for mode in case.modes:
                     key = (case.op, case.id, str(mode))
-                    found[version].setdefault(key, Outcome("could_not_start", why, fingerprint.words(why)))
+                    found[gone].setdefault(key, Outcome("could_not_start", why, fingerprint.words(why)))
         self.note(
             "kbtool: ran {}: {} results in {:.1f} s".format(
                 ", ".join(shlex.quote(self.release_name(v)) for v in versions),

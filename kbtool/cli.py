@@ -1095,9 +1095,10 @@ def bisect(ops, case_patterns, backend, versions, modes, seed, spec_path, case_t
 
     \b
     Examples:
-      kbtool bisect --op batch_dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
-      kbtool bisect --op batch_dot --case 'rank4_*' --mode eager --backend tensorflow1 --versions keras=2.2.0..2.3.1
-      kbtool bisect --op ctc_decode --backend tensorflow1 --versions keras=2.0.0..2.3.1 -o bisect.json
+      kbtool bisect --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
+      kbtool bisect --op dot --case 'r*' --backend cntk --versions cntk=2.6..2.7
+      kbtool bisect --op mean --mode eager --backend cntk --versions cntk=2.6..2.7
+      kbtool bisect --op dot --backend cntk --versions cntk=2.6..2.7 -o b.json
     """
     import time
 
