@@ -1092,6 +1092,134 @@ def _note(line):
     click.echo(line, err=True)
 
 
+# ---------------------------------------------------------------------------- bisect
+@main.command()
+@click.option("--op", "ops", multiple=True, required=True, help="Op to run (repeatable).", shell_complete=complete_op)
+@click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
+@click.option(
+    "--backend",
+    "backend",
+    required=True,
+    shell_complete=complete_backend,
+    help="The built-in backend whose package releases are bisected (one with an env of its own, e.g. tensorflow1).",
+)
+@click.option(
+    "--versions",
+    "versions",
+    required=True,
+    metavar="PKG=LO..HI",
+    help="The package and the range: every release the package index has from LO to HI, both on the index.",
+)
+@click.option(
+    "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Evaluation mode (repeatable; default: both)."
+)
+@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@options.SPEC
+@options.TIMEOUT
+@click.option(
+    "--jobs",
+    "-j",
+    "jobs",
+    type=click.IntRange(1, 256),
+    metavar="N",
+    help="At most N backend workers at once (the two ends run together; default: one per core).",
+)
+@click.option(
+    "--output", "-o", "output", type=click.Path(dir_okay=False), help="Also write the bisect as JSON to this file."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the bisect as JSON to stdout instead of the text view.")
+def bisect(ops, case_patterns, backend, versions, modes, seed, spec_path, case_timeout, jobs, output, as_json):
+    """Find the release of a package where a result changed.
+
+    Runs the selection (--op, --case, --mode) on BACKEND at both ends of the range, with the package at LO and at
+    HI (each release a backend of its own, `tensorflow1[keras=2.2.4]`), and compares each result's outcome: its
+    status and its message's words (numbers left out) and, for a failing value, its shape and dtype. For each result
+    that differs it bisects the index's releases between the ends for the first one whose outcome is no longer LO's.
+    A probed release runs the whole selection once, so results share probes; release envs it lacks are installed
+    (seconds for a keras release), those installed are reused. A probe whose outcome is neither end's is said
+    (non-monotonic). Each change shows both sides and the command that runs each again.
+
+    \b
+    Exit codes:
+      0  a result changed between the ends; each change located
+      1  nothing differs between the ends
+      2  bad input: unknown op or backend, a bad range, LO or HI not on
+         the index, a package not in the env; or a release that failed
+         to install
+      130/143  interrupted by SIGINT/SIGTERM
+
+    \b
+    Examples:
+      kbtool bisect --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
+      kbtool bisect --op dot --case 'r*' --backend cntk --versions cntk=2.6..2.7
+      kbtool bisect --op mean --mode eager --backend cntk --versions cntk=2.6..2.7
+      kbtool bisect --op dot --backend cntk --versions cntk=2.6..2.7 -o b.json
+    """
+    import time
+
+    from . import bisect as bisect_mod
+    from . import reports
+    from .interrupts import Interrupts
+    from .runners import releases
+    from .session import Cancel
+
+    started = time.monotonic()
+    package, lo, hi = releases.parse_range(versions)
+    if releases.is_release(backend):
+        raise KbtoolError(
+            f"--backend {backend}: name the base backend ({releases.base_name(backend)}); --versions names the releases"
+        )
+    from .runners.registry import RECIPES
+
+    if backend not in RECIPES:
+        raise KbtoolError(
+            "--backend {}: bisect runs releases of a built-in backend with an env of its own: {}".format(
+                backend, ", ".join(RECIPES)
+            )
+        )
+    releases.parse(f"{backend}[{package}={lo}]")  # the package must be one of the env's
+    if output:
+        reports.check_writable(output)
+    with Interrupts(Cancel(), "the bisect stops here") as interrupts:
+        runner = bisect_mod.CheckRunner(
+            backend,
+            package,
+            _load_spec(spec_path),
+            ops,
+            case_patterns=case_patterns,
+            modes=modes,
+            seed=seed,
+            case_timeout=case_timeout,
+            jobs=jobs,
+            cancel=interrupts.cancel,
+            note=_note,
+        )
+        runner.plan([])  # an unknown op, or a case glob that matches nothing, is said before any install
+        chosen = releases.expand(backend, versions)
+        if len(chosen) < 2:
+            raise KbtoolError(f"--versions {versions}: LO and HI name the same release; a bisect needs two")
+        _note(
+            "kbtool: {} releases of {} from {} to {}: {}".format(
+                len(chosen), package, lo, hi, ", ".join(r.version_of(package) or "?" for r in chosen)
+            )
+        )
+        try:
+            found = bisect_mod.search([r.version_of(package) or "" for r in chosen], runner)
+        except bisect_mod.Interrupted:
+            sys.exit(interrupts.exit_code or 130)
+    wall = time.monotonic() - started
+    selection = {"ops": list(ops), "cases": list(case_patterns), "modes": list(modes)}
+    doc = bisect_mod.document(found, backend, package, selection, runner.installs, wall, runner.release_name)
+    if output:
+        bisect_mod.write(output, doc)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for line in bisect_mod.render(found, package, runner.installs, wall):
+            click.echo(line)
+    sys.exit(0 if found.changes else 1)
+
+
 # ---------------------------------------------------------------------------- bench
 from .bench.command import bench as _bench  # noqa: E402  (its own module: the command is long)
 

@@ -92,6 +92,12 @@ def normalised_message(message: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
+def words(message: str) -> str:
+    """The normalised message with its numbers left out: what a behaviour says, not the sizes it names ('Dimensions
+    must be equal, but are # and #'). `kbtool bisect` compares releases by it."""
+    return _NUMBER.sub("#", normalised_message(message or ""))
+
+
 def magnitude(value: Optional[float]) -> str:
     """The power of ten of a difference: '1e-3' for 0.0023, '0' for none, 'non-finite' for NaN or inf."""
     if value is None or not math.isfinite(value):
