@@ -611,7 +611,8 @@ def _precision_problems(entry: Dict[Any, Any]) -> Iterator[str]:
             if len(pattern) <= MAX_PATTERN_CHARS and not known_backend(pattern):
                 problem = release_problem(pattern) if _is_release(pattern) else None
                 yield (
-                    f"backend {_quote(pattern)}: {problem}"
+                    f"backend {_quote(pattern)} is not a release kbtool can name (brackets name a release, they are "
+                    f"no glob): {problem}"
                     if problem
                     else "backend {} names no backend kbtool knows ({}, or a custom module spelled out, such as "
                     "my_package.my_module@theano)".format(_quote(pattern), ", ".join(_builtin()))
@@ -675,7 +676,8 @@ def release_problem(name: str) -> Optional[str]:
     try:
         releases.parse(name)
     except KbtoolError as exc:
-        return str(exc)
+        said = str(exc)
+        return said[len(repr(name)) + 2 :] if said.startswith(repr(name) + ": ") else said
     return None
 
 
