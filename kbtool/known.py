@@ -15,6 +15,9 @@ fingerprint holds: a new failure never hides under an old reason, and a known fa
 as Theano's '.kernel_flipped') explains, unrecorded, a result only where that variant of the same call passed, or
 is explained by an entry without `verified_by` (a second cause of its own). Derived backends (a custom module
 `pkg.mod@ENV`) inherit the entries of their base backend for the functions they share with it (`Result.inherits`).
+A base backend's entries apply to its releases (`tensorflow1[keras=2.2.4]`, runners/releases.py: a glob is matched
+against the base name, a bracketed name is a release named exactly), and `versions: {PKG: PEP 440 specifiers}` narrows
+an entry to the backends whose reported versions (else their lock's) are in range.
 
 The spec's Keras 1.x aliases bring their own entries: a Keras 2 backend that lacks the old name is explained by
 the rename, and such an entry goes stale like any other once the backend has the name.
