@@ -85,6 +85,7 @@ def run_check(
         planned_ops=plan.ops,
         spec_ops=checkable_ops(plan.spec),
         by_regex=not plan.as_recorded,  # other settings: the recorded fingerprints do not apply
+        versions=known.reported_versions(infos),  # what an entry's `versions` is compared with
     )
     return assemble(
         plan,

@@ -1273,7 +1273,9 @@ def known_record(report_path, known_path):
         raise KbtoolError(f"{path}: no known-difference entries to record")
     text = files.read_text(path)
     root, _ = files.parse_yaml(path, text)
-    done = known_record.record(text, root, known.numbered(entries), report.results)
+    done = known_record.record(
+        text, root, known.numbered(entries), report.results, versions=known.reported_versions(report.backends)
+    )
     _, written = files.parse_yaml(path, done.text)
     problems = known.validate(
         written,

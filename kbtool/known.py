@@ -15,6 +15,9 @@ fingerprint holds: a new failure never hides under an old reason, and a known fa
 as Theano's '.kernel_flipped') explains, unrecorded, a result only where that variant of the same call passed, or
 is explained by an entry without `verified_by` (a second cause of its own). Derived backends (a custom module
 `pkg.mod@ENV`) inherit the entries of their base backend for the functions they share with it (`Result.inherits`).
+A base backend's entries apply to its releases (`tensorflow1[keras=2.2.4]`, runners/releases.py: a glob is matched
+against the base name, a bracketed name is a release named exactly), and `versions: {PKG: PEP 440 specifiers}` narrows
+an entry to the backends whose reported versions (else their lock's) are in range.
 
 The spec's Keras 1.x aliases bring their own entries: a Keras 2 backend that lacks the old name is explained by
 the rename, and such an entry goes stale like any other once the backend has the name.
@@ -90,7 +93,7 @@ def _known_file() -> str:
 
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "device", "status")
-KEYS = GLOB_KEYS + ("match", "reason", "count", "verified_by", "results")
+KEYS = GLOB_KEYS + ("versions", "match", "reason", "count", "verified_by", "results")
 ENTRY_FIELDS = (
     "op",
     "case",
@@ -98,6 +101,7 @@ ENTRY_FIELDS = (
     "mode",
     "device",
     "status",
+    "versions",
     "match",
     "reason",
     "count",
@@ -132,6 +136,12 @@ def _plain(value: Optional[Globs]) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
+# an entry's `versions`: (package as the file spells it, PEP 440 specifier set), in the file's order
+Versions = Tuple[Tuple[str, str], ...]
+# the versions each backend reported (its worker's hello: {package: version}), by backend name
+BackendVersions = Mapping[str, Mapping[str, str]]
+
+
 @dataclass(frozen=True)
 class KnownEntry:
     """One validated entry: built once from the file's (or a report's) validated dict, then asked whether it
@@ -146,6 +156,8 @@ class KnownEntry:
     # the devices its results ran on (--device; a glob or a list); None: any device, as before devices existed
     device: Optional[Globs] = None
     status: Optional[Globs] = None
+    # the releases of its backends' packages it is about ({package: PEP 440 specifiers}); None: every release
+    versions: Optional[Versions] = None
     match: Optional[str] = None
     count: Optional[int] = None
     verified_by: Optional[str] = None
@@ -167,6 +179,9 @@ class KnownEntry:
             mode=_frozen_globs(entry.get("mode")),
             device=_frozen_globs(entry.get("device")),
             status=_frozen_globs(entry.get("status")),
+            versions=tuple((str(k), str(v)) for k, v in entry["versions"].items())
+            if isinstance(entry.get("versions"), dict)
+            else None,
             match=entry.get("match"),
             count=entry.get("count"),
             verified_by=entry.get("verified_by"),
@@ -183,7 +198,7 @@ class KnownEntry:
         for key in order:
             value = getattr(self, key) if key in ENTRY_FIELDS else None
             if value is not None:
-                out[key] = dict(value) if key == "results" else _plain(value)
+                out[key] = dict(value) if key in ("results", "versions") else _plain(value)
         return out
 
     @property
@@ -195,18 +210,31 @@ class KnownEntry:
         """Whether `kbtool known record` recorded the results the entry explains (then it explains those alone)."""
         return self.results is not None
 
-    def targets(self, result: Any) -> bool:
-        """Whether the entry is about this result (op, case, backend, mode, device), whatever its outcome. `result`
-        is a Result or anything with op, case, backend and mode (and device: the CPU when it has none). A derived
-        backend's result of a function it shares with its base backend (`inherits`) is the base's result: the base's
-        entries are about it."""
+    def targets(self, result: Any, versions: Optional[BackendVersions] = None) -> bool:
+        """Whether the entry is about this result (op, case, backend, mode, device, and the backend's versions),
+        whatever its outcome. `result` is a Result or anything with op, case, backend and mode (and device: the CPU
+        when it has none). A derived backend's result of a function it shares with its base backend (`inherits`) is
+        the base's result: the base's entries are about it. A base backend's entries are about its releases too
+        (`backend_matches`); an entry with `versions` only about results of a backend whose versions (`versions`,
+        by backend name, as the workers reported them; else the backend's lock, `locked_versions`) satisfy them."""
+        return self.names(result) and self.in_range(result, versions)
+
+    def names(self, result: Any) -> bool:
+        """The globs alone (op, case, backend, mode, device): whether the entry names this result, whatever the
+        versions of its backend."""
         return (
             matches(result.op, self.op)
             and matches(result.case, "*" if self.case is None else self.case)
-            and matches(backend_of(result), self.backend)
+            and backend_matches(backend_of(result), self.backend)
             and matches(result.mode, "*" if self.mode is None else self.mode)
             and (self.device is None or matches(device_of(result), self.device))
         )
+
+    def in_range(self, result: Any, versions: Optional[BackendVersions] = None) -> bool:
+        """Whether the versions of the result's backend satisfy the entry's `versions` (always, without them)."""
+        if not self.versions:
+            return True
+        return satisfies(versions_of(result, versions), self.versions)
 
     def explains(self, result: Result) -> bool:
         """Whether the entry targets the result and the result is a non-passing one with the entry's status and
@@ -227,10 +255,126 @@ def backend_of(result: Any) -> str:
     return str(inherits or (result["backend"] if isinstance(result, Mapping) else result.backend))
 
 
+def backend_matches(name: str, patterns: Union[Globs, List[str]]) -> bool:
+    """Whether backend `name` is one the entry's backend globs name. A release (`tensorflow1[keras=2.2.4]`) is named
+    by its exact name (pins in any order, package names as PEP 503 compares them) or by any glob that matches its
+    base backend's name: brackets in a backend are a release's, never an fnmatch character class."""
+    literal, globbed = _backend_patterns(patterns if isinstance(patterns, (str, tuple)) else tuple(patterns))
+    if _is_release(name):
+        base = name.split("[", 1)[0]
+        return _canonical_release(name) in literal or (globbed is not None and globbed.match(base) is not None)
+    return globbed is not None and globbed.match(name) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _backend_patterns(patterns: Globs) -> "Tuple[Set[str], Optional[re.Pattern[str]]]":
+    """(the release names among the patterns, canonical; one regex for the other globs)."""
+    globs = _globs(patterns)
+    literal = {_canonical_release(p) for p in globs if _is_release(p)}
+    return literal, _glob_regex_of(tuple(p for p in globs if not _is_release(p)))
+
+
+def _is_release(name: str) -> bool:
+    return "[" in name  # (a backend pattern with a bracket is a release name: validation refuses any other)
+
+
+RELEASE_NAME = re.compile(r"(?P<base>[^\[\]]+)\[(?P<pins>[^\[\]]*)\]\Z")
+
+
+def _canonical_release(name: str) -> str:
+    """A release name as kbtool writes it (runners/releases.py: pins sorted, packages normalised), without asking
+    whether its packages exist; the name itself when it is not BASE[PKG=VERSION,...]."""
+    found = RELEASE_NAME.match(name.strip())
+    if not found:
+        return name
+    pins = []
+    for part in filter(None, (p.strip() for p in found["pins"].split(","))):
+        package, equals, version = part.partition("=")
+        if not equals:
+            return name
+        pins.append((normalise_package(package), version.strip()))
+    return "{}[{}]".format(found["base"].strip(), ",".join(f"{p}={v}" for p, v in sorted(pins)))
+
+
+def normalise_package(package: str) -> str:
+    """A package (or module) name as PEP 503 compares them: tf_keras, TF-Keras and tf-keras are one."""
+    return re.sub(r"[-_.]+", "-", package.strip()).lower()
+
+
+def versions_of(result: Any, versions: Optional[BackendVersions] = None) -> Dict[str, str]:
+    """{normalised package: version} of the backend a result ran on: what its worker reported (`versions`, by
+    backend name: the report's backends[].versions), else what its lock pins (`locked_versions`)."""
+    ran_on = result.get("backend") if isinstance(result, Mapping) else getattr(result, "backend", None)
+    for name in (str(ran_on), backend_of(result)):
+        if versions is not None and isinstance(versions.get(name), Mapping):
+            return {normalise_package(str(k)): str(v) for k, v in versions[name].items()}
+    if isinstance(versions, _Resolved):
+        return versions.locked(backend_of(result))
+    return locked_versions(backend_of(result))
+
+
+def reported_versions(infos: Any) -> Dict[str, Dict[str, str]]:
+    """{backend name: the versions its worker reported} from a report's `backends` (infos without versions, of a
+    backend that did not start, are left out)."""
+    out: Dict[str, Dict[str, str]] = {}
+    for info in infos or []:
+        if isinstance(info, Mapping) and isinstance(info.get("name"), str) and isinstance(info.get("versions"), dict):
+            out[info["name"]] = {str(k): str(v) for k, v in info["versions"].items()}
+    return out
+
+
+def locked_versions(name: str) -> Dict[str, str]:
+    """{normalised package: version} of a built-in backend (or a release of one) as its lock pins them, for the
+    packages its worker reports (a release's pins over its base's lock before its own lock exists); empty for any
+    other backend. Used where no worker reported versions (a result judged outside a check)."""
+    from .runners import envs, registry
+
+    try:
+        recipe = registry.recipe_of(name)
+    except KbtoolError:
+        return {}
+    if recipe is None:
+        return {}
+    reported = {normalise_package(m) for m in list(recipe.version_of) + ["numpy"]}
+    found: Dict[str, str] = {}
+    for lock in filter(None, (getattr(recipe, "layered_on", None), recipe.name)):
+        owner = registry.RECIPES.get(lock, recipe) if lock != recipe.name else recipe
+        read_lock = cast(Callable[[Any], Dict[str, str]], envs.read_lock)
+        for package, line in read_lock(owner).items():
+            if package in reported:
+                found[package] = line.split("==", 1)[1]
+    release = getattr(recipe, "release", None)
+    for package, version in getattr(release, "pins", ()):
+        found[normalise_package(package)] = version
+    return found
+
+
+def satisfies(have: Mapping[str, str], wanted: Versions) -> bool:
+    """Whether versions {normalised package: version} satisfy every (package, specifiers) pair: a package the backend
+    did not report, or a version that is not PEP 440 ('unknown'), does not."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    for package, specifiers in wanted:
+        version = have.get(normalise_package(package))
+        if version is None:
+            return False
+        try:
+            if not SpecifierSet(specifiers).contains(Version(version), prereleases=True):
+                return False
+        except (InvalidSpecifier, InvalidVersion):
+            return False
+    return True
+
+
 def device_of(result: Any) -> str:
     """The device a result ran on: its `device`, else the CPU (a backend without devices runs there)."""
     device = result.get("device") if isinstance(result, Mapping) else getattr(result, "device", None)
     return str(device or DEFAULT_DEVICE)
+
+
+def _parts(result: Any, *keys: str) -> List[str]:
+    return [str(result[k] if isinstance(result, Mapping) else getattr(result, k)) for k in keys]
 
 
 def result_key(result: Any) -> str:
@@ -397,6 +541,8 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
                 )
             )
     problems.extend(f"{where}: {p}" for p in _precision_problems(entry))
+    if "versions" in entry:
+        problems.extend(f"{where}: {p}" for p in _versions_problems(entry))
     if "results" in entry:
         problems.extend(f"{where}: {p}" for p in _results_problems(entry))
     return problems
@@ -418,7 +564,7 @@ def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
         yield "results must map 'op case backend mode' to a fingerprint (both strings; kbtool known record writes them)"
         return
     typed = _is_globs(entry["op"]) and _is_globs(entry["backend"]) and _is_globs(entry.get("case", "*"))
-    scope = KnownEntry.from_dict(dict(entry, reason="", results=None)) if typed else None
+    scope = KnownEntry.from_dict(dict(entry, reason="", results=None, versions=None)) if typed else None
     for key, value in recorded.items():
         parts = RESULT_KEY.match(key) if len(key) <= MAX_PATTERN_CHARS else None
         if parts is None:
@@ -436,7 +582,7 @@ def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
             yield f"results: the fingerprint of {_quote(key)} is longer than {MAX_PATTERN_CHARS} characters"
             return
         found = _Key(parts["op"], parts["case"], parts["backend"], parts["mode"], parts["device"] or DEFAULT_DEVICE)
-        if scope is not None and not scope.targets(found):
+        if scope is not None and not scope.names(found):
             yield f"results: {_quote(key)} is not a result the entry targets (its op, case, backend, mode and device)"
             return
     count = entry.get("count")
@@ -466,8 +612,12 @@ def _precision_problems(entry: Dict[Any, Any]) -> Iterator[str]:
     if _is_globs(entry["backend"]):
         for pattern in _globs(entry["backend"]):
             if len(pattern) <= MAX_PATTERN_CHARS and not known_backend(pattern):
+                problem = release_problem(pattern) if _is_release(pattern) else None
                 yield (
-                    "backend {} names no backend kbtool knows ({}, or a custom module spelled out, such as "
+                    f"backend {_quote(pattern)} is not a release kbtool can name (brackets name a release, they are "
+                    f"no glob): {problem}"
+                    if problem
+                    else "backend {} names no backend kbtool knows ({}, or a custom module spelled out, such as "
                     "my_package.my_module@theano)".format(_quote(pattern), ", ".join(_builtin()))
                 )
     well_typed = _is_globs(entry.get("case", "*")) and isinstance(entry.get("match", ""), str)
@@ -502,12 +652,14 @@ def _builtin() -> List[str]:
 
 
 def known_backend(pattern: str) -> bool:
-    """Whether a backend glob names a backend kbtool knows: it matches a built-in name, or it is a custom module's
-    name spelled out (my_package.my_module, or my_package.my_module@ENV with a managed ENV); custom names cannot be
+    """Whether a backend glob names a backend kbtool knows: it matches a built-in name, it is a release of one
+    spelled out (`tensorflow1[keras=2.2.4]`, matched literally), or it is a custom module's name spelled out (my_package.my_module, or my_package.my_module@ENV with a managed ENV); custom names cannot be
     globbed, since no list of them exists to check a glob against."""
     from .runners import custom
     from .runners.registry import RECIPES
 
+    if _is_release(pattern):  # a release, named exactly: its base has an env, the packages are the env's
+        return release_problem(pattern) is None
     if any(fnmatch.fnmatchcase(name, pattern) for name in _builtin()):
         return True
     is_custom = cast(Callable[[str], bool], custom.is_custom)
@@ -518,6 +670,74 @@ def known_backend(pattern: str) -> bool:
     if not at and "." not in module:  # a plain module name (as keras.json may give) only where it imports: a
         return importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
     return "." in module and (not at or env in RECIPES)
+
+
+def release_problem(name: str) -> Optional[str]:
+    """Why `name` is not a release kbtool can name (runners/releases.parse's one line), None when it is one."""
+    from .runners import releases
+
+    try:
+        releases.parse(name)
+    except KbtoolError as exc:
+        said = str(exc)
+        return said[len(repr(name)) + 2 :] if said.startswith(repr(name) + ": ") else said
+    return None
+
+
+def _versions_problems(entry: Dict[Any, Any]) -> Iterator[str]:
+    """`versions`: {package: PEP 440 specifiers}, each package one the entry's built-in backends report (a package
+    no backend reports would keep the entry from ever applying)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    wanted = entry["versions"]
+    if not isinstance(wanted, dict) or not wanted:
+        yield "versions must map a package to PEP 440 specifiers, e.g. {keras: '>=2.2.5'}"
+        return
+    for package, specifiers in wanted.items():
+        if not isinstance(package, str) or not PACKAGE.match(package):
+            yield f"versions: {_quote(package)} is not a package name"
+            return
+        if not isinstance(specifiers, str) or not specifiers.strip() or len(specifiers) > MAX_PATTERN_CHARS:
+            yield f"versions: {package}: {_quote(specifiers)} is not a version specifier (PEP 440, e.g. '>=2.2.5')"
+            return
+        try:
+            SpecifierSet(specifiers)
+        except InvalidSpecifier:
+            yield f"versions: {package}: {_quote(specifiers)} is not a version specifier (PEP 440, e.g. '>=2.2.5')"
+            return
+    reports = _reported_packages(entry["backend"]) if _is_globs(entry["backend"]) else None
+    if reports is not None:
+        lacking = [p for p in wanted if normalise_package(p) not in reports]
+        if lacking:
+            yield "versions: no backend of the entry reports {} (they report {}): the entry would never apply".format(
+                ", ".join(lacking), ", ".join(sorted(reports))
+            )
+
+
+PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
+def _reported_packages(patterns: Globs) -> Optional[Set[str]]:
+    """The packages (normalised) whose versions the workers of the backends `patterns` names report; None when a
+    pattern names a custom module (its versions are not known before it runs)."""
+    from .runners import registry
+
+    found: Set[str] = set()
+    for pattern in _globs(patterns):
+        if _is_release(pattern):
+            names = [pattern]
+        else:
+            names = [name for name in _builtin() if fnmatch.fnmatchcase(name, pattern)]
+            if not names:
+                return None
+        for name in names:
+            try:
+                recipe = registry.recipe_of(name)
+            except KbtoolError:
+                continue
+            modules = list(recipe.version_of) if recipe is not None else []
+            found.update(normalise_package(m) for m in modules + ["numpy"])
+    return found
 
 
 def _where(number: int, entry: Dict[Any, Any]) -> str:
@@ -691,6 +911,7 @@ def apply(
     planned_ops: Optional[Iterable[str]] = None,
     spec_ops: Optional[Iterable[str]] = None,
     by_regex: bool = False,
+    versions: Optional[BackendVersions] = None,
 ) -> Applied:
     """Mark each result that an entry explains (`result.known` = the first such entry's reason).
 
@@ -707,6 +928,14 @@ def apply(
     filter), every op its globs match in the spec (when `planned_ops` and `spec_ops` say which), and the whole spec
     for an entry for every op ("*").
 
+    `versions` (by backend name, the versions its worker reported: the report's backends[].versions) is what an
+    entry's `versions` is compared with; a backend absent from it is taken at its lock (`locked_versions`). An entry
+    with `versions` targets no result of a backend outside its range, so a run without such a release judges it as
+    a run without its backend does: not stale. A base backend's recorded entry stands for its releases: a release's
+    result that the entry did not record under the release's own name is looked up under the base's (explained
+    while its fingerprint is the base's, `changed` when it fails differently; passing on a release does not make
+    the entry stale, which only the base's own results or the release's own recorded ones do).
+
     Entries with `verified_by` are applied after the others: unrecorded, such an entry explains a result only where
     the variant of the same op, case, backend and mode (case id + the suffix) passed, or was explained by an entry
     without `verified_by` (its own, different cause: the difference the variant removes is then not the only one,
@@ -714,6 +943,7 @@ def apply(
     stops passing is a result of its own, unexplained).
     """
     entries = numbered(entries)
+    resolved = resolved_versions(versions)
     applied = Applied()
     named_by: Dict[int, KnownEntry] = {}  # id(result) -> the entry that named it
     by_key: Dict[ResultKey, Result] = {(r.op, r.case, r.backend, r.mode): r for r in results}
@@ -725,7 +955,7 @@ def apply(
     ]
     for index in order:
         entry = entries[index]
-        targeted = [r for r in results if entry.targets(r) and r.changed is None]
+        targeted = [r for r in results if entry.targets(r, resolved) and r.changed is None]
         exact = entry.recorded and not by_regex
         if exact:
             explained, changed, passing = _recorded(entry, targeted)
@@ -765,18 +995,57 @@ def apply(
     return applied
 
 
+def resolved_versions(reported: Optional[BackendVersions]) -> BackendVersions:
+    """`reported` (by backend name) with each other backend's lock read once, for many `targets` calls."""
+    return _Resolved(reported)
+
+
+class _Resolved(dict):  # type: ignore[type-arg]
+    """The versions the workers of one `apply`'s backends reported, and each other backend's lock, read once."""
+
+    def __init__(self, reported: Optional[BackendVersions]) -> None:
+        super().__init__(reported or {})
+        self._locked: Dict[str, Dict[str, str]] = {}
+
+    def locked(self, name: str) -> Dict[str, str]:
+        if name not in self._locked:
+            self._locked[name] = locked_versions(name)
+        return self._locked[name]
+
+
+def recorded_key(entry: KnownEntry, result: Any) -> Tuple[Optional[str], bool]:
+    """(the key under which the entry recorded `result`, or None; whether that is its base backend's key): a
+    release's own key first, else its base's, when the entry names the base (its record stands for its releases)."""
+    recorded = entry.results or {}
+    key = result_key(result)
+    if key in recorded:
+        return key, False
+    name = backend_of(result)
+    if _is_release(name):
+        base = name.split("[", 1)[0]
+        if backend_matches(base, entry.backend):
+            op, case, mode = _parts(result, "op", "case", "mode")
+            base_key = result_key(_Key(op, case, base, mode, device_of(result)))
+            if base_key in recorded:
+                return base_key, True
+    return None, False
+
+
 def _recorded(entry: KnownEntry, targeted: Sequence[Result]) -> Tuple[List[Result], List[Result], List[Result]]:
-    """(explained, changed, passing now) among the targeted results an exact entry recorded."""
+    """(explained, changed, passing now) among the targeted results an exact entry recorded (a release's result
+    recorded under its base's key that passes is none of them: the release lacks the base's difference)."""
     from . import fingerprint
 
     recorded = entry.results or {}
     explained, changed, passing = [], [], []
     for result in targeted:
-        was = recorded.get(result_key(result))
-        if was is None:
+        key, of_base = recorded_key(entry, result)
+        if key is None:
             continue
+        was = recorded[key]
         if Status(result.status) == Status.PASS:
-            passing.append(result)
+            if not of_base:
+                passing.append(result)
             continue
         now = fingerprint.of_result(result)
         if now == was:
@@ -811,7 +1080,7 @@ def _stale_note(
             return "{} of its {} recorded results pass now ({}): record it again (kbtool known record)".format(
                 len(passing), len(entry.results or {}), ", ".join(result_key(r) for r in passing[:3])
             )
-        if is_judged and targeted and not explained and not changed:
+        if is_judged and targeted and not any(recorded_key(entry, r)[0] is not None for r in targeted):
             return f"none of its {len(entry.results or {})} recorded results ran ({len(targeted)} results checked)"
         return None
     if not is_judged or not targeted:

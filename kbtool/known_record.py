@@ -75,11 +75,22 @@ def _pair(key: str) -> Pair:
     return (words[0], words[2], words[4] if len(words) > 4 else DEFAULT_DEVICE)
 
 
-def record(text: str, root: Any, entries: List[known.KnownEntry], results: Sequence[Result]) -> Recorded:
+def record(
+    text: str,
+    root: Any,
+    entries: List[known.KnownEntry],
+    results: Sequence[Result],
+    versions: Optional[known.BackendVersions] = None,
+) -> Recorded:
     """The file `text` (parsed as `root`, whose entries are `entries`) with every entry's record made from
-    `results`; a one-line KbtoolError naming the entries that are stale or dead in them."""
+    `results`; a one-line KbtoolError naming the entries that are stale or dead in them. `versions` (by backend:
+    what its worker reported, `known.reported_versions` of the report's backends) is what entries' `versions`
+    ranges are compared with. A release's results are recorded under the release's name (`op case
+    tensorflow1[keras=2.2.4] mode`), by the entry that explains them: one naming the base backend (with a
+    `versions` range, or without one) or the release itself."""
     fresh = _fresh(results)
-    applied = known.apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True)
+    versions = known.resolved_versions(versions)
+    applied = known.apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=versions)
     by_number: Dict[Any, List[Result]] = applied.named
     ran: Set[Pair] = {(r.op, known.backend_of(r), known.device_of(r)) for r in fresh}
     problems = []
@@ -88,7 +99,7 @@ def record(text: str, root: Any, entries: List[known.KnownEntry], results: Seque
     for entry in entries:
         if entry.from_spec:
             continue
-        targeted = [r for r in fresh if entry.targets(r)]
+        targeted = [r for r in fresh if entry.targets(r, versions)]
         named = by_number.get(entry.number, [])
         if targeted and not named:
             explained = [r for r in targeted if entry.judge(r) is True]

@@ -71,6 +71,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         planned_ops=plan["ops"],
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
         by_regex=not plan["as_recorded"],
+        versions=known.reported_versions(infos),
     )
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
     incomplete: Optional[Record] = None
