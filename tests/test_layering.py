@@ -45,10 +45,13 @@ LAYERS = (
         "session",
         ("kbtool.session", "kbtool.interrupts", "kbtool.repro"),
     ),  # the backend workers a check or a tool holds; signals
-    ("run", ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion")),
+    (
+        "run",
+        ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion", "kbtool.sweep"),
+    ),
     ("reports", ("kbtool.reports",)),
     ("check", ("kbtool.check", "kbtool.options")),  # a check; the flags commands share
-    ("tools", ("kbtool.bench", "kbtool.explore", "kbtool.pytest_plugin")),
+    ("tools", ("kbtool.bench", "kbtool.explore", "kbtool.pytest_plugin", "kbtool.bisect")),
     ("cli", ("kbtool.cli", "kbtool.__main__")),
 )
 # packages that import nothing from kbtool outside themselves (the worker runs where kbtool is not installed)
