@@ -348,14 +348,32 @@ def test_off_a_terminal_pip_output_is_captured_and_its_last_line_said_on_failure
 
 
 @pytest.mark.parametrize("tty", [False, True], ids=["log", "terminal"])
-def test_pip_is_quiet_in_a_log_and_talks_on_a_terminal(bare, recipes, monkeypatch, tty):
+def test_pip_talks_in_full_to_a_terminal_or_to_the_capture_a_failure_is_read_from(bare, recipes, monkeypatch, tty):
+    # never -q: a quiet pip leaves "The conflict is caused by:" out, and a failure could then only say
+    # "ResolutionImpossible"
     commands = []
     _fake_pip(monkeypatch, commands)
     terminal = _Stream(True) if tty else None
     envs.install(recipes["new"], log=lambda line: None, terminal=terminal)
     (pip,) = [argv for argv, _ in commands if "install" in argv]
-    assert ("-q" in pip) is not tty
+    assert "-q" not in pip
     assert all(given is terminal for argv, given in commands if "install" in argv)
+
+
+def test_a_dependency_conflict_is_said_as_pip_explains_it():
+    output = (
+        "ERROR: Cannot install keras==2.2.0 and tensorflow==1.15.5 because these package versions have conflicting "
+        "dependencies.\n\nThe conflict is caused by:\n    keras 2.2.0 depends on keras-applications==1.0.2\n"
+        "    tensorflow 1.15.5 depends on keras-applications>=1.0.8\n\nTo fix this you could try to:\n"
+        "1. loosen the range\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io\n"
+    )
+    with pytest.raises(KbtoolError) as caught:
+        envs._run([sys.executable, "-c", f"import sys; sys.stdout.write({output!r}); raise SystemExit(1)"], print)
+    assert str(caught.value).endswith(
+        "failed (exit 1): conflicting dependencies: keras 2.2.0 depends on keras-applications==1.0.2; "
+        "tensorflow 1.15.5 depends on keras-applications>=1.0.8"
+    )
+    assert envs.conflict(["ERROR: no wheel"]) is None
 
 
 def test_env_install_help_documents_its_exit_codes_and_the_python_option():

@@ -66,10 +66,25 @@ def _run(argv, log, env=None, cwd=None, terminal: Optional[IO[str]] = None):
         lines = [line for line in output.strip().splitlines() if line.strip() and "is ignored" not in line]
         raise KbtoolError(
             "`{}` failed (exit {}): {}".format(
-                " ".join(argv[:4]) + " ...", proc.returncode, lines[-1] if lines else "no output"
+                " ".join(argv[:4]) + " ...", proc.returncode, conflict(lines) or (lines[-1] if lines else "no output")
             )
         )
     return output
+
+
+def conflict(lines: List[str]) -> Optional[str]:
+    """pip's own account of a dependency conflict, on one line ("keras 2.2.0 depends on keras-applications==1.0.2;
+    tensorflow 1.15.5 depends on keras-applications>=1.0.8"), or None when pip did not give one."""
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "The conflict is caused by:") + 1
+    except StopIteration:
+        return None
+    causes = []
+    for line in lines[start:]:
+        if not line.startswith((" ", "\t")):
+            break
+        causes.append(line.strip())
+    return "conflicting dependencies: " + "; ".join(causes) if causes else None
 
 
 def lock_path(recipe):
@@ -177,11 +192,10 @@ def install(
     if use_lock and installed and not lock_drift(recipe, _freeze(pip, pip_env, env_dir)):
         log(f"already matches its lock {lock_path(recipe)}")  # nothing for pip to do (cntk would reinstall)
     else:
-        quiet = [] if terminal is not None else ["-q"]  # on a terminal pip says what it downloads, with its bars
         if recipe.bootstrap_packages:
-            _run(pip + ["install"] + quiet + recipe.bootstrap_packages, log, pip_env, terminal=terminal)
+            _run(pip + ["install"] + recipe.bootstrap_packages, log, pip_env, terminal=terminal)
         wanted = ["-r", lock_path(recipe)] if use_lock else recipe.packages
-        _run(pip + ["install"] + quiet + _index_args(recipe, log) + wanted, log, pip_env, terminal=terminal)
+        _run(pip + ["install"] + _index_args(recipe, log) + wanted, log, pip_env, terminal=terminal)
     recipe.prepare(env_dir)
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []
