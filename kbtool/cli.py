@@ -1151,9 +1151,7 @@ def bisect(ops, case_patterns, backend, versions, modes, seed, spec_path, case_t
     \b
     Examples:
       kbtool bisect --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
-      kbtool bisect --op dot --case 'r*' --backend cntk --versions cntk=2.6..2.7
-      kbtool bisect --op mean --mode eager --backend cntk --versions cntk=2.6..2.7
-      kbtool bisect --op dot --backend cntk --versions cntk=2.6..2.7 -o b.json
+      kbtool bisect --op dot --backend theano --versions theano=1.0.0..1.0.5
     """
     import time
 
