@@ -215,6 +215,39 @@ def test_releases_are_in_version_order_and_the_changes_name_the_ops(tmp_path):
     assert markdown.startswith("# Parity history") and "`dot`" in markdown
 
 
+def test_a_release_that_did_not_run_is_a_line_and_a_gap_the_changes_around_it_name(tmp_path):
+    # a sweep over keras 2.1.6..2.2.3 where 2.2.0 could not be installed: the change 2.1.6 -> 2.2.3 may be 2.2.0's
+    one = release_report("2.1.6", "2024-05-01T12:00:00+00:00")
+    two = release_report("2.2.3", "2024-05-01T12:00:00+00:00", sum_status="error")
+    gap = not_installed("tensorflow1[keras=2.2.0]")
+    gap["reason"] = "could not be installed: `pip install` failed (exit 1): conflicting dependencies: ..."
+    report = make_report(
+        [one["backends"][0], gap, two["backends"][0], not_installed("theano")], one["results"] + two["results"]
+    )
+    report["created"], report["spec"]["sha256"] = one["created"], SHA
+    lines = history.lines_of(report)
+    assert [line["backend"] for line in lines] == [
+        "tensorflow1[keras=2.1.6]",
+        "tensorflow1[keras=2.2.0]",
+        "tensorflow1[keras=2.2.3]",
+    ]  # theano, not installed and no release, still has none
+    assert all(history.problems(line) == [] for line in lines)
+    assert lines[1]["did_not_run"]["reason"].startswith("could not be installed") and lines[1]["ops"] == {}
+    path = tmp_path / "h.jsonl"
+    assert kbtool("report", "history-add", save(tmp_path, "r.json", report), "--history", path).exit_code == 0
+    data = json.loads(kbtool("report", "history", path, "--format", "json").stdout)
+    [series] = data["bases"][0]["series"]
+    assert [p["label"] for p in series["points"]] == ["keras 2.1.6", "keras 2.2.3"]  # no point drawn for the gap
+    assert series["not_run"] == [{"label": "keras 2.2.0", "reason": gap["reason"]}]
+    [change] = series["changes"]
+    assert [op["op"] for op in change["ops"]] == ["sum"]
+    assert change["notes"] == ["did not run between them: keras 2.2.0 (the change may have come with one of them)"]
+    text = kbtool("report", "history", path).stdout
+    assert "- did not run: keras 2.2.0: could not be installed" in text
+    page = kbtool("report", "history", path, "--format", "html").stdout
+    assert "Did not run:" in page and "keras 2.2.0: could not be installed" in page
+
+
 def test_plain_runs_of_a_backend_are_ordered_by_date(tmp_path):
     def run(created, status):
         report = make_report([available("alpha")], [record("dot", "a", "alpha", status)])

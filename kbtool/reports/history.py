@@ -72,7 +72,10 @@ def lines_of(report: Record) -> List[Record]:
     lines = []
     for name in dict.fromkeys(names):
         if name not in by_op:
-            continue  # not installed, or nothing ran: no figures to draw
+            info = infos.get(name) or {}
+            if base_name(name) != name:  # a release that did not run: a sweep's gap is said, never skipped silently
+                lines.append(_not_run_line(report, name, info))
+            continue  # any other backend not installed here: nothing of it to draw
         c = counts[name]
         line: Record = {
             "history": HISTORY_VERSION,
@@ -99,6 +102,29 @@ def lines_of(report: Record) -> List[Record]:
             line["conformance"] = round(line["conformance"], 4)
         lines.append(line)
     return lines
+
+
+def _not_run_line(report: Record, name: str, info: Record) -> Record:
+    """The line of a release that did not run (it could not be installed, or its worker did not start)."""
+    return {
+        "history": HISTORY_VERSION,
+        "date": report["created"],
+        "backend": name,
+        "base": base_name(name),
+        "versions": dict(info.get("versions") or {}),
+        "counts": {},
+        "results": 0,
+        "pass_as_is": {"percent": None, "pass": 0, "ran": 0},
+        "conformance": None,
+        "spec": {"path": report["spec"]["path"], "sha256": report["spec"].get("sha256")},
+        "kbtool": report["kbtool"],
+        "seed": report["seed"],
+        "grid": report.get("grid", "pairwise"),
+        "filters": list(report.get("filters") or []),
+        "op_columns": list(OP_COLUMNS),
+        "ops": {},
+        "did_not_run": {"status": str(info.get("status") or "not run"), "reason": str(info.get("reason") or "")},
+    }
 
 
 def problems(line: Any) -> List[str]:
@@ -316,7 +342,10 @@ def series_of(entries: Sequence[Record]) -> List[Record]:
     bases: Dict[str, List[Record]] = {}
     for (name, kind), items in tracks.items():
         items.sort(key=lambda item: item[0])
-        base = items[0][1]["base"]
+        every = items
+        gaps = [(entry, pins) for _, entry, pins in every if entry.get("did_not_run")]
+        items = [item for item in every if not item[1].get("did_not_run")]
+        base = every[0][1]["base"]
         title = f"{name} releases" if kind == "releases" else f"{name} runs over time"
         ident = _anchor(f"{name}-{kind}")
         labels = [_label(entry, pins) for _, entry, pins in items]
@@ -344,6 +373,17 @@ def series_of(entries: Sequence[Record]) -> List[Record]:
                 }
             )
         changes = changes_of([entry for _, entry, _ in items], points, ident)
+        order = [entry["backend"] for _, entry, _ in every]
+        for change in changes:  # a release between the two that did not run may be the one that changed it
+            old, new = items[change["index"] - 1][1], items[change["index"]][1]
+            between = order[order.index(old["backend"]) + 1 : order.index(new["backend"])]
+            skipped = [_label(e, p) for e, p in gaps if e["backend"] in between]
+            if skipped:
+                change["notes"].append(
+                    "did not run between them: {} (the change may have come with one of them)".format(
+                        ", ".join(skipped)
+                    )
+                )
         first: Dict[str, str] = {}
         for change in changes:
             for op in change["ops"]:
@@ -357,6 +397,9 @@ def series_of(entries: Sequence[Record]) -> List[Record]:
                 "changes": changes,
                 "first_changed": next((c["after"] for c in changes if c["ops"]), None),
                 "first_changed_by_op": [{"op": op, "release": label} for op, label in sorted(first.items())],
+                "not_run": [
+                    {"label": _label(entry, pins), "reason": entry["did_not_run"]["reason"]} for entry, pins in gaps
+                ],
             }
         )
     return [
@@ -437,6 +480,10 @@ def _text_lines(data: Record, markdown: bool, bullet: str, code: Any) -> List[st
             rows = [[p["label"], _figure(p), percent(p["conformance"]), str(p["results"])] for p in series["points"]]
             lines += _table(header, rows, markdown=markdown)
             lines.append("")
+            for gap in series["not_run"]:
+                lines.append(f"{bullet}did not run: {gap['label']}: {gap['reason']}")
+            if series["not_run"]:
+                lines.append("")
             if series["first_changed"]:
                 lines.append(f"First changed release: {series['first_changed']}")
             elif len(series["points"]) > 1:

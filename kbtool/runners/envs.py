@@ -56,9 +56,7 @@ def _run(argv, log, env=None, cwd=None, terminal: Optional[IO[str]] = None):
         terminal.flush()
         proc = subprocess.run(argv, stdout=terminal.fileno(), stderr=terminal.fileno(), env=env, cwd=cwd)
         if proc.returncode != 0:
-            raise KbtoolError(
-                "`{}` failed (exit {}): its output is above".format(" ".join(argv[:4]) + " ...", proc.returncode)
-            )
+            raise KbtoolError(f"`{_command(argv)}` failed (exit {proc.returncode}): its output is above")
         return ""
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     output = proc.stdout.decode("utf-8", "replace")
@@ -66,10 +64,19 @@ def _run(argv, log, env=None, cwd=None, terminal: Optional[IO[str]] = None):
         lines = [line for line in output.strip().splitlines() if line.strip() and "is ignored" not in line]
         raise KbtoolError(
             "`{}` failed (exit {}): {}".format(
-                " ".join(argv[:4]) + " ...", proc.returncode, conflict(lines) or (lines[-1] if lines else "no output")
+                _command(argv), proc.returncode, conflict(lines) or (lines[-1] if lines else "no output")
             )
         )
     return output
+
+
+def _command(argv: Sequence[str]) -> str:
+    """A failed command as a message names it: `pip install` for the env's pip (its path is in the log above, and a
+    report that quotes the reason should not carry this machine's paths), else its first words."""
+    if list(argv[1:3]) == ["-m", "pip"]:
+        words = [w for w in argv[3:] if not w.startswith("--disable")]
+        return "pip " + (words[0] if words else "")
+    return " ".join(argv[:4]) + " ..."
 
 
 def conflict(lines: List[str]) -> Optional[str]:
