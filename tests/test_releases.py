@@ -189,7 +189,7 @@ def test_env_install_refuses_an_unknown_name_and_a_bad_release_in_one_line(monke
         assert len(proc.stderr.strip().splitlines()) == 1
 
 
-TF1 = os.path.join(os.path.expanduser("~"), ".cache", "kbtool", "envs", "tensorflow1")
+TF1 = RECIPES["tensorflow1"].env_dir()  # the base env, where KBTOOL_HOME puts it (CI's own home included)
 
 
 @pytest.mark.backends
