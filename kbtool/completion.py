@@ -51,7 +51,7 @@ def complete_backend(ctx, param, incomplete):
         from . import config
         from .runners.registry import BUILTIN
 
-        names = list(BUILTIN)
+        names = list(BUILTIN) + _installed_releases()
         configured = config.effective()["backend"].value
         if isinstance(configured, str) and configured not in names:
             names.append(configured)
@@ -65,4 +65,14 @@ def complete_environment(ctx, param, incomplete):
         from .runners.registry import RECIPES
     except Exception:
         return []
-    return [CompletionItem(n) for n in RECIPES if n.startswith(incomplete)]
+    return [CompletionItem(n) for n in list(RECIPES) + _installed_releases() if n.startswith(incomplete)]
+
+
+def _installed_releases():
+    """The release backends installed under kbtool's home (`tensorflow1[keras=2.2.4]`); none when it cannot be read."""
+    try:
+        from .runners import releases
+
+        return [r.name for r in releases.installed()]
+    except Exception:
+        return []

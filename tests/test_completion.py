@@ -34,7 +34,8 @@ def test_op_names_complete(args):
     ]
 
 
-def test_backend_and_environment_names_complete(keras_home):
+def test_backend_and_environment_names_complete(keras_home, tmp_path, monkeypatch):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "home"))  # no release installed
     assert complete(["check", "--backend"], "th") == ["theano"]
     assert complete(["check", "--backend"], "") == BUILTIN  # every built-in backend, in the registry's order
     assert complete(["check", "--backend"], "keras3-") == [
@@ -49,6 +50,9 @@ def test_backend_and_environment_names_complete(keras_home):
     keras_home.mkdir()
     (keras_home / "keras.json").write_text('{"backend": "my_backend"}')
     assert complete(["check", "--backend"], "my") == ["my_backend"]  # the configured one, custom or not
+    (tmp_path / "home" / "envs" / "releases" / "tensorflow1" / "keras-2.2.4").mkdir(parents=True)
+    assert complete(["check", "--backend"], "tensorflow1") == ["tensorflow1", "tensorflow1[keras=2.2.4]"]
+    assert complete(["env", "remove"], "tensorflow1[") == ["tensorflow1[keras=2.2.4]"]  # installed releases too
 
 
 def test_a_broken_spec_completes_nothing_instead_of_failing(tmp_path):
