@@ -77,24 +77,14 @@ def lines_of(report: Record) -> List[Record]:
                 lines.append(_not_run_line(report, name, info))
             continue  # any other backend not installed here: nothing of it to draw
         c = counts[name]
-        line: Record = {
-            "history": HISTORY_VERSION,
-            "date": report["created"],
-            "backend": name,
-            "base": base_name(name),
-            "versions": dict((infos.get(name) or {}).get("versions") or {}),
-            "counts": {k: c[k] for k in OP_COLUMNS if c.get(k)},
-            "results": c["results"],
-            "pass_as_is": pass_as_is(c.get("pass", 0), c["ran"]),
-            "conformance": c["conformance"],
-            "spec": {"path": report["spec"]["path"], "sha256": report["spec"].get("sha256")},
-            "kbtool": report["kbtool"],
-            "seed": report["seed"],
-            "grid": report.get("grid", "pairwise"),
-            "filters": list(report.get("filters") or []),
-            "op_columns": list(OP_COLUMNS),
-            "ops": {op: op_digest(records) for op, records in sorted(by_op[name].items())},
-        }
+        line = _line(report, name, infos.get(name) or {})
+        line.update(
+            counts={k: c[k] for k in OP_COLUMNS if c.get(k)},
+            results=c["results"],
+            pass_as_is=pass_as_is(c.get("pass", 0), c["ran"]),
+            conformance=c["conformance"],
+            ops={op: op_digest(records) for op, records in sorted(by_op[name].items())},
+        )
         for key in ("percent",):  # floats as a report writes them: short, and the same on every machine
             if line["pass_as_is"][key] is not None:
                 line["pass_as_is"][key] = round(line["pass_as_is"][key], 4)
@@ -104,8 +94,8 @@ def lines_of(report: Record) -> List[Record]:
     return lines
 
 
-def _not_run_line(report: Record, name: str, info: Record) -> Record:
-    """The line of a release that did not run (it could not be installed, or its worker did not start)."""
+def _line(report: Record, name: str, info: Record) -> Record:
+    """A backend's line as far as the run, not its results, says it (no counts: a backend that did not run)."""
     return {
         "history": HISTORY_VERSION,
         "date": report["created"],
@@ -123,8 +113,13 @@ def _not_run_line(report: Record, name: str, info: Record) -> Record:
         "filters": list(report.get("filters") or []),
         "op_columns": list(OP_COLUMNS),
         "ops": {},
-        "did_not_run": {"status": str(info.get("status") or "not run"), "reason": str(info.get("reason") or "")},
     }
+
+
+def _not_run_line(report: Record, name: str, info: Record) -> Record:
+    """The line of a release that did not run (it could not be installed, or its worker did not start)."""
+    reason = {"status": str(info.get("status") or "not run"), "reason": str(info.get("reason") or "")}
+    return dict(_line(report, name, info), did_not_run=reason)
 
 
 def problems(line: Any) -> List[str]:
