@@ -899,14 +899,7 @@ def completion(shell):
 )
 @options.SPEC
 @options.TIMEOUT
-@click.option(
-    "--jobs",
-    "-j",
-    "jobs",
-    type=click.IntRange(1, 256),
-    metavar="N",
-    help="At most N backend workers at once, sharing every backend's cases (default: one per core).",
-)
+@options.jobs("sharing every backend's cases")
 @click.option(
     "--keras-config",
     "keras_config",
@@ -1116,14 +1109,7 @@ def _note(line):
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @options.SPEC
 @options.TIMEOUT
-@click.option(
-    "--jobs",
-    "-j",
-    "jobs",
-    type=click.IntRange(1, 256),
-    metavar="N",
-    help="At most N backend workers at once (the two ends run together; default: one per core).",
-)
+@options.jobs("the two ends run together")
 @click.option(
     "--output", "-o", "output", type=click.Path(dir_okay=False), help="Also write the bisect as JSON to this file."
 )

@@ -148,6 +148,20 @@ IMPORT_TIMEOUT = click.option(
     type=click.FloatRange(min=0, min_open=True),
     help="Seconds a custom backend module may take to import (it is imported in a child process).",
 )
+
+
+def jobs(what: str) -> Any:
+    """`--jobs N`: at most N backend workers at once; `what` says how a command shares them out."""
+    return click.option(
+        "--jobs",
+        "-j",
+        "jobs",
+        type=click.IntRange(1, 256),
+        metavar="N",
+        help=f"At most N backend workers at once ({what}; default: one per core).",
+    )
+
+
 SPEC = click.option(
     "--spec",
     "spec_path",
