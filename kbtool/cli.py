@@ -502,6 +502,8 @@ def env_install(names, all_, force, python):
     Each env gets exactly the versions its lock pins. Each env is a venv made from a Python of its recipe's version: `--python PATH`, else KBTOOL_PYTHON_3_6-style
     variables, kbtool's own Python, pyenv's versions, uv's Pythons, conda envs, then pythonX.Y on PATH. On a
     terminal pip's own output shows while it runs; otherwise only a failing command's last line is said.
+    A release of a backend (`'tensorflow1[keras=2.2.4]'`) gets its own env layered on the base env, with a
+    lock its first install writes under kbtool's home (docs/concepts/releases.md).
 
     \b
     Exit codes:
@@ -518,6 +520,7 @@ def env_install(names, all_, force, python):
       kbtool env install --all
       kbtool env install tensorflow --force
       kbtool env install cntk --python ~/.pyenv/versions/3.6.15/bin/python
+      kbtool env install 'tensorflow1[keras=2.2.4]' 'tensorflow1[keras=2.2.5]'
     """
     from .runners import envs, interpreters
 
