@@ -58,6 +58,10 @@ def test_the_same_power_of_ten_is_the_same_fingerprint():
         ),
         ("Arguments: /placeholder45: (7, 3)", "Arguments: /placeholder3: (7, 3)"),
         ("for 'Placeholder_12' with input shapes", "for 'Placeholder_1' with input shapes"),
+        (  # a sweep found these differ between two runs of one keras release (a loop counted once more)
+            "TensorArray output_ta_99: Could not read index 0 twice",
+            "TensorArray output_ta_100: Could not read index 0 twice",
+        ),
         ("dtype not in list', ['int64', 'uint16'])", "dtype not in list', ['uint16', 'int64'])"),
         (
             "ValueError: bad [CALL STACK] [0x7fe486a76509] + 0x676509",
