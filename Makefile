@@ -1,7 +1,7 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test lint docs reports bench-report
+.PHONY: setup check test lint docs reports bench-report history
 
 # pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 # `kbtool env install --all` exits 0 when every env it could build is built and the only ones left out lack their
@@ -44,6 +44,17 @@ reports: setup
 	kbtool report migration reports/parity.json -o reports/migration.md
 	kbtool report migration reports/parity.json -o reports/migration.html
 	HEIGHT=1000 bash scripts/screenshot-report.sh reports/parity.html reports/parity.png
+
+# The published release sweeps in reports/ and the parity history drawn from them (a sweep exits 1 when a release
+# could not be installed: keras 2.2.0-2.2.2 conflict with TensorFlow 1.15's keras-applications; 2 still stops)
+history:
+	rm -f reports/history.jsonl
+	kbtool check --keras-config defaults --backend tensorflow --versions tf-keras=2.14.1..2.21.0 \
+		-o reports/sweep-tf-keras.md --history reports/history.jsonl; test $$? -le 1
+	kbtool check --keras-config defaults --backend tensorflow1 --versions keras=2.0.0..2.3.1 \
+		-o reports/sweep-keras-tensorflow1.md --history reports/history.jsonl; test $$? -le 1
+	kbtool report history reports/history.jsonl -o reports/history.html
+	kbtool report history reports/history.jsonl -o reports/history.md
 
 # The published bench in reports/: every op on every backend at all three sizes (run it on a quiet machine).
 bench-report: setup
