@@ -496,7 +496,14 @@ def _recipes(names, all_):
     help="Build the env from this interpreter (it must be the backend's Python version, e.g. 3.6 for cntk); "
     "default: the first found in KBTOOL_PYTHON_X_Y, pyenv, uv, conda, then PATH.",
 )
-def env_install(names, all_, force, python):
+@click.option(
+    "--no-deps",
+    "no_deps",
+    is_flag=True,
+    help="For a release whose requirements pip cannot resolve with its base env: install its pinned packages "
+    "alone over the base env (requirements unchecked; the unmet ones are recorded, and reinstalls do the same).",
+)
+def env_install(names, all_, force, python, no_deps):
     """Create or update backend environments.
 
     Each env gets exactly the versions its lock pins. Each env is a venv made from a Python of its recipe's version: `--python PATH`, else KBTOOL_PYTHON_3_6-style
@@ -521,10 +528,13 @@ def env_install(names, all_, force, python):
       kbtool env install tensorflow --force
       kbtool env install cntk --python ~/.pyenv/versions/3.6.15/bin/python
       kbtool env install 'tensorflow1[keras=2.2.4]' 'tensorflow1[keras=2.2.5]'
+      kbtool env install 'tensorflow1[keras=2.2.0]' --no-deps
     """
     from .runners import envs, interpreters
 
     recipes = _recipes(names, all_)
+    if no_deps and (all_ or any(r.release is None for r in recipes)):
+        raise KbtoolError("--no-deps is for releases only, e.g. 'tensorflow1[keras=2.2.0]'; name releases, not --all")
     interpreter = None
     if python:
         if all_:
@@ -553,6 +563,7 @@ def env_install(names, all_, force, python):
         interpreter=interpreter,
         skip_missing=all_,
         terminal=envs.live_terminal(sys.stderr),
+        no_deps=no_deps,
     )
     if failed:
         sys.exit(2)

@@ -226,3 +226,74 @@ def test_releases_coexist_each_exact_to_its_lock_and_removing_one_leaves_the_oth
     assert names[0] not in listed and listed[names[1]]["installed"] and listed["tensorflow1"]["installed"]
     ran = kbtool("check", "--op", "batch_dot", "--case", "rank4_rank3", "--backend", names[1], "-q")
     assert ran.returncode in (0, 1) and "2 results" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+
+
+def test_a_no_deps_release_brings_what_its_pins_require_and_records_what_stays_unmet(monkeypatch):
+    recipe = releases.recipe_for("tensorflow1[keras=2.2.0]")
+    checks = iter(
+        [
+            [  # after keras 2.2.0 alone: its own pins are unmet (TensorFlow's are not ours to follow)
+                "keras 2.2.0 has requirement keras-applications==1.0.2, but you have keras-applications 1.0.8.",
+                "keras 2.2.0 has requirement keras-preprocessing==1.0.1, but you have keras-preprocessing 1.1.2.",
+                "tensorflow 1.15.5 has requirement numpy<1.19.0, but you have numpy 1.21.0.",
+            ],
+            ["keras-applications 1.0.2 has requirement h5py>=2.7, but you have h5py 2.6."],  # theirs, one round on
+            ["tensorflow 1.15.5 has requirement keras-applications>=1.0.8, but you have keras-applications 1.0.2."],
+        ]
+    )
+    monkeypatch.setattr(layered, "unmet", lambda pip, env, cwd: next(checks))
+    installed = []
+    layered.follow_requirements(recipe, installed.append, ["/e/bin/python", "-m", "pip"], {})
+    assert installed == [
+        ["--no-deps", "keras-applications==1.0.2", "keras-preprocessing==1.0.1"],
+        ["--no-deps", "h5py>=2.7"],
+    ]
+
+
+def test_a_no_deps_lock_says_so_and_its_reinstalls_follow_it(tmp_path):
+    recipe = releases.recipe_for("tensorflow1[keras=2.2.0]")
+    path = str(tmp_path / "lock.txt")
+    layered.write_lock(recipe, ["Keras==2.2.0", "Keras-Applications==1.0.2"], path, no_deps=True)
+    assert layered.lock_says_no_deps(path)
+    assert "# installed with --no-deps: keras 2.2.0 over the base env" in open(path).read()
+    layered.write_lock(recipe, ["Keras==2.2.0"], path)
+    assert not layered.lock_says_no_deps(path) and not layered.lock_says_no_deps(str(tmp_path / "none.txt"))
+
+
+def test_no_deps_is_for_releases_only(monkeypatch, tmp_path):
+    env = dict(os.environ, KBTOOL_HOME=str(tmp_path), PYTHONPATH=REPO)
+    for args in (["theano", "--no-deps"], ["--all", "--no-deps"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "kbtool", "env", "install", *args], capture_output=True, text=True, env=env
+        )
+        assert proc.returncode == 2 and "--no-deps is for releases only" in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.backends
+@pytest.mark.skipif(not os.path.exists(os.path.join(TF1, envs.RECORD)), reason="the tensorflow1 env is not installed")
+def test_keras_2_2_0_cannot_share_keras_applications_with_tensorflow_1_15_and_kbtool_says_so(tmp_path):
+    home = tmp_path / "home"
+    (home / "envs").mkdir(parents=True)
+    os.symlink(TF1, str(home / "envs" / "tensorflow1"))
+    env = dict(os.environ, KBTOOL_HOME=str(home), PYTHONPATH=REPO)
+
+    def kbtool(*args):
+        return subprocess.run([sys.executable, "-m", "kbtool", *args], capture_output=True, text=True, env=env)
+
+    name = "tensorflow1[keras=2.2.0]"
+    refused = kbtool("env", "install", name)
+    assert refused.returncode == 2
+    assert "conflicting dependencies: " in refused.stderr and "keras 2.2.0 depends on keras-" in refused.stderr
+    assert f"`kbtool env install '{name}' --no-deps`" in refused.stderr
+    forced = kbtool("env", "install", name, "--no-deps")
+    assert forced.returncode == 0, forced.stderr
+    record = json.load(open(os.path.join(str(home), "envs", releases.parse(name).folder, envs.RECORD)))
+    assert record["no_deps"] is True
+    assert any(
+        line.startswith("tensorflow 1.15.5 has requirement keras-applications>=1.0.8") for line in record["unmet"]
+    )
+    ran = kbtool("check", "--op", "abs", "--backend", name, "--json")
+    report = json.loads(ran.stdout)
+    [info] = report["backends"]  # TensorFlow 1.15 imports keras_applications itself, and 1.0.2 refuses it
+    assert info["status"] == "broken" and "import keras" in info["reason"]

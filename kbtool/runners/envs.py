@@ -8,6 +8,7 @@ deletes it, and does not hold it to the recipe's lock (it is the user's); `env r
 import datetime
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -145,8 +146,13 @@ def install(
     locked=True,
     interpreter: Optional[Interpreter] = None,
     terminal: Optional[IO[str]] = None,
+    no_deps: bool = False,
 ):
     """Build the env for `recipe`; returns its record. Idempotent: pip skips what is installed.
+
+    `no_deps` (a release only, `env install --no-deps`; kept in its lock for reinstalls): the pinned packages are
+    installed alone over the base env, their own requirements unchecked (pip cannot resolve keras 2.2.0, which pins
+    keras-applications 1.0.2, with TensorFlow 1.15, which needs 1.0.8); the requirements left unmet are recorded.
 
     With a lock (kbtool/runners/locks/<env>.txt) every package is installed at its locked version, and the env must
     then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made).
@@ -175,6 +181,9 @@ def install(
     if force and os.path.lexists(env_dir):
         _refuse_unless_kbtools(recipe, env_dir)
         _delete(env_dir, log)
+    if force and base is not None and os.path.exists(lock_path(recipe)):  # a release's lock is kbtool's: made again
+        os.unlink(lock_path(recipe))
+        log(f"removed its generated lock {lock_path(recipe)}: resolved again")
     elif os.path.lexists(env_dir) and not _made_by_kbtool(env_dir):
         raise KbtoolError(
             f"{env_dir}: exists and is not an environment kbtool made (no {RECORD}); move it away, kbtool will not "
@@ -195,6 +204,12 @@ def install(
     pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
     pip_env = pip_environ()
     use_lock = locked and os.path.exists(lock_path(recipe))
+    if base is not None:
+        no_deps = no_deps or (use_lock and layered.lock_says_no_deps(lock_path(recipe)))
+    elif no_deps:
+        raise KbtoolError(
+            f"{recipe.name}: --no-deps is for a release (e.g. 'tensorflow1[keras=2.2.0]'), not a base env"
+        )
     installed = os.path.exists(os.path.join(env_dir, RECORD))
     if use_lock and installed and not lock_drift(recipe, _freeze(pip, pip_env, env_dir)):
         log(f"already matches its lock {lock_path(recipe)}")  # nothing for pip to do (cntk would reinstall)
@@ -202,13 +217,29 @@ def install(
         if recipe.bootstrap_packages:
             _run(pip + ["install"] + recipe.bootstrap_packages, log, pip_env, terminal=terminal)
         wanted = ["-r", lock_path(recipe)] if use_lock else recipe.packages
-        _run(pip + ["install"] + _index_args(recipe, log) + wanted, log, pip_env, terminal=terminal)
+        if no_deps:  # over the base env as it is: only the pins (a lock: its lines, none of them resolved)
+            wanted = ["--no-deps"] + (wanted if use_lock else [f"{p}=={v}" for p, v in recipe.release.pins])
+        try:
+            _run(pip + ["install"] + _index_args(recipe, log) + wanted, log, pip_env, terminal=terminal)
+        except KbtoolError as exc:
+            if base is not None and not no_deps and "conflicting dependencies" in str(exc):
+                raise KbtoolError(
+                    f"{exc}; `kbtool env install {shlex.quote(recipe.name)} --no-deps` installs "
+                    f"{layered.pins_text(recipe)} alone over the base env, its own requirements unchecked"
+                )
+            raise
     recipe.prepare(env_dir)
     frozen = _freeze(pip, pip_env, env_dir)
     drift = lock_drift(recipe, frozen) if use_lock else []
+    if no_deps and not use_lock:  # the pins' own requirements come too, unresolved against the base's
+        layered.follow_requirements(recipe, lambda args: _run(pip + ["install"] + args, log, pip_env), pip, pip_env)
+        frozen = _freeze(pip, pip_env, env_dir)
+    unmet = layered.unmet(pip, pip_env, env_dir) if no_deps else []
+    for line in unmet:
+        log(f"unmet (--no-deps): {line}")
     if base is not None and not use_lock:  # its first install: the env, once checked, is the release's lock
         layered.check_pins(recipe, frozen)
-        layered.write_lock(recipe, frozen, lock_path(recipe))
+        layered.write_lock(recipe, frozen, lock_path(recipe), no_deps=no_deps)
         use_lock = True
     if drift:
         raise KbtoolError(
@@ -235,6 +266,8 @@ def install(
             release={"base": recipe.release.base, "pins": dict(recipe.release.pins)},
             layered_on={"env": recipe.layered_on, "path": base["env_dir"], "created": base.get("created")},
         )
+        if no_deps:
+            record.update(no_deps=True, unmet=unmet)
     try:  # atomic: an interrupted install never leaves a half-written record
         files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
     except OSError as exc:
@@ -312,8 +345,9 @@ def install_all(
     interpreter: Optional[Interpreter] = None,
     skip_missing: bool = False,
     terminal: Optional[IO[str]] = None,
+    no_deps: bool = False,
 ) -> List[str]:
-    """`kbtool env install`: each recipe's env built once, in order. A recipe that runs in another's env (keras3 in
+    """`kbtool env install`: each recipe's env built once, in order (`no_deps`: the releases named, see install). A recipe that runs in another's env (keras3 in
     tensorflow's) builds that env, and a later recipe of the same env is only told where it is. What happens goes to
     `out` (one line per env) and `err` (pip's progress, errors); one env failing never stops the others.
     An env registered by `kbtool env use` is a failure when named, passed over (said on `out`) with
@@ -344,7 +378,12 @@ def install_all(
         )
         try:
             record = install(
-                owner, log=lambda line: err("   " + line), force=force, interpreter=interpreter, terminal=terminal
+                owner,
+                log=lambda line: err("   " + line),
+                force=force,
+                interpreter=interpreter,
+                terminal=terminal,
+                no_deps=no_deps and owner.release is not None,
             )
         except MissingInterpreter as exc:
             if not skip_missing:
