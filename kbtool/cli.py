@@ -1094,6 +1094,20 @@ def _swept(opts):
     return tuple(names), install_missing(names, say)
 
 
+def _emit(text, output):
+    """A rendered view: to stdout, or written (atomically) to `output` and said on stderr."""
+    from .files import write_atomic
+
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"wrote {output}", err=True)
+
+
 def _note(line):
     """A line for the user on stderr (stdout is for data: --json, the views)."""
     click.echo(line, err=True)
@@ -1514,7 +1528,6 @@ def report_history(history_path, output, fmt):
       kbtool report history parity.jsonl -o history.html
       kbtool report history parity.jsonl --format json
     """
-    from .files import write_atomic
     from .reports import check_writable, history
     from .reports.text import encodable
 
@@ -1528,14 +1541,7 @@ def report_history(history_path, output, fmt):
     for problem in problems:
         click.echo(f"kbtool: warning: bad history line: {problem}", err=True)
     text = encodable(history.render(history.view(history_path, entries, problems), fmt or "terminal"))
-    if not output:
-        click.echo(text, nl=False)
-        return
-    try:
-        write_atomic(output, text)
-    except OSError as exc:
-        raise KbtoolError(f"cannot write {output}: {exc.strerror or exc}")
-    click.echo(f"wrote {output}", err=True)
+    _emit(text, output)
 
 
 @report_group.command("migration")
@@ -1560,7 +1566,6 @@ def report_migration(files, output, fmt, map_path, spec_path):
       kbtool report migration reports/parity.json -o migration.md
       kbtool report migration reports/parity.json --format html
     """
-    from .files import write_atomic
     from .reports import check_writable, migration
     from .reports.load import read_report
     from .reports.merge import distinct_files
@@ -1578,14 +1583,7 @@ def report_migration(files, output, fmt, map_path, spec_path):
     keras3_map = _load_map(map_path, spec_path)
     reports = [read_report(name) for name in distinct_files(files)] if files else []
     text = encodable(migration.render(keras3_map, reports, fmt or "markdown"))
-    if not output:
-        click.echo(text, nl=False)
-        return
-    try:
-        write_atomic(output, text)
-    except OSError as exc:
-        raise KbtoolError(f"cannot write {output}: {exc.strerror or exc}")
-    click.echo(f"wrote {output}", err=True)
+    _emit(text, output)
 
 
 # ---------------------------------------------------------------------------- explore
