@@ -12,9 +12,10 @@ import os
 import signal
 import threading
 from types import FrameType
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from .session import Cancel
+if TYPE_CHECKING:  # the session (and what it imports) loads with the first command that runs workers, not at start
+    from .session import Cancel
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
