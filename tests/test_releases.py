@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -148,17 +149,63 @@ def _record(path, **fields):
         json.dump(fields, fh)
 
 
-def test_a_release_whose_base_was_removed_or_rebuilt_is_broken_and_says_how_to_mend_it(monkeypatch, tmp_path):
+def _release_env(recipe, base_dir, own):
+    """A release venv as install leaves it: the `.pth` naming the base's site-packages, `own` packages installed."""
+    site = os.path.join(recipe.env_dir(), "lib", "python3.7", "site-packages")
+    base_site = os.path.join(base_dir, "lib", "python3.7", "site-packages")
+    os.makedirs(base_site, exist_ok=True)
+    os.makedirs(site, exist_ok=True)
+    with open(os.path.join(site, layered.PTH), "w") as fh:
+        fh.write(base_site + "\n")
+    for folder in own:
+        os.makedirs(os.path.join(site, folder))
+    return base_site
+
+
+BASE_FROZEN = ["Keras==2.3.1", "numpy==1.18.5", "tensorflow==1.15.5"]
+RELEASE_FROZEN = ["Keras==2.2.4", "numpy==1.18.5", "tensorflow==1.15.5"]
+
+
+def test_a_release_whose_base_was_removed_or_changed_is_broken_and_says_how_to_mend_it(monkeypatch, tmp_path):
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
     recipe = releases.recipe_for("tensorflow1[keras=2.2.4]")
     base_dir = RECIPES["tensorflow1"].env_dir()
-    record = {"layered_on": {"env": "tensorflow1", "path": base_dir, "created": "2026-01-01T00:00:00+00:00"}}
+    record = {
+        "layered_on": {"env": "tensorflow1", "path": base_dir, "created": "2026-01-01T00:00:00+00:00"},
+        "installed": RELEASE_FROZEN,
+    }
     assert "its base env tensorflow1 was removed" in layered.base_problem(recipe, record)
-    _record(base_dir, created="2026-01-01T00:00:00+00:00")
+    base_site = _release_env(recipe, base_dir, ["Keras-2.2.4.dist-info", "pip-23.0.dist-info"])
+    _record(base_dir, created="2026-01-01T00:00:00+00:00", installed=BASE_FROZEN)
     assert layered.base_problem(recipe, record) is None
-    _record(base_dir, created="2026-02-02T00:00:00+00:00")
+    # reinstalled or rebuilt with the same packages (`kbtool env install --all` on a kept home): the same base
+    _record(base_dir, created="2026-02-02T00:00:00+00:00", installed=list(reversed(BASE_FROZEN)))
+    assert layered.base_problem(recipe, record) is None
+    _record(base_dir, created="2026-02-02T00:00:00+00:00", installed=["Keras==2.3.1", "numpy==1.19.0"])
     said = layered.base_problem(recipe, record)
-    assert "was rebuilt" in said and "kbtool env install 'tensorflow1[keras=2.2.4]' --force" in said
+    assert "its base env tensorflow1 changed since it was layered on it" in said
+    assert "(numpy 1.18.5 -> 1.19.0, tensorflow 1.15.5 -> gone)" in said
+    assert "kbtool env install 'tensorflow1[keras=2.2.4]' --force" in said
+    _record(base_dir, installed=BASE_FROZEN + ["scipy==1.7.3"])
+    assert "(scipy absent -> 1.7.3)" in layered.base_problem(recipe, record)
+    _record(base_dir, installed=BASE_FROZEN)
+    os.rmdir(base_site)  # the base rebuilt from another Python: the site-packages the .pth names is gone
+    assert f"no longer has {base_site}" in layered.base_problem(recipe, record)
+
+
+def test_a_package_the_release_holds_itself_is_never_the_bases_change():
+    release = {"keras": "2.2.4", "numpy": "1.18.5", "keras-applications": "1.0.2"}
+    base = {"keras": "2.3.1", "numpy": "1.18.5", "keras-applications": "1.0.8"}
+    assert layered.base_changes(base, release, {"keras", "keras-applications"}) == []
+    assert layered.base_changes(base, release, {"keras"}) == ["keras-applications 1.0.2 -> 1.0.8"]
+
+
+def test_the_release_venvs_own_packages_are_read_from_its_folders(monkeypatch, tmp_path):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    recipe = releases.recipe_for("tensorflow[tf-keras=2.16.0]")
+    own = ["tf_keras-2.16.0.dist-info", "PyYAML-6.0.1-py3.7.egg-info", "Keras_Applications-1.0.2.dist-info", "x.py"]
+    _release_env(recipe, str(tmp_path / "base"), own)
+    assert layered._own(recipe.env_dir()) == {"tf-keras", "pyyaml", "keras-applications"}
 
 
 def test_a_release_is_layered_only_on_an_env_kbtool_built(monkeypatch, tmp_path):
@@ -192,12 +239,23 @@ def test_env_install_refuses_an_unknown_name_and_a_bad_release_in_one_line(monke
 TF1 = RECIPES["tensorflow1"].env_dir()  # the base env, where KBTOOL_HOME puts it (CI's own home included)
 
 
+def _shared_base(home):
+    """The tensorflow1 env in `home`, shared with the real one entry by entry, all but its install record (a copy,
+    which the test may change): returns the copy's path."""
+    base = home / "envs" / "tensorflow1"
+    base.mkdir(parents=True)
+    for entry in os.listdir(TF1):
+        if entry != envs.RECORD:
+            os.symlink(os.path.join(TF1, entry), str(base / entry))
+    shutil.copy(os.path.join(TF1, envs.RECORD), str(base / envs.RECORD))
+    return base / envs.RECORD
+
+
 @pytest.mark.backends
 @pytest.mark.skipif(not os.path.exists(os.path.join(TF1, envs.RECORD)), reason="the tensorflow1 env is not installed")
 def test_releases_coexist_each_exact_to_its_lock_and_removing_one_leaves_the_others(tmp_path):
     home = tmp_path / "home"
-    (home / "envs").mkdir(parents=True)
-    os.symlink(TF1, str(home / "envs" / "tensorflow1"))  # the base env, shared: only releases are made here
+    base_record = _shared_base(home)  # the base env, shared: only releases are made here
     env = dict(os.environ, KBTOOL_HOME=str(home), PYTHONPATH=REPO)
 
     def kbtool(*args):
@@ -226,6 +284,16 @@ def test_releases_coexist_each_exact_to_its_lock_and_removing_one_leaves_the_oth
     assert names[0] not in listed and listed[names[1]]["installed"] and listed["tensorflow1"]["installed"]
     ran = kbtool("check", "--op", "batch_dot", "--case", "rank4_rank3", "--backend", names[1], "-q")
     assert ran.returncode in (0, 1) and "2 results" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    record = json.loads(base_record.read_text())  # `kbtool env install --all` again: the base reinstalled, as it was
+    base_record.write_text(json.dumps(dict(record, created="2099-01-01T00:00:00+00:00")))
+    ran = kbtool("check", "--op", "batch_dot", "--case", "rank4_rank3", "--backend", names[1], "-q")
+    assert ran.returncode in (0, 1) and "2 results" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    numpy = next(line for line in record["installed"] if line.startswith("numpy=="))
+    changed = [line if line != numpy else "numpy==0.0.1" for line in record["installed"]]
+    base_record.write_text(json.dumps(dict(record, installed=changed)))  # the base's packages changed under it
+    ran = kbtool("check", "--op", "batch_dot", "--backend", names[1])
+    assert ran.returncode == 2 and "changed since it was layered on it" in ran.stderr, ran.stderr
+    assert f"({numpy.replace('==', ' ')} -> 0.0.1); `kbtool env install '{names[1]}' --force`" in ran.stderr
 
 
 def test_a_no_deps_release_brings_what_its_pins_require_and_records_what_stays_unmet(monkeypatch):

@@ -1,12 +1,13 @@
 """A release's env layered on its base env (releases.py says why): the base it needs, the `.pth` that layers it, the
-lock its first install generates, and what breaks it later (the base rebuilt or removed)."""
+lock its first install generates, and what breaks it later (the base removed, or its packages changed)."""
 
 import datetime
+import glob
 import json
 import os
 import re
 import subprocess
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from .. import files
 from ..errors import KbtoolError
@@ -152,19 +153,76 @@ def write_lock(recipe: Any, frozen: List[str], path: str, no_deps: bool = False)
 
 
 def base_problem(recipe: Any, record: Dict[str, Any]) -> Optional[str]:
-    """Why a release env cannot run although it is installed: its base env was removed or rebuilt since."""
+    """Why a release env cannot run although it is installed: its base env was removed, or no longer gives what the
+    release's install froze. A base reinstalled or rebuilt with the same packages (every `kbtool env install --all`
+    reinstalls it) is the same base to its releases: what counts is the packages, not when the base was built."""
     from . import envs
 
     base = _base_recipe(recipe)
-    said = record.get("layered_on") or {}
     fix = f"`kbtool env install '{recipe.name}' --force` layers it again"
     path = os.path.join(base.env_dir(), envs.RECORD)
     if not os.path.exists(path):
         return f"{recipe.name} env is broken: its base env {base.name} was removed; install it, then {fix}"
     try:
-        created = envs._read_record(path).get("created")
+        base_record = envs._read_record(path)
     except KbtoolError as exc:
         return f"{recipe.name} env is broken: its base env {base.name}: {exc}"
-    if said.get("created") and created != said.get("created"):
-        return f"{recipe.name} env is broken: its base env {base.name} was rebuilt after it was layered on it; {fix}"
+    env_dir = recipe.env_dir()
+    gone = [site for site in _layered_sites(env_dir) if not os.path.isdir(site)]
+    if gone:
+        return f"{recipe.name} env is broken: its base env {base.name} no longer has {gone[0]}; {fix}"
+    changed = base_changes(_frozen(base_record.get("installed")), _frozen(record.get("installed")), _own(env_dir))
+    if changed:
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        return (
+            f"{recipe.name} env is broken: its base env {base.name} changed since it was layered on it "
+            f"({', '.join(changed[:3])}{more}); {fix}"
+        )
     return None
+
+
+def base_changes(base: Dict[str, str], release: Dict[str, str], own: Set[str]) -> List[str]:
+    """What the base env gives now that the release's install froze otherwise: each package the release does not
+    hold in its own site-packages must be there, at the version frozen (`name was -> now`)."""
+    said = []
+    for name in sorted(set(base) | set(release)):
+        if name in own or base.get(name) == release.get(name):
+            continue
+        said.append(f"{name} {release.get(name, 'absent')} -> {base.get(name, 'gone')}")
+    return said
+
+
+def _frozen(lines: Any) -> Dict[str, str]:
+    from .releases import normalise
+
+    pairs = (line.split("==", 1) for line in lines or [] if isinstance(line, str) and "==" in line)
+    return {normalise(name): version.strip() for name, version in pairs}
+
+
+def _own_sites(env_dir: str) -> List[str]:
+    """The release venv's own site-packages folders: those that hold the `.pth` layering it."""
+    return sorted(os.path.dirname(p) for p in glob.glob(os.path.join(env_dir, "lib*", "python*", "*-packages", PTH)))
+
+
+def _layered_sites(env_dir: str) -> List[str]:
+    """The base env's site-packages folders the release's `.pth` files name."""
+    sites: List[str] = []
+    for own in _own_sites(env_dir):
+        try:
+            with open(os.path.join(own, PTH)) as fh:
+                sites += [line.strip() for line in fh if line.strip() and line.strip() not in sites]
+        except OSError:
+            continue
+    return sites
+
+
+def _own(env_dir: str) -> Set[str]:
+    """The packages installed in the release venv itself (its `*.dist-info` / `*.egg-info` folders), normalised."""
+    from .releases import normalise
+
+    names = set()
+    for site in _own_sites(env_dir):
+        for entry in os.listdir(site):
+            if entry.endswith((".dist-info", ".egg-info")):
+                names.add(normalise(entry.rsplit(".", 1)[0].split("-", 1)[0]))
+    return names
