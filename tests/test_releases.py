@@ -365,3 +365,42 @@ def test_keras_2_2_0_cannot_share_keras_applications_with_tensorflow_1_15_and_kb
     report = json.loads(ran.stdout)
     [info] = report["backends"]  # TensorFlow 1.15 imports keras_applications itself, and 1.0.2 refuses it
     assert info["status"] == "broken" and "import keras" in info["reason"]
+
+
+def test_the_start_up_shims_put_back_what_old_theano_releases_import_from_the_standard_library():
+    code = (
+        "import collections, fractions\n"
+        "from kbtool.runners.worker import shims\n"
+        "shims.apply(['collections_abc', 'fractions_gcd'])\n"
+        "from collections import MutableSet, Iterable\n"  # theano 1.0.3 and older; keras 2.3.1
+        "from fractions import gcd\n"  # theano 1.0.4 and older
+        "print(gcd(12, 18), MutableSet.__module__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["6", "collections.abc"]
+    assert {"collections_abc", "fractions_gcd"} <= set(RECIPES["theano"].shims)
+    assert releases.recipe_for("theano[theano=1.0.0]").shims == RECIPES["theano"].shims
+
+
+THEANO = RECIPES["theano"].env_dir()
+
+
+@pytest.mark.backends
+@pytest.mark.skipif(not os.path.exists(os.path.join(THEANO, envs.RECORD)), reason="the theano env is not installed")
+def test_theano_releases_back_to_1_0_0_run_on_python_3_11(tmp_path):
+    """theano 1.0.0 imports collections.MutableSet, 1.0.4 fractions.gcd: both gone from Python 3.11."""
+    out = tmp_path / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "kbtool", "check", "--op", "abs", "--backend", "theano", "--versions"]
+        + ["theano=1.0.0..1.0.5", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=REPO),
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(out.read_text())
+    said = {info["name"]: info for info in report["backends"]}
+    assert len(said) == 6 and all(info["status"] == "available" for info in said.values()), said
+    assert said["theano[theano=1.0.0]"]["versions"]["theano"] == "1.0.0"

@@ -20,7 +20,9 @@ FLIPPED_KERNEL_OPS = ("conv1d", "conv2d", "conv3d", "conv2d_transpose", "conv3d_
 def _theano_flags(env_dir, worker=0):
     # Each worker has a compile cache of its own: Theano locks a shared one even to load a cached module, and a
     # worker that finds it locked sleeps for seconds (theano/gof/compilelock.py), so two workers on one cache run
-    # no faster than one. The cases are shared out the same way every run, so each cache stays warm.
+    # no faster than one. The cases are shared out the same way every run, so each cache stays warm. Theano's
+    # releases (`theano[theano=1.0.2]`) share it, as Theano's own default compiledir does: a module is keyed by its
+    # generated C source, so a release reuses only what it would have compiled identically.
     compiledir = os.path.join(kbtool_home(), "cache", "theano" if worker == 0 else f"theano-worker{worker}")
     # Without a real BLAS, Theano's batched dot fails to link `dgemm_`.
     return {"THEANO_FLAGS": f"blas.ldflags=-lopenblas,base_compiledir={compiledir}"}
@@ -77,7 +79,7 @@ RECIPE = Recipe(
     packages=["numpy==1.23.5", "scipy==1.10.1", "theano==1.0.5", "keras==2.3.1"],
     module="keras.backend",
     keras_backend="theano",
-    shims=["collections_abc", "theano_no_c_scan"],
+    shims=["collections_abc", "theano_no_c_scan", "fractions_gcd"],
     version_of=["theano", "keras", "numpy"],
     apt_packages=["libopenblas-dev"],
     env_vars=_theano_flags,

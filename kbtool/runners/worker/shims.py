@@ -5,13 +5,24 @@ import sys
 
 
 def collections_abc():
-    # keras 2.3.1 and theano 1.0.5 import ABCs from `collections`, removed in Python 3.10.
+    # keras 2.3.1 and theano 1.0.5 import ABCs from `collections` (theano 1.0.3 and older MutableSet too), removed
+    # in Python 3.10: every ABC is put back where they looked.
     import collections
     import collections.abc
 
-    for name in ("Iterable", "Mapping", "Sequence", "Callable", "MutableMapping"):
+    for name in collections.abc.__all__:
         if not hasattr(collections, name):
             setattr(collections, name, getattr(collections.abc, name))
+
+
+def fractions_gcd():
+    # theano 1.0.4 and older (its releases, `theano[theano=1.0.4]`) import `gcd` from `fractions`, removed in Python
+    # 3.9; math.gcd is the same function for the integers Theano gives it.
+    import fractions
+    import math
+
+    if not hasattr(fractions, "gcd"):
+        fractions.gcd = math.gcd
 
 
 def theano_no_c_scan():
@@ -72,6 +83,7 @@ def keras_numpy_backend():
 SHIMS = {
     "collections_abc": collections_abc,
     "theano_no_c_scan": theano_no_c_scan,
+    "fractions_gcd": fractions_gcd,
     "plaidml_install_backend": plaidml_install_backend,
     "keras_numpy_backend": keras_numpy_backend,
 }
