@@ -259,3 +259,20 @@ def test_explore_bars_fit_80_columns():
     console.print(bars.make_tasks_table(bars.tasks))
     (line,) = console.export_text().splitlines()
     assert len(line) <= 80 and line.startswith("explore keras3-tensorflow ") and "999/1000 1000 rejected" in line
+
+
+def test_bench_progress_in_turns_shows_both_releases_running_until_each_is_done():
+    clock = Clock()
+    old, new = "tensorflow1[keras=2.2.4]", "tensorflow1[keras=2.3.1]"
+    for in_turns, waiting in ((True, "0:02 · dot small"), (False, "done in 0:01")):
+        show = BenchProgress([], [], None, stream=io.StringIO(), clock=clock, in_turns=in_turns)
+        show.planned = {old: 2, new: 2}
+        show.done = dict.fromkeys(show.planned, 0)
+        clock.now = show.started = 0.0
+        for now, name in ((1.0, old), (2.0, new)):
+            clock.now = now
+            show(name, {"op": "dot", "size": "small"})
+        assert show.status(old, 2.0) == waiting  # in turns, the one waiting its turn is not done
+        clock.now = 3.0
+        show(new, {"op": "dot", "size": "small"})
+        assert show.status(new, 3.0) == "done in 0:02"

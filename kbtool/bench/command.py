@@ -280,13 +280,17 @@ def bench(
             say(f"kbtool bench: warning: {busy}")
         try:
             measured_peak = peak.measure()
-            with BenchProgress(runnable, items, settings, enabled=not quiet) as progress:
+            with BenchProgress(runnable, items, settings, enabled=not quiet, in_turns=bool(pair)) as progress:
                 for slot in slots:
                     if slot.launch is None:
                         infos.append(not_installed_info(slot.name, slot.unavailable, slot.status))
-                        continue
-                    measure.measure_backend(
-                        slot, items, settings, infos, results, progress=progress, cancel=stop.cancel
+                    elif not pair:
+                        measure.measure_backend(
+                            slot, items, settings, infos, results, progress=progress, cancel=stop.cancel
+                        )
+                if pair:  # the two releases in turns, each result on both back to back
+                    measure.measure_in_turns(
+                        runnable, items, settings, infos, results, progress=progress, cancel=stop.cancel
                     )
         except (KeyboardInterrupt, Terminated) as exc:  # the workers are killed (the handler); keep the rest
             name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
@@ -404,8 +408,8 @@ def _pair_note(pair: Tuple[Any, Any, int], text: str, seed: int, sizes: List[str
 
     old, new, between = pair
     return (
-        "--versions {}: {} timed, then {} right after it in this run (back to back, one worker at a time, not "
-        "interleaved), same seed {} and sizes ({}); {}".format(
+        "--versions {}: {} and {} timed in turns in this run (each result on one, then at once on the other, "
+        "which goes first alternating; one worker at a time), same seed {} and sizes ({}); {}".format(
             text,
             old.name,
             new.name,

@@ -1,9 +1,10 @@
 """`kbtool bench`, stage by stage: families → peak → each backend's worker, one at a time → the JSON report.
 
 Backends run one after another, one worker at a time, so that no measurement shares the cores with another
-(check runs them side by side; bench never does). Each backend's worker first measures the harness's own
+(check runs them side by side; bench never does); two releases of one backend (`--versions`) are timed in turns. Each backend's worker first measures the harness's own
 per-call cost, then times every op × size in each mode it runs (kbtool/runners/worker/timing.py)."""
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -96,46 +97,105 @@ def plan_items(spec, ops, sizes, seed=0):
     return items, described, skipped
 
 
+class Timed:
+    """One backend's worker for a bench, as a context: on entry it is started and its info and the harness's own
+    per-call cost recorded (`ready` says whether it runs); then `measure` times one item in one mode. Its info goes to
+    `infos` and each result to `results` as soon as known (an interrupted bench keeps what it measured). `cancel` (a
+    session.Cancel, set by a signal) kills the worker at once."""
+
+    def __init__(self, slot, settings, infos, results, progress=None, cancel=None):
+        self.slot, self.settings, self.infos, self.results = slot, settings, infos, results
+        self.progress, self.cancel = progress, cancel
+        self.ready = False
+        self._session = None
+
+    def __enter__(self):
+        from ..runners.protocol import Request
+        from ..runners.registry import backend_info
+        from ..session import BackendSession, Cancel
+
+        # a first call and a compile come on top of the samples; past this the op is reported as timed out
+        timeout = max(60.0, 12 * self.settings.max_seconds)
+        self._session = BackendSession(
+            self.slot.name, self.slot.launch, case_timeout=timeout, cancel=self.cancel or Cancel()
+        )
+        session = self._session.__enter__()
+        try:
+            worker = session.worker()
+            info = backend_info(self.slot.name, worker.hello)
+            if self.slot.launch.device:  # a backend with devices: the device it was timed on
+                info["device"] = self.slot.launch.device
+            self.infos.append(info)
+            self.ready = bool(worker.ready)
+            if self.ready:
+                overhead = session.request(Request("overhead", self.settings.request_fields()))
+                if overhead.ok:
+                    info["overhead"] = {k: overhead.header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
+        except BaseException:  # a signal or a failure while it starts: its worker is stopped all the same
+            self._session.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        return self._session.__exit__(*exc)
+
+    def modes(self, item):
+        """The modes in which both the item and the backend run (in the item's order)."""
+        allowed = set(self.slot.launch.modes)
+        return [mode for mode in item.case.modes if mode in self.settings.modes and mode in allowed]
+
+    def measure(self, item, mode):
+        """Time `item` in `mode`: False when the bench was cancelled (nothing more is measured)."""
+        from ..runners.protocol import Request
+
+        session = self._session
+        if session.cancel.is_set():
+            return False
+        request = Request.from_header(item.case.request(mode), item.case.arrays)
+        fields = dict(request.fields, **self.settings.request_fields())
+        fields.pop("repeat", None)  # a seeded op's second draw is check's concern, not bench's
+        started = time.monotonic()
+        reply = session.request(Request("bench", fields, request.arrays))
+        if reply.cancelled:
+            return False
+        result = result_of(self.slot.name, item, mode, reply.header)
+        result["wall_s"] = round(time.monotonic() - started, 4)  # what this result cost the bench
+        self.results.append(result)
+        if self.progress:
+            self.progress(self.slot.name, result)
+        return True
+
+
 def measure_backend(slot, items, settings, infos, results, progress=None, cancel=None):
     """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
-    the backend run. Its info goes to `infos` and each result to `results` as soon as known (an interrupted bench
-    keeps what it measured). `cancel` (a session.Cancel, set by a signal) kills the worker at once."""
-    from ..runners.protocol import Request
-    from ..runners.registry import backend_info
-    from ..session import BackendSession, Cancel
-
-    # a first call and a compile come on top of the samples; past this the op is reported as timed out
-    timeout = max(60.0, 12 * settings.max_seconds)
-    with BackendSession(slot.name, slot.launch, case_timeout=timeout, cancel=cancel or Cancel()) as session:
-        worker = session.worker()
-        info = backend_info(slot.name, worker.hello)
-        if slot.launch.device:  # a backend with devices: the device it was timed on
-            info["device"] = slot.launch.device
-        infos.append(info)
-        if not worker.ready:
+    the backend run."""
+    with Timed(slot, settings, infos, results, progress, cancel) as timed:
+        if not timed.ready:
             return
-        overhead = session.request(Request("overhead", settings.request_fields()))
-        if overhead.ok:
-            info["overhead"] = {k: overhead.header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
-        allowed = set(slot.launch.modes)
+        for item in items:
+            for mode in timed.modes(item):
+                if not timed.measure(item, mode):
+                    return
+
+
+def measure_in_turns(slots, items, settings, infos, results, progress=None, cancel=None):
+    """Two releases of one backend (`bench --versions`), timed in turns: both workers started first, then each
+    result on one and right after on the other, which goes first alternating from one result to the next (ABBA), so
+    a machine that drifts (its clock, its load) drifts under both alike. Only one worker runs at a time; the other
+    waits on its pipe."""
+    with contextlib.ExitStack() as stack:
+        timed = [stack.enter_context(Timed(slot, settings, infos, results, progress, cancel)) for slot in slots]
+        ready = [t for t in timed if t.ready]
+        turn = 0
         for item in items:
             for mode in item.case.modes:
-                if mode not in settings.modes or mode not in allowed:
+                takers = [t for t in ready if mode in t.modes(item)]
+                if not takers:
                     continue
-                if session.cancel.is_set():
-                    return
-                request = Request.from_header(item.case.request(mode), item.case.arrays)
-                fields = dict(request.fields, **settings.request_fields())
-                fields.pop("repeat", None)  # a seeded op's second draw is check's concern, not bench's
-                started = time.monotonic()
-                reply = session.request(Request("bench", fields, request.arrays))
-                if reply.cancelled:
-                    return
-                result = result_of(slot.name, item, mode, reply.header)
-                result["wall_s"] = round(time.monotonic() - started, 4)  # what this result cost the bench
-                results.append(result)
-                if progress:
-                    progress(slot.name, result)
+                for t in takers if turn % 2 == 0 else reversed(takers):
+                    if not t.measure(item, mode):
+                        return
+                turn += 1
 
 
 def result_of(backend, item, mode, header):

@@ -1,7 +1,8 @@
 """Progress of a bench, on stderr (stdout stays clean for --json): on a terminal a live table, one row per backend
 (name, results done of planned, a bar, its state: queued, starting, the op and size it measures, done in M:SS) that
 fits the terminal's width from 80 columns, the bar giving way first; in a log, a plain line per backend each time it
-passes another tenth of its results, and when it is done. Backends are measured one after the other."""
+passes another tenth of its results, and when it is done. Backends are measured one after the other, but for the
+two releases of `bench --versions`, measured in turns."""
 
 import sys
 import threading
@@ -26,12 +27,14 @@ class BenchProgress:
         enabled: bool = True,
         stream: Optional[TextIO] = None,
         clock: Any = time.monotonic,
+        in_turns: bool = False,
     ) -> None:
         self.planned = {slot.name: planned(slot, items, settings) for slot in slots}
         self.done = dict.fromkeys(self.planned, 0)
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.clock = clock
+        self.in_turns = in_turns  # `bench --versions`: two backends measured by turns, both running until done
         self.live: Any = None
         self.started = clock()
         self._lock = threading.Lock()
@@ -90,9 +93,9 @@ class BenchProgress:
     def status(self, backend: str, now: float) -> str:
         """queued / starting M:SS / the op and size it measures (M:SS) / done in M:SS / no results."""
         done, planned = self.done[backend], self.planned[backend]
-        if backend in self._first and (done >= planned or backend != self._current):
+        if backend in self._first and (done >= planned or (backend != self._current and not self.in_turns)):
             return f"done in {clock(self._last[backend] - self._first[backend])}"
-        if backend == self._current:
+        if backend == self._current or (self.in_turns and backend in self._first):
             return f"{clock(now - self._first[backend])} · {self._what.get(backend, '')}"
         names = list(self.planned)
         if any(n in self._first for n in names[names.index(backend) + 1 :]):
