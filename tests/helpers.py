@@ -188,3 +188,13 @@ def register_ext(monkeypatch):
     monkeypatch.setitem(registry.RECIPES, "ext", recipe)
     monkeypatch.setattr(registry, "BUILTIN", ["numpy", "ext"])
     return recipe
+
+
+def bench(*args):
+    """`kbtool bench ARGS` in-process: (exit code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from kbtool.cli import main
+
+    result = CliRunner().invoke(main, ["bench"] + [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr

@@ -5,10 +5,9 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner
 
 from kbtool.bench import report as bench_report
-from kbtool.cli import main
+from tests.helpers import bench
 
 QUICK = ["--budget", "0.02", "--min-samples", "5", "--size", "small"]
 SLOW_ABS = """import time as _time
@@ -20,11 +19,6 @@ def abs(x):
     _time.sleep({delay})
     return _abs(x)
 """
-
-
-def bench(*args):
-    result = CliRunner().invoke(main, ["bench"] + list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

@@ -8,21 +8,15 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from kbtool.bench import compare
 from kbtool.bench import report as bench_report
-from kbtool.cli import main
 from kbtool.runners import envs, registry, releases
 from kbtool.vocabulary import MODES
+from tests.helpers import bench
 
 OLD, NEW = "tensorflow1[keras=2.2.4]", "tensorflow1[keras=2.3.1]"
 QUICK = ["--budget", "0.02", "--min-samples", "5", "--size", "small"]
-
-
-def bench(*args):
-    result = CliRunner().invoke(main, ["bench"] + list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
