@@ -726,12 +726,14 @@ def backends(as_json, names, refresh):
 
     An available backend's answer is kept (KBTOOL_HOME/probes.json) and reused while its env, interpreter and
     packages are unchanged, so a second call answers within a second; --refresh starts each worker again.
+    Installed releases (`tensorflow1[keras=2.2.4]`) are counted per base, not probed: --backend NAME probes one.
 
     \b
     Examples:
       kbtool backends
       kbtool backends --refresh --json
       kbtool backends --backend my_package.my_module
+      kbtool backends --backend 'tensorflow1[keras=2.2.4]'
     """
     import time
 
@@ -801,6 +803,25 @@ def backends(as_json, names, refresh):
     kept = sum(1 for info in infos if info.get("cached"))
     if kept:
         click.echo(f"{kept} of {len(infos)} answers kept from earlier runs (envs unchanged); --refresh asks again")
+    said = _releases_line(wanted)
+    if said:
+        click.echo(said)
+
+
+def _releases_line(wanted):
+    """The installed releases `kbtool backends` did not probe, counted per base (a worker each would take minutes)."""
+    import collections
+    import textwrap
+
+    from .runners import releases
+
+    counts = collections.Counter(r.base for r in releases.installed() if r.name not in wanted)
+    if not counts:
+        return None
+    text = "installed releases, not probed: {} (`kbtool env list` names them; --backend NAME probes one)".format(
+        ", ".join(f"{base} ×{count}" for base, count in counts.items())
+    )
+    return textwrap.fill(text, width=max(40, _width() - 1), break_on_hyphens=False, subsequent_indent="  ")
 
 
 def _width():

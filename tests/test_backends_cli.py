@@ -136,3 +136,17 @@ def test_backends_at_80_columns_in_a_real_process(home):
     names = [line[2:].split()[0] for line in lines[2:] if line[2:3].strip()]
     assert names == registry.BUILTIN  # every name whole, in order
     assert "numpy" in lines[2] and "available" in lines[2]
+
+
+def test_installed_releases_are_counted_per_base_not_probed(home):
+    for folder in ["tensorflow1/keras-2.2.4", "tensorflow1/keras-2.2.5", "theano/theano-1.0.0"]:
+        (home / "envs" / "releases" / folder).mkdir(parents=True)
+    result = CliRunner().invoke(main, ["backends"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (
+        "installed releases, not probed: tensorflow1 ×2, theano ×1 (`kbtool env list` names them; --backend NAME "
+        "probes one)"
+    )
+    asked = CliRunner().invoke(main, ["backends", "--backend", "theano[theano=1.0.0]"], env={"COLUMNS": "200"})
+    assert "theano[theano=1.0.0]" in asked.output  # probed (its row), so no longer counted
+    assert asked.output.splitlines()[-1].startswith("installed releases, not probed: tensorflow1 ×2 (")
