@@ -933,8 +933,10 @@ def apply(
     with `versions` targets no result of a backend outside its range, so a run without such a release judges it as
     a run without its backend does: not stale. A base backend's recorded entry stands for its releases: a release's
     result that the entry did not record under the release's own name is looked up under the base's (explained
-    while its fingerprint is the base's, `changed` when it fails differently; passing on a release does not make
-    the entry stale, which only the base's own results or the release's own recorded ones do).
+    while its fingerprint is the base's, `changed` when it fails differently and no other entry, before or after it
+    in the file, explains it: a release's own difference, in an entry with `versions`, is not the base's change;
+    passing on a release does not make the entry stale, which only the base's own results or the release's own
+    recorded ones do).
 
     Entries with `verified_by` are applied after the others: unrecorded, such an entry explains a result only where
     the variant of the same op, case, backend and mode (case id + the suffix) passed, or was explained by an entry
@@ -950,6 +952,7 @@ def apply(
     search = _Searches()
     rows: Dict[int, Dict[str, Any]] = {}
     stale: List[Tuple[int, Dict[str, Any]]] = []
+    unlike_base: List[Tuple[int, Result, Dict[str, Any]]] = []  # a release failing otherwise than its base recorded
     order = [i for i, e in enumerate(entries) if not e.verified_by] + [
         i for i, e in enumerate(entries) if e.verified_by
     ]
@@ -958,7 +961,8 @@ def apply(
         targeted = [r for r in results if entry.targets(r, resolved) and r.changed is None]
         exact = entry.recorded and not by_regex
         if exact:
-            explained, changed, passing = _recorded(entry, targeted)
+            explained, changed, passing, unlike = _recorded(entry, targeted)
+            unlike_base += [(index, result, change) for result, change in unlike]
         else:
             explained, changed, passing = search.explained(entry, targeted, by_key, named_by), [], []
         named = 0
@@ -989,6 +993,11 @@ def apply(
         note = _stale_note(entry, exact, targeted, explained, named, changed, passing, is_judged, search)
         if note:
             stale.append((index, dict(entry.to_dict(), note=note)))
+    for index, result, change in unlike_base:  # changed, unless another entry explained it meanwhile
+        if result.known is None and result.changed is None:
+            result.changed = change
+            result.status = Status.CHANGED
+            rows[index]["changed"] = rows[index].get("changed", 0) + 1
     applied.counts = [rows[i] for i in sorted(rows)]
     applied.stale = [item for _, item in sorted(stale, key=lambda pair: pair[0])]
     search.note_timeouts()
@@ -1031,13 +1040,17 @@ def recorded_key(entry: KnownEntry, result: Any) -> Tuple[Optional[str], bool]:
     return None, False
 
 
-def _recorded(entry: KnownEntry, targeted: Sequence[Result]) -> Tuple[List[Result], List[Result], List[Result]]:
-    """(explained, changed, passing now) among the targeted results an exact entry recorded (a release's result
-    recorded under its base's key that passes is none of them: the release lacks the base's difference)."""
+def _recorded(
+    entry: KnownEntry, targeted: Sequence[Result]
+) -> Tuple[List[Result], List[Result], List[Result], List[Tuple[Result, Dict[str, Any]]]]:
+    """(explained, changed, passing now, unlike its base) among the targeted results an exact entry recorded. A
+    release's result recorded under its base's key that passes is none of them (the release lacks the base's
+    difference); one that fails otherwise is returned with what would make it `changed`, which `apply` does only
+    when no other entry explains it."""
     from . import fingerprint
 
     recorded = entry.results or {}
-    explained, changed, passing = [], [], []
+    explained, changed, passing, unlike = [], [], [], []
     for result in targeted:
         key, of_base = recorded_key(entry, result)
         if key is None:
@@ -1050,17 +1063,21 @@ def _recorded(entry: KnownEntry, targeted: Sequence[Result]) -> Tuple[List[Resul
         now = fingerprint.of_result(result)
         if now == was:
             explained.append(result)
+            continue
+        change = {
+            "entry": entry.number,
+            "reason": entry.reason,
+            "status": Status(result.status).value,
+            "recorded": was,
+            "now": now,
+        }
+        if of_base:
+            unlike.append((result, change))
         else:
-            result.changed = {
-                "entry": entry.number,
-                "reason": entry.reason,
-                "status": Status(result.status).value,
-                "recorded": was,
-                "now": now,
-            }
+            result.changed = change
             result.status = Status.CHANGED
             changed.append(result)
-    return explained, changed, passing
+    return explained, changed, passing, unlike
 
 
 def _stale_note(

@@ -75,6 +75,18 @@ def _pair(key: str) -> Pair:
     return (words[0], words[2], words[4] if len(words) > 4 else DEFAULT_DEVICE)
 
 
+def _as_base_records(entry: known.KnownEntry, key: str, value: str, kept: Dict[str, str]) -> bool:
+    """Whether `key` is a release's result that the entry records for the release's base as well, with the same
+    fingerprint: the base's record stands for it (known.recorded_key), so it is not written twice."""
+    op, case, backend, mode, *device = key.split(" ")
+    if "[" not in backend:
+        return False
+    base = backend.split("[", 1)[0]
+    if not known.backend_matches(base, entry.backend):
+        return False
+    return kept.get(" ".join([op, case, base, mode, *device])) == value
+
+
 def record(
     text: str,
     root: Any,
@@ -87,7 +99,8 @@ def record(
     what its worker reported, `known.reported_versions` of the report's backends) is what entries' `versions`
     ranges are compared with. A release's results are recorded under the release's name (`op case
     tensorflow1[keras=2.2.4] mode`), by the entry that explains them: one naming the base backend (with a
-    `versions` range, or without one) or the release itself."""
+    `versions` range, or without one) or the release itself; not where the entry records the base's result with the
+    same fingerprint, which stands for the release's."""
     fresh = _fresh(results)
     versions = known.resolved_versions(versions)
     applied = known.apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=versions)
@@ -115,6 +128,7 @@ def record(
             continue
         kept = {key: value for key, value in (entry.results or {}).items() if _pair(key) not in ran}
         kept.update((known.result_key(r), fingerprint.of_result(r)) for r in named)
+        kept = {key: value for key, value in kept.items() if not _as_base_records(entry, key, value, kept)}
         new = dict(sorted(kept.items()))
         number = int(entry.number)
         new_records[number] = new

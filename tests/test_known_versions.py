@@ -178,6 +178,35 @@ def test_a_base_record_stands_for_its_releases_and_a_release_that_passes_does_no
     assert applied.stale and "pass now" in applied.stale[0]["note"]
 
 
+@pytest.mark.parametrize("release_entry_first", [True, False])
+def test_a_release_failing_otherwise_is_not_changed_when_an_entry_of_its_own_range_explains_it(release_entry_first):
+    """theano 1.0.4's in_top_k raises where theano 1.0.5 (the base) fails on a static shape: the base's record says
+    `changed` only while nothing else explains it, wherever the release's own entry stands in the file."""
+    from kbtool import fingerprint
+
+    base = result("tensorflow1")
+    recorded = known.KnownEntry.from_dict(
+        entry(results={known.result_key(base): fingerprint.of_result(base)}, count=1), 1
+    )
+    other = result(R224, message="IndexError: index 3 is out of bounds")
+    own = known.KnownEntry.from_dict(
+        entry(
+            versions={"keras": "<2.2.5"},
+            reason="its own",
+            results={known.result_key(other): fingerprint.of_result(other)},
+        ),  # fmt: skip
+        2,
+    )
+    entries = [own, recorded] if release_entry_first else [recorded, own]
+    applied = known.apply([other], entries, versions=REPORTED)
+    assert other.status == Status.ERROR and other.changed is None and other.known == "its own"
+    assert all("changed" not in row for row in applied.counts)
+    alone = result(R224, message="IndexError: index 3 is out of bounds")
+    applied = known.apply([alone], [recorded], versions=REPORTED)
+    assert alone.status == Status.CHANGED and alone.known is None
+    assert applied.counts[0]["changed"] == 1
+
+
 KNOWN = """# releases of keras on tensorflow1
 - op: batch_dot
   case: "rank4_*"
@@ -223,6 +252,32 @@ def test_record_round_trip_of_release_results(tmp_path):
     applied = known.apply(fresh, [first, second], versions=REPORTED)
     assert [r.known is not None for r in fresh] == [True, True, True, False, False, False]
     assert applied.stale == []
+
+
+def test_record_writes_a_releases_result_only_where_it_differs_from_the_bases(tmp_path):
+    """The base's record stands for a release's result with the same fingerprint: recorded once, under the base."""
+    path = tmp_path / "known.yaml"
+    path.write_text('- op: batch_dot\n  case: "rank*"\n  backend: tensorflow1\n  status: error\n  reason: r\n')
+    entries = known.load(str(path))
+    results = [
+        result("tensorflow1", case="rank4_rank3"),
+        result(R231, case="rank4_rank3"),  # as the base fails: the base's record stands for it
+        result(R224, case="rank4_rank3", message="ValueError: other"),  # otherwise: its own record
+        result(R224, case="rank3_rank3"),  # the base did not run this case: its own record
+    ]
+    text = path.read_text()
+    root, _ = files.parse_yaml(str(path), text)
+    done = known_record.record(text, root, entries, results, versions=REPORTED)
+    path.write_text(done.text)
+    [again] = known.load(str(path))
+    assert sorted(again.results or {}) == [
+        f"batch_dot rank3_rank3 {R224} eager",
+        "batch_dot rank4_rank3 tensorflow1 eager",
+        f"batch_dot rank4_rank3 {R224} eager",
+    ]
+    fresh = [Result(**{**r.__dict__, "known": None, "changed": None}) for r in results]
+    applied = known.apply(fresh, [again], versions=REPORTED)
+    assert all(r.known == "r" for r in fresh) and applied.stale == []
 
 
 def test_record_refuses_an_entry_whose_range_holds_results_it_does_not_explain(tmp_path):
