@@ -53,6 +53,8 @@ history:
 		-o reports/sweep-tf-keras.md --history reports/history.jsonl; test $$? -le 1
 	kbtool check --keras-config defaults --backend tensorflow1 --versions keras=2.0.0..2.3.1 \
 		-o reports/sweep-keras-tensorflow1.md --history reports/history.jsonl; test $$? -le 1
+	kbtool check --keras-config defaults --backend theano --versions theano=1.0.0..1.0.5 \
+		-o reports/sweep-theano.md --history reports/history.jsonl
 	kbtool report history reports/history.jsonl -o reports/history.html
 	kbtool report history reports/history.jsonl -o reports/history.md
 
