@@ -86,6 +86,8 @@ def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
         "tempfile",
         "signal",  # watchdog: the worker dies with its controller
         "scipy",  # scipy: only for sparse inputs, where the env has it (invoke.sparse_matrix)
+        "fractions",  # shims.fractions_gcd: old theano releases import fractions.gcd
+        "math",
         "plaidml",
     }  # only in the plaidml env's start-up shim, which plugs its backend into keras
     folder = os.path.join(ROOT, "kbtool", "runners", "worker")
