@@ -186,8 +186,10 @@ def test_a_release_whose_base_was_removed_or_changed_is_broken_and_says_how_to_m
     assert "its base env tensorflow1 changed since it was layered on it" in said
     assert "(numpy 1.18.5 -> 1.19.0, tensorflow 1.15.5 -> gone)" in said
     assert "kbtool env install 'tensorflow1[keras=2.2.4]' --force" in said
-    _record(base_dir, installed=BASE_FROZEN + ["scipy==1.7.3"])
+    _record(base_dir, installed=BASE_FROZEN + ["scipy==1.7.3", "local @ file:///src/local"])  # no version: not read
     assert "(scipy absent -> 1.7.3)" in layered.base_problem(recipe, record)
+    _record(base_dir, installed=["a==1", "b==1", "c==1", "d==1", "e==1"] + BASE_FROZEN)
+    assert "(a absent -> 1, b absent -> 1, c absent -> 1 and 2 more)" in layered.base_problem(recipe, record)
     _record(base_dir, installed=BASE_FROZEN)
     os.rmdir(base_site)  # the base rebuilt from another Python: the site-packages the .pth names is gone
     assert f"no longer has {base_site}" in layered.base_problem(recipe, record)
@@ -404,3 +406,39 @@ def test_theano_releases_back_to_1_0_0_run_on_python_3_11(tmp_path):
     said = {info["name"]: info for info in report["backends"]}
     assert len(said) == 6 and all(info["status"] == "available" for info in said.values()), said
     assert said["theano[theano=1.0.0]"]["versions"]["theano"] == "1.0.0"
+
+
+def test_the_bad_name_and_range_messages_say_all_a_user_needs_in_one_line():
+    from kbtool.runners.registry import RECIPES as ALL
+
+    with pytest.raises(KbtoolError) as info:
+        releases.parse("nope[keras=2.2.4]")
+    assert str(info.value) == (
+        "'nope[keras=2.2.4]': nope is not a built-in backend with an env of its own; releases of "
+        + ", ".join(ALL)
+        + " can be asked"
+    )
+    with pytest.raises(KbtoolError) as info:
+        releases.parse("theano[jax=0.4,torch=2.0]")
+    assert str(info.value) == (
+        "'theano[jax=0.4,torch=2.0]': jax, torch are not a package of the theano env; its packages: "
+        + ", ".join(sorted(releases.packages_of(ALL["theano"])))
+    )
+    with pytest.raises(KbtoolError) as info:
+        releases.parse("theano[jax=0.4]")
+    assert " jax is not a package" in str(info.value)
+    with pytest.raises(KbtoolError) as info:
+        releases.expand("nope", "keras=2.2.4..2.3.1")
+    assert str(info.value) == (
+        "--versions applies to a built-in backend with an env ({}), not nope".format(", ".join(ALL))
+    )
+    many = [f"2.{minor}.0" for minor in range(10)]  # 2.0.0 ... 2.9.0
+    with pytest.raises(KbtoolError) as info:
+        releases.expand("tensorflow1", "keras=2.0.1..2.9.1", runner=_index(many))
+    assert str(info.value) == (
+        "--versions keras=2.0.1..2.9.1: the index has no keras 2.0.1 or 2.9.1 (its releases: ... "
+        "2.2.0, 2.3.0, 2.4.0, 2.5.0, 2.6.0, 2.7.0, 2.8.0, 2.9.0)"
+    )
+    with pytest.raises(KbtoolError) as info:
+        releases.expand("tensorflow1", "keras=2.0.1..2.2.0", runner=_index(many[:8]))
+    assert str(info.value).endswith("the index has no keras 2.0.1 (its releases: " + ", ".join(many[:8]) + ")")
