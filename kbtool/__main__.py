@@ -1,6 +1,6 @@
 """`python -m kbtool`: the same click CLI as the `kbtool` command."""
 
-from .cli import run
+from kbtool.cli import run
 
 if __name__ == "__main__":
     run()

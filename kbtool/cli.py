@@ -7,10 +7,10 @@ import sys
 
 import click
 
-from . import options
-from .completion import complete_backend, complete_environment, complete_op
-from .errors import KbtoolError
-from .vocabulary import MODES
+from kbtool import options
+from kbtool.completion import complete_backend, complete_environment, complete_op
+from kbtool.errors import KbtoolError
+from kbtool.vocabulary import MODES
 
 
 class Group(click.Group):
@@ -56,7 +56,7 @@ def main():
 
 def run():
     """The `kbtool` command and `python -m kbtool`: `main` in a process that ends with the command."""
-    from . import interrupts
+    from kbtool import interrupts
 
     interrupts.OWNS_PROCESS = True
     main(prog_name="kbtool")
@@ -88,7 +88,7 @@ def config_path(as_json):
     """
     import os
 
-    from . import config as cfg
+    from kbtool.config import keras_json as cfg
 
     path = cfg.config_path()
     click.echo(json.dumps({"path": path, "exists": os.path.isfile(path)}) if as_json else path)
@@ -104,7 +104,7 @@ def config_show(as_json):
       kbtool config show
       kbtool config show --json
     """
-    from . import config as cfg
+    from kbtool.config import keras_json as cfg
 
     settings = cfg.effective()
     if as_json:
@@ -131,7 +131,7 @@ def config_get(key, as_json):
       kbtool config get floatx
       kbtool config get backend --json
     """
-    from . import config as cfg
+    from kbtool.config import keras_json as cfg
 
     settings = cfg.effective()
     if key not in settings:
@@ -171,7 +171,7 @@ def config_set(key, value, force, timeout):
       kbtool config set image_data_format channels_first
       kbtool config set backend my_package.my_module --timeout 30
     """
-    from . import config as cfg
+    from kbtool.config import keras_json as cfg
 
     for note in cfg.set_value(key, value, force=force, timeout=timeout):
         click.echo(note, err=True)
@@ -192,7 +192,7 @@ def config_validate(as_json, timeout):
       kbtool config validate
       kbtool config validate --json
     """
-    from . import config as cfg
+    from kbtool.config import keras_json as cfg
 
     problems = cfg.validate(timeout=timeout)
     if as_json:
@@ -219,7 +219,7 @@ def spec():
 
 
 def _load_spec(path=None):
-    from .specs import loader
+    from kbtool.specs import loader
 
     return loader.load(path)
 
@@ -235,7 +235,7 @@ def spec_list(spec_path, as_json):
       kbtool spec list
       kbtool spec list --json
     """
-    from .specs.domains import grid_cases
+    from kbtool.specs.domains import grid_cases
 
     s = _load_spec(spec_path)
     rows = [
@@ -320,7 +320,7 @@ def spec_coverage(ops, spec_path, as_json, backend, report_path, known_path):
       kbtool spec coverage --backend cntk --json
       kbtool spec coverage --backend theano --report full.json
     """
-    from .specs import coverage
+    from kbtool.specs import coverage
 
     if (report_path or known_path) and not backend:
         raise KbtoolError("--report and --known need --backend")
@@ -328,8 +328,8 @@ def spec_coverage(ops, spec_path, as_json, backend, report_path, known_path):
     for op in ops:
         s.op(op)
     if backend:
-        from .reports import blind_spots
-        from .reports.load import read_report
+        from kbtool.reports import blind_spots
+        from kbtool.reports.load import read_report
 
         blind_spots.backend_modes(backend)  # an unknown backend is bad input before any file is read
         report = read_report(report_path) if report_path else None
@@ -362,8 +362,8 @@ def spec_validate(file, as_json):
       kbtool spec validate
       kbtool spec validate specs/ops.yaml --json
     """
-    from . import paths
-    from .specs import loader
+    from kbtool import paths
+    from kbtool.specs import loader
 
     try:
         s = loader.load(file)
@@ -393,7 +393,7 @@ _MAP = click.option(
 
 
 def _load_map(map_path, spec_path=None):
-    from .specs import keras3_map
+    from kbtool.specs import keras3_map
 
     return keras3_map.load(map_path, list(_load_spec(spec_path).ops))
 
@@ -413,7 +413,7 @@ def spec_map(ops, map_path, spec_path, as_json):
       kbtool spec map --op batch_dot
       kbtool spec map --json
     """
-    from .reports.text import cell
+    from kbtool.reports.text import cell
 
     keras3_map = _load_map(map_path, spec_path)
     s = _load_spec(spec_path)
@@ -467,8 +467,8 @@ def env():
 
 
 def _recipes(names, all_):
-    from .runners import releases
-    from .runners.registry import RECIPES
+    from kbtool.runners import releases
+    from kbtool.runners.registry import RECIPES
 
     if all_:
         return list(RECIPES.values())
@@ -530,7 +530,8 @@ def env_install(names, all_, force, python, no_deps):
       kbtool env install 'tensorflow1[keras=2.2.4]' 'tensorflow1[keras=2.2.5]'
       kbtool env install 'tensorflow1[keras=2.2.0]' --no-deps
     """
-    from .runners import envs, interpreters
+    from kbtool.runners import envs
+    from kbtool.runners.envs import interpreters
 
     recipes = _recipes(names, all_)
     if no_deps and (all_ or any(r.release is None for r in recipes)):
@@ -539,7 +540,7 @@ def env_install(names, all_, force, python, no_deps):
     if python:
         if all_:
             raise KbtoolError("--python names one interpreter: name the backends it builds, not --all")
-        from .runners.registry import RECIPES
+        from kbtool.runners.registry import RECIPES
 
         owners = [RECIPES.get(r.env_owner, r) for r in recipes]
         versions = sorted({o.python_version for o in owners})
@@ -591,7 +592,7 @@ def env_use(name, python, force):
       kbtool env use keras3-jax --python /opt/conda/envs/jax/bin/python
       kbtool env use keras3-torch --python /usr/bin/python3 --force
     """
-    from .runners import envs
+    from kbtool.runners import envs
 
     (recipe,) = _recipes((name,), False)
     record = envs.use(recipe, python, force=force, log=lambda line: click.echo(f"kbtool: {line}", err=True))
@@ -612,8 +613,8 @@ def env_list(as_json):
       kbtool env list
       kbtool env list --json
     """
-    from .runners import envs, releases
-    from .runners.registry import RECIPES
+    from kbtool.runners import envs, releases
+    from kbtool.runners.registry import RECIPES
 
     recipes = list(RECIPES.values()) + [releases.recipe(r) for r in releases.installed()]
     infos = [envs.describe(r) for r in recipes]
@@ -653,7 +654,7 @@ def env_system_packages(names, as_json):
       kbtool env system-packages --json
       sudo apt-get install -y $(kbtool env system-packages theano)
     """
-    from .runners.registry import system_packages
+    from kbtool.runners.registry import system_packages
 
     packages = system_packages([r.name for r in _recipes(names, False)] if names else None)
     if as_json:
@@ -677,8 +678,8 @@ def env_remove(names):
       kbtool env remove cntk mxnet
       kbtool env remove 'tensorflow1[keras=2.2.4]'
     """
-    from .reports.text import plural
-    from .runners import envs, releases
+    from kbtool.reports.text import plural
+    from kbtool.runners import envs, releases
 
     failed = []
     for recipe in _recipes(names, False):
@@ -737,10 +738,10 @@ def backends(as_json, names, refresh):
     """
     import time
 
-    from .interrupts import Interrupted, Interrupts
-    from .runners.base import envs_dir
-    from .runners.probe_cache import ProbeCache, probe_all, wanted_backends
-    from .session import Cancel, probe
+    from kbtool.interrupts import Interrupted, Interrupts
+    from kbtool.runners.base import envs_dir
+    from kbtool.runners.probe_cache import ProbeCache, probe_all, wanted_backends
+    from kbtool.runners.session import Cancel, probe
 
     envs_dir()  # a KBTOOL_HOME or envs folder that is not a folder: one line, before any worker starts
     cache = ProbeCache()
@@ -813,7 +814,7 @@ def _releases_line(wanted):
     import collections
     import textwrap
 
-    from .runners import releases
+    from kbtool.runners import releases
 
     counts = collections.Counter(r.base for r in releases.installed() if r.name not in wanted)
     if not counts:
@@ -832,7 +833,7 @@ def _width():
 
 def _active_backend():
     """(the active backend's name, where it is set) from keras.json or KERAS_BACKEND; (None, why) when unreadable."""
-    from . import config
+    from kbtool.config import keras_json as config
 
     try:
         setting = config.effective()["backend"]
@@ -1011,15 +1012,15 @@ def check(**flags):
       kbtool check --shard 2/4 -o part2.json
       kbtool check --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
     """
-    from . import keras_settings, reports
-    from . import shard as shard_mod
-    from .check import run_interruptibly
-    from .interrupts import Interrupts
-    from .plan import make_plan
-    from .reports import load as report_load
-    from .reports import view
-    from .reports.assemble import exit_code
-    from .session import Cancel
+    from kbtool import keras_settings, reports
+    from kbtool import shard as shard_mod
+    from kbtool.check.run import run_interruptibly
+    from kbtool.interrupts import Interrupts
+    from kbtool.plan import make_plan
+    from kbtool.reports import load as report_load
+    from kbtool.reports import view
+    from kbtool.reports.assemble import exit_code
+    from kbtool.runners.session import Cancel
 
     opts = options.CheckOptions(**flags)
     shard = shard_mod.parse(opts.shard) if opts.shard is not None else None
@@ -1054,7 +1055,7 @@ def check(**flags):
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     reports.prepare_outputs(opts.outputs)
     if opts.history_path:
-        from .reports import history
+        from kbtool.reports import history
 
         history.check_target(opts.history_path)
 
@@ -1089,7 +1090,7 @@ def check(**flags):
 def _append_history(report, path, echo=None):
     """check --history: the run's lines appended to the history file; [] or the failure's message (an interrupted
     run has no line: a note says so)."""
-    from .reports import history
+    from kbtool.reports import history
 
     if report.get("incomplete"):
         _note(f"kbtool: note: the run was interrupted, so nothing was added to history {path}")
@@ -1108,7 +1109,7 @@ def _swept(opts):
     base that has the package replaced by its releases in the range, those not installed installed first."""
     if opts.versions is None:
         return opts.backend_names, {}
-    from .sweep import expand_backends, install_missing
+    from kbtool.sweep import expand_backends, install_missing
 
     names = expand_backends(opts.backend_names, opts.versions)
     say = _note if opts.verbosity else (lambda line: None)
@@ -1117,7 +1118,7 @@ def _swept(opts):
 
 def _emit(text, output):
     """A rendered view: to stdout, or written (atomically) to `output` and said on stderr."""
-    from .files import write_atomic
+    from kbtool.files import write_atomic
 
     if not output:
         click.echo(text, nl=False)
@@ -1190,11 +1191,11 @@ def bisect(ops, case_patterns, backend, versions, modes, seed, spec_path, case_t
     """
     import time
 
-    from . import bisect as bisect_mod
-    from . import reports
-    from .interrupts import Interrupts
-    from .runners import releases
-    from .session import Cancel
+    from kbtool import reports
+    from kbtool.bisect import search as bisect_mod
+    from kbtool.interrupts import Interrupts
+    from kbtool.runners import releases
+    from kbtool.runners.session import Cancel
 
     started = time.monotonic()
     package, lo, hi = releases.parse_range(versions)
@@ -1202,7 +1203,7 @@ def bisect(ops, case_patterns, backend, versions, modes, seed, spec_path, case_t
         raise KbtoolError(
             f"--backend {backend}: name the base backend ({releases.base_name(backend)}); --versions names the releases"
         )
-    from .runners.registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     if backend not in RECIPES:
         raise KbtoolError(
@@ -1254,7 +1255,7 @@ def bisect(ops, case_patterns, backend, versions, modes, seed, spec_path, case_t
 
 
 # ---------------------------------------------------------------------------- bench
-from .bench.command import bench as _bench  # noqa: E402  (its own module: the command is long)
+from kbtool.bench.command import bench as _bench  # noqa: E402  (its own module: the command is long)
 
 main.add_command(_bench)
 
@@ -1291,9 +1292,10 @@ def known_record(report_path, known_path):
       kbtool known record full.json
       kbtool known record full.json --known my_known.yaml
     """
-    from . import files, known, known_record, paths
-    from .check import known_entries_for
-    from .reports.report import Report
+    from kbtool import files, known, paths
+    from kbtool.check.run import known_entries_for
+    from kbtool.known import record as known_record
+    from kbtool.reports.report import Report
 
     report = Report.load(report_path)
     problem = known_record.comparable_problem(report.to_dict())
@@ -1383,10 +1385,10 @@ def report_render(file, outputs, fmt, statuses, quiet, verbose):
       kbtool report render reports/parity.json --status unexplained
     """
     verbosity = options.verbosity(quiet, verbose)
-    from . import reports
-    from .reports import view
-    from .reports.load import read_report
-    from .reports.text import encodable
+    from kbtool import reports
+    from kbtool.reports import view
+    from kbtool.reports.load import read_report
+    from kbtool.reports.text import encodable
 
     statuses = view.check_statuses(statuses)
     fmt = fmt or (None if outputs else "terminal")
@@ -1426,10 +1428,10 @@ def report_merge(files, outputs, allow_incomplete, strict):
       kbtool report merge part1.json part2.json -o all.json -o all.html
       kbtool report merge part*.json --strict -o all.json
     """
-    from . import reports
-    from .reports import merge as merge_mod
-    from .reports.assemble import exit_code, verdict_reasons
-    from .reports.load import read_report
+    from kbtool import reports
+    from kbtool.reports import merge as merge_mod
+    from kbtool.reports.assemble import exit_code, verdict_reasons
+    from kbtool.reports.load import read_report
 
     parts = [(name, read_report(name)) for name in merge_mod.distinct_files(files)]
     merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
@@ -1467,8 +1469,8 @@ def report_diff(old, new, as_json):
       kbtool report diff reports/parity.json new.json
       kbtool report diff before.json after.json --json
     """
-    from .reports import diff as diff_mod
-    from .reports.load import read_report
+    from kbtool.reports import diff as diff_mod
+    from kbtool.reports.load import read_report
 
     found = diff_mod.diff(read_report(old), read_report(new))
     if as_json:
@@ -1500,9 +1502,9 @@ def report_history_add(files, history_path):
       kbtool report history-add k224.json k225.json --history parity.jsonl
       kbtool report history parity.jsonl -o history.html
     """
-    from .reports import history
-    from .reports.load import read_report
-    from .reports.merge import distinct_files
+    from kbtool.reports import history
+    from kbtool.reports.load import read_report
+    from kbtool.reports.merge import distinct_files
 
     history.check_target(history_path)
     lines = []
@@ -1549,8 +1551,8 @@ def report_history(history_path, output, fmt):
       kbtool report history parity.jsonl -o history.html
       kbtool report history parity.jsonl --format json
     """
-    from .reports import check_writable, history
-    from .reports.text import encodable
+    from kbtool.reports import check_writable, history
+    from kbtool.reports.text import encodable
 
     if output:
         by_extension = history.format_of(output)
@@ -1587,10 +1589,10 @@ def report_migration(files, output, fmt, map_path, spec_path):
       kbtool report migration reports/parity.json -o migration.md
       kbtool report migration reports/parity.json --format html
     """
-    from .reports import check_writable, migration
-    from .reports.load import read_report
-    from .reports.merge import distinct_files
-    from .reports.text import encodable
+    from kbtool.reports import check_writable, migration
+    from kbtool.reports.load import read_report
+    from kbtool.reports.merge import distinct_files
+    from kbtool.reports.text import encodable
 
     if output:
         extension = os.path.splitext(output)[1]
@@ -1646,11 +1648,11 @@ def explore(op, backend_names, max_examples, seed, as_json, save, replay, spec_p
       kbtool explore --op mean --backend theano --seed 1 --json
       kbtool explore --op mean --backend theano --replay @case.json
     """
-    from .explore import engine, render
-    from .explore.save import save_case
-    from .interrupts import Interrupted, Interrupts
-    from .plan import resolve_backends
-    from .runners import registry
+    from kbtool.explore import engine, render
+    from kbtool.explore.save import save_case
+    from kbtool.interrupts import Interrupted, Interrupts
+    from kbtool.plan import resolve_backends
+    from kbtool.runners import registry
 
     raw = engine.parse_replay(replay) if replay else None
     spec_obj = _load_spec(spec_path)

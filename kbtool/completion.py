@@ -16,7 +16,7 @@ def spec_op_names(path=None):
 
     The file is read with the loader's guards (files.read_text: a regular file only, opened without blocking, at
     most files.MAX_FILE_BYTES, UTF-8): /dev/zero, a FIFO or a huge file is a KbtoolError, never a hang."""
-    from . import files, paths
+    from kbtool import files, paths
 
     names, inside = [], False
     for line in files.read_text(path or paths.spec_file(), "spec ").splitlines():
@@ -48,8 +48,8 @@ def complete_op(ctx, param, incomplete):
 def complete_backend(ctx, param, incomplete):
     """Built-in backends, and the configured one (it may be a custom module)."""
     try:
-        from . import config
-        from .runners.registry import BUILTIN
+        from kbtool.config import keras_json as config
+        from kbtool.runners.registry import BUILTIN
 
         names = list(BUILTIN) + _installed_releases()
         configured = config.effective()["backend"].value
@@ -62,7 +62,7 @@ def complete_backend(ctx, param, incomplete):
 
 def complete_environment(ctx, param, incomplete):
     try:
-        from .runners.registry import RECIPES
+        from kbtool.runners.registry import RECIPES
     except Exception:
         return []
     return [CompletionItem(n) for n in list(RECIPES) + _installed_releases() if n.startswith(incomplete)]
@@ -71,7 +71,7 @@ def complete_environment(ctx, param, incomplete):
 def _installed_releases():
     """The release backends installed under kbtool's home (`tensorflow1[keras=2.2.4]`); none when it cannot be read."""
     try:
-        from .runners import releases
+        from kbtool.runners import releases
 
         return [r.name for r in releases.installed()]
     except Exception:

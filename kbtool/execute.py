@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .reference.oracle import Oracle
-from .results import BackendStatus, Result
-from .runners import protocol
-from .session import BackendSession, Cancel
+from kbtool.reference.oracle import Oracle
+from kbtool.results import BackendStatus, Result
+from kbtool.runners import messages as protocol
+from kbtool.runners.session import BackendSession, Cancel
 
 CANCEL_GRACE = 1.0  # seconds the backends' threads get to wind down once a check is cancelled
 
@@ -57,13 +57,13 @@ def execute_plan(
 ):
     """Returns (backend infos in plan order, results sorted by op, case, backend, mode).
 
-    Every backend's cases are served by one pool of `jobs` worker slots (kbtool/pool.py; default one per core).
+    Every backend's cases are served by one pool of `jobs` worker slots (kbtool/runners/pool.py; default one per core).
     With `cancel` set during the run, returns within about `grace` seconds with the results that ran. `usage`, a
     dict, receives the slots and the peak memory of the workers and of the controller. `repeat` (--repeat N): each
     case runs N times on its worker; runs that disagree make a `nondeterministic` result (session.py). `flags`
     (repro.RunFlags): what every repro carries (default: the plan's seed and `repeat`)."""
-    from .pool import BackendLoad, Lane, MemoryWatch, Pool, default_jobs
-    from .runners.registry import not_installed_info
+    from kbtool.runners.pool import BackendLoad, Lane, MemoryWatch, Pool, default_jobs
+    from kbtool.runners.registry import not_installed_info
 
     oracle = oracle or Oracle()
     cancel = cancel or Cancel()
@@ -191,7 +191,7 @@ def _hello_only(lane, backend_results, launch, gate, context):
 def _serve_lane(pool, lane, index, from_end, launch, into, context):
     """One worker with the lane's keras.json settings runs the lane's cases as the pool hands them out; returns its
     hello (None if cancelled first)."""
-    from .runners.registry import backend_info
+    from kbtool.runners.registry import backend_info
 
     cancel = context["cancel"]
     if cancel.is_set():
@@ -277,7 +277,7 @@ def _serve_item(session, entry, case, context, into):
 
 def _final_info(backend_results, cancel):
     """The backend's info for the report: what its worker said, or why it has no (complete) result."""
-    from .runners.registry import backend_info
+    from kbtool.runners.registry import backend_info
 
     info = dict(backend_results.info) if backend_results.info else None
     if backend_results.error:
@@ -295,7 +295,7 @@ def _final_info(backend_results, cancel):
 
 def _by_settings(work):
     """Work grouped by keras.json settings, the default settings first, then in order of first appearance."""
-    from .specs.domains import CONFIG_DEFAULTS
+    from kbtool.specs.domains import CONFIG_DEFAULTS
 
     groups = {}
     for entry, case in work:

@@ -10,7 +10,7 @@ from typing import Optional
 
 import yaml
 
-from .errors import KbtoolError
+from kbtool.errors import KbtoolError
 
 
 def write_atomic(path, text):

@@ -15,7 +15,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 if TYPE_CHECKING:  # the session (and what it imports) loads with the first command that runs workers, not at start
-    from .session import Cancel
+    from kbtool.runners.session import Cancel
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

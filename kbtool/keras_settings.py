@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Optional
 
-from . import config
-from .errors import KbtoolError
-from .specs.domains import DomainError, parse_override
-from .vocabulary import CASE_DEFAULTS, CASE_KEYS
+from kbtool.config import keras_json as config
+from kbtool.errors import KbtoolError
+from kbtool.specs.domains import DomainError, parse_override
+from kbtool.vocabulary import CASE_DEFAULTS, CASE_KEYS
 
 DEFAULTS_WORD = "defaults"
 

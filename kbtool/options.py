@@ -12,8 +12,8 @@ from typing import Any, Optional, Tuple
 
 import click
 
-from .errors import KbtoolError
-from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS, choice_problem
+from kbtool.errors import KbtoolError
+from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS, choice_problem
 
 MAX_CASE_SECONDS = 86400  # --timeout: a day at most
 
@@ -207,8 +207,8 @@ class CheckOptions:
     versions: Optional[str] = None  # --versions PKG=LO..HI: each --backend that has PKG becomes its releases
 
     def __post_init__(self) -> None:
-        from .reports import view  # light: the status words
-        from .runners import releases  # light: no backend, no index asked here
+        from kbtool.reports import view  # light: the status words
+        from kbtool.runners import releases  # light: no backend, no index asked here
 
         object.__setattr__(self, "statuses", tuple(view.check_statuses(self.statuses)))
         verbosity(self.quiet, self.verbose)

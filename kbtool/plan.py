@@ -10,16 +10,24 @@ import fnmatch
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .errors import KbtoolError
-from .specs import cases as cases_mod
-from .vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, MODES, PRECISIONS, choice_problem
+from kbtool.errors import KbtoolError
+from kbtool.specs import cases as cases_mod
+from kbtool.vocabulary import (
+    CASE_DEFAULTS,
+    DEFAULT_DEVICE,
+    DEFAULT_PRECISION,
+    DEVICES,
+    MODES,
+    PRECISIONS,
+    choice_problem,
+)
 
 if TYPE_CHECKING:
-    from .keras_settings import CheckSettings
-    from .runners.base import Launch
-    from .shard import Share, Timings
-    from .specs.cases import Case
-    from .specs.loader import Spec
+    from kbtool.keras_settings import CheckSettings
+    from kbtool.runners.base import Launch
+    from kbtool.shard import Share, Timings
+    from kbtool.specs.cases import Case
+    from kbtool.specs.loader import Spec
 
 EXAMPLES = "example:*"  # the case ids of documented examples
 
@@ -210,7 +218,7 @@ def select_work(
     keras_config: Optional[Mapping[str, Any]] = None,
 ) -> Work:
     """(entry, case) pairs of `ops` whose case id matches a pattern (all when none), in the chosen modes."""
-    from .specs.domains import DomainError
+    from kbtool.specs.domains import DomainError
 
     work: Work = []
     for op in ops:
@@ -249,8 +257,8 @@ def resolve_backends(
     installed are listed with the reason instead of running. A backend that cannot run on `device` is listed with
     the reason (named or not): it is no usage error that some of the backends asked have no GPU. A name in
     `not_run` (a release a sweep could not install) is listed as broken with its reason, and not launched."""
-    from .results import BackendStatus
-    from .runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device
+    from kbtool.results import BackendStatus
+    from kbtool.runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device
 
     check_device(device, precision)
     kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
@@ -325,14 +333,14 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
         plan = plan_for(spec, replace(request, last_failed=None))
         plan.notes.append("the last run's failures are outside this selection; running everything selected")
         return plan
-    from .specs.domains import GRID_MODES
+    from kbtool.specs.domains import GRID_MODES
 
     grid, modes, examples, case_patterns = request.grid, request.modes, request.examples, request.case_patterns
     if grid not in GRID_MODES:
         raise KbtoolError("unknown grid {!r}; grids are {}".format(grid, ", ".join(GRID_MODES)))
     launcher, builtin = request.launcher, request.builtin
     if launcher is None or builtin is None:
-        from .runners import registry
+        from kbtool.runners import registry
 
         launcher, builtin = launcher or registry.launch_for, builtin or tuple(registry.BUILTIN)
     bad_modes = [m for m in modes if m not in MODES]
@@ -403,8 +411,8 @@ def failures_of(report: Mapping[str, Any]) -> Failures:
     """What --last-failed reruns from a report: {backend: {(op, case id, mode)}} of the results that did not pass
     and are not explained (a backend's variant result, e.g. '.kernel_flipped', as its case), and for a backend
     that could not start, {(op, None, None)} for each op the report planned (None: every op)."""
-    from .known import variant_suffixes
-    from .results import BackendStatus
+    from kbtool.known import variant_suffixes
+    from kbtool.results import BackendStatus
 
     failed: Dict[str, FailedKeys] = {}
     for record in report["results"]:
@@ -473,7 +481,7 @@ def _last_failed_plan(spec: Spec, request: PlanRequest, last_failed: Failures) -
 def _sharded(plan: Plan, shard: Optional[Tuple[int, int]], timings: Optional[Timings]) -> Plan:
     """The plan with only part K of N of its work (shard = (K, N); the plan itself when None)."""
     if shard:
-        from . import shard as shard_mod
+        from kbtool import shard as shard_mod
 
         plan.work, plan.shard_share = shard_mod.select(plan.work, shard[0], shard[1], timings)
         plan.shard = (shard[0], shard[1])

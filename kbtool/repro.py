@@ -19,12 +19,12 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional
 
-from . import paths
-from .vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
+from kbtool import paths
+from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
 
 if TYPE_CHECKING:
-    from .results import Result
-    from .specs.cases import Case
+    from kbtool.results import Result
+    from kbtool.specs.cases import Case
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def command(result: "Result", case: Optional["Case"] = None, flags: RunFlags = R
 def _in_home(backend: str) -> bool:
     """Whether a backend's worker runs in an env under KBTOOL_HOME: a managed backend but numpy (kbtool's own
     Python), or a custom module run in one (`mod@ENV`); a plain custom module runs on kbtool's own Python."""
-    from .runners.registry import is_builtin
+    from kbtool.runners.registry import is_builtin
 
     if "@" in backend:
         return True

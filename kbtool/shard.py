@@ -17,11 +17,11 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
-from . import files, paths
-from .errors import KbtoolError
+from kbtool import files, paths
+from kbtool.errors import KbtoolError
 
 if TYPE_CHECKING:
-    from .plan import Work
+    from kbtool.plan import Work
 
 Timings = Dict[str, Dict[str, float]]  # {op: {case id: seconds}}, as specs/timings.json holds them
 

@@ -11,15 +11,15 @@ import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .errors import KbtoolError
+from kbtool.errors import KbtoolError
 
 
 def expand_backends(names: Sequence[str], text: str, runner: Any = None) -> List[str]:
     """`names` with each built-in backend whose env has the package of `text` (`PKG=LO..HI`) replaced by its
     releases in that range, oldest first; duplicates said once. A KbtoolError (one line) when none has it, or when
     the range is malformed or not on the index."""
-    from .runners import releases
-    from .runners.registry import RECIPES
+    from kbtool.runners import releases
+    from kbtool.runners.registry import RECIPES
 
     package, _, _ = releases.parse_range(text)
     expanded: List[str] = []
@@ -39,7 +39,7 @@ def expand_backends(names: Sequence[str], text: str, runner: Any = None) -> List
 
 
 def is_installed(name: str) -> bool:
-    from .runners import envs, releases
+    from kbtool.runners import envs, releases
 
     return os.path.exists(os.path.join(releases.recipe_for(name).env_dir(), envs.RECORD))
 
@@ -52,7 +52,7 @@ def install_missing(
     """Install each release of `names` that is not installed yet, in order; returns {name: why} for those that
     failed. `say` gets a progress line per release ("installing 2 of 5 releases: ...") and what came of it, with
     its time. `install(recipe)` (tests) installs one release and returns the error, None when it worked."""
-    from .runners import releases
+    from kbtool.runners import releases
 
     missing = [n for n in names if releases.is_release(n) and not is_installed(n)]
     failed: Dict[str, str] = {}
@@ -74,7 +74,7 @@ def install_missing(
 
 def _install(recipe: Any) -> Optional[str]:
     """envs.install_all for one release, pip's progress kept; the error it said when it failed."""
-    from .runners import envs
+    from kbtool.runners import envs
 
     said: List[str] = []
     failed = envs.install_all([recipe], False, out=said.append, err=said.append)

@@ -1,7 +1,7 @@
 """kbtool's shared words, defined once: the evaluation modes, and the keras.json settings.
 
 This module is the ground floor: it imports nothing from kbtool, so every layer may use it. The backend worker
-(kbtool/runners/worker/, which runs on Python 3.6 in a backend's own env and imports nothing from outside its
+(kbtool/worker/, which runs on Python 3.6 in a backend's own env and imports nothing from outside its
 package) keeps its own copy of the case settings' keys; tests/test_vocabulary.py holds that copy equal to this one.
 
 keras.json, as the Keras docs describe it: `image_data_format`, `epsilon`, `floatx` and `backend`, each with a
@@ -62,7 +62,7 @@ def shown(value: object) -> str:
             return f"an integer of {len(str(abs(value)))} digits"
         except ValueError:  # past Python's limit on converting an int to text
             return "an integer of more than 4300 digits"
-    from .files import quote  # the one clipping rule of messages
+    from kbtool.files import quote  # the one clipping rule of messages
 
     return str(quote(value))
 

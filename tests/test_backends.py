@@ -6,11 +6,11 @@ installed fails these tests with kbtool's own reason: they never skip.
 
 import pytest
 
-from kbtool.check import run_check
+from kbtool.check.run import run_check
 from kbtool.plan import make_plan
 from kbtool.runners.base import Unavailable
 from kbtool.runners.registry import BUILTIN, launch_for
-from kbtool.session import probe
+from kbtool.runners.session import probe
 
 pytestmark = pytest.mark.backends
 

@@ -7,8 +7,8 @@ import pytest
 
 from kbtool import reference
 from kbtool.bench import cost, families
-from kbtool.runners.worker import invoke, protocol
 from kbtool.specs import bench_cases, loader
+from kbtool.worker import invoke, protocol
 
 
 def declared(spec):

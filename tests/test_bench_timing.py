@@ -1,4 +1,4 @@
-"""The worker's timing loop (kbtool/runners/worker/timing.py), in-process on the NumPy reference: calibration,
+"""The worker's timing loop (kbtool/worker/timing.py), in-process on the NumPy reference: calibration,
 warmup, the sample budget, one-time costs apart from the steady state, and the harness's own cost."""
 
 import time
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kbtool import reference
-from kbtool.runners.worker import invoke, protocol, timing
+from kbtool.worker import invoke, protocol, timing
 
 
 def busy(seconds):

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from kbtool.runners.worker import steps
 from kbtool.specs import binding, loader
 from kbtool.specs.binding import BindingError, bind
 from kbtool.specs.cases import expand_case
+from kbtool.worker import steps
 
 T = "tensor"
 DOT = [{"name": "x", "kind": T}, {"name": "y", "kind": T}, {"name": "axes", "default": None}]

@@ -8,8 +8,8 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from kbtool import bisect
-from kbtool.bisect import Outcome
+from kbtool.bisect import search as bisect
+from kbtool.bisect.search import Outcome
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.runners import releases

@@ -121,7 +121,7 @@ def test_a_backend_that_prints_a_lot_is_cut(custom_backend):
         "def transpose(x, *a, **k):\n"
         "    os.write(2, b'y' * 100000)\n    return _t(x, *a, **k)\n",
     )
-    from kbtool.check import run_check
+    from kbtool.check.run import run_check
     from kbtool.plan import make_plan
     from kbtool.specs import loader
 
@@ -132,7 +132,7 @@ def test_a_backend_that_prints_a_lot_is_cut(custom_backend):
 
 
 def test_what_a_worker_said_before_it_died_is_kept_with_the_crash(custom_backend):
-    from kbtool.check import run_check
+    from kbtool.check.run import run_check
     from kbtool.plan import make_plan
     from kbtool.specs import loader
 

@@ -152,7 +152,7 @@ def test_evidence_is_checked_status_message_and_details():
 
 @pytest.mark.backends
 def test_named_cases_show_their_evidence_on_their_backend(catalogue, spec):
-    from kbtool.check import run_check
+    from kbtool.check.run import run_check
     from kbtool.plan import make_plan
 
     by_backend = {}
@@ -186,7 +186,7 @@ def test_named_cases_show_their_evidence_on_their_backend(catalogue, spec):
 def test_printed_text_is_judged_by_message_and_values():
     import numpy as np
 
-    from kbtool.runners.worker.invoke import describe_printed
+    from kbtool.worker.invoke import describe_printed
 
     ones = np.ones((1, 1), dtype="float32")
     assert describe_printed("msg [[1.]]\n", ones) == ("msg", "printed the 1 value(s)")
@@ -200,7 +200,7 @@ def test_reference_print_tensor_reply_carries_the_printed_text(capfd):
     import numpy as np
 
     from kbtool import reference
-    from kbtool.runners.worker import invoke
+    from kbtool.worker import invoke
 
     request = {"op": "print_tensor", "mode": "eager", "args": [{"tensor": 0}], "kwargs": {"message": {"value": "m"}}}
     header, arrays = invoke.evaluate(reference, request, [np.array([1.5, -2.0], dtype="float32")])
@@ -213,7 +213,7 @@ def test_sparse_input_and_eval_update_on_the_reference():
     import numpy as np
 
     from kbtool import reference
-    from kbtool.runners.worker import invoke
+    from kbtool.worker import invoke
 
     dense = np.array([[0, 2.0, 0], [0, 0, 3.0]], dtype="float32")
     for mode in ("eager", "symbolic"):

@@ -2,8 +2,8 @@ import json
 
 from click.testing import CliRunner
 
-from kbtool import config
 from kbtool.cli import main
+from kbtool.config import keras_json as config
 
 
 def run(*args):

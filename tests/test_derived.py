@@ -14,7 +14,7 @@ import types
 import pytest
 
 from kbtool import known
-from kbtool.check import run_check
+from kbtool.check.run import run_check
 from kbtool.paths import CHECKOUT_ROOT
 from kbtool.plan import make_plan
 from kbtool.reports.merge import merge
@@ -22,7 +22,7 @@ from kbtool.reports.report import Report, dumps, validate
 from kbtool.results import Result, Status
 from kbtool.runners import custom
 from kbtool.runners.base import Launch
-from kbtool.runners.worker import inherit
+from kbtool.worker import inherit
 
 
 def _module(name, **attrs):

@@ -11,10 +11,12 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from kbtool import files, fingerprint, known, known_record, reports
-from kbtool.check import run_check
+from kbtool import files, known, reports
+from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
+from kbtool.known import fingerprint
+from kbtool.known import record as known_record
 from kbtool.plan import make_plan, resolve_backends
 from kbtool.reports import report as report_mod
 from kbtool.reports.assemble import exit_code

@@ -26,7 +26,7 @@ import kbtool
 from kbtool import completion, files
 from kbtool.cli import main
 from kbtool.runners import base, envs
-from kbtool.runners.interpreters import Interpreter
+from kbtool.runners.envs.interpreters import Interpreter
 from kbtool.runners.registry import RECIPES
 from kbtool.verdicts import values
 

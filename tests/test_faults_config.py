@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 import kbtool
-from kbtool import config
 from kbtool.cli import main
+from kbtool.config import keras_json as config
 from kbtool.runners.registry import RECIPES
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))  # the kbtool under test

@@ -17,7 +17,7 @@ import pytest
 
 from kbtool.runners import client as client_mod
 from kbtool.runners.registry import launch_for
-from kbtool.session import BackendSession
+from kbtool.runners.session import BackendSession
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -174,7 +174,7 @@ def test_a_missing_interpreter_is_a_broken_hello_not_a_traceback(tmp_path):
 NESTED_SIGNALS = """
 import signal, sys
 sys.path.insert(0, sys.argv[1])
-from kbtool.session import Cancel
+from kbtool.runners.session import Cancel
 
 cancel = Cancel()
 calls = [0]

@@ -32,16 +32,16 @@ from rich.console import Console
 
 import kbtool
 from kbtool import reports
-from kbtool.check import run_check
+from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.plan import make_plan
 from kbtool.reports import html, junit, markdown, terminal
 from kbtool.reports.assemble import exit_code, validate
 from kbtool.runners.base import Launch, kbtool_home
 from kbtool.runners.client import WorkerClient
-from kbtool.runners.protocol import Reply, Request
+from kbtool.runners.messages import Reply, Request
 from kbtool.runners.registry import launch_for
-from kbtool.session import BackendSession, Cancel, Expected, Worker
+from kbtool.runners.session import BackendSession, Cancel, Expected, Worker
 from kbtool.specs import loader
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))  # the kbtool under test

@@ -1,9 +1,9 @@
-"""The fingerprint of a non-passing result (kbtool/fingerprint.py): every part that says what failed counts, and
+"""The fingerprint of a non-passing result (kbtool/known/fingerprint.py): every part that says what failed counts, and
 nothing that varies between runs of the same behaviour does."""
 
 import pytest
 
-from kbtool import fingerprint
+from kbtool.known import fingerprint
 
 VALUES = {
     "expected_shape": [3, 4],
@@ -70,9 +70,9 @@ def test_the_same_power_of_ten_is_the_same_fingerprint():
         ("tf_keras.backend has no attribute 'slice'", "mymod has no attribute 'slice'"),
         (
             "Labels length is zero [[node CTCLoss (defined at tmp/ci-home/envs/tensorflow1/lib/ops.py:1748) ]]  "
-            "Original stack trace for 'CTCLoss': File \"work/main/kbtool/runners/worker/main.py\", line 172",
+            "Original stack trace for 'CTCLoss': File \"work/main/kbtool/worker/main.py\", line 172",
             "Labels length is zero [[node CTCLoss (defined at root/.cache/kbtool/envs/tensorflow1/lib/ops.py:1748) ]]  "
-            "Original stack trace for 'CTCLoss': File \"tmp/clone/kbtool/runners/worker/main.py\", line 180",
+            "Original stack trace for 'CTCLoss': File \"tmp/clone/kbtool/worker/main.py\", line 180",
         ),
         (
             "Detected at node 'AvgPool3D' defined at (most recent call last): File \"/a/main.py\", line 1",

@@ -1,4 +1,4 @@
-"""Finding a Python X.Y (kbtool/runners/interpreters.py) and `kbtool env install` on a machine that lacks some:
+"""Finding a Python X.Y (kbtool/runners/envs/interpreters.py) and `kbtool env install` on a machine that lacks some:
 fake interpreters (shell scripts printing a version) stand in for pyenv's, uv's and conda's Pythons and PATH's, in a
 temporary home; `--python PATH` validation; `env install --all` skips what has no Python and says so (exit 0); pip's
 output goes live to a terminal and is captured otherwise. No network, no backend."""
@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
-from kbtool.runners import envs, interpreters, registry
+from kbtool.runners import envs, registry
 from kbtool.runners.base import Recipe
-from kbtool.runners.interpreters import Interpreter, NoInterpreter, WrongInterpreter
+from kbtool.runners.envs import interpreters
+from kbtool.runners.envs.interpreters import Interpreter, NoInterpreter, WrongInterpreter
 
 
 def _script(path, body):

@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-PORT = pathlib.Path(__file__).resolve().parent.parent / "kbtool" / "runners" / "worker" / "keras3_port"
+PORT = pathlib.Path(__file__).resolve().parent.parent / "kbtool" / "worker" / "keras3_port"
 MODULES = ["core", "arrays", "nn"]
 # Documented functions the adapter leaves undefined on purpose: Keras 3 has no equivalent (arrays.py's docstring).
 UNDEFINED = {"print_tensor", "is_placeholder", "is_sparse"}

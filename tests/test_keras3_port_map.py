@@ -1,4 +1,4 @@
-"""The adapter runs the map: kbtool/runners/worker/keras3_port/ defines exactly the functions specs/keras3_map.yaml gives
+"""The adapter runs the map: kbtool/worker/keras3_port/ defines exactly the functions specs/keras3_map.yaml gives
 a Keras 3 expression, and each one calls what its row names. Read with `ast`: no keras is imported here."""
 
 import ast
@@ -7,7 +7,7 @@ import os
 from kbtool.specs import keras3_map, loader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PORT = os.path.join(ROOT, "kbtool", "runners", "worker", "keras3_port")
+PORT = os.path.join(ROOT, "kbtool", "worker", "keras3_port")
 # a row with no Keras 3 expression that the adapter still defines, where an engine has what the row names
 ENGINE_ONLY = {"gradients": "torch's autograd and a TensorFlow tape, the engines' own autodiff the row names"}
 

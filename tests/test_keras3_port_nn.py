@@ -8,7 +8,7 @@ import yaml
 
 from kbtool import paths
 
-PORT = os.path.join(paths.PACKAGE_DIR, "runners", "worker", "keras3_port")
+PORT = os.path.join(paths.PACKAGE_DIR, "worker", "keras3_port")
 NN = os.path.join(PORT, "nn.py")
 
 # documented ops the module leaves undefined on purpose (its docstring says why): their cases are `unsupported`

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kbtool.cli import main
 from kbtool.execute import _by_settings
 from kbtool.runners.base import keras_home_for
-from kbtool.session import settings_mismatch
+from kbtool.runners.session import settings_mismatch
 from kbtool.specs.domains import CONFIG_DEFAULTS
 
 

@@ -6,9 +6,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kbtool import files, fingerprint, known, known_record
+from kbtool import files, known
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
+from kbtool.known import fingerprint
+from kbtool.known import record as known_record
 from kbtool.results import Result
 
 SCALED = """

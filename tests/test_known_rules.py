@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from kbtool import files, fingerprint, known
+from kbtool import files, known
 from kbtool.errors import KbtoolError
+from kbtool.known import fingerprint
 from kbtool.reports import html, markdown, terminal
 from kbtool.reports.assemble import summarize
 from kbtool.reports.assemble import validate as validate_report

@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from kbtool import files, known, known_record
+from kbtool import files, known
 from kbtool.errors import KbtoolError
+from kbtool.known import record as known_record
 from kbtool.results import Result, Status
 
 R224 = "tensorflow1[keras=2.2.4]"
@@ -161,7 +162,7 @@ def test_an_entry_with_no_release_in_its_range_in_the_run_is_not_stale():
 
 def test_a_base_record_stands_for_its_releases_and_a_release_that_passes_does_not_make_it_stale():
     base = result("tensorflow1")
-    from kbtool import fingerprint
+    from kbtool.known import fingerprint
 
     recorded = known.KnownEntry.from_dict(
         entry(results={known.result_key(base): fingerprint.of_result(base)}, count=1), 1
@@ -182,7 +183,7 @@ def test_a_base_record_stands_for_its_releases_and_a_release_that_passes_does_no
 def test_a_release_failing_otherwise_is_not_changed_when_an_entry_of_its_own_range_explains_it(release_entry_first):
     """theano 1.0.4's in_top_k raises where theano 1.0.5 (the base) fails on a static shape: the base's record says
     `changed` only while nothing else explains it, wherever the release's own entry stands in the file."""
-    from kbtool import fingerprint
+    from kbtool.known import fingerprint
 
     base = result("tensorflow1")
     recorded = known.KnownEntry.from_dict(

@@ -29,21 +29,21 @@ LAYERS = (
         ),
     ),
     # the worker program (Python 3.6, in a backend's env) and its wire format; imports nothing outside itself
-    ("worker", ("kbtool.runners.worker",)),
+    ("worker", ("kbtool.worker",)),
     ("config", ("kbtool.config",)),  # keras.json: locate, read, validate, write
     ("specs", ("kbtool.specs",)),
     ("verdicts", ("kbtool.verdicts",)),
     # recipes, registry, client, envs; the pool that shares a check's cases among the workers
-    ("runners", ("kbtool.runners", "kbtool.pool")),
+    ("runners", ("kbtool.runners", "kbtool.runners.pool")),
     # the NumPy reference, and its oracle (which asks the registry for a backend's own K.backend() name)
     ("reference", ("kbtool.reference",)),
     (
         "known",
-        ("kbtool.known", "kbtool.fingerprint", "kbtool.known_record"),
+        ("kbtool.known", "kbtool.known.fingerprint", "kbtool.known.record"),
     ),  # known differences (backend globs are validated against the registry)
     (
         "session",
-        ("kbtool.session", "kbtool.interrupts", "kbtool.repro"),
+        ("kbtool.runners.session", "kbtool.interrupts", "kbtool.repro"),
     ),  # the backend workers a check or a tool holds; signals
     (
         "run",
@@ -55,7 +55,7 @@ LAYERS = (
     ("cli", ("kbtool.cli", "kbtool.__main__")),
 )
 # packages that import nothing from kbtool outside themselves (the worker runs where kbtool is not installed)
-SELF_CONTAINED = ("kbtool.runners.worker",)
+SELF_CONTAINED = ("kbtool.worker",)
 
 
 def module_name(path):
@@ -151,8 +151,8 @@ def test_the_table_names_each_module_once():
         ("kbtool.reference.oracle", "from ..runners import registry\n", None),  # reference sits above runners
         ("kbtool.verdicts", "from . import tolerances\nfrom ..specs import shapes\n", None),
         ("kbtool.vocabulary", "from .errors import KbtoolError\n", None),
-        ("kbtool.vocabulary", "from . import config\n", "kbtool.config"),
-        ("kbtool.runners.worker.main", "from kbtool import errors\n", "kbtool.errors"),  # outside the worker
+        ("kbtool.vocabulary", "from kbtool.config import keras_json\n", "kbtool.config.keras_json"),
+        ("kbtool.worker.main", "from kbtool import errors\n", "kbtool.errors"),  # outside the worker
     ],
 )
 def test_the_checker_finds_an_import_up(module, source, bad):
@@ -187,13 +187,13 @@ def _calls_of(tree, name):
 
 
 def test_exactly_one_module_starts_backend_workers():
-    """Only kbtool/session.py makes worker clients, and only the client starts worker processes (Popen): check's
+    """Only kbtool/runners/session.py makes worker clients, and only the client starts worker processes (Popen): check's
     lanes, the pytest plugin, explore, bench and `kbtool backends` all go through a BackendSession. The one other
     Popen is config's import check of a custom module (`kbtool config set backend my.module`): a child that
     imports the module and answers, never a worker."""
     makers, spawners = {}, {}
     for module, path in sorted(modules().items()):
-        if module.startswith("kbtool.runners.worker"):
+        if module.startswith("kbtool.worker"):
             continue  # runs inside a backend env; starts no worker
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read())
@@ -201,8 +201,8 @@ def test_exactly_one_module_starts_backend_workers():
             makers[module] = _calls_of(tree, "WorkerClient")
         if _calls_of(tree, "Popen"):
             spawners[module] = _calls_of(tree, "Popen")
-    assert list(makers) == ["kbtool.session"], makers
-    assert sorted(spawners) == ["kbtool.config", "kbtool.runners.client"], spawners
+    assert list(makers) == ["kbtool.runners.session"], makers
+    assert sorted(spawners) == ["kbtool.config.keras_json", "kbtool.runners.client"], spawners
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from kbtool.interrupts import Interrupts
 from kbtool.reports import load, merge
 from kbtool.runners import envs
 from kbtool.runners.registry import RECIPES
-from kbtool.session import Cancel
+from kbtool.runners.session import Cancel
 
 
 @pytest.mark.parametrize("text, seconds", [("1", 1.0), ("0.5", 0.5), ("86400", 86400.0), (" 2e1 ", 20.0), (None, None)])

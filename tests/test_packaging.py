@@ -26,7 +26,7 @@ def test_every_folder_with_python_files_is_a_package():
             folders.add(os.path.relpath(dirpath, ROOT).replace(os.sep, "."))
     found = set(find_packages(where=ROOT, include=["kbtool", "kbtool.*"]))
     assert folders - found == set(), "folders with .py files but no __init__.py (not shipped in the wheel)"
-    assert {"kbtool.specs", "kbtool.reference", "kbtool.reports", "kbtool.runners", "kbtool.runners.worker"} <= found
+    assert {"kbtool.specs", "kbtool.reference", "kbtool.reports", "kbtool.runners", "kbtool.worker"} <= found
 
 
 def test_checkout_reads_specs_in_place():
@@ -105,7 +105,7 @@ def test_wheel_contents(tmp_path):
         "kbtool/_specs/ops.yaml",
         "kbtool/_specs/known_differences.yaml",
         "kbtool/_specs/timings.json",
-        "kbtool/runners/worker/main.py",
+        "kbtool/worker/main.py",
         "kbtool/specs/__init__.py",
         "kbtool/reports/templates/report.html.j2",
         "kbtool/__main__.py",

@@ -1,4 +1,4 @@
-"""The shared pool of worker slots (kbtool/pool.py): who runs what, and that scheduling never changes a result."""
+"""The shared pool of worker slots (kbtool/runners/pool.py): who runs what, and that scheduling never changes a result."""
 
 import collections
 import dataclasses
@@ -7,7 +7,7 @@ import pytest
 
 from kbtool.execute import execute_plan
 from kbtool.plan import make_plan
-from kbtool.pool import BackendLoad, Lane, Pool, default_jobs, rss_kb
+from kbtool.runners.pool import BackendLoad, Lane, Pool, default_jobs, rss_kb
 from kbtool.runners.registry import launch_for
 from kbtool.specs import loader
 

@@ -193,7 +193,7 @@ def test_plain_lines_fit_80_columns_with_long_names_and_big_counts():
 
 def test_execute_tells_each_state(tmp_path):
     """A real check on the numpy backend: its worker is given a slot, is ready, and its last worker leaves."""
-    from kbtool.check import run_check
+    from kbtool.check.run import run_check
     from kbtool.plan import make_plan
     from kbtool.specs import loader
 

@@ -30,7 +30,7 @@ from kbtool.results import Result, Status
 # first copy is not caught as the second's).
 for _module in pkgutil.walk_packages(kbtool.__path__, "kbtool."):
     # the worker's script and the Keras 3 adapter run in a backend's env only
-    if not _module.name.startswith(("kbtool.runners.worker.main", "kbtool.runners.worker.keras3_port")):
+    if not _module.name.startswith(("kbtool.worker.main", "kbtool.worker.keras3_port")):
         importlib.import_module(_module.name)
 
 pytest_plugins = "pytester"

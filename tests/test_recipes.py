@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from kbtool.check import run_check
+from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.plan import make_plan
 from kbtool.reports import junit, markdown, terminal
 from kbtool.runners import envs
 from kbtool.runners.registry import BUILTIN, RECIPES, launch_for
-from kbtool.runners.worker import shims
+from kbtool.worker import shims
 
 PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!-]+\Z")
 

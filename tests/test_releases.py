@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from kbtool.errors import KbtoolError
-from kbtool.runners import envs, layered, releases
+from kbtool.runners import envs, releases
+from kbtool.runners.envs import layered
 from kbtool.runners.registry import RECIPES, is_builtin, recipe_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -372,7 +373,7 @@ def test_keras_2_2_0_cannot_share_keras_applications_with_tensorflow_1_15_and_kb
 def test_the_start_up_shims_put_back_what_old_theano_releases_import_from_the_standard_library():
     code = (
         "import collections, fractions\n"
-        "from kbtool.runners.worker import shims\n"
+        "from kbtool.worker import shims\n"
         "shims.apply(['collections_abc', 'fractions_gcd'])\n"
         "from collections import MutableSet, Iterable\n"  # theano 1.0.3 and older; keras 2.3.1
         "from fractions import gcd\n"  # theano 1.0.4 and older

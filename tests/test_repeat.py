@@ -11,16 +11,17 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from kbtool import fingerprint, known
-from kbtool.check import run_check
+from kbtool import known
+from kbtool.check.run import run_check
 from kbtool.cli import main
+from kbtool.known import fingerprint
 from kbtool.plan import make_plan
 from kbtool.reports import html, junit, markdown, terminal
 from kbtool.reports.assemble import exit_code, validate
 from kbtool.results import SEVERITY, SYMBOLS, Status
-from kbtool.runners.worker import protocol
 from kbtool.specs import loader
 from kbtool.verdicts import is_random, judge_runs
+from kbtool.worker import protocol
 
 SPEC = loader.load()
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from kbtool import plan
-from kbtool.check import run_check
+from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.reports import format_of, html, junit, markdown, matrix, prepare_outputs, progress, render, terminal, write

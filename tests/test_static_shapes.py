@@ -12,11 +12,11 @@ from click.testing import CliRunner
 import kbtool
 from kbtool import reference
 from kbtool.cli import main
-from kbtool.runners.worker import invoke
 from kbtool.specs import binding, shapes
 from kbtool.specs.cases import cases_for
 from kbtool.verdicts import judge
 from kbtool.verdicts.shape_rules import judge_static_shape
+from kbtool.worker import invoke
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))
 CONCAT_ROWS = [{"shape": "x[:1] + [x[1] + y[1]]"}]  # concatenate two matrices along axis 1

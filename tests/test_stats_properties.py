@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from kbtool import reference
-from kbtool.runners.worker import invoke
 from kbtool.specs import cases, loader
 from kbtool.verdicts import distributions, judge, stats
 from kbtool.verdicts.distributions import ALPHA, Bernoulli, Dropout, Normal, TruncatedNormal, Uniform
+from kbtool.worker import invoke
 
 
 def rng(seed=0):

@@ -8,15 +8,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from kbtool.check import run_check
+from kbtool.check.run import run_check
 from kbtool.errors import KbtoolError
 from kbtool.plan import make_plan
 from kbtool.runners.base import find_interpreter
 from kbtool.runners.client import WorkerClient
-from kbtool.runners.protocol import Request
+from kbtool.runners.messages import Request
 from kbtool.runners.registry import launch_for
-from kbtool.runners.worker import protocol
 from kbtool.specs import loader
+from kbtool.worker import protocol
 
 from .conftest import ROOT
 
@@ -48,7 +48,7 @@ def test_protocol_refuses_object_arrays():
 def test_worker_files_parse_under_python36():
     python36 = find_interpreter("3.6")
     marked = []
-    for folder, _, files in os.walk(os.path.join(ROOT, "kbtool", "runners")):
+    for folder, _, files in os.walk(os.path.join(ROOT, "kbtool", "worker")):
         for name in files:
             path = os.path.join(folder, name)
             if name.endswith(".py") and "py36-compatible" in open(path).read():
@@ -90,7 +90,7 @@ def test_worker_files_import_nothing_outside_stdlib_numpy_and_siblings():
         "math",
         "plaidml",
     }  # only in the plaidml env's start-up shim, which plugs its backend into keras
-    folder = os.path.join(ROOT, "kbtool", "runners", "worker")
+    folder = os.path.join(ROOT, "kbtool", "worker")
     for name in os.listdir(folder):
         if not name.endswith(".py"):
             continue
@@ -213,7 +213,7 @@ def test_unknown_backend_and_env_are_clear_errors():
 
 def test_call_and_result_arguments_build_losses_and_inspect_results():
     from kbtool import reference
-    from kbtool.runners.worker import invoke
+    from kbtool.worker import invoke
 
     x = np.arange(6, dtype="float64").reshape(2, 3)
     loss = {"call": "sum", "args": [{"call": "square", "args": [{"tensor": 0}]}]}

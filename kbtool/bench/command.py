@@ -9,10 +9,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import click
 
-from .. import options
-from ..completion import complete_backend, complete_op
-from ..errors import KbtoolError
-from ..vocabulary import MODES
+from kbtool import options
+from kbtool.completion import complete_backend, complete_op
+from kbtool.errors import KbtoolError
+from kbtool.vocabulary import MODES
 
 SIZE_NAMES = ("small", "medium", "large")
 
@@ -186,11 +186,11 @@ def bench(
     """
     import time
 
-    from ..specs import loader
-    from . import compare, measure, peak
-    from . import load as bench_load
-    from . import report as bench_report
-    from .measure import Settings
+    from kbtool.bench import compare, measure, peak
+    from kbtool.bench import load as bench_load
+    from kbtool.bench import report as bench_report
+    from kbtool.bench.measure import Settings
+    from kbtool.specs import loader
 
     started = time.time()
     chosen = _sizes(size, sizes)
@@ -260,14 +260,14 @@ def bench(
     say = _stderr_lines if not quiet else (lambda line: None)
     infos, results, incomplete, measured_peak = [], [], None, None
     lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
-    from ..runners.registry import not_installed_info
-    from .progress import BenchProgress
+    from kbtool.bench.progress import BenchProgress
+    from kbtool.runners.registry import not_installed_info
 
     stop = _Stop()
     previous = stop.install()
     try:  # the handlers are restored whatever happens (an in-process caller keeps its own)
         # said once the handlers are in: a signal from here on stops the bench with its partial results
-        from ..reports.text import plural  # here: `kbtool --help` imports nothing heavy
+        from kbtool.reports.text import plural  # here: `kbtool --help` imports nothing heavy
 
         say(
             "kbtool bench: {} × {} on {}; measuring this machine's peak first".format(
@@ -359,8 +359,8 @@ def _releases(backend_names: Tuple[str, ...], text: str, quiet: bool) -> Tuple[A
     """--versions PKG=OLD..NEW on the one --backend: (OLD's release, NEW's release, how many releases the index has
     between them), both installed (those missing are installed now, said on stderr). A KbtoolError for a usage
     error, a range the index does not have, or an env that failed to install."""
-    from ..runners import envs, releases
-    from ..runners.base import ENV_RECORD
+    from kbtool.runners import envs, releases
+    from kbtool.runners.base import ENV_RECORD
 
     if len(backend_names) != 1:
         raise KbtoolError(
@@ -404,7 +404,7 @@ def _stderr_whole(line: str) -> None:
 
 def _pair_note(pair: Tuple[Any, Any, int], text: str, seed: int, sizes: List[str]) -> str:
     """How --versions timed its two releases, and what lies between them."""
-    from ..reports.text import plural
+    from kbtool.reports.text import plural
 
     old, new, between = pair
     return (
@@ -426,7 +426,7 @@ def _stderr_lines(line: str) -> None:
     """A progress or notice line on stderr, broken between words at the terminal's width (COLUMNS when set)."""
     import shutil
 
-    from .terminal import sized, wrap
+    from kbtool.bench.terminal import sized, wrap
 
     for part in wrap(line, shutil.get_terminal_size().columns) if sized(sys.stderr) else [line]:
         click.echo(part, err=True)
@@ -434,7 +434,7 @@ def _stderr_lines(line: str) -> None:
 
 def _after_interrupt(slots, infos, not_run):
     """The backends' infos after an interrupt: those the bench never reached say so (the one it was starting too)."""
-    from ..runners.registry import is_builtin, not_installed_info
+    from kbtool.runners.registry import is_builtin, not_installed_info
 
     done = {i["name"] for i in infos}
     return infos + [
@@ -465,7 +465,7 @@ class _Stop:
     CODES: Dict[int, int] = {signal.SIGINT.value: 130, signal.SIGTERM.value: 143}
 
     def __init__(self) -> None:
-        from ..session import Cancel
+        from kbtool.runners.session import Cancel
 
         self.signal: Optional[str] = None
         self.again = 0
@@ -477,7 +477,7 @@ class _Stop:
         return {signum: signal.signal(signum, self._handle) for signum in self.CODES}
 
     def restore(self, previous: Dict[int, Any]) -> None:
-        from .. import interrupts
+        from kbtool import interrupts
 
         interrupts.restore(previous, self.signal in ("SIGINT", "SIGTERM") or self.again > 0)
 
@@ -507,9 +507,9 @@ def _main_thread():
 
 def _show(data, outputs, as_json, quiet, verbose, say, interrupted=None):
     """Write the -o files, print the chosen view, exit with the bench's code."""
-    from . import report as bench_report
-    from . import terminal
-    from .units import verdict_line
+    from kbtool.bench import report as bench_report
+    from kbtool.bench import terminal
+    from kbtool.bench.units import verdict_line
 
     failures = bench_report.write_all(data, outputs)
     for path in outputs:

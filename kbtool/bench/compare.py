@@ -16,7 +16,7 @@ against its older one): the newer one's results paired with the older one's by o
 import math
 from typing import Any, Dict, List, Optional
 
-from .units import fmt_seconds
+from kbtool.bench.units import fmt_seconds
 
 ALPHA = 0.05
 MIN_EFFECT_PCT = 5.0

@@ -4,7 +4,7 @@ of a measured time: GFLOP/s, GB/s and the fraction of this machine's peak."""
 
 import numpy as np
 
-from ..specs import shapes
+from kbtool.specs import shapes
 
 
 def cost_names(case, outputs):

@@ -11,7 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Dict, Optional
 
-from ..specs import bench_cases, binding, cases
+from kbtool.specs import bench_cases, binding, cases
 
 SIZES = bench_cases.SIZES
 DEFAULT_SIZE = "medium"
@@ -203,9 +203,9 @@ def _scaled(raw, positions, factor):
 
 def _reference_output_elements(op, entry, raw):
     """Elements of the NumPy reference's outputs for the raw case (None when it does not run as a plain call)."""
-    from .. import reference
-    from ..capture import Captured
-    from ..runners.worker import invoke, protocol
+    from kbtool import reference
+    from kbtool.capture import Captured
+    from kbtool.worker import invoke, protocol
 
     try:
         case = cases.expand_case(op, entry, dict(raw, id="bench.probe"), 0)

@@ -13,9 +13,9 @@ from typing import Tuple
 
 import jinja2
 
-from . import load as bench_load
-from . import stats
-from .units import (
+from kbtool.bench import load as bench_load
+from kbtool.bench import stats
+from kbtool.bench.units import (
     PEAK_ABOVE,
     against,
     flags,

@@ -1,11 +1,9 @@
 """The Markdown view of a bench report: verdict, machine and peak, the harness's cost, one table per size, the
 growth exponents, the comparison and the slowest pairs. Rendered from the JSON alone."""
 
-from ..reports.markdown import _code
-from ..reports.text import markdown as _escape
-from . import compare, stats
-from . import load as bench_load
-from .units import (
+from kbtool.bench import compare, stats
+from kbtool.bench import load as bench_load
+from kbtool.bench.units import (
     PEAK_ABOVE,
     against,
     comparison_cells,
@@ -16,6 +14,8 @@ from .units import (
     unstable_note,
     verdict_line,
 )
+from kbtool.reports.markdown import _code
+from kbtool.reports.text import markdown as _escape
 
 
 def _cell(value):

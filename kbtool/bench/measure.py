@@ -2,16 +2,16 @@
 
 Backends run one after another, one worker at a time, so that no measurement shares the cores with another
 (check runs them side by side; bench never does); two releases of one backend (`--versions`) are timed in turns. Each backend's worker first measures the harness's own
-per-call cost, then times every op × size in each mode it runs (kbtool/runners/worker/timing.py)."""
+per-call cost, then times every op × size in each mode it runs (kbtool/worker/timing.py)."""
 
 import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ..errors import KbtoolError
-from ..vocabulary import MODES
-from . import families as fam
+from kbtool.bench import families as fam
+from kbtool.errors import KbtoolError
+from kbtool.vocabulary import MODES
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Settings:
         }
 
     def as_dict(self, ops):
-        from .stats import UNSTABLE_CV
+        from kbtool.bench.stats import UNSTABLE_CV
 
         return {
             "sizes": list(self.sizes),
@@ -110,9 +110,9 @@ class Timed:
         self._session = None
 
     def __enter__(self):
-        from ..runners.protocol import Request
-        from ..runners.registry import backend_info
-        from ..session import BackendSession, Cancel
+        from kbtool.runners.messages import Request
+        from kbtool.runners.registry import backend_info
+        from kbtool.runners.session import BackendSession, Cancel
 
         # a first call and a compile come on top of the samples; past this the op is reported as timed out
         timeout = max(60.0, 12 * self.settings.max_seconds)
@@ -146,7 +146,7 @@ class Timed:
 
     def measure(self, item, mode):
         """Time `item` in `mode`: False when the bench was cancelled (nothing more is measured)."""
-        from ..runners.protocol import Request
+        from kbtool.runners.messages import Request
 
         session = self._session
         if session.cancel.is_set():
@@ -209,7 +209,7 @@ def result_of(backend, item, mode, header):
         "inputs": [{"shape": [int(d) for d in a.shape], "dtype": str(a.dtype)} for a in item.case.arrays],
         "kwargs": _jsonable(item.case.kwargs),
     }
-    from ..runners import protocol
+    from kbtool.runners import messages as protocol
 
     status = header.get("status")
     if status == protocol.OK:
@@ -247,7 +247,7 @@ def _jsonable(kwargs):
 
 def finish(results, families, peak, unstable_cv=None):
     """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows."""
-    from . import cost, stats
+    from kbtool.bench import cost, stats
 
     for r in results:
         if r["status"] != "ok":
@@ -282,7 +282,7 @@ def machine():
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     except (ValueError, OSError, AttributeError):
         memory = 0.0
-    from ..pool import default_jobs
+    from kbtool.runners.pool import default_jobs
 
     found = {
         "platform": platform.platform(),
@@ -310,9 +310,9 @@ def _blas():
 
 
 def backend_slots(names, device="cpu", precision="default"):
-    from ..errors import KbtoolError
-    from ..plan import resolve_backends
-    from ..runners import registry
+    from kbtool.errors import KbtoolError
+    from kbtool.plan import resolve_backends
+    from kbtool.runners import registry
 
     oracles = [name for name in names if name in registry.ORACLES]
     if oracles:

@@ -9,8 +9,8 @@ import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, TextIO
 
-from ..plan import backend_modes
-from ..reports.progress import clock
+from kbtool.plan import backend_modes
+from kbtool.reports.progress import clock
 
 
 def planned(slot: Any, items: Any, settings: Any) -> int:

@@ -6,9 +6,9 @@ import math
 import os
 from typing import Any, Dict, List
 
-from .. import __version__, files, schemas
-from ..errors import KbtoolError
-from ..results import BackendStatus
+from kbtool import __version__, files, schemas
+from kbtool.errors import KbtoolError
+from kbtool.results import BackendStatus
 
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html"}
 # a backend's status in a bench: kbtool/results.py's BackendStatus (available, not installed, broken), and one that
@@ -185,11 +185,11 @@ def render(report, fmt):
     if fmt == "json":
         return json.dumps(report, indent=1, sort_keys=False) + "\n"
     if fmt == "markdown":
-        from . import markdown_view
+        from kbtool.bench import markdown_view
 
         return markdown_view.render(report)
     if fmt == "html":
-        from . import html_view
+        from kbtool.bench import html_view
 
         return html_view.render(report)
     raise KbtoolError(f"unknown bench format {fmt!r}")
@@ -197,7 +197,7 @@ def render(report, fmt):
 
 def prepare_outputs(paths):
     """Check the -o paths before a bench (a long run never ends in an unwritable file)."""
-    from ..reports import check_writable
+    from kbtool.reports import check_writable
 
     for path in paths:
         format_of(path)
@@ -206,7 +206,7 @@ def prepare_outputs(paths):
 
 def write_all(report, paths):
     """Write every -o file atomically; returns the failures' messages (each costs only its own file)."""
-    from ..reports import encodable
+    from kbtool.reports import encodable
 
     failures = []
     for path in paths:

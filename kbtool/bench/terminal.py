@@ -15,12 +15,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..files import one_line
-from ..reports.terminal import escape
-from ..reports.text import plain
-from . import compare, stats
-from . import load as bench_load
-from .units import (
+from kbtool.bench import compare, stats
+from kbtool.bench import load as bench_load
+from kbtool.bench.units import (
     PEAK_ABOVE,
     against,
     comparison_cells,
@@ -31,6 +28,9 @@ from .units import (
     unstable_note,
     verdict_line,
 )
+from kbtool.files import one_line
+from kbtool.reports.terminal import escape
+from kbtool.reports.text import plain
 
 MAX_ROWS = 200
 

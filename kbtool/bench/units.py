@@ -2,7 +2,7 @@
 
 import math
 
-from .stats import MIN_STABLE_SAMPLES
+from kbtool.bench.stats import MIN_STABLE_SAMPLES
 
 
 def fmt_seconds(seconds):
@@ -200,7 +200,7 @@ def verdict_line(report):
         )
     if report.get("incomplete"):
         parts.append("incomplete ({})".format(report["incomplete"].get("note", "interrupted")))
-    from .report import problems
+    from kbtool.bench.report import problems
 
     for problem in problems(report):
         parts.append(problem + ": not ok")

@@ -19,15 +19,15 @@ import shlex
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .. import known, paths
-from ..errors import KbtoolError
-from ..reference.oracle import Oracle
-from ..results import Status
-from ..runners import protocol
-from ..session import BackendSession, Cancel, Expected
-from ..specs import binding, domains
-from ..specs.cases import expand_case, raw_cases
-from . import strategies
+from kbtool import known, paths
+from kbtool.errors import KbtoolError
+from kbtool.explore import strategies
+from kbtool.reference.oracle import Oracle
+from kbtool.results import Status
+from kbtool.runners import messages as protocol
+from kbtool.runners.session import BackendSession, Cancel, Expected
+from kbtool.specs import binding, domains
+from kbtool.specs.cases import expand_case, raw_cases
 
 MAX_INLINE_REPLAY = 1500  # characters of case JSON a repro command carries itself; a longer case goes to a file
 KNOWN_KEPT = 3  # known failures kept per known-difference reason and mode (the search goes on past them)
@@ -223,8 +223,8 @@ def load_known_entries(spec, path=None):
 
 def save_replay(text):
     """Writes a long replay case under kbtool's home; returns its path (named by its content)."""
-    from ..files import write_atomic
-    from ..runners.base import kbtool_home
+    from kbtool.files import write_atomic
+    from kbtool.runners.base import kbtool_home
 
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = os.path.join(kbtool_home(), "explore", "replays", digest + ".json")
@@ -344,7 +344,7 @@ def domains_of(spec, op):
 
 def database_dir(op, backend):
     """Where the Hypothesis example database of one op on one backend lives (failing examples replay first)."""
-    from ..runners.base import kbtool_home
+    from kbtool.runners.base import kbtool_home
 
     safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in f"{op}__{backend}")
     return os.path.join(kbtool_home(), "hypothesis", safe)
@@ -352,7 +352,7 @@ def database_dir(op, backend):
 
 def parse_replay(text):
     """The raw case a `--replay` names: JSON text, or @FILE holding it; a KbtoolError (one line) otherwise."""
-    from .. import files
+    from kbtool import files
 
     if text.startswith("@"):
         text = files.read_text(text[1:], "replay ")

@@ -4,7 +4,7 @@ import json
 
 import click
 
-from ..reports.text import plural
+from kbtool.reports.text import plural
 
 
 def as_json(op, seed, max_examples, outcomes, saved=()):

@@ -11,14 +11,14 @@ import tempfile
 
 import yaml
 
-from .. import files
-from ..errors import KbtoolError
-from .strategies import spec_case_id
+from kbtool import files
+from kbtool.errors import KbtoolError
+from kbtool.explore.strategies import spec_case_id
 
 
 def save_case(spec_path, op, raw, about=None):
     """Insert `raw` into `op`'s cases in the spec file; returns the id it got (made unique within the op)."""
-    from ..specs import loader
+    from kbtool.specs import loader
 
     text = files.read_text(spec_path, "spec ")
     root, data = files.parse_yaml(spec_path, text)

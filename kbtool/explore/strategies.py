@@ -17,8 +17,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ..specs import domains
-from ..vocabulary import CASE_DEFAULTS as KERAS_DEFAULTS
+from kbtool.specs import domains
+from kbtool.vocabulary import CASE_DEFAULTS as KERAS_DEFAULTS
 
 _UNSET = object()  # a parameter the drawn case does not pass (its default applies)
 # template features a drawn case cannot vary meaningfully: raw worker args, expected exceptions, statistics of

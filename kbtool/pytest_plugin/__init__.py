@@ -1,7 +1,7 @@
 """`pytest --kbtool`: kbtool's conformance run as pytest items (a `pytest11` plugin).
 
 One item per op × case × backend × mode (and per backend variant, e.g. Theano's `.kernel_flipped`), judged exactly
-as `kbtool check` judges: the same plan (kbtool/plan.py), the same backend sessions and reference (kbtool/session.py), the same
+as `kbtool check` judges: the same plan (kbtool/plan.py), the same backend sessions and reference (kbtool/runners/session.py), the same
 known differences (kbtool/known.py). A known difference is an xfail with its reason; anything else that does not pass
 fails with the message, the numbers and the command that reproduces it; a known difference that no longer
 reproduces fails the session (see hooks.py).
@@ -125,6 +125,6 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     if not config.getoption("kbtool"):
         return  # inert: nothing of kbtool is imported
-    from .hooks import KbtoolHooks
+    from kbtool.pytest_plugin.hooks import KbtoolHooks
 
     config.pluginmanager.register(KbtoolHooks(config), "kbtool-session")

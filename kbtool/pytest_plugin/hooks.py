@@ -15,16 +15,16 @@ from typing import Dict, Set, Tuple
 
 import pytest
 
-from ..reports.text import plural
-from . import items as items_mod
-from . import verdict
-from .verdict import KbtoolFailure, WorkerUnavailable
+from kbtool.pytest_plugin import items as items_mod
+from kbtool.pytest_plugin import verdict
+from kbtool.pytest_plugin.verdict import KbtoolFailure, WorkerUnavailable
+from kbtool.reports.text import plural
 
 
 class KbtoolHooks:
     def __init__(self, config):
-        from . import options
-        from .runner import ItemRunner
+        from kbtool.pytest_plugin import options
+        from kbtool.pytest_plugin.runner import ItemRunner
 
         started = time.monotonic()
         self.config = config
@@ -111,7 +111,7 @@ class KbtoolHooks:
             return
         key = (props["op"], props["case"], props["backend"], props["mode"])
         if report.when == "call" and "status" in props:
-            from ..results import Result
+            from kbtool.results import Result
 
             self.results[key] = Result(
                 op=key[0],
@@ -132,8 +132,8 @@ class KbtoolHooks:
         self.runner.stop(kill=exitstatus == pytest.ExitCode.INTERRUPTED)
         if self.is_xdist_worker or not self.plan.all_cases:
             return
-        from .. import known
-        from ..plan import checkable_ops
+        from kbtool import known
+        from kbtool.plan import checkable_ops
 
         planned = {t.key for t in self.targets}
         missing = planned - self.reported
@@ -157,8 +157,8 @@ class KbtoolHooks:
         if self.is_xdist_worker or self.config.option.collectonly:
             return
         write = terminalreporter.write_line
-        from ..reports.text import plural
-        from ..results import SEVERITY
+        from kbtool.reports.text import plural
+        from kbtool.results import SEVERITY
 
         counts: Dict[str, int] = {}
         for key, result in self.results.items():  # the CLI's words: an explained result is `known`, whatever its status
@@ -176,7 +176,7 @@ class KbtoolHooks:
                 or "none",
             )
         )
-        from .. import known
+        from kbtool import known
 
         for entry in self.stale:
             written = {k: v for k, v in entry.items() if k != "note"}

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Tuple
 
 import pytest
 
-from . import verdict
-from .verdict import KbtoolFailure, WorkerUnavailable
+from kbtool.pytest_plugin import verdict
+from kbtool.pytest_plugin.verdict import KbtoolFailure, WorkerUnavailable
 
 if TYPE_CHECKING:
-    from ..plan import Entry
-    from ..runners.base import Launch
-    from ..specs.cases import Case
+    from kbtool.plan import Entry
+    from kbtool.runners.base import Launch
+    from kbtool.specs.cases import Case
 
 _SAFE = re.compile(r"[A-Za-z0-9_.=,+@()-]")
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, List, Optional
 import pytest
 
 if TYPE_CHECKING:
-    from ..known import KnownEntry
-    from ..plan import Plan
-    from ..repro import RunFlags
+    from kbtool.known import KnownEntry
+    from kbtool.plan import Plan
+    from kbtool.repro import RunFlags
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Selection:
 
 def read(config):
     """The selection the options describe (a pytest.UsageError when one is wrong)."""
-    from ..errors import KbtoolError
+    from kbtool.errors import KbtoolError
 
     try:
         return _read(config)
@@ -39,12 +39,12 @@ def read(config):
 
 
 def _read(config):
-    from .. import keras_settings, options
-    from ..check import known_entries_for
-    from ..known import alias_entries
-    from ..plan import make_plan
-    from ..repro import RunFlags
-    from ..specs import loader
+    from kbtool import keras_settings, options
+    from kbtool.check.run import known_entries_for
+    from kbtool.known import alias_entries
+    from kbtool.plan import make_plan
+    from kbtool.repro import RunFlags
+    from kbtool.specs import loader
 
     get = config.getoption
     seed = _whole_number(get("kbtool_seed"), "--kbtool-seed")
@@ -84,7 +84,7 @@ def _path(value, here):
 
 
 def _whole_number(text, flag):
-    from ..errors import KbtoolError
+    from kbtool.errors import KbtoolError
 
     try:
         return int(str(text).strip())

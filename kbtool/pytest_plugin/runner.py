@@ -1,7 +1,7 @@
 """Per process (the pytest process, or each pytest-xdist worker): the items' backend sessions and their results.
 
 A backend worker is started when an item first needs it and kept for the pytest session: one `BackendSession`
-(kbtool/session.py, the one owner of workers) per backend worker share, holding a worker per set of keras.json
+(kbtool/runners/session.py, the one owner of workers) per backend worker share, holding a worker per set of keras.json
 settings, as a check's pool has one lane per set of settings. Each result is computed once (judged against the
 reference of its case; a variant against its case's) and kept: an item whose known difference needs its variant's
 result reuses it.
@@ -12,17 +12,17 @@ from __future__ import annotations
 import atexit
 from typing import Any, Dict, Optional, Tuple
 
-from ..repro import RunFlags
-from ..results import Result
-from ..session import BackendSession, Cancel, Worker
-from .verdict import WorkerUnavailable
+from kbtool.pytest_plugin.verdict import WorkerUnavailable
+from kbtool.repro import RunFlags
+from kbtool.results import Result
+from kbtool.runners.session import BackendSession, Cancel, Worker
 
 
 class ItemRunner:
     def __init__(
         self, seed: int = 0, case_timeout: Optional[float] = None, repeat: int = 1, flags: Optional[RunFlags] = None
     ) -> None:
-        from ..reference.oracle import Oracle
+        from kbtool.reference.oracle import Oracle
 
         self.seed, self.case_timeout, self.repeat, self.flags = seed, case_timeout, repeat, flags
         self.oracle = Oracle()

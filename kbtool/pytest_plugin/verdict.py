@@ -14,8 +14,8 @@ import json
 from collections import namedtuple
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..known import KnownEntry
-from ..results import Result
+from kbtool.known import KnownEntry
+from kbtool.results import Result
 
 
 class KbtoolFailure(Exception):
@@ -34,7 +34,7 @@ def known_reason(
 ) -> Optional[str]:
     """The reason of the entry that explains `result` (None: none does), given its variants' results. A result an
     entry recorded that fails differently now is marked `changed` (its status and `changed`), as in a check."""
-    from .. import known
+    from kbtool import known
 
     probe = dataclasses.replace(result, known=None)
     others = [dataclasses.replace(r, known=None) for r in variant_results]
@@ -46,7 +46,7 @@ def known_reason(
 
 def needs_variants(result: Result, entries: Sequence[KnownEntry]) -> bool:
     """Whether an entry with `verified_by` would explain `result` if its variant's result says so."""
-    from .. import known
+    from kbtool import known
 
     return any(e.verified_by and e.explains(result) for e in known.numbered(entries))
 
@@ -54,8 +54,8 @@ def needs_variants(result: Result, entries: Sequence[KnownEntry]) -> bool:
 def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: Sequence[KnownEntry]) -> Dict[Any, Any]:
     """{key: (entry number, entry)} for each entry that the plan's results `keys` give one target, and whose staleness
     a check of this plan judges (no --case, --mode, --examples or --keras-config; every op it names planned)."""
-    from .. import known
-    from ..plan import checkable_ops
+    from kbtool import known
+    from kbtool.plan import checkable_ops
 
     if not plan.all_cases:
         return {}

@@ -4,11 +4,11 @@ definitions; each public op has exactly one reference function. Module names nev
 op name (`shape`, `update`), or the submodule would shadow the function.
 """
 
-from .compare_ops import *  # noqa: F403
-from .control import *  # noqa: F403
-from .conv import *  # noqa: F403
-from .core import *  # noqa: F403
-from .core import (  # noqa: F401  # noqa: F401
+from kbtool.reference.compare_ops import *  # noqa: F403
+from kbtool.reference.control import *  # noqa: F403
+from kbtool.reference.conv import *  # noqa: F403
+from kbtool.reference.core import *  # noqa: F403
+from kbtool.reference.core import (  # noqa: F401
     backend,
     constant,
     dtype,
@@ -23,14 +23,14 @@ from .core import (  # noqa: F401  # noqa: F401
     placeholder,
     variable,
 )
-from .creation import *  # noqa: F403
-from .ctc import *  # noqa: F403
-from .linalg import *  # noqa: F403
-from .losses import *  # noqa: F403
-from .manipulation import *  # noqa: F403
-from .math import *  # noqa: F403
-from .nn import *  # noqa: F403
-from .norm import *  # noqa: F403
-from .random_ops import *  # noqa: F403
-from .reduce import *  # noqa: F403
-from .updates import *  # noqa: F403
+from kbtool.reference.creation import *  # noqa: F403
+from kbtool.reference.ctc import *  # noqa: F403
+from kbtool.reference.linalg import *  # noqa: F403
+from kbtool.reference.losses import *  # noqa: F403
+from kbtool.reference.manipulation import *  # noqa: F403
+from kbtool.reference.math import *  # noqa: F403
+from kbtool.reference.nn import *  # noqa: F403
+from kbtool.reference.norm import *  # noqa: F403
+from kbtool.reference.random_ops import *  # noqa: F403
+from kbtool.reference.reduce import *  # noqa: F403
+from kbtool.reference.updates import *  # noqa: F403

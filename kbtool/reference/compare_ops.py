@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import op
+from kbtool.reference.core import op
 
 __all__ = [
     "equal",

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from .core import Symbol, _has_symbol, learning_phase, multi_op, op
-from .finite_differences import central_differences
+from kbtool.reference.core import Symbol, _has_symbol, learning_phase, multi_op, op
+from kbtool.reference.finite_differences import central_differences
 
 __all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr", "gradients"]
 

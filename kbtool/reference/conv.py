@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from .core import normalize_data_format, op
+from kbtool.reference.core import normalize_data_format, op
 
 __all__ = [
     "conv1d",

@@ -12,7 +12,7 @@ from typing import Dict
 
 import numpy as np
 
-from ..vocabulary import CASE_DEFAULTS, DATA_FORMATS
+from kbtool.vocabulary import CASE_DEFAULTS, DATA_FORMATS
 
 _CONFIG = dict(CASE_DEFAULTS, learning_phase=0)  # the documented keras.json defaults; set_floatx & co. change them
 _UIDS: Dict[str, int] = {}

@@ -5,7 +5,7 @@ The blank label is the last class, as in Keras.
 
 import numpy as np
 
-from .core import epsilon, multi_op, op
+from kbtool.reference.core import epsilon, multi_op, op
 
 __all__ = ["ctc_label_dense_to_sparse", "ctc_batch_cost", "ctc_decode"]
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import epsilon, op
+from kbtool.reference.core import epsilon, op
 
 __all__ = ["binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"]
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import floatx, normalize_data_format, op
+from kbtool.reference.core import floatx, normalize_data_format, op
 
 __all__ = [
     "concatenate",

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import normalize_data_format, op
+from kbtool.reference.core import normalize_data_format, op
 
 __all__ = [
     "softmax",

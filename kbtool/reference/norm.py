@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import multi_op, op
+from kbtool.reference.core import multi_op, op
 
 __all__ = ["batch_normalization", "normalize_batch_in_training"]
 

@@ -7,9 +7,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..capture import Captured
-from ..runners.worker import invoke, protocol
-from .finite_differences import central_differences
+from kbtool.capture import Captured
+from kbtool.reference.finite_differences import central_differences
+from kbtool.worker import invoke, protocol
 
 
 class Oracle:
@@ -17,7 +17,7 @@ class Oracle:
 
     def __init__(self, module=None):
         if module is None:
-            from .. import reference as module
+            from kbtool import reference as module
         self.module = module
         self._lock = threading.Lock()
         self._cache = {}
@@ -100,7 +100,7 @@ def own_name(backend_name, hello):
     if "." in want:
         want = hello.get("backend", want)
     else:
-        from ..runners.registry import keras_name
+        from kbtool.runners.registry import keras_name
 
         want = keras_name(want)
     return {

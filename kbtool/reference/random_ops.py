@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import floatx, variable
+from kbtool.reference.core import floatx, variable
 
 __all__ = [
     "random_normal",

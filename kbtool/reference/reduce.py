@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .core import floatx, op
+from kbtool.reference.core import floatx, op
 
 __all__ = [
     "sum",

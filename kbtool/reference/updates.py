@@ -8,7 +8,7 @@ As with a variable assignment, the new value must have x's shape (the docs: "of 
 
 import numpy as np
 
-from .core import _assign
+from kbtool.reference.core import _assign
 
 __all__ = ["update", "update_add", "update_sub", "moving_average_update"]
 

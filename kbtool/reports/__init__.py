@@ -12,9 +12,9 @@ import os
 import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from ..errors import KbtoolError
-from .report import clip, one_line, write_atomic
-from .text import encodable
+from kbtool.errors import KbtoolError
+from kbtool.reports.report import clip, one_line, write_atomic
+from kbtool.reports.text import encodable
 
 FORMATS = ("json", "terminal", "markdown", "html", "junit", "github", "annotations")
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}

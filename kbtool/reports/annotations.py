@@ -11,10 +11,10 @@ import hashlib
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import paths
-from ..specs.lines import Lines, case_line, spec_lines
-from .summary import failure_groups, unexplained
-from .text import plain, plural
+from kbtool import paths
+from kbtool.reports.summary import failure_groups, unexplained
+from kbtool.reports.text import plain, plural
+from kbtool.specs.lines import Lines, case_line, spec_lines
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

@@ -6,18 +6,18 @@ The format is versioned by `schema_version` and described by report.schema.json 
 import datetime
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
-from .. import __version__, known, paths
-from ..results import OPTIONAL_STATUSES, BackendStatus, Status
-from .report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
-from .report import SCHEMA_VERSION as SCHEMA_VERSION
-from .report import Report
-from .report import schema as schema
-from .report import validate as validate
-from .text import plural
+from kbtool import __version__, known, paths
+from kbtool.reports.report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
+from kbtool.reports.report import SCHEMA_VERSION as SCHEMA_VERSION
+from kbtool.reports.report import Report
+from kbtool.reports.report import schema as schema
+from kbtool.reports.report import validate as validate
+from kbtool.reports.text import plural
+from kbtool.results import OPTIONAL_STATUSES, BackendStatus, Status
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..known import Applied, KnownEntry
-    from ..results import Result
+    from kbtool.known import Applied, KnownEntry
+    from kbtool.results import Result
 
 Record = Dict[str, Any]
 
@@ -83,7 +83,7 @@ def now() -> str:
 def plan_record(plan: Any, repeat: int = 1) -> Record:
     """What the report needs to say of its plan for `report merge` to re-judge shards as one run (and --repeat N,
     when more than 1: how many runs of each case were compared)."""
-    from .. import plan as plan_mod
+    from kbtool import plan as plan_mod
 
     checkable_ops = cast(Callable[[Any], Iterable[str]], plan_mod.checkable_ops)
     shard = plan.shard
@@ -164,7 +164,7 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
         and not could_not_start
         and not report.get("incomplete")
     )
-    from .summary import pass_as_is_record
+    from kbtool.reports.summary import pass_as_is_record
 
     summary: Record = {
         "per_backend": per_backend,

@@ -9,12 +9,12 @@ run; a green gate means every other result passes), or a report's results for th
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from ..errors import KbtoolError
-from ..results import Status
-from ..specs import coverage
-from ..specs.cases import cases_for
-from ..specs.coverage import ResultKey
-from ..vocabulary import MODES
+from kbtool.errors import KbtoolError
+from kbtool.results import Status
+from kbtool.specs import coverage
+from kbtool.specs.cases import cases_for
+from kbtool.specs.coverage import ResultKey
+from kbtool.vocabulary import MODES
 
 STATUSES = tuple(s.value for s in Status)
 _STATUS_WORD = re.compile(r"\b({})\b".format("|".join(sorted(STATUSES, key=len, reverse=True))))
@@ -92,14 +92,14 @@ def failing_results(
     `report` when one is given, else from the known-differences file's recorded results."""
     if report is not None:
         return report_failing(report, backend)
-    from .. import known
+    from kbtool import known
 
     return known_failing(known.load(known_path, spec), backend)
 
 
 def backend_modes(backend: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
     """(the modes `backend` runs, {mode it cannot run: why}); a one-line KbtoolError for an unknown backend."""
-    from ..runners import custom, registry
+    from kbtool.runners import custom, registry
 
     recipe = registry.recipe_of(backend) if registry.is_builtin(backend) else None
     if recipe is not None:
@@ -122,7 +122,7 @@ def backend_modes(backend: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
 def variants_of(spec: Any, backend: str) -> Callable[[str, str], List[str]]:
     """(op, case id) -> the case ids of the backend's variants of that case (e.g. Theano's '.kernel_flipped'), made
     by its recipe from the op's expanded cases (only for the ops its recipe makes variants for)."""
-    from ..runners import registry
+    from kbtool.runners import registry
 
     recipe = registry.recipe_of(backend) if registry.is_builtin(backend) else None
     made: Dict[str, Dict[str, List[str]]] = {}
@@ -153,7 +153,7 @@ def blind_spots(
     if report is not None:
         source = "report {}".format(report_path or "(given)")
     else:
-        from .. import paths
+        from kbtool import paths
 
         source = f"known file {known_path or paths.known_differences_file()}"
     return dict(

@@ -18,8 +18,8 @@ a backend that no longer starts, a newly stale entry.
 import json
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..results import BackendStatus, Status
-from .text import plain
+from kbtool.reports.text import plain
+from kbtool.results import BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

@@ -13,9 +13,9 @@ text.markdown, as in markdown.py.
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .assemble import verdict_reasons
-from .matrix import SYMBOLS
-from .summary import (
+from kbtool.reports.assemble import verdict_reasons
+from kbtool.reports.matrix import SYMBOLS
+from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
     backend_counts,
     backend_label,
@@ -27,8 +27,8 @@ from .summary import (
     percent,
     unexplained,
 )
-from .text import markdown as _escape
-from .text import plain, plural
+from kbtool.reports.text import markdown as _escape
+from kbtool.reports.text import plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

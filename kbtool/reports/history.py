@@ -25,12 +25,12 @@ import re
 import stat
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .. import schemas
-from ..errors import KbtoolError
-from ..fingerprint import of_result
-from ..runners.releases import NAME, PIN, base_name, normalise, version_key
-from .summary import COUNT_COLUMNS, backend_counts, pass_as_is, percent
-from .text import plain
+from kbtool import schemas
+from kbtool.errors import KbtoolError
+from kbtool.known.fingerprint import of_result
+from kbtool.reports.summary import COUNT_COLUMNS, backend_counts, pass_as_is, percent
+from kbtool.reports.text import plain
+from kbtool.runners.releases import NAME, PIN, base_name, normalise, version_key
 
 Record = Dict[str, Any]
 
@@ -506,7 +506,7 @@ def _text_lines(data: Record, markdown: bool, bullet: str, code: Any) -> List[st
 
 def _table(header: List[str], rows: List[List[str]], markdown: bool) -> List[str]:
     if markdown:
-        from .text import markdown as escape
+        from kbtool.reports.text import markdown as escape
 
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         return out + ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
@@ -524,7 +524,7 @@ def render_terminal(data: Record) -> str:
 
 
 def render_markdown(data: Record) -> str:
-    from .text import markdown as escape
+    from kbtool.reports.text import markdown as escape
 
     lines = ["# Parity history", "", f"From `{plain(data['file'])}`: {data['lines']} lines.", ""]
     for problem in data["problems"]:
@@ -576,7 +576,7 @@ def chart(points: Sequence[Record]) -> Record:
 
 
 def render_html(data: Record) -> str:
-    from .html import _environment
+    from kbtool.reports.html import _environment
 
     return _environment().get_template("history.html.j2").render(data=data, chart=chart, pct=percent, figure=_figure)
 

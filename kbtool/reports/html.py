@@ -18,11 +18,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 import jinja2
 import markupsafe
 
-from ..results import OPTIONAL_STATUSES, SEVERITY, Status
-from ..vocabulary import CASE_DEFAULTS, MODES
-from .assemble import strict_reasons, summarize
-from .matrix import build, doc_claims, present, symbols
-from .summary import (
+from kbtool.reports.assemble import strict_reasons, summarize
+from kbtool.reports.matrix import build, doc_claims, present, symbols
+from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
     PASS_BANDS,
     backend_label,
@@ -32,8 +30,10 @@ from .summary import (
     percent,
     release_versions,
 )
-from .summary import pass_as_is_text as _pass_as_is_text
-from .text import plain, plural
+from kbtool.reports.summary import pass_as_is_text as _pass_as_is_text
+from kbtool.reports.text import plain, plural
+from kbtool.results import OPTIONAL_STATUSES, SEVERITY, Status
+from kbtool.vocabulary import CASE_DEFAULTS, MODES
 
 MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
 MAX_LISTED = 200  # unexplained divergences listed as HTML; the matrix reaches the rest
@@ -155,9 +155,9 @@ def op_info(report: Record) -> Dict[str, Tuple[str, str]]:
     """op → (category, summary) from the spec the check ran: the recorded file, else the shipped spec, whichever
     has the recorded sha256 (so a report rendered on another machine or checkout gets the same page); failing that
     the first that loads; {} when none does (the page then says 'unknown')."""
-    from .. import paths
-    from ..specs import loader
-    from .assemble import _sha256_of
+    from kbtool import paths
+    from kbtool.reports.assemble import _sha256_of
+    from kbtool.specs import loader
 
     spec_file = paths.spec_file
     load = cast(Callable[[str], Any], loader.load)

@@ -3,7 +3,7 @@
 
 from typing import Any, Dict
 
-from .report import dumps
+from kbtool.reports.report import dumps
 
 
 def render(report: Dict[str, Any]) -> str:

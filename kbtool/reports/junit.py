@@ -22,8 +22,8 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..results import DID_NOT_RUN, BackendStatus, Status
-from .summary import pass_as_is, pass_as_is_text, release_pins, release_versions
+from kbtool.reports.summary import pass_as_is, pass_as_is_text, release_pins, release_versions
+from kbtool.results import DID_NOT_RUN, BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

@@ -8,9 +8,9 @@ import os
 import sys
 from typing import Any, Callable, Dict, Optional
 
-from ..errors import KbtoolError
-from .report import MAX_REPORT_BYTES as MAX_REPORT_BYTES  # its old home, re-exported
-from .report import Report, write_atomic
+from kbtool.errors import KbtoolError
+from kbtool.reports.report import MAX_REPORT_BYTES as MAX_REPORT_BYTES  # its old home, re-exported
+from kbtool.reports.report import Report, write_atomic
 
 LAST_REPORT = "last-report.json"
 
@@ -22,15 +22,15 @@ def read_report(path: str) -> Dict[str, Any]:
 
 
 def last_report_path() -> str:
-    from ..runners import base
+    from kbtool.runners import base
 
     return os.path.join(base.kbtool_home(), LAST_REPORT)
 
 
 def save_last(report: Dict[str, Any], warn: Optional[Callable[[str], None]] = None) -> None:
     """Keep `report` as the last check's (for --last-failed). A failure costs a warning, never the check."""
-    from . import render
-    from .text import encodable
+    from kbtool.reports import render
+    from kbtool.reports.text import encodable
 
     try:
         write_atomic(last_report_path(), encodable(render(report, "json")))
@@ -52,7 +52,7 @@ def load_last() -> Optional[Dict[str, Any]]:
 def last_failures(seed: int, grid: str, say: Callable[[str], None]) -> Optional[Dict[str, Any]]:
     """--last-failed: {backend: keys} of what failed in the last check, or None (run everything, as `say` tells the
     user). A last report that cannot be read is a KbtoolError saying how to start afresh."""
-    from ..plan import failures_of
+    from kbtool.plan import failures_of
 
     try:
         last = load_last()

@@ -8,9 +8,9 @@ no raw HTML, no table pipes, no backticks, no control characters reach the page.
 
 from typing import Any, Dict, Iterable, List
 
-from .assemble import verdict_reasons
-from .matrix import SYMBOLS, build, doc_claims, symbols
-from .summary import (
+from kbtool.reports.assemble import verdict_reasons
+from kbtool.reports.matrix import SYMBOLS, build, doc_claims, symbols
+from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
     backend_counts,
     backend_label,
@@ -27,8 +27,8 @@ from .summary import (
     settings_line,
     unexplained,
 )
-from .text import markdown as _escape
-from .text import plain, plural
+from kbtool.reports.text import markdown as _escape
+from kbtool.reports.text import plain, plural
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

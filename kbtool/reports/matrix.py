@@ -2,8 +2,8 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..results import OPTIONAL_STATUSES, SEVERITY, Status
-from ..results import SYMBOLS as SYMBOLS  # the views' legend
+from kbtool.results import OPTIONAL_STATUSES, SEVERITY, Status
+from kbtool.results import SYMBOLS as SYMBOLS  # the views' legend
 
 _RANK = [str(s) for s in SEVERITY]
 

@@ -14,12 +14,12 @@ import re
 from dataclasses import fields
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
-from .. import __version__
-from ..errors import KbtoolError
-from ..known import KnownEntry
-from ..results import DID_NOT_RUN, BackendStatus, Result, Status
-from .assemble import now
-from .report import Report
+from kbtool import __version__
+from kbtool.errors import KbtoolError
+from kbtool.known import KnownEntry
+from kbtool.reports.assemble import now
+from kbtool.reports.report import Report
+from kbtool.results import DID_NOT_RUN, BackendStatus, Result, Status
 
 Record = Dict[str, Any]
 Part = Tuple[str, Record]  # (the file's name as the user gave it, its report)
@@ -46,7 +46,7 @@ def distinct_files(names: Sequence[str]) -> List[str]:
 
 def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = False) -> Record:
     """The merged report of `parts`, a list of (name, report) (names as the user gave the files)."""
-    from .. import known
+    from kbtool import known
 
     if not parts:
         raise KbtoolError("nothing to merge: name the reports")
@@ -119,8 +119,8 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
 def _entries(name: str, report: Record) -> List[KnownEntry]:
     """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
     recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
-    from .. import known
-    from .assemble import _sha256_of
+    from kbtool import known
+    from kbtool.reports.assemble import _sha256_of
 
     entries = known.from_report(report["known_entries"], name)
     recorded = report.get("known_file") or {}
@@ -272,7 +272,7 @@ def _versions(info: Record) -> str:
 def _plan(parts: List[Part], infos: List[Record]) -> Record:
     """The merged plan, and whether the parts together are the whole of it (then staleness and growth are
     judged as on one run)."""
-    from .. import plan as plan_mod
+    from kbtool import plan as plan_mod
 
     unfiltered = cast(Callable[..., bool], plan_mod.unfiltered)
 

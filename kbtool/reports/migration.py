@@ -10,11 +10,11 @@ columns, and the page says so.
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..results import SYMBOLS, Status
-from ..specs.keras3_map import Keras3Map
-from .matrix import cell_status
-from .text import markdown as _escape
-from .text import plain
+from kbtool.reports.matrix import cell_status
+from kbtool.reports.text import markdown as _escape
+from kbtool.reports.text import plain
+from kbtool.results import SYMBOLS, Status
+from kbtool.specs.keras3_map import Keras3Map
 
 Record = Dict[str, Any]
 ENGINE_PREFIX = "keras3-"
@@ -138,7 +138,7 @@ def render_markdown(data: Dict[str, Any]) -> str:
 
 
 def render_html(data: Dict[str, Any]) -> str:
-    from .html import _environment
+    from kbtool.reports.html import _environment
 
     return (
         _environment()

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
 
-from ..results import Status
+from kbtool.results import Status
 
 LEGEND = "not pass = not yet matched against known differences (see the summary)"
 ESTIMATE_AFTER = 5  # results a backend finishes before its time left is estimated from its own pace

@@ -15,11 +15,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, cast
 
-from .. import files, schemas
-from ..errors import KbtoolError
-from ..known import KnownEntry
-from ..results import OPTIONAL_FIELDS, Result, Status
-from ..vocabulary import DEVICES, MODES
+from kbtool import files, schemas
+from kbtool.errors import KbtoolError
+from kbtool.known import KnownEntry
+from kbtool.results import OPTIONAL_FIELDS, Result, Status
+from kbtool.vocabulary import DEVICES, MODES
 
 # files.py's helpers, typed for reports/ (files.py is not annotated), looked up at each call
 
@@ -75,7 +75,7 @@ class Report:
 
     def to_dict(self) -> Dict[str, Any]:
         """The report as JSON data, in the key order kbtool writes, with its summary computed from the results."""
-        from .assemble import summarize
+        from kbtool.reports.assemble import summarize
 
         out: Dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
@@ -150,7 +150,7 @@ class Report:
     def load_data(cls, path: str) -> Dict[str, Any]:
         """What `load(path).to_dict()` gives, without a Result per record (a 100 MB report holds 300,000): the
         validated data, its known entries held to the known file's rules, its summary computed from its results."""
-        from .assemble import summarize
+        from kbtool.reports.assemble import summarize
 
         data = read_data(path)
         if data.get("known_entries") is not None:
@@ -161,7 +161,7 @@ class Report:
 
     def save(self, path: str) -> None:
         """Write the report as standard JSON, atomically."""
-        from .text import encodable
+        from kbtool.reports.text import encodable
 
         try:
             write_atomic(path, encodable(dumps(self.to_dict())))
@@ -172,7 +172,7 @@ class Report:
 def _entries(data: Dict[str, Any], where: str) -> List[KnownEntry]:
     """The report's known entries, held to the known file's rules; every result it marks as explained must name
     the reason of one of them (a one-line KbtoolError otherwise: the report was edited)."""
-    from .. import known
+    from kbtool import known
 
     entries = known.from_report(data["known_entries"], where)
     reasons = {entry.reason for entry in entries}

@@ -17,8 +17,8 @@ Two figures per backend, and the words every view uses for them:
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..results import OPTIONAL_STATUSES, BackendStatus, Status
-from .text import megabytes, plain, plural
+from kbtool.reports.text import megabytes, plain, plural
+from kbtool.results import OPTIONAL_STATUSES, BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -104,7 +104,7 @@ def short_versions(info: Record, verbosity: int) -> str:
 def release_pins(name: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
     """(base, [(package, version), ...]) of a release backend's name (`tensorflow1[keras=2.2.4]`), None for another
     name. Read from the name alone, as written in the report (a view never needs the release's recipe)."""
-    from ..runners.releases import NAME, PIN
+    from kbtool.runners.releases import NAME, PIN
 
     match = NAME.match(name)
     if not match:
@@ -124,7 +124,7 @@ def release_versions(report: Record) -> Dict[str, str]:
     those installed with them: tf-keras 2.16 comes with tensorflow 2.16), its base's versions of those packages when
     the base is in the report too. As each worker reported them (a release that did not start: as pinned). Only
     the release backends and their bases are keys: the views show any other backend's versions as before."""
-    from ..runners.registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     infos = {b["name"]: b for b in report.get("backends") or []}
     packages: Dict[str, List[str]] = {}  # base -> the packages its releases here pin, in order

@@ -28,11 +28,10 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 from rich.text import Text
 
-from ..results import SEVERITY, BackendStatus, Status
-from .assemble import verdict_reasons
-from .matrix import SYMBOLS, build, doc_claims
-from .matrix import symbols as present_symbols
-from .summary import (
+from kbtool.reports.assemble import verdict_reasons
+from kbtool.reports.matrix import SYMBOLS, build, doc_claims
+from kbtool.reports.matrix import symbols as present_symbols
+from kbtool.reports.summary import (
     COUNT_COLUMNS,
     PASS_AS_IS_LEGEND,
     PASS_BANDS,
@@ -56,8 +55,9 @@ from .summary import (
     table_backends,
     unexplained,
 )
-from .summary import ordered as _ordered
-from .text import cell, plain, plural
+from kbtool.reports.summary import ordered as _ordered
+from kbtool.reports.text import cell, plain, plural
+from kbtool.results import SEVERITY, BackendStatus, Status
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

@@ -6,8 +6,8 @@ source of truth), and the summary and exit code never change with it.
 
 from typing import Any, Dict, Iterable, Sequence, Tuple
 
-from ..errors import KbtoolError
-from ..results import Status
+from kbtool.errors import KbtoolError
+from kbtool.results import Status
 
 UNEXPLAINED = "unexplained"  # not pass and not explained by a known difference
 STATUS_WORDS = tuple(s.value for s in Status) + ("known", UNEXPLAINED)

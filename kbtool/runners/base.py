@@ -12,15 +12,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
+from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
 
-WORKER_MAIN = os.path.join(os.path.dirname(__file__), "worker", "main.py")
+WORKER_MAIN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "worker", "main.py")
 
 
 def kbtool_home() -> str:
     """$KBTOOL_HOME, else ~/.cache/kbtool; a KbtoolError (one line) when it, or the nearest part of it that
     exists, is not a directory (a file, a dangling symlink), so no caller fails later with NotADirectoryError."""
-    from ..errors import KbtoolError
+    from kbtool.errors import KbtoolError
 
     home = os.environ.get("KBTOOL_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "kbtool")
     probe = os.path.abspath(home)
@@ -36,7 +36,7 @@ def kbtool_home() -> str:
 
 def envs_dir():
     """kbtool_home()/envs; a KbtoolError when it exists and is not a directory."""
-    from ..errors import KbtoolError
+    from kbtool.errors import KbtoolError
 
     path = os.path.join(kbtool_home(), "envs")
     if os.path.lexists(path) and not os.path.isdir(path):
@@ -49,7 +49,7 @@ def keras_home_for(keras_config=None):
 
     Under kbtool's home; where that cannot be written (read-only, full), a temporary folder of this process
     instead, said once on stderr: the workers still run."""
-    from ..files import write_atomic
+    from kbtool.files import write_atomic
 
     config = dict(CASE_DEFAULTS, **(keras_config or {}))
     name = "_".join(f"{k}-{config[k]}" for k in sorted(config))
@@ -299,7 +299,7 @@ class Recipe:
         when no Python of the env's version is found here, which Python it needs and the ways to get one."""
         import shlex
 
-        from .interpreters import NoInterpreter, WrongInterpreter, find, hint
+        from kbtool.runners.envs.interpreters import NoInterpreter, WrongInterpreter, find, hint
 
         shared = "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
         try:
@@ -339,7 +339,7 @@ class Recipe:
 
 
 def find_interpreter(version: str) -> str:
-    """Path to a working CPython `version` ("3.6"); kbtool/runners/interpreters.py looks (see its order)."""
-    from .interpreters import find_path
+    """Path to a working CPython `version` ("3.6"); kbtool/runners/envs/interpreters.py looks (see its order)."""
+    from kbtool.runners.envs.interpreters import find_path
 
     return find_path(version)

@@ -6,7 +6,7 @@ as a `crash`/`timeout` reply, the process is discarded, and the next request sta
 `kill()` may be called from any thread (the check command's signal handler calls it): it kills the worker's
 process group, the request in flight returns a `cancelled` reply at once, and the client starts no worker again.
 
-Only kbtool/session.py makes clients (tests/test_layering.py holds it so). Each worker runs in a scratch directory
+Only kbtool/runners/session.py makes clients (tests/test_layering.py holds it so). Each worker runs in a scratch directory
 of its own (a backend that writes or deletes files in its cwd never touches the user's), and is told the controller's
 pid: its watchdog kills its process group when the controller dies, by SIGKILL too (worker/main.py).
 """
@@ -23,8 +23,8 @@ import threading
 import time
 from typing import IO, Any, List, Mapping, Optional
 
-from . import protocol
-from .protocol import CANCELLED, Hello, Reply, Request
+from kbtool.runners import messages as protocol
+from kbtool.runners.messages import CANCELLED, Hello, Reply, Request
 
 DEFAULT_START_TIMEOUT = 180.0  # TensorFlow imports in ~5 s; a cold Theano/CNTK start is slower
 DEFAULT_CASE_TIMEOUT = 120.0  # Theano compiles each new graph once; later runs hit its cache
@@ -259,7 +259,7 @@ class WorkerClient:
 
     def _output_since(self, mark: int) -> str:
         """What the worker wrote from offset `mark` on (cut to capture.LIMIT characters), or ""."""
-        from ..capture import cut
+        from kbtool.capture import cut
 
         if self._stderr is None:
             return ""

@@ -2,7 +2,7 @@
 
 import os
 
-from .base import Recipe
+from kbtool.runners.base import Recipe
 
 MPI_DIR = "/usr/lib/x86_64-linux-gnu"
 # CNTK links against OpenMPI 1.10's sonames; Debian ships OpenMPI 4 (soname 40), which serves.
@@ -50,5 +50,5 @@ RECIPE = Recipe(
     prepare=_prepare,
     # the cntk 2.7.post2 wheel's metadata calls itself 2.7 (a different wheel on PyPI): the lock pins the release
     freeze_aliases={"cntk==2.7": "cntk==2.7.post2"},
-    case_seconds=0.006,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.006,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

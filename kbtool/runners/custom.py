@@ -11,9 +11,9 @@ import os
 import sys
 from typing import Any, Mapping, Optional
 
-from ..errors import KbtoolError
-from ..vocabulary import MODULE_PATH
-from .base import Launch
+from kbtool.errors import KbtoolError
+from kbtool.runners.base import Launch
+from kbtool.vocabulary import MODULE_PATH
 
 
 def is_custom(name):
@@ -64,7 +64,7 @@ def launch(name, recipes, builtin=()):
 def inherited_from(hello: Mapping[str, Any], op: str) -> Optional[str]:
     """The base backend whose function a custom module's `op` is (by identity, as its worker's hello says; also when
     neither has one), or None: a built-in backend, a plain custom module, or one that redefines `op`."""
-    from .worker import inherit
+    from kbtool.worker import inherit
 
     found = inherit.inherited(hello.get("base"), op)
     return found if isinstance(found, str) else None

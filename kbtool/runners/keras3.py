@@ -4,8 +4,8 @@ It lives in the tensorflow backend's environment (TensorFlow 2.21 depends on ker
 It has `variable` and `eval` but no `placeholder` or `function`: only the eager mode can run.
 """
 
-from . import tensorflow
-from .base import Recipe
+from kbtool.runners import tensorflow
+from kbtool.runners.base import Recipe
 
 RECIPE = Recipe(
     name="keras3",
@@ -23,5 +23,5 @@ RECIPE = Recipe(
         "symbolic tensors outside its Functional API), so no case can run symbolically"
     },
     notes="eager mode only; shares the tensorflow environment.",
-    case_seconds=0.03,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.03,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

@@ -1,16 +1,16 @@
 """What the five Keras 3 engine backends share: one adapter module on keras.ops, KERAS_BACKEND per engine.
 
-Each `keras3-<engine>` backend runs kbtool's adapter `keras3_port` (kbtool/runners/worker/keras3_port/): the Keras 2
+Each `keras3-<engine>` backend runs kbtool's adapter `keras3_port` (kbtool/worker/keras3_port/): the Keras 2
 backend API written on Keras 3's public API (keras.ops, keras.random, keras.Variable, keras.Input/keras.Function),
 as specs/keras3_map.yaml maps each function. The engine is Keras 3's own choice from KERAS_BACKEND.
 """
 
 from typing import Callable, Dict, List, Optional
 
-from .base import Recipe
+from kbtool.runners.base import Recipe
 
 KERAS = "keras==3.15.1"
-ADAPTER = "keras3_port"  # the worker-side adapter package (kbtool/runners/worker/keras3_port/)
+ADAPTER = "keras3_port"  # the worker-side adapter package (kbtool/worker/keras3_port/)
 
 # The worker's environment per device (on_device adds KBTOOL_DEVICE and KBTOOL_PRECISION, which the adapter reads).
 # A CPU run hides every GPU from the engine, so "cpu" means the CPU even on a machine with a GPU.

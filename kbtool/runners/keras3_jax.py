@@ -1,6 +1,6 @@
 """keras3-jax: kbtool's K.* adapter on keras 3.15.1 with KERAS_BACKEND=jax, jax[cpu] 0.10.2, Python 3.11."""
 
-from .keras3_engines import HIDE_GPUS, KERAS, engine_recipe
+from kbtool.runners.keras3_engines import HIDE_GPUS, KERAS, engine_recipe
 
 RECIPE = engine_recipe(
     "jax",

@@ -1,7 +1,7 @@
 """keras3-numpy: kbtool's K.* adapter on keras 3.15.1 with KERAS_BACKEND=numpy (Keras 3's inference-only NumPy
 engine: no gradients, no variables that train)."""
 
-from .keras3_engines import KERAS, engine_recipe
+from kbtool.runners.keras3_engines import KERAS, engine_recipe
 
 # keras's numpy engine imports scipy (keras/src/backend/numpy/math.py, nn.py, linalg.py) and jax (nn.py: its
 # convolutions and pooling are jax.lax's), neither of which keras declares

@@ -1,8 +1,8 @@
 """keras3-tensorflow: kbtool's K.* adapter on keras 3.15.1 with KERAS_BACKEND=tensorflow, in the tensorflow env
 (TensorFlow 2.21 depends on keras 3.15.1 there), so it has no env of its own."""
 
-from . import tensorflow
-from .keras3_engines import HIDE_GPUS, engine_recipe
+from kbtool.runners import tensorflow
+from kbtool.runners.keras3_engines import HIDE_GPUS, engine_recipe
 
 RECIPE = engine_recipe(
     "tensorflow",

@@ -1,6 +1,6 @@
 """keras3-torch: kbtool's K.* adapter on keras 3.15.1 with KERAS_BACKEND=torch, torch 2.13.0 (CPU wheel)."""
 
-from .keras3_engines import HIDE_GPUS, KERAS, engine_recipe
+from kbtool.runners.keras3_engines import HIDE_GPUS, KERAS, engine_recipe
 
 RECIPE = engine_recipe(
     "torch",

@@ -6,8 +6,8 @@ It is loaded without keras/__init__.py (which imports TensorFlow): see the `kera
 function: only the eager mode can run.
 """
 
-from . import tensorflow1
-from .base import Recipe
+from kbtool.runners import tensorflow1
+from kbtool.runners.base import Recipe
 
 RECIPE = Recipe(
     name="keras-numpy",
@@ -24,5 +24,5 @@ RECIPE = Recipe(
     },
     notes="eager mode only; Keras 2.3.1's numpy_backend.py, in the tensorflow1 environment (TensorFlow not imported).",
     oracle=True,  # Keras's own test oracle: its timings say nothing about an engine
-    case_seconds=0.005,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.005,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

@@ -1,6 +1,6 @@
 """MXNet backend: AWS's keras-mxnet 2.2.4.3 (a fork of Keras 2.2.4 that installs as `keras`) on mxnet 1.9.1, Python 3.7."""
 
-from .base import Recipe
+from kbtool.runners.base import Recipe
 
 RECIPE = Recipe(
     name="mxnet",
@@ -12,5 +12,5 @@ RECIPE = Recipe(
     version_of=["mxnet", "keras", "numpy"],
     env_vars=lambda env_dir: {"MXNET_STORAGE_FALLBACK_LOG_VERBOSE": "0", "OMP_NUM_THREADS": "1"},
     notes="keras-mxnet warns at import that its repository is archived; MXNet runs on the CPU.",
-    case_seconds=0.025,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.025,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

@@ -2,8 +2,8 @@
 
 import sys
 
-from ..paths import CHECKOUT_ROOT
-from .base import Launch
+from kbtool.paths import CHECKOUT_ROOT
+from kbtool.runners.base import Launch
 
 
 def launch():

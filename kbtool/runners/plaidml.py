@@ -7,7 +7,7 @@ user's ~/.plaidml from `plaidml-setup`, and `plaidml.keras.install_backend()` ru
 import json
 import os
 
-from .base import Recipe
+from kbtool.runners.base import Recipe
 
 DEVICE = "llvm_cpu.0"
 
@@ -17,7 +17,7 @@ def _settings_path(env_dir):
 
 
 def _prepare(env_dir):
-    from ..files import write_atomic
+    from kbtool.files import write_atomic
 
     write_atomic(
         _settings_path(env_dir),
@@ -45,5 +45,5 @@ RECIPE = Recipe(
     env_vars=_env_vars,
     prepare=_prepare,
     notes=f"runs on PlaidML's LLVM CPU device ({DEVICE}), configured by kbtool.",
-    case_seconds=0.09,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.09,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

@@ -27,7 +27,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .base import ENV_RECORD, WORKER_MAIN, Launch, kbtool_home
+from kbtool.runners.base import ENV_RECORD, WORKER_MAIN, Launch, kbtool_home
 
 CACHE_FILE = "probes.json"
 CACHE_VERSION = 1
@@ -75,7 +75,7 @@ def _site_dirs(python: str) -> List[str]:
 
 def env_dir_of(name: str) -> Optional[str]:
     """The kbtool env a backend runs in (a built-in recipe's, or a custom module's `@ENV`), or None."""
-    from .registry import recipe_of
+    from kbtool.runners.registry import recipe_of
 
     recipe = recipe_of(name if "@" not in name else name.partition("@")[2])
     return recipe.env_dir() if recipe is not None else None
@@ -83,9 +83,9 @@ def env_dir_of(name: str) -> Optional[str]:
 
 def identity(name: str, launch: Launch) -> str:
     """A hash of everything that decides what `name`'s worker says at start (see the module's docstring)."""
-    from .. import __version__
-    from .envs import lock_path
-    from .registry import recipe_of
+    from kbtool import __version__
+    from kbtool.runners.envs import lock_path
+    from kbtool.runners.registry import recipe_of
 
     python = launch.python
     worker_dir = os.path.dirname(WORKER_MAIN)
@@ -169,7 +169,7 @@ class ProbeCache:
 
     def save(self) -> Optional[str]:
         """Write the file if anything changed; returns why it could not be written (one line), else None."""
-        from ..files import write_atomic
+        from kbtool.files import write_atomic
 
         with self._lock:
             if not self._changed:
@@ -189,8 +189,8 @@ Probe = Callable[[str, Any], Dict[str, Any]]  # session.probe: start `name`'s wo
 def probe_one(name: str, cache: ProbeCache, cancel: Any, probe: Probe, refresh: bool = False) -> Dict[str, Any]:
     """`name`'s info as `kbtool backends` shows it, with `cached`: True when it came from the cache. A backend that
     cannot start a worker here (not installed, broken env) is told fresh every time by `probe` (session.probe)."""
-    from .base import Unavailable
-    from .registry import launch_for
+    from kbtool.runners.base import Unavailable
+    from kbtool.runners.registry import launch_for
 
     key = None
     try:
@@ -212,7 +212,7 @@ def probe_one(name: str, cache: ProbeCache, cancel: Any, probe: Probe, refresh: 
 
 def wanted_backends(extra: Sequence[str] = ()) -> List[str]:
     """Every built-in backend, then the custom ones asked for, once each."""
-    from .registry import BUILTIN
+    from kbtool.runners.registry import BUILTIN
 
     return list(BUILTIN) + [n for n in dict.fromkeys(extra) if n not in BUILTIN]
 

@@ -2,9 +2,9 @@
 
 from typing import Any, Dict, Mapping
 
-from ..errors import KbtoolError
-from ..results import BackendStatus
-from . import (
+from kbtool.errors import KbtoolError
+from kbtool.results import BackendStatus
+from kbtool.runners import (
     cntk,
     custom,
     envs,
@@ -23,8 +23,8 @@ from . import (
     tensorflow1,
     theano,
 )
-from .base import Launch, Unavailable
-from .worker import protocol
+from kbtool.runners.base import Launch, Unavailable
+from kbtool.worker import protocol
 
 RECIPES = {
     r.name: r

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import KbtoolError
+from kbtool.errors import KbtoolError
 
 NAME = re.compile(r"^(?P<base>[A-Za-z0-9_.-]+)\[(?P<pins>[^\[\]]*)\]$")
 PIN = re.compile(r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<version>[0-9][A-Za-z0-9.+!-]*)$")
@@ -57,7 +57,7 @@ def is_release(name: str) -> bool:
 def parse(name: str) -> Release:
     """`BASE[PKG=VERSION,...]` as a Release; a KbtoolError (one line) naming what is wrong. The base must be a
     built-in backend with an env, each package one its recipe installs (a package of its recipe or lock)."""
-    from .registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     match = NAME.match(name.strip())
     if not match:
@@ -93,8 +93,8 @@ def parse(name: str) -> Release:
 
 def packages_of(recipe: Any) -> List[str]:
     """The packages a release of `recipe` may pin: those its env's recipe names, and those its lock pins."""
-    from . import envs
-    from .registry import RECIPES
+    from kbtool.runners import envs
+    from kbtool.runners.registry import RECIPES
 
     owner = RECIPES.get(recipe.env_owner, recipe)
     named = [requirement_name(p) for p in owner.packages]
@@ -107,7 +107,7 @@ def requirement_name(requirement: str) -> str:
 
 def recipe(release: Release) -> Any:
     """The Recipe of `release`: its base's (module, variants, known settings), with the pinned packages."""
-    from .registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     base = RECIPES[release.base]
     owner = RECIPES.get(base.env_owner, base)
@@ -136,7 +136,7 @@ def recipe(release: Release) -> Any:
 
 def recipe_for(name: str) -> Any:
     """A built-in backend's recipe by name, a release's included; a KbtoolError for any other name."""
-    from .registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     if name in RECIPES:
         return RECIPES[name]
@@ -146,8 +146,8 @@ def recipe_for(name: str) -> Any:
 def installed(base: Optional[str] = None) -> List[Release]:
     """The releases whose env folder exists under kbtool's home (of `base`, or of every backend), sorted by base
     then version. A folder kbtool cannot read back as a release is passed over."""
-    from .base import envs_dir
-    from .registry import RECIPES
+    from kbtool.runners.base import envs_dir
+    from kbtool.runners.registry import RECIPES
 
     root = os.path.join(envs_dir(), "releases")
     found: List[Release] = []
@@ -191,8 +191,8 @@ def index_versions(base: str, package: str, runner: Any = None) -> List[str]:
     """The releases of `package` the package index offers to the base env's Python (pip's own configuration: index,
     find-links), oldest first; pre-releases left out. Asked with `pip index versions` in the base env, else in an
     interpreter of its Python version."""
-    from . import envs
-    from .registry import RECIPES
+    from kbtool.runners import envs
+    from kbtool.runners.registry import RECIPES
 
     owner = RECIPES.get(RECIPES[base].env_owner, RECIPES[base])
     python = owner.env_python()
@@ -229,7 +229,7 @@ def index_versions(base: str, package: str, runner: Any = None) -> List[str]:
 def expand(base: str, text: str, runner: Any = None) -> List[Release]:
     """The releases of `base` that `--versions PKG=LO..HI` names: every release of PKG on the index from LO to HI,
     both included, oldest first. LO and HI must be releases the index has (a typo is said, not widened)."""
-    from .registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     package, lo, hi = parse_range(text)
     if base not in RECIPES:

@@ -1,6 +1,6 @@
 """TensorFlow backend: tf_keras 2.21 (the Keras 2 API) on TensorFlow 2.21, Python 3.11, numpy 2."""
 
-from .base import Recipe
+from kbtool.runners.base import Recipe
 
 RECIPE = Recipe(
     name="tensorflow",
@@ -17,5 +17,5 @@ RECIPE = Recipe(
     notes="eager mode runs under TF2 eager execution; symbolic mode inside a tf.Graph.",
     cpu_only="the Keras 2 backends run on the CPU only in kbtool (this recipe hides the GPU: CUDA_VISIBLE_DEVICES=-1)",
     release_couples={"tf-keras": ("tensorflow",)},  # tf-keras 2.14 runs on TF 2.14, but only 2.15+ says so
-    case_seconds=0.01,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.01,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

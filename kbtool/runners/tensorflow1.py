@@ -4,7 +4,7 @@ This is the TensorFlow backend the Keras 2.x docs describe (graph mode, a sessio
 `tensorflow` backend is tf_keras 2.21, a rewrite on TF2's eager execution.
 """
 
-from .base import Recipe
+from kbtool.runners.base import Recipe
 
 RECIPE = Recipe(
     name="tensorflow1",
@@ -19,5 +19,5 @@ RECIPE = Recipe(
     clear_session=True,
     env_vars=lambda env_dir: {"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "-1"},
     notes="graph mode: eager mode is K.eval in Keras's session, as Keras 2.3.1 code ran it.",
-    case_seconds=0.02,  # seconds per case, measured alone: where the pool starts it (kbtool/pool.py)
+    case_seconds=0.02,  # seconds per case, measured alone: where the pool starts it (kbtool/runners/pool.py)
 )

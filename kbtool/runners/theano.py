@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from .base import Recipe, kbtool_home
+from kbtool.runners.base import Recipe, kbtool_home
 
 KERNEL_FLIPPED = ".kernel_flipped"
 # keras 2.3.1's Theano backend calls T.nnet.conv2d / conv3d (and their gradInputs for the transposed ones) with
@@ -88,7 +88,7 @@ RECIPE = Recipe(
     variant_suffixes={KERNEL_FLIPPED: FLIPPED_KERNEL_OPS},
     # Theano builds and optimises a graph for every call (K.eval too), so its cases take most of a check's time (about
     # 0.08 s each, measured alone): the pool starts it first, and a second worker joins it from the back of its queue
-    # once the other backends are done (kbtool/pool.py)
+    # once the other backends are done (kbtool/runners/pool.py)
     case_seconds=0.08,
     per_worker_env=_theano_flags,
     # compiling a scan graph (ctc_batch_cost, rnn) cold takes minutes on 2 cores while the other worker compiles

@@ -8,7 +8,7 @@ kbtool/bench/families.py times the same cases (it also makes families for ops wi
 import copy
 from typing import Dict, List
 
-from . import shapes
+from kbtool.specs import shapes
 
 SIZES = ("small", "medium", "large")
 

@@ -1,7 +1,7 @@
 """Bind a spec case's inputs and kwargs to the op's signature: the one place that writes worker ARG specs.
 
 A case names what it passes by parameter; the worker's wire format (the ARG specs documented in
-kbtool/runners/worker/invoke.py) is produced here and nowhere in the spec:
+kbtool/worker/invoke.py) is produced here and nowhere in the spec:
 
 - `inputs` as a list binds in signature order to the params of kind tensor/tensors/array (a `tensors`
   param takes all remaining inputs); as a mapping, each key names any parameter and its value is an
@@ -30,15 +30,15 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from .. import files
-from ..runners.worker import steps
-from ..vocabulary import CASE_DEFAULTS
+from kbtool import files
+from kbtool.vocabulary import CASE_DEFAULTS
+from kbtool.worker import steps
 
 _INPUT_KINDS = ("tensor", "tensors", "array")
 MAX_INPUT_ELEMENTS = 10**7  # one input (40 MB as float32); the shipped spec's largest: 60,000
 MAX_CASE_ELEMENTS = 2 * 10**7  # all the inputs of one case
 MAX_DIMS = 32  # NumPy 1.x's limit (the shipped spec's most: 5)
-# raw ARG specs (kbtool/runners/worker/invoke.py): the key that names the kind, and the other keys it may have
+# raw ARG specs (kbtool/worker/invoke.py): the key that names the kind, and the other keys it may have
 _RAW_KINDS = {
     "tensor": ("ph_shape", "ph_ndim", "weight", "sparse"),
     "constant": (),
@@ -458,7 +458,7 @@ class _Binder:
         return list(args), kw
 
     def check_raw(self, specs, path):
-        """Raw ARG specs as the worker reads them (kbtool/runners/worker/invoke.py)."""
+        """Raw ARG specs as the worker reads them (kbtool/worker/invoke.py)."""
         if not isinstance(specs, list):
             self.problem(path, f"a list of raw ARG specs, not {files.quote(specs)}")
             return

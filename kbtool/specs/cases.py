@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
-from ..vocabulary import CASE_DEFAULTS, MODES
-from . import binding, domains
+from kbtool.specs import binding, domains
+from kbtool.vocabulary import CASE_DEFAULTS, MODES
 
 if TYPE_CHECKING:
-    from .loader import Spec
+    from kbtool.specs.loader import Spec
 
 DEFAULT_MODES = MODES
 

@@ -10,9 +10,9 @@ and do not count; a grid row that must raise (a `grid.raises` rule) is that row'
 
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ..vocabulary import CASE_KEYS, MODES
-from . import domains
-from .cases import modes_of, raw_cases
+from kbtool.specs import domains
+from kbtool.specs.cases import modes_of, raw_cases
+from kbtool.vocabulary import CASE_KEYS, MODES
 
 ResultKey = Tuple[str, str, str]  # op, case id, mode
 

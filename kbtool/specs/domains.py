@@ -15,8 +15,8 @@ when the row's effective data format (the `data_format` parameter, else keras.js
 
 import itertools
 
-from .. import vocabulary
-from . import shapes
+from kbtool import vocabulary
+from kbtool.specs import shapes
 
 # the keras.json settings a case runs under and their documented defaults (defined in kbtool/vocabulary.py)
 CONFIG_KEYS = vocabulary.CASE_KEYS

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from .. import files, paths
-from ..errors import KbtoolError
-from . import loader
+from kbtool import files, paths
+from kbtool.errors import KbtoolError
+from kbtool.specs import loader
 
 SCHEMA_VERSION = 1
 

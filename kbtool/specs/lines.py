@@ -10,8 +10,8 @@ from typing import Dict, Optional, Tuple
 
 import yaml
 
-from .. import files
-from ..errors import KbtoolError
+from kbtool import files
+from kbtool.errors import KbtoolError
 
 Lines = Dict[Tuple[str, str], int]  # (op, case id or "" for the op itself) → line
 

@@ -17,9 +17,9 @@ from typing import Any, Dict
 import regex
 import yaml
 
-from .. import files, paths
-from ..errors import KbtoolError
-from . import bench_cases, binding, schema, shapes
+from kbtool import files, paths
+from kbtool.errors import KbtoolError
+from kbtool.specs import bench_cases, binding, schema, shapes
 
 MAX_SPEC_ELEMENTS = 10**8  # the elements of every input of every case together (the shipped spec: 160,000)
 MAX_MATCH_CHARS = 1000  # a case's `match` regex
@@ -321,7 +321,7 @@ def _bench_problems(name, entry, base, ops):
 
 def _grid_problems(data, name, entry, base):
     """Domains resolve, grid rules read only the op's dimensions, and every generated case binds."""
-    from . import domains
+    from kbtool.specs import domains
 
     named = data.get("domains") or {}
     for i, param in enumerate(entry.get("signature", [])):

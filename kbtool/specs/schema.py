@@ -2,8 +2,8 @@
 
 from typing import Any, Dict
 
-from ..vocabulary import CASE_KEYS, DATA_FORMATS, FLOATX, MODES
-from .bench_cases import SIZES
+from kbtool.specs.bench_cases import SIZES
+from kbtool.vocabulary import CASE_KEYS, DATA_FORMATS, FLOATX, MODES
 
 _NAME = {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"}
 _DOC_IDS = {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True}

@@ -18,7 +18,7 @@ or MemoryError, is a ShapeExprError.
 import ast
 import operator
 
-from .. import files
+from kbtool import files
 
 MAX_CHARS = 1000  # the shipped spec's longest expression: 147
 MAX_DEPTH = 30  # levels of the syntax tree (the shipped spec's deepest: 9)

@@ -14,16 +14,16 @@
 
 from typing import Any
 
-from ..results import Details, Status, Verdict
-from ..runners.worker import protocol
-from .doc_claims import doc_check
-from .raises import judge_backend_raised, judge_raises
-from .repeats import is_random, judge_runs
-from .replies import output_values
-from .shape_rules import judge_shape_rules, judge_static_shape
-from .stats import draws_of, judge_stats
-from .tolerances import case_overrides
-from .values import compare_outputs
+from kbtool.results import Details, Status, Verdict
+from kbtool.verdicts.doc_claims import doc_check
+from kbtool.verdicts.raises import judge_backend_raised, judge_raises
+from kbtool.verdicts.repeats import is_random, judge_runs
+from kbtool.verdicts.replies import output_values
+from kbtool.verdicts.shape_rules import judge_shape_rules, judge_static_shape
+from kbtool.verdicts.stats import draws_of, judge_stats
+from kbtool.verdicts.tolerances import case_overrides
+from kbtool.verdicts.values import compare_outputs
+from kbtool.worker import protocol
 
 __all__ = ["doc_check", "is_random", "judge", "judge_runs", "output_values"]
 

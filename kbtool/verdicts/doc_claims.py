@@ -4,7 +4,7 @@ from typing import Any
 
 import numpy as np
 
-from .values import py_equal
+from kbtool.verdicts.values import py_equal
 
 
 def doc_check(shown: Any, values: Any) -> Any:

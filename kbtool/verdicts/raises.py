@@ -2,9 +2,9 @@
 
 import regex
 
-from ..results import Details, Status, Verdict
-from ..runners.worker import protocol
-from .replies import shape_note
+from kbtool.results import Details, Status, Verdict
+from kbtool.verdicts.replies import shape_note
+from kbtool.worker import protocol
 
 MATCH_TIMEOUT = 1.0  # seconds a case's `match` search may take
 

@@ -12,9 +12,9 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..results import Details, Status, Verdict
-from ..runners.worker import protocol
-from .replies import output_values
+from kbtool.results import Details, Status, Verdict
+from kbtool.verdicts.replies import output_values
+from kbtool.worker import protocol
 
 # reply statuses that carry an outcome worth repeating (a crash, timeout or missing function is the verdict as is)
 REPEATABLE = (protocol.OK, protocol.RAISED)

@@ -3,9 +3,9 @@ in every mode, and in symbolic mode the static shape the backend infers before r
 
 from typing import Any, List, Optional
 
-from ..results import Details, Status, Verdict
-from ..specs import shapes
-from .replies import array_shapes
+from kbtool.results import Details, Status, Verdict
+from kbtool.specs import shapes
+from kbtool.verdicts.replies import array_shapes
 
 
 def _applies(rules: Any, case: Any, header: Any) -> bool:

@@ -10,8 +10,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..results import Details, Status, Verdict
-from .distributions import ALPHA, Law, law_of
+from kbtool.results import Details, Status, Verdict
+from kbtool.verdicts.distributions import ALPHA, Law, law_of
 
 
 @dataclass

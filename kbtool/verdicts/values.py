@@ -7,9 +7,9 @@ compares the values (loosest tolerance of the two dtypes), so that it never hide
 
 import numpy as np
 
-from ..results import Details, Status, Verdict
-from .replies import kind_of
-from .tolerances import loosest, tolerance_for
+from kbtool.results import Details, Status, Verdict
+from kbtool.verdicts.replies import kind_of
+from kbtool.verdicts.tolerances import loosest, tolerance_for
 
 
 def compare_outputs(expected, actual, tolerance=None):

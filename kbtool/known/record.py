@@ -2,7 +2,7 @@
 
 Each entry's explanation is taken by its status and regex, as an unrecorded entry explains (first entry first), over
 the report's results; the entry then gets `results` (the key and fingerprint of every result it explained,
-kbtool/fingerprint.py) and `count`. The file is edited as text, by the positions YAML gives, so comments, order and
+kbtool/known/fingerprint.py) and `count`. The file is edited as text, by the positions YAML gives, so comments, order and
 layout stay: the change is there to review in the diff.
 
 A report of part of the spec records what it ran: an entry keeps the results it recorded for the op and backend
@@ -16,10 +16,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import fingerprint, known
-from .errors import KbtoolError
-from .results import Result, Status
-from .vocabulary import DEFAULT_DEVICE
+from kbtool import known
+from kbtool.errors import KbtoolError
+from kbtool.known import fingerprint
+from kbtool.results import Result, Status
+from kbtool.vocabulary import DEFAULT_DEVICE
 
 # (op, backend as known.backend_of gives it, device): a run on one device keeps what was recorded on another
 Pair = Tuple[str, str, str]

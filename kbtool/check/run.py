@@ -14,12 +14,12 @@ import os
 import time
 from typing import Any, Callable, Optional
 
-from . import execute, known, paths
-from .interrupts import Interrupts
-from .plan import checkable_ops
-from .reports.assemble import assemble
-from .repro import RunFlags
-from .session import Cancel
+from kbtool import execute, known, paths
+from kbtool.interrupts import Interrupts
+from kbtool.plan import checkable_ops
+from kbtool.reports.assemble import assemble
+from kbtool.repro import RunFlags
+from kbtool.runners.session import Cancel
 
 
 def known_entries_for(spec, known_path=None):
@@ -116,7 +116,7 @@ def run_interruptibly(
     """Run a plan as `kbtool check` does: progress bars on a terminal and a few plain lines in a log (none with
     verbosity 0), closed before the summary prints (also when interrupted); `interrupts.cancel` stops the run.
     `echo` gets the line that says a signal stopped the run when the bars' last redraw erased the handler's."""
-    from .reports import progress
+    from kbtool.reports import progress
 
     with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
         report = run_check(

@@ -14,19 +14,21 @@ import subprocess
 import time
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from .. import files
-from ..errors import KbtoolError
-from . import interpreters, layered
-from .base import WORKER_MAIN, Launch, Unavailable, registered_python
-from .interpreters import Interpreter, NoInterpreter
+from kbtool import files
+from kbtool.errors import KbtoolError
+from kbtool.runners.base import WORKER_MAIN, Launch, Unavailable, registered_python
+from kbtool.runners.envs import interpreters, layered
+from kbtool.runners.envs.interpreters import Interpreter, NoInterpreter
 
 RECORD = "kbtool-env.json"
 # Written into an env's folder before anything else at install: the folder is kbtool's to delete (`env remove`,
 # `env install --force`) even when the install stopped before its record was written.
 MARKER = ".kbtool-env"
-LOCKS_DIR = os.path.join(os.path.dirname(__file__), "locks")  # <env>.txt: every package of the env, pinned
+LOCKS_DIR = os.path.join(
+    os.path.dirname(os.path.dirname(__file__)), "locks"
+)  # <env>.txt: every package of the env, pinned
 RECORD_MAX_BYTES = 1 << 20  # a record is a few KB (the env's pip freeze)
-WORKER_FLOOR = (3, 6)  # the oldest Python the worker's code runs on (kbtool/runners/worker/ is Python-3.6 syntax)
+WORKER_FLOOR = (3, 6)  # the oldest Python the worker's code runs on (kbtool/worker/ is Python-3.6 syntax)
 PROBE_TIMEOUT = 600.0  # seconds for a registered interpreter to import its backend (TensorFlow on a cold disk: ~1 min)
 
 
@@ -98,7 +100,7 @@ def conflict(lines: List[str]) -> Optional[str]:
 def lock_path(recipe):
     """A built-in env's lock ships with kbtool; a release's is generated at its first install, under kbtool's home."""
     if recipe.release is not None:
-        from .base import kbtool_home
+        from kbtool.runners.base import kbtool_home
 
         return os.path.join(kbtool_home(), "locks", recipe.release.folder + ".txt")
     return os.path.join(LOCKS_DIR, recipe.env_owner + ".txt")
@@ -354,7 +356,7 @@ def install_all(
     `skip_registered` (`--all`). `interpreter` (`--python PATH`) builds every env named. With `skip_missing`
     (`--all`) an env whose Python is nowhere here is skipped, not failed: said as it comes, then in one `skipped:`
     line per Python version at the end. Returns the names of the recipes whose env failed."""
-    from .registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     failed: List[str] = []
     skipped: Dict[str, List[str]] = {}  # Python version -> the recipes skipped for want of it
@@ -419,7 +421,7 @@ def install_all(
 
 def _bases_first(recipes: Sequence[Any]) -> List[Any]:
     """`recipes` with the base env of each release before it where that base is not installed yet."""
-    from .registry import RECIPES
+    from kbtool.runners.registry import RECIPES
 
     ordered: List[Any] = []
     for recipe in recipes:

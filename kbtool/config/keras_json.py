@@ -26,9 +26,9 @@ import time
 from collections import OrderedDict
 from typing import Optional
 
-from . import files, vocabulary
-from .errors import KbtoolError
-from .vocabulary import shown
+from kbtool import files, vocabulary
+from kbtool.errors import KbtoolError
+from kbtool.vocabulary import shown
 
 DEFAULTS = vocabulary.DEFAULTS  # the documented defaults, in the order Keras writes them
 # What Keras requires of a custom backend module (docs: "placeholder, variable and function").

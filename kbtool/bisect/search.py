@@ -25,8 +25,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import __version__, files, fingerprint, schemas
-from .errors import KbtoolError
+from kbtool import __version__, files, schemas
+from kbtool.errors import KbtoolError
+from kbtool.known import fingerprint
 
 Key = Tuple[str, str, str]  # (op, case id, mode)
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bisect.schema.json")
@@ -212,7 +213,7 @@ class CheckRunner:
         cancel: Any = None,
         note: Callable[[str], None] = lambda line: None,
     ) -> None:
-        from . import keras_settings
+        from kbtool import keras_settings
 
         self.base, self.package, self.spec = base, package, spec
         self.ops, self.case_patterns, self.modes = tuple(ops), tuple(case_patterns), tuple(modes)
@@ -222,15 +223,15 @@ class CheckRunner:
         self.installs: List[Install] = []
 
     def release_name(self, version: str) -> str:
-        from .runners.releases import Release
+        from kbtool.runners.releases import Release
 
         return Release(self.base, ((self.package, version),)).name
 
     def plan(self, versions: Sequence[str]) -> Any:
         """The plan of one probe; with no versions, the selection on numpy (kbtool's own Python, always here): how
         the CLI says an unknown op or a case glob that matches nothing before it installs anything."""
-        from . import keras_settings
-        from .plan import make_plan
+        from kbtool import keras_settings
+        from kbtool.plan import make_plan
 
         plan = make_plan(
             self.spec,
@@ -245,7 +246,7 @@ class CheckRunner:
         return plan
 
     def ensure_installed(self, version: str) -> None:
-        from .runners import envs, releases
+        from kbtool.runners import envs, releases
 
         recipe = releases.recipe(releases.parse(self.release_name(version)))
         if os.path.exists(os.path.join(recipe.env_dir(), envs.RECORD)):
@@ -262,9 +263,9 @@ class CheckRunner:
         self.note(f"kbtool: installed {recipe.name} in {seconds:.1f} s")
 
     def __call__(self, versions: Sequence[str]) -> Dict[str, Dict[Key, Outcome]]:
-        from . import repro
-        from .check import run_check
-        from .results import Result, Status
+        from kbtool import repro
+        from kbtool.check.run import run_check
+        from kbtool.results import Result, Status
 
         for version in versions:
             if self.cancel is not None and self.cancel.is_set():
@@ -438,6 +439,6 @@ def render(found: Bisection, package: str, installs: Sequence[Install], wall_sec
 
 
 def order(item: Tuple[str, int]) -> Any:
-    from .runners.releases import version_key
+    from kbtool.runners.releases import version_key
 
     return version_key(item[0])

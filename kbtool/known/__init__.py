@@ -8,7 +8,7 @@ that covers it, but explains none of them, no longer reproduces and is stale.
 
 Entries are precise enough to gate on, or the file is refused: each lists its ops by name (no glob), narrows them
 by a case glob other than '*' or a message regex, and names backends kbtool knows. `kbtool known record REPORT`
-then makes them exact: it writes, per entry, `results` (the key and fingerprint, kbtool/fingerprint.py, of every
+then makes them exact: it writes, per entry, `results` (the key and fingerprint, kbtool/known/fingerprint.py, of every
 result it explained in that run) and `count`. A recorded entry explains those results alone, each only while its
 fingerprint holds: a new failure never hides under an old reason, and a known failure that fails differently is
 `changed` (unexplained) in any run, however filtered. An entry with `verified_by` (a variant's case-id suffix such
@@ -52,13 +52,13 @@ from typing import (
 
 import regex
 
-from . import files, paths
-from .errors import KbtoolError
-from .results import Result, Status
-from .vocabulary import DEFAULT_DEVICE, DEVICES
+from kbtool import files, paths
+from kbtool.errors import KbtoolError
+from kbtool.results import Result, Status
+from kbtool.vocabulary import DEFAULT_DEVICE, DEVICES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .specs.loader import Spec
+    from kbtool.specs.loader import Spec
 
 Globs = Union[str, Tuple[str, ...]]  # one glob, or a list of globs any of which may match
 Number = Union[int, str]  # an entry's number in its file, or "spec alias" for the spec's own entries
@@ -327,7 +327,7 @@ def locked_versions(name: str) -> Dict[str, str]:
     """{normalised package: version} of a built-in backend (or a release of one) as its lock pins them, for the
     packages its worker reports (a release's pins over its base's lock before its own lock exists); empty for any
     other backend. Used where no worker reported versions (a result judged outside a check)."""
-    from .runners import envs, registry
+    from kbtool.runners import envs, registry
 
     try:
         recipe = registry.recipe_of(name)
@@ -646,7 +646,7 @@ def _narrows(entry: Dict[Any, Any]) -> bool:
 
 
 def _builtin() -> List[str]:
-    from .runners.registry import BUILTIN
+    from kbtool.runners.registry import BUILTIN
 
     return list(BUILTIN)
 
@@ -655,8 +655,8 @@ def known_backend(pattern: str) -> bool:
     """Whether a backend glob names a backend kbtool knows: it matches a built-in name, it is a release of one
     spelled out (`tensorflow1[keras=2.2.4]`, matched literally), or it is a custom module's name spelled out (my_package.my_module, or my_package.my_module@ENV with a managed ENV); custom names cannot be
     globbed, since no list of them exists to check a glob against."""
-    from .runners import custom
-    from .runners.registry import RECIPES
+    from kbtool.runners import custom
+    from kbtool.runners.registry import RECIPES
 
     if _is_release(pattern):  # a release, named exactly: its base has an env, the packages are the env's
         return release_problem(pattern) is None
@@ -674,7 +674,7 @@ def known_backend(pattern: str) -> bool:
 
 def release_problem(name: str) -> Optional[str]:
     """Why `name` is not a release kbtool can name (runners/releases.parse's one line), None when it is one."""
-    from .runners import releases
+    from kbtool.runners import releases
 
     try:
         releases.parse(name)
@@ -720,7 +720,7 @@ PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 def _reported_packages(patterns: Globs) -> Optional[Set[str]]:
     """The packages (normalised) whose versions the workers of the backends `patterns` names report; None when a
     pattern names a custom module (its versions are not known before it runs)."""
-    from .runners import registry
+    from kbtool.runners import registry
 
     found: Set[str] = set()
     for pattern in _globs(patterns):
@@ -789,7 +789,7 @@ def _spec_problems(entry: Dict[Any, Any], spec: "Spec") -> Iterator[str]:
         if lacking:
             yield "verified_by {}: no backend runs that variant of {}".format(_quote(suffix), ", ".join(lacking[:5]))
     if "case" in entry:
-        from .specs import cases
+        from kbtool.specs import cases
 
         case_ids = cast(Callable[[Any, str], List[str]], cases.case_ids)
         ids: Set[str] = set()
@@ -806,7 +806,7 @@ def _spec_problems(entry: Dict[Any, Any], spec: "Spec") -> Iterator[str]:
 def variant_suffixes(op: str) -> List[str]:
     """The case-id suffixes of the variants some built-in backend runs for `op`'s cases (e.g. Theano's
     '.kernel_flipped'): an entry may name those results by case glob and use them as `verified_by`."""
-    from .runners import registry
+    from kbtool.runners import registry
 
     return registry.variant_suffixes(op)
 
@@ -1047,7 +1047,7 @@ def _recorded(
     release's result recorded under its base's key that passes is none of them (the release lacks the base's
     difference); one that fails otherwise is returned with what would make it `changed`, which `apply` does only
     when no other entry explains it."""
-    from . import fingerprint
+    from kbtool.known import fingerprint
 
     recorded = entry.results or {}
     explained, changed, passing, unlike = [], [], [], []

@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 import numpy as np
 
-from .worker import protocol as wire
-from .worker.protocol import BROKEN, CRASH, OK, RAISED, READY, TIMEOUT, UNAVAILABLE, UNSUPPORTED
+from kbtool.worker import protocol as wire
+from kbtool.worker.protocol import BROKEN, CRASH, OK, RAISED, READY, TIMEOUT, UNAVAILABLE, UNSUPPORTED
 
 __all__ = [
     "wire",

@@ -19,18 +19,18 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple
 
-from . import repro, verdicts
-from .reference.oracle import Oracle
-from .repro import RunFlags
-from .results import Result, Status, Verdict
-from .runners import protocol
-from .runners.client import WorkerClient
-from .runners.custom import inherited_from
-from .runners.protocol import Hello, Reply, Request
+from kbtool import repro, verdicts
+from kbtool.reference.oracle import Oracle
+from kbtool.repro import RunFlags
+from kbtool.results import Result, Status, Verdict
+from kbtool.runners import messages as protocol
+from kbtool.runners.client import WorkerClient
+from kbtool.runners.custom import inherited_from
+from kbtool.runners.messages import Hello, Reply, Request
 
 if TYPE_CHECKING:
-    from .runners.base import Launch
-    from .specs.cases import Case
+    from kbtool.runners.base import Launch
+    from kbtool.specs.cases import Case
 
 Settings = Mapping[str, Any]  # a worker's keras.json settings (floatx, epsilon, image_data_format)
 SettingsKey = Tuple[Tuple[str, Any], ...]
@@ -347,9 +347,9 @@ class BackendSession:
 
 def probe(name: str, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
     """Start a worker for `name` and report what it says: status, versions, reason (`kbtool backends`)."""
-    from .results import BackendStatus
-    from .runners.base import Unavailable
-    from .runners.registry import BrokenEnv, backend_info, is_builtin, launch_for, not_installed_info
+    from kbtool.results import BackendStatus
+    from kbtool.runners.base import Unavailable
+    from kbtool.runners.registry import BrokenEnv, backend_info, is_builtin, launch_for, not_installed_info
 
     try:
         launch = launch_for(name)
@@ -367,7 +367,7 @@ def probe_all(extra: Tuple[str, ...] = (), cancel: Optional[Cancel] = None) -> L
     """Probe every built-in backend and the `extra` custom ones, in parallel (a cancel kills every probe)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .runners.registry import BUILTIN
+    from kbtool.runners.registry import BUILTIN
 
     wanted = list(BUILTIN) + [n for n in dict.fromkeys(extra) if n not in BUILTIN]
     cancel = cancel or Cancel()

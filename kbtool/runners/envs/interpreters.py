@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator, List, Mapping, Optional, Tuple
 
-from .base import Unavailable
+from kbtool.runners.base import Unavailable
 
 # Run by each candidate; Python 2 must parse it too (an old interpreter is then told apart, not a crash).
 VERSION_PROBE = (

@@ -1,0 +1,1 @@
+"""`kbtool bisect`: the first release of a package where a result changed."""

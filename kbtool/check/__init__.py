@@ -1,0 +1,1 @@
+"""`kbtool check`: plan the run, execute it on every backend, apply the known differences, report."""

@@ -1,0 +1,1 @@
+"""keras.json as the Keras docs describe it, and the `kbtool config` commands."""
