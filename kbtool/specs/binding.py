@@ -26,7 +26,7 @@ Every problem is a BindingError carrying its path within the case; `kbtool spec 
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -97,7 +97,7 @@ def dotted(path: Sequence[Any]) -> str:
     return out
 
 
-def bind(op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Set[str]] = None) -> Binding:
+def bind(op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Collection[str]] = None) -> Binding:
     """The case `raw` bound to `entry`'s signature; raises the first BindingError found.
     `ops`, the spec's op names, is what raw `{call: ...}` and `then` may call; without it (expanding a case
     of a validated spec) neither call names nor then-calls are checked."""
@@ -107,7 +107,9 @@ def bind(op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Set[
     return binding
 
 
-def problems(op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Set[str]] = None) -> List[BindingError]:
+def problems(
+    op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Collection[str]] = None
+) -> List[BindingError]:
     """Every BindingError of the case (binding, input specs, raw args, then-calls), without drawing any array."""
     return _Binder(op, entry, raw, ops).run()[1]
 
@@ -281,7 +283,9 @@ def _is_index(value: Any) -> bool:
 
 
 class _Binder:
-    def __init__(self, op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Set[str]] = None) -> None:
+    def __init__(
+        self, op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Collection[str]] = None
+    ) -> None:
         self.op, self.raw, self.ops = op, raw, ops
         self.reads_config: List[str] = entry.get("reads_config", [])
         self.shapes: List[Shape] = []  # each input's shape (None when unknown), in index order
