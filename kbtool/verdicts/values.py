@@ -28,9 +28,9 @@ def compare_outputs(expected: Sequence[Any], actual: Sequence[Any], tolerance: O
     return Verdict(Status.PASS)
 
 
-def compare_value(expected: Any, actual: Any, tolerance: Overrides) -> Verdict:
+def compare_value(exp: Any, act: Any, tolerance: Overrides) -> Verdict:
     """One output (an ndarray or a Python value) against the reference's."""
-    exp, act = _scalar_as_number(expected), _scalar_as_number(actual)
+    exp, act = _scalar_as_number(exp), _scalar_as_number(act)
     exp_is_array, act_is_array = isinstance(exp, np.ndarray), isinstance(act, np.ndarray)
     if not exp_is_array or not act_is_array:
         if _is_number(exp) and _is_number(act):
