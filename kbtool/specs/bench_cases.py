@@ -6,26 +6,25 @@ kbtool/bench/families.py times the same cases (it also makes families for ops wi
 """
 
 import copy
-from typing import Any, Dict, List
+from typing import Dict, List
 
 from kbtool.specs import shapes
-
-Raw = Dict[str, Any]  # a raw spec case, as parsed from the YAML
+from kbtool.specs.records import Entry, InputSpec, RawCase
 
 SIZES = ("small", "medium", "large")
 
 
-def inputs(raw: Raw) -> List[Dict[str, Any]]:
+def inputs(raw: RawCase) -> List[InputSpec]:
     """The raw case's input specs, flattened in order (a mapping's values, lists of inputs spread)."""
     given = raw.get("inputs", [])
     values = list(given.values()) if isinstance(given, dict) else list(given)
-    flat: List[Dict[str, Any]] = []
+    flat: List[InputSpec] = []
     for value in values:
         flat.extend(value if isinstance(value, list) else [value])
     return flat
 
 
-def substitute(raw: Raw, names: Dict[str, float]) -> Raw:
+def substitute(raw: RawCase, names: Dict[str, float]) -> RawCase:
     """A family's case with every dim that is an expression of n, and every `{eval: expr}` kwarg, evaluated."""
     raw = copy.deepcopy(raw)
     for inp in inputs(raw):
@@ -37,14 +36,14 @@ def substitute(raw: Raw, names: Dict[str, float]) -> Raw:
     return raw
 
 
-def with_id(raw: Raw, size: str) -> Raw:
+def with_id(raw: RawCase, size: str) -> RawCase:
     """The raw case of one size, named bench.<size> (a family's `about` is not the case's)."""
     raw = dict(raw, id="bench." + size)
     raw.pop("about", None)
     return raw
 
 
-def declared_case(entry: Dict[str, Any], size: str) -> Raw:
+def declared_case(entry: Entry, size: str) -> RawCase:
     """The raw case of one size of the family an op's `bench:` declares (shapes.ShapeExprError, ValueError or
     TypeError when an expression does not evaluate)."""
     declared = entry["bench"]

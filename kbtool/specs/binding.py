@@ -31,6 +31,7 @@ from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from kbtool import files
+from kbtool.specs.records import ArgSpec, Entry, InputSpec, KeyPath, Param, RawCase
 from kbtool.vocabulary import CASE_DEFAULTS
 from kbtool.worker import steps
 
@@ -51,10 +52,6 @@ _RAW_KINDS = {
 }
 _INDEX_KINDS = ("tensor", "constant", "array")
 
-# A case is parsed YAML: its input specs, ARG specs and kwargs are mappings of whatever the spec wrote.
-InputSpec = Dict[str, Any]  # one input of a case ({shape, dtype, dist, ...} or {value: ...})
-ArgSpec = Dict[str, Any]  # one worker ARG spec ({tensor: 0}, {value: 3}, {list: [...]}, ...)
-KeyPath = List[Any]  # a key path within a case: names and list indices (a YAML key may be any scalar)
 Shape = Optional[List[Any]]  # an input's shape (a list's: a list of shapes), None when unknown
 
 
@@ -97,7 +94,7 @@ def dotted(path: Sequence[Any]) -> str:
     return out
 
 
-def bind(op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Collection[str]] = None) -> Binding:
+def bind(op: str, entry: Entry, raw: RawCase, ops: Optional[Collection[str]] = None) -> Binding:
     """The case `raw` bound to `entry`'s signature; raises the first BindingError found.
     `ops`, the spec's op names, is what raw `{call: ...}` and `then` may call; without it (expanding a case
     of a validated spec) neither call names nor then-calls are checked."""
@@ -107,9 +104,7 @@ def bind(op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Coll
     return binding
 
 
-def problems(
-    op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Collection[str]] = None
-) -> List[BindingError]:
+def problems(op: str, entry: Entry, raw: RawCase, ops: Optional[Collection[str]] = None) -> List[BindingError]:
     """Every BindingError of the case (binding, input specs, raw args, then-calls), without drawing any array."""
     return _Binder(op, entry, raw, ops).run()[1]
 
@@ -127,7 +122,7 @@ def elements(inp: InputSpec) -> int:
     return math.prod(shape)
 
 
-def case_inputs(raw: Dict[str, Any]) -> List[InputSpec]:
+def case_inputs(raw: RawCase) -> List[InputSpec]:
     """The input specs of a raw case, in order (lists in a mapping flattened)."""
     inputs = raw.get("inputs") or []
     if isinstance(inputs, dict):
@@ -283,13 +278,11 @@ def _is_index(value: Any) -> bool:
 
 
 class _Binder:
-    def __init__(
-        self, op: str, entry: Dict[str, Any], raw: Dict[str, Any], ops: Optional[Collection[str]] = None
-    ) -> None:
+    def __init__(self, op: str, entry: Entry, raw: RawCase, ops: Optional[Collection[str]] = None) -> None:
         self.op, self.raw, self.ops = op, raw, ops
         self.reads_config: List[str] = entry.get("reads_config", [])
         self.shapes: List[Shape] = []  # each input's shape (None when unknown), in index order
-        signature: List[Dict[str, Any]] = entry.get("signature", [])
+        signature: List[Param] = entry.get("signature", [])
         self.params = [p for p in signature if not p["name"].startswith("*")]
         self.by_name = {p["name"]: p for p in self.params}
         self.var_kw = any(p["name"].startswith("**") for p in signature)
@@ -320,7 +313,7 @@ class _Binder:
         return index, shape
 
     def input_arg(
-        self, inp: InputSpec, path: KeyPath, kind: str, param: Optional[Dict[str, Any]] = None
+        self, inp: InputSpec, path: KeyPath, kind: str, param: Optional[Param] = None
     ) -> Tuple[ArgSpec, Shape]:
         """(ARG spec, shape) of one input bound to a parameter of `kind`."""
         index, shape = self.add_input(inp, path)
@@ -342,7 +335,7 @@ class _Binder:
             spec["sparse"] = True
         return spec, shape
 
-    def kwarg_arg(self, param: Optional[Dict[str, Any]], value: Any, path: KeyPath) -> ArgSpec:
+    def kwarg_arg(self, param: Optional[Param], value: Any, path: KeyPath) -> ArgSpec:
         kind = param.get("kind", "value") if param else "value"
         if isinstance(value, dict) and "step" in value:
             problem = _step_problem(value["step"], path + ["step"])

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kbtool.specs import binding, domains
-from kbtool.specs.binding import ArgSpec, InputSpec
+from kbtool.specs.records import ArgSpec, Entry, InputSpec, RawCase
 from kbtool.vocabulary import CASE_DEFAULTS, MODES
 
 if TYPE_CHECKING:
@@ -121,8 +121,8 @@ def _then_arg(value: Any) -> Dict[str, Any]:
 
 def expand_case(
     op: str,
-    entry: Dict[str, Any],
-    raw: Dict[str, Any],
+    entry: Entry,
+    raw: RawCase,
     seed: int,
     case_id: Optional[str] = None,
     shown: Sequence[Dict[str, Any]] = (),
@@ -171,7 +171,7 @@ def expand_case(
     )
 
 
-def _seed_arg(entry: Dict[str, Any], bound: binding.Binding) -> Optional[Dict[str, Any]]:
+def _seed_arg(entry: Entry, bound: binding.Binding) -> Optional[Dict[str, Any]]:
     """Where the call passes `seed`: {"index": i} positionally, {"index": None} as a keyword or not at all."""
     names = [p["name"] for p in entry.get("signature", [])]
     if "seed" not in names:
@@ -188,7 +188,7 @@ def modes_of(raw: Mapping[str, Any]) -> List[str]:
     return list(raw.get("modes", ["symbolic"] if raw.get("grad", False) else DEFAULT_MODES))
 
 
-def raw_cases(spec: domains.SpecLike, op: str, grid: str = "pairwise") -> List[Dict[str, Any]]:
+def raw_cases(spec: domains.SpecLike, op: str, grid: str = "pairwise") -> List[RawCase]:
     """The op's spec cases, then the cases generated from its grid (kbtool/specs/domains.py)."""
     return list(spec.ops[op].get("cases", [])) + domains.grid_cases(spec, op, grid)
 

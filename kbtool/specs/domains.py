@@ -18,6 +18,7 @@ from typing import Any, Collection, Dict, List, Mapping, Optional, Protocol, Seq
 
 from kbtool import vocabulary
 from kbtool.specs import shapes
+from kbtool.specs.records import Entry, RawCase
 
 Row = Dict[str, Any]  # one row of a grid: a value for each dimension (parameter or keras.json key)
 Domains = Mapping[str, Sequence[Any]]  # each dimension's documented values, in order
@@ -28,7 +29,7 @@ class SpecLike(Protocol):
     """What this module reads of a spec: a loaded Spec (kbtool/specs/loader.py), or its data before it is one."""
 
     data: Dict[str, Any]
-    ops: Dict[str, Dict[str, Any]]
+    ops: Dict[str, Entry]
 
 
 # the keras.json settings a case runs under and their documented defaults (defined in kbtool/vocabulary.py)
@@ -283,7 +284,7 @@ def _moved_input(given: Mapping[str, Any], to_format: str) -> Dict[str, Any]:
     return inp
 
 
-def follow_image_data_format(entry: Mapping[str, Any], raw: Dict[str, Any], to_format: str) -> Dict[str, Any]:
+def follow_image_data_format(entry: Entry, raw: RawCase, to_format: str) -> RawCase:
     """A case written for one image_data_format, run under the other (--keras-config): where the op's data_format
     is left to keras.json (None), its data input (the first tensor parameter, rank 3 or more) moves to the layout
     keras.json now says, so the case asks the same question in the other layout. Other cases are unchanged."""
@@ -310,7 +311,7 @@ def follow_image_data_format(entry: Mapping[str, Any], raw: Dict[str, Any], to_f
     return dict(raw, inputs=moved)
 
 
-def grid_cases(spec: SpecLike, op: str, mode: str = "pairwise") -> List[Dict[str, Any]]:
+def grid_cases(spec: SpecLike, op: str, mode: str = "pairwise") -> List[RawCase]:
     """The raw cases (spec-case dicts, as if written in ops.yaml) of the op's grid."""
     entry = spec.ops[op]
     if "grid" not in entry:
@@ -328,7 +329,7 @@ def grid_cases(spec: SpecLike, op: str, mode: str = "pairwise") -> List[Dict[str
             if inp.pop("layout", None) == "channels" and fmt == "channels_first":
                 inp["shape"] = _channels_first(inp["shape"])
             inputs[name] = inp
-        raw: Dict[str, Any] = {"id": case_id(row), "inputs": inputs, "kwargs": {**grid.get("kwargs", {}), **kwargs}}
+        raw: RawCase = {"id": case_id(row), "inputs": inputs, "kwargs": {**grid.get("kwargs", {}), **kwargs}}
         if keras_config:
             raw["keras_config"] = keras_config
         for key in ("modes", "tolerance", "stats", "then", "then_only"):

@@ -20,13 +20,13 @@ import yaml
 from kbtool import files, paths
 from kbtool.errors import KbtoolError
 from kbtool.specs import bench_cases, binding, schema, shapes
+from kbtool.specs.records import Entry, KeyPath, RawCase
 
 MAX_SPEC_ELEMENTS = 10**8  # the elements of every input of every case together (the shipped spec: 160,000)
 MAX_MATCH_CHARS = 1000  # a case's `match` regex
 MAX_PROBLEMS = 200  # problems listed; the rest are counted
 
 # A problem found in the data: (its key path within the spec, message); with the line it is at, once located.
-KeyPath = List[Any]  # names and list indices (a YAML key may be any scalar)
 Problem = Tuple[KeyPath, str]
 LocatedProblem = Tuple[int, KeyPath, str]
 # id of a YAML mapping node → {key: (key node, value node)}
@@ -49,7 +49,7 @@ class Spec:
         self.path = path
         self.data = data
         self.docs: Dict[str, Any] = data["docs"]
-        self.ops: Dict[str, Dict[str, Any]] = data["ops"]
+        self.ops: Dict[str, Entry] = data["ops"]
 
     def op(self, name: str) -> Dict[str, Any]:
         try:
@@ -290,9 +290,7 @@ def _semantic_problems(data: Dict[str, Any]) -> Iterator[Problem]:
             elements += count
 
 
-def _doc_version_problems(
-    base: KeyPath, name: str, entry: Dict[str, Any], ops: Dict[str, Dict[str, Any]]
-) -> Iterator[Problem]:
+def _doc_version_problems(base: KeyPath, name: str, entry: Entry, ops: Dict[str, Entry]) -> Iterator[Problem]:
     """A doc error, a raise, a signature change or a parameter names only doc versions that document the op
     (under its own name or a Keras 1.x alias's)."""
     documented = set(entry.get("documented_in", []))
@@ -311,9 +309,7 @@ def _doc_version_problems(
                     )
 
 
-def _bench_problems(
-    name: str, entry: Dict[str, Any], base: KeyPath, ops: Dict[str, Dict[str, Any]]
-) -> Iterator[Problem]:
+def _bench_problems(name: str, entry: Entry, base: KeyPath, ops: Dict[str, Entry]) -> Iterator[Problem]:
     """A declared bench family's case must bind at every size, and its cost expressions must parse."""
     if "bench" not in entry:
         return
@@ -333,7 +329,7 @@ def _bench_problems(
             yield base + ["bench", "case"] + problem.path, f"at size {size}: {problem.message}"
 
 
-def _grid_problems(data: Dict[str, Any], name: str, entry: Dict[str, Any], base: KeyPath) -> Iterator[Problem]:
+def _grid_problems(data: Dict[str, Any], name: str, entry: Entry, base: KeyPath) -> Iterator[Problem]:
     """Domains resolve, grid rules read only the op's dimensions, and every generated case binds."""
     from kbtool.specs import domains
 
@@ -391,10 +387,10 @@ class _SpecView:
 
     def __init__(self, data: Dict[str, Any]) -> None:
         self.data: Dict[str, Any] = data
-        self.ops: Dict[str, Dict[str, Any]] = data["ops"]
+        self.ops: Dict[str, Entry] = data["ops"]
 
 
-def _raw_cases(entry: Dict[str, Any], base: KeyPath) -> List[Tuple[KeyPath, Dict[str, Any]]]:
+def _raw_cases(entry: Entry, base: KeyPath) -> List[Tuple[KeyPath, RawCase]]:
     """Each case and example case of an entry, with its path: bound to the signature as cases.py will (unknown
     parameters and steps, inputs no parameter takes, kwargs that raw args make ignored, inputs whose arrays
     cannot be drawn or are too large, raw args and then-calls the worker would trip on)."""
