@@ -14,7 +14,7 @@ from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.plan import make_plan
 from kbtool.reports import junit, markdown, terminal
-from kbtool.runners import envs
+from kbtool.runners import envs, names
 from kbtool.runners.registry import BUILTIN, RECIPES, launch_for
 from kbtool.worker import shims
 
@@ -63,7 +63,7 @@ def test_every_env_has_a_lock_that_pins_every_package_its_recipe_names(name):
     assert len(locked) >= 8 and all(PIN.match(line) for line in locked.values()), locked
     for requirement in recipe.packages:  # each of the recipe's own packages is in its lock, within its specifier
         package = re.split(r"[\[=<>!~]", requirement)[0]  # the name alone: no extras (jax[cpu]), no version
-        line = locked[envs._normalise(package)]
+        line = locked[names.normalise(package)]
         if "==" in requirement and not requirement.endswith("*"):
             assert line.split("==")[1] == requirement.split("==")[1], (requirement, line)
 

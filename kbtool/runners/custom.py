@@ -12,16 +12,17 @@ import sys
 from typing import Any, Mapping, Optional
 
 from kbtool.errors import KbtoolError
+from kbtool.runners import names
 from kbtool.runners.base import Launch
-from kbtool.vocabulary import MODULE_PATH
 
 
-def is_custom(name):
-    return bool(MODULE_PATH.fullmatch(name.split("@", 1)[0]))
+def is_custom(name: str) -> bool:
+    """Whether `name` is shaped as a custom module (`my_backend`, `my_package.my_module[@ENV]`)."""
+    return names.is_custom(name)
 
 
 def launch(name, recipes, builtin=()):
-    module, _, env_name = name.partition("@")
+    module, env_name = names.split_custom(name)
     if env_name and env_name not in recipes:
         raise KbtoolError(
             "unknown environment {!r} in {!r}; managed environments: {}".format(env_name, name, ", ".join(recipes))

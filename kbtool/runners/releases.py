@@ -11,47 +11,15 @@ apart. `--versions PKG=LO..HI` (check, bisect, bench) names every release of PKG
 
 import dataclasses
 import os
-import re
 import subprocess
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
-
-NAME = re.compile(r"^(?P<base>[A-Za-z0-9_.-]+)\[(?P<pins>[^\[\]]*)\]$")
-PIN = re.compile(r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<version>[0-9][A-Za-z0-9.+!-]*)$")
-RANGE = re.compile(
-    r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<lo>[0-9][A-Za-z0-9.+!-]*)\.\.(?P<hi>[0-9][A-Za-z0-9.+!-]*)$"
-)
-
-
-def normalise(package: str) -> str:
-    """A package name as PEP 503 compares them (Keras, keras, tf_keras and tf-keras name two packages)."""
-    return re.sub(r"[-_.]+", "-", package).lower()
-
-
-@dataclass(frozen=True)
-class Release:
-    """A base backend with packages pinned: ("tensorflow1", (("keras", "2.2.4"),)). Pins are sorted by package."""
-
-    base: str
-    pins: Tuple[Tuple[str, str], ...]
-
-    @property
-    def name(self) -> str:
-        return "{}[{}]".format(self.base, ",".join(f"{p}={v}" for p, v in self.pins))
-
-    @property
-    def folder(self) -> str:
-        """Its env's folder under envs/releases/<base>/ (no brackets or '=' in paths pip and shells see)."""
-        return os.path.join("releases", self.base, "+".join(f"{p}-{v}" for p, v in self.pins))
-
-    def version_of(self, package: str) -> Optional[str]:
-        return dict(self.pins).get(normalise(package))
-
-
-def is_release(name: str) -> bool:
-    return isinstance(name, str) and name.endswith("]") and "[" in name
+from kbtool.runners import names
+from kbtool.runners.names import Release as Release
+from kbtool.runners.names import is_release as is_release
+from kbtool.runners.names import normalise as normalise
+from kbtool.runners.names import requirement_name as requirement_name
 
 
 def parse(name: str) -> Release:
@@ -59,36 +27,20 @@ def parse(name: str) -> Release:
     built-in backend with an env, each package one its recipe installs (a package of its recipe or lock)."""
     from kbtool.runners.registry import RECIPES
 
-    match = NAME.match(name.strip())
-    if not match:
-        raise KbtoolError(f"{name!r}: a release is written BACKEND[PACKAGE=VERSION], e.g. tensorflow1[keras=2.2.4]")
-    base = match.group("base")
-    if base not in RECIPES:
-        raise KbtoolError(
-            "{!r}: {} is not a built-in backend with an env of its own; releases of {} can be asked".format(
-                name, base, ", ".join(RECIPES)
-            )
-        )
-    pins: Dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in match.group("pins").split(","))):
-        pin = PIN.match(part)
-        if not pin:
-            raise KbtoolError(f"{name!r}: {part!r} is not PACKAGE=VERSION (e.g. keras=2.2.4)")
-        package = normalise(pin.group("package"))
-        if package in pins:
-            raise KbtoolError(f"{name!r}: {package} is pinned twice")
-        pins[package] = pin.group("version")
-    if not pins:
-        raise KbtoolError(f"{name!r}: name at least one PACKAGE=VERSION in the brackets, e.g. {base}[keras=2.2.4]")
-    releasable = packages_of(RECIPES[base])
-    unknown = [p for p in pins if p not in releasable]
+    release = names.parse_release(name, bases=list(RECIPES))
+    releasable = packages_of(RECIPES[release.base])
+    unknown = [p for p, _ in release.pins if p not in releasable]
     if unknown:
         raise KbtoolError(
             "{!r}: {} {} not a package of the {} env; its packages: {}".format(
-                name, ", ".join(unknown), "is" if len(unknown) == 1 else "are", base, ", ".join(sorted(releasable))
+                name,
+                ", ".join(unknown),
+                "is" if len(unknown) == 1 else "are",
+                release.base,
+                ", ".join(sorted(releasable)),
             )
         )
-    return Release(base, tuple(sorted(pins.items())))
+    return release
 
 
 def packages_of(recipe: Any) -> List[str]:
@@ -99,10 +51,6 @@ def packages_of(recipe: Any) -> List[str]:
     owner = RECIPES.get(recipe.env_owner, recipe)
     named = [requirement_name(p) for p in owner.packages]
     return sorted(set(named) | set(envs.read_lock(owner)))
-
-
-def requirement_name(requirement: str) -> str:
-    return normalise(re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0])
 
 
 def recipe(release: Release) -> Any:
@@ -177,14 +125,11 @@ def version_key(version: str) -> Any:
 
 
 def parse_range(text: str) -> Tuple[str, str, str]:
-    """`PKG=LO..HI` as (package, lo, hi); a KbtoolError when it is not that."""
-    match = RANGE.match(text.strip())
-    if not match:
-        raise KbtoolError(f"--versions {text!r}: write PACKAGE=LOW..HIGH, e.g. keras=2.2.4..2.3.1")
-    lo, hi = match.group("lo"), match.group("hi")
+    """`PKG=LO..HI` as (package, lo, hi); a KbtoolError when it is not that, or LO is newer than HI."""
+    package, lo, hi = names.parse_range(text)
     if version_key(lo) > version_key(hi):
         raise KbtoolError(f"--versions {text!r}: {lo} is newer than {hi}; write the older release first")
-    return normalise(match.group("package")), lo, hi
+    return package, lo, hi
 
 
 def index_versions(base: str, package: str, runner: Any = None) -> List[str]:
@@ -249,15 +194,11 @@ def expand(base: str, text: str, runner: Any = None) -> List[Release]:
 
 
 def base_name(name: str) -> str:
-    """The base backend of a release name (the name itself for any other backend)."""
-    return name.split("[", 1)[0] if is_release(name) else name
+    """The base backend of a release name (the name itself for any other backend): names.base_of."""
+    return names.base_of(name)
 
 
-def describe_pins(release: Release) -> str:
-    return ", ".join(f"{p} {v}" for p, v in release.pins)
-
-
-def sorted_by_release(names: Sequence[str]) -> List[str]:
+def sorted_by_release(backends: Sequence[str]) -> List[str]:
     """Backend names with each base's releases in version order after it."""
 
     def key(name: str) -> Any:
@@ -266,4 +207,4 @@ def sorted_by_release(names: Sequence[str]) -> List[str]:
         release = parse(name)
         return (release.base, 1, [(p, version_key(v)) for p, v in release.pins])
 
-    return sorted(names, key=key)
+    return sorted(backends, key=key)

@@ -19,6 +19,7 @@ from kbtool.errors import KbtoolError
 from kbtool.runners.base import WORKER_MAIN, Launch, Unavailable, registered_python
 from kbtool.runners.envs import interpreters, layered
 from kbtool.runners.envs.interpreters import Interpreter, NoInterpreter
+from kbtool.runners.names import normalise
 
 RECORD = "kbtool-env.json"
 # Written into an env's folder before anything else at install: the folder is kbtool's to delete (`env remove`,
@@ -113,11 +114,7 @@ def read_lock(recipe):
             lines = [line.strip() for line in fh]
     except FileNotFoundError:
         return {}
-    return {_normalise(line.split("==", 1)[0]): line for line in lines if line and not line.startswith("#")}
-
-
-def _normalise(name):
-    return name.lower().replace("_", "-").replace(".", "-")
+    return {normalise(line.split("==", 1)[0]): line for line in lines if line and not line.startswith("#")}
 
 
 def lock_drift(recipe, frozen):
@@ -126,7 +123,7 @@ def lock_drift(recipe, frozen):
     if not locked:
         return []
     frozen = [recipe.freeze_aliases.get(line, line) for line in frozen]
-    have = {_normalise(line.split("==", 1)[0]): line for line in frozen if "==" in line}
+    have = {normalise(line.split("==", 1)[0]): line for line in frozen if "==" in line}
     drift = [
         "{} (locked {})".format(have.get(n, "missing"), line)
         for n, line in sorted(locked.items())

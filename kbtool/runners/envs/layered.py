@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from kbtool import files
 from kbtool.errors import KbtoolError
+from kbtool.runners.names import normalise, requirement_name
 
 PTH = "kbtool-base.pth"  # in the release venv's site-packages: the base env's site-packages, after its own
 SITE = "import sysconfig, json; p = sysconfig.get_paths(); print(json.dumps(sorted({p['purelib'], p['platlib']})))"
@@ -71,8 +72,6 @@ def check_pins(recipe: Any, frozen: List[str]) -> None:
     """The release's first install must give every pinned release, and every package its recipe asks, as asked."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from kbtool.runners.releases import normalise
-
     have = {normalise(line.split("==", 1)[0]): line.split("==", 1)[1] for line in frozen if "==" in line}
     wrong = []
     for package in recipe.packages:
@@ -120,8 +119,6 @@ def follow_requirements(recipe: Any, install: Callable[[List[str]], Any], pip: L
     """A --no-deps release: install what the pinned packages (and what they brought) require but the env does not
     give them (keras 2.2.0 imports keras_applications' 1.0.2 API), --no-deps again, however the base's packages
     disagree (TensorFlow 1.15 wants keras-applications 1.0.8: `pip check` records that as unmet)."""
-    from kbtool.runners.releases import normalise
-
     ours = {p for p, _ in recipe.release.pins}
     for _ in range(FOLLOW_ROUNDS):
         wanted = []
@@ -132,7 +129,7 @@ def follow_requirements(recipe: Any, install: Callable[[List[str]], Any], pip: L
         if not wanted:
             return
         install(["--no-deps"] + wanted)
-        ours |= {normalise(re.split(r"[<>=!~;\[ ]", w, maxsplit=1)[0]) for w in wanted}
+        ours |= {requirement_name(w) for w in wanted}
 
 
 def write_lock(recipe: Any, frozen: List[str], path: str, no_deps: bool = False) -> None:
@@ -193,8 +190,6 @@ def base_changes(base: Dict[str, str], release: Dict[str, str], own: Set[str]) -
 
 
 def _frozen(lines: Any) -> Dict[str, str]:
-    from kbtool.runners.releases import normalise
-
     pairs = (line.split("==", 1) for line in lines or [] if isinstance(line, str) and "==" in line)
     return {normalise(name): version.strip() for name, version in pairs}
 
@@ -218,8 +213,6 @@ def _layered_sites(env_dir: str) -> List[str]:
 
 def _own(env_dir: str) -> Set[str]:
     """The packages installed in the release venv itself (its `*.dist-info` / `*.egg-info` folders), normalised."""
-    from kbtool.runners.releases import normalise
-
     names = set()
     for site in _own_sites(env_dir):
         for entry in os.listdir(site):
