@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from kbtool import files
 from kbtool.errors import KbtoolError
+from kbtool.runners.envs.record import RECORD, read_record
 from kbtool.runners.names import normalise, requirement_name
 
 PTH = "kbtool-base.pth"  # in the release venv's site-packages: the base env's site-packages, after its own
@@ -18,7 +19,7 @@ SITE = "import sysconfig, json; p = sysconfig.get_paths(); print(json.dumps(sort
 
 
 def _base_recipe(recipe: Any) -> Any:
-    from kbtool.runners.registry import RECIPES
+    from kbtool.runners.recipes import RECIPES
 
     return RECIPES[recipe.layered_on]
 
@@ -26,17 +27,15 @@ def _base_recipe(recipe: Any) -> Any:
 def base_of(recipe: Any) -> Dict[str, Any]:
     """The base env's record (python, python_version, created) and folder; a KbtoolError when it is not installed
     as a venv kbtool built (a release cannot be layered on an interpreter `kbtool env use` registered)."""
-    from kbtool.runners import envs
-
     base = _base_recipe(recipe)
     env_dir = base.env_dir()
-    path = os.path.join(env_dir, envs.RECORD)
+    path = os.path.join(env_dir, RECORD)
     if not os.path.exists(path):
         raise KbtoolError(
             f"{recipe.name} is layered on the {base.name} env, which is not installed: run `kbtool env install "
             f"{base.name}` first"
         )
-    record = envs._read_record(path)
+    record = read_record(path)
     if record.get("external"):
         raise KbtoolError(
             f"{recipe.name}: the {base.name} env is an interpreter registered by `kbtool env use`; a release is "
@@ -153,15 +152,13 @@ def base_problem(recipe: Any, record: Dict[str, Any]) -> Optional[str]:
     """Why a release env cannot run although it is installed: its base env was removed, or no longer gives what the
     release's install froze. A base reinstalled or rebuilt with the same packages (every `kbtool env install --all`
     reinstalls it) is the same base to its releases: what counts is the packages, not when the base was built."""
-    from kbtool.runners import envs
-
     base = _base_recipe(recipe)
     fix = f"`kbtool env install '{recipe.name}' --force` layers it again"
-    path = os.path.join(base.env_dir(), envs.RECORD)
+    path = os.path.join(base.env_dir(), RECORD)
     if not os.path.exists(path):
         return f"{recipe.name} env is broken: its base env {base.name} was removed; install it, then {fix}"
     try:
-        base_record = envs._read_record(path)
+        base_record = read_record(path)
     except KbtoolError as exc:
         return f"{recipe.name} env is broken: its base env {base.name}: {exc}"
     env_dir = recipe.env_dir()
