@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
 
@@ -31,7 +31,7 @@ def kbtool_home() -> str:
     return home
 
 
-def envs_dir():
+def envs_dir() -> str:
     """kbtool_home()/envs; a KbtoolError when it exists and is not a directory."""
     from kbtool.errors import KbtoolError
 
@@ -41,7 +41,7 @@ def envs_dir():
     return path
 
 
-def keras_home_for(keras_config=None):
+def keras_home_for(keras_config: Optional[Mapping[str, Any]] = None) -> str:
     """A private KERAS_HOME whose keras.json holds exactly these settings (one directory per set of settings).
 
     Under kbtool's home; where that cannot be written (read-only, full), a temporary folder of this process
@@ -70,10 +70,10 @@ def keras_home_for(keras_config=None):
     return home
 
 
-_FALLBACK_HOME = None  # this process's temporary KERAS_HOME folder when kbtool's home cannot be written
+_FALLBACK_HOME: Optional[str] = None  # this process's temporary KERAS_HOME folder when kbtool's home cannot be written
 
 
-def _write_keras_home(home, text, write_atomic):
+def _write_keras_home(home: str, text: str, write_atomic: Callable[[str, str], None]) -> None:
     os.makedirs(home, exist_ok=True)
     path = os.path.join(home, "keras.json")
     try:
@@ -156,7 +156,7 @@ class Launch:
 
         return dataclasses.replace(self, env=dict(self.env, **self.per_worker_env(index)))
 
-    def argv(self):
+    def argv(self) -> List[str]:
         argv = [self.python, "-u", WORKER_MAIN, "--module", self.module, "--graph", self.graph]
         if self.apply_keras_json:
             argv.append("--apply-keras-json")
@@ -174,7 +174,7 @@ class Launch:
             argv += ["--version-of", name]
         return argv
 
-    def environ(self, keras_config=None):
+    def environ(self, keras_config: Optional[Mapping[str, Any]] = None) -> Dict[str, str]:
         """The worker's environment; its keras.json holds `keras_config` (the documented defaults when None)."""
         env = dict(os.environ)
         # The caller's KERAS_BACKEND / KERAS_HOME never reach a worker: only a recipe's own keras_backend (in

@@ -9,11 +9,14 @@ import difflib
 import importlib.util
 import os
 import sys
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, cast
 
 from kbtool.errors import KbtoolError
 from kbtool.runners import names
 from kbtool.runners.base import Launch
+
+if TYPE_CHECKING:
+    from kbtool.runners.recipes.recipe import Recipe
 
 
 def is_custom(name: str) -> bool:
@@ -21,7 +24,7 @@ def is_custom(name: str) -> bool:
     return names.is_custom(name)
 
 
-def launch(name, recipes, builtin=()):
+def launch(name: str, recipes: Mapping[str, "Recipe"], builtin: Sequence[str] = ()) -> Launch:
     module, env_name = names.split_custom(name)
     if env_name and env_name not in recipes:
         raise KbtoolError(
@@ -67,11 +70,12 @@ def inherited_from(hello: Mapping[str, Any], op: str) -> Optional[str]:
     neither has one), or None: a built-in backend, a plain custom module, or one that redefines `op`."""
     from kbtool.worker import inherit
 
-    found = inherit.inherited(hello.get("base"), op)
+    inherited = cast(Callable[[Any, str], object], inherit.inherited)  # the worker (Python 3.6) is unannotated
+    found = inherited(hello.get("base"), op)
     return found if isinstance(found, str) else None
 
 
-def importable(module):
+def importable(module: str) -> bool:
     """Whether `module` can be found on kbtool's path, PYTHONPATH or the current directory (without importing it)."""
     paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     added = [p for p in paths if p not in sys.path]

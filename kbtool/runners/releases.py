@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
-from kbtool.runners import envs, names
+from kbtool.runners import envs, names, recipes
 from kbtool.runners.base import envs_dir
 from kbtool.runners.names import Release as Release
 from kbtool.runners.names import is_release as is_release
 from kbtool.runners.names import normalise as normalise
 from kbtool.runners.names import requirement_name as requirement_name
-from kbtool.runners import recipes
 from kbtool.runners.recipes import Recipe
 
 

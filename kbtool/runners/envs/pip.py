@@ -2,9 +2,12 @@
 
 import os
 import subprocess
-from typing import IO, Any, Dict, List, Mapping, Optional, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from kbtool.errors import KbtoolError
+
+if TYPE_CHECKING:
+    from kbtool.runners.recipes.recipe import Recipe
 
 
 def live_terminal(stream: Any, environ: Optional[Mapping[str, str]] = None) -> Optional[IO[str]]:
@@ -18,7 +21,13 @@ def live_terminal(stream: Any, environ: Optional[Mapping[str, str]] = None) -> O
     return stream if tty and env.get("TERM") != "dumb" else None
 
 
-def run(argv, log, env=None, cwd=None, terminal: Optional[IO[str]] = None):
+def run(
+    argv: Sequence[str],
+    log: Callable[[str], None],
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+    terminal: Optional[IO[str]] = None,
+) -> str:
     """Run `argv`; its output is returned (and only its last line said when it fails), or with `terminal` written
     to that terminal as it comes (nothing returned)."""
     log("$ " + " ".join(argv))
@@ -72,7 +81,7 @@ def pip_environ() -> Dict[str, str]:
     return env
 
 
-def index_args(recipe, log) -> List[str]:
+def index_args(recipe: "Recipe", log: Callable[[str], None]) -> List[str]:
     """`--extra-index-url` for the recipe's extra index when its host answers within a few seconds; else nothing,
     said in the log (the packages must then come from the configured index or find-links)."""
     if not recipe.extra_index:
@@ -94,7 +103,7 @@ def index_args(recipe, log) -> List[str]:
 EXTRA_INDEX_PROBE_SECONDS = 5.0
 
 
-def freeze(pip, pip_env, env_dir):
+def freeze(pip: List[str], pip_env: Mapping[str, str], env_dir: str) -> List[str]:
     """The env's `pip freeze` (pip, setuptools and wheel aside), run in the env: pip also lists what the current
     directory holds; an old pip also echoes its options (-f DIR from PIP_FIND_LINKS)."""
     output = run(pip + ["freeze"], lambda _: None, pip_env, cwd=env_dir)

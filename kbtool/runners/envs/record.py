@@ -4,9 +4,13 @@ lock it was installed from, and which folders are kbtool's to delete."""
 import json
 import os
 import shutil
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence
 
 from kbtool.errors import KbtoolError
 from kbtool.runners.names import normalise
+
+if TYPE_CHECKING:
+    from kbtool.runners.recipes.recipe import Recipe
 
 RECORD = "kbtool-env.json"
 
@@ -21,7 +25,7 @@ LOCKS_DIR = os.path.join(
 RECORD_MAX_BYTES = 1 << 20  # a record is a few KB (the env's pip freeze)
 
 
-def lock_path(recipe):
+def lock_path(recipe: "Recipe") -> str:
     """A built-in env's lock ships with kbtool; a release's is generated at its first install, under kbtool's home."""
     if recipe.release is not None:
         from kbtool.runners.base import kbtool_home
@@ -30,7 +34,7 @@ def lock_path(recipe):
     return os.path.join(LOCKS_DIR, recipe.env_owner + ".txt")
 
 
-def read_lock(recipe):
+def read_lock(recipe: "Recipe") -> Dict[str, str]:
     """The recipe's lock as {normalised name: "name==version"} (empty when it has none)."""
     try:
         with open(lock_path(recipe)) as fh:
@@ -40,7 +44,7 @@ def read_lock(recipe):
     return {normalise(line.split("==", 1)[0]): line for line in lines if line and not line.startswith("#")}
 
 
-def lock_drift(recipe, frozen):
+def lock_drift(recipe: "Recipe", frozen: Sequence[str]) -> List[str]:
     """How an env's `pip freeze` differs from the recipe's lock, in words (empty when they agree or no lock)."""
     locked = read_lock(recipe)
     if not locked:
@@ -56,7 +60,7 @@ def lock_drift(recipe, frozen):
     return drift
 
 
-def read_record(path):
+def read_record(path: str) -> Dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             raw = fh.read(RECORD_MAX_BYTES + 1)
@@ -98,7 +102,7 @@ def made_by_kbtool(env_dir: str) -> bool:
     return not names or RECORD in names or MARKER in names
 
 
-def refuse_unless_kbtools(recipe, env_dir: str) -> None:
+def refuse_unless_kbtools(recipe: "Recipe", env_dir: str) -> None:
     if os.path.isdir(env_dir) and not made_by_kbtool(env_dir):
         raise KbtoolError(
             f"{env_dir}: not an environment kbtool made (no {RECORD} or {MARKER} in it); not removed, delete it "
@@ -106,7 +110,7 @@ def refuse_unless_kbtools(recipe, env_dir: str) -> None:
         )
 
 
-def delete(env_dir, log=lambda line: None):
+def delete(env_dir: str, log: Callable[[str], None] = lambda line: None) -> str:
     try:
         if os.path.islink(env_dir):
             target = os.readlink(env_dir)
@@ -121,7 +125,7 @@ def delete(env_dir, log=lambda line: None):
     return done
 
 
-def size_mb(path):
+def size_mb(path: str) -> int:
     total = 0
     for root, _, names in os.walk(path):
         for name in names:

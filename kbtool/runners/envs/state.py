@@ -2,15 +2,18 @@
 dangling interpreter, a release's base removed or changed); and `kbtool env remove`."""
 
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from kbtool.errors import KbtoolError
 from kbtool.runners.base import registered_python
 from kbtool.runners.envs import layered
 from kbtool.runners.envs.record import RECORD, delete, read_record, refuse_unless_kbtools, size_mb
 
+if TYPE_CHECKING:
+    from kbtool.runners.recipes.recipe import Recipe
 
-def describe(recipe):
+
+def describe(recipe: "Recipe") -> Dict[str, Any]:
     """Installed state of an env without starting it. A broken env (unreadable record, dangling symlink, a file
     where the folder should be) gets `problem`: one line naming the file, for the caller to report."""
     env_dir = recipe.env_dir()
@@ -58,7 +61,7 @@ def describe(recipe):
     return info
 
 
-def problem(recipe) -> Optional[str]:
+def problem(recipe: "Recipe") -> Optional[str]:
     """Why the installed env of `recipe` cannot run (one line), or None: it is fine or simply not installed. Cheap
     (no walk of the env): every command that starts a worker asks it first."""
     env_dir = recipe.env_dir()
@@ -76,7 +79,7 @@ def problem(recipe) -> Optional[str]:
     return _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
 
 
-def _missing_interpreter(recipe) -> Optional[str]:
+def _missing_interpreter(recipe: "Recipe") -> Optional[str]:
     """A venv whose interpreter link dangles (the Python it was made from was removed, e.g. its pyenv version)."""
     python = recipe.env_python()
     if os.path.exists(python):
@@ -94,7 +97,7 @@ def _missing_interpreter(recipe) -> Optional[str]:
     return f"{recipe.env_owner} env is broken: interpreter {where} is missing; run `kbtool env install {recipe.env_owner} --force`"
 
 
-def remove(recipe):
+def remove(recipe: "Recipe") -> str:
     """Delete an env; returns what was done, in words. A symlinked env loses the link only, never the target."""
     env_dir = recipe.env_dir()
     if not os.path.lexists(env_dir):
