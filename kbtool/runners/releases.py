@@ -165,7 +165,9 @@ def expand(base: str, text: str, runner: Any = None) -> List[Release]:
     both included, oldest first. LO and HI must be releases the index has (a typo is said, not widened)."""
     package, lo, hi = parse_range(text)
     if base not in recipes.RECIPES:
-        raise KbtoolError(f"--versions applies to a built-in backend with an env ({', '.join(recipes.RECIPES)}), not {base}")
+        raise KbtoolError(
+            f"--versions applies to a built-in backend with an env ({', '.join(recipes.RECIPES)}), not {base}"
+        )
     parse(f"{base}[{package}={lo}]")  # the package must be one of the env's
     versions = index_versions(base, package, runner=runner)
     missing = [v for v in (lo, hi) if v not in versions]
