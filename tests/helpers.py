@@ -181,7 +181,7 @@ def register_ext(monkeypatch):
     """A built-in backend `ext` (recipe: Python 3.6) whose module kbtool's own Python imports, in the registry for
     the test's length."""
     from kbtool.runners import registry
-    from kbtool.runners.base import Recipe
+    from kbtool.runners.recipes import Recipe
 
     recipe = Recipe(name="ext", python_version="3.6", packages=["ext==1.0"], module="kbtool.reference")
     recipe.version_of = ["numpy"]

@@ -55,6 +55,7 @@ import regex
 from kbtool import files, paths
 from kbtool.errors import KbtoolError
 from kbtool.results import Result, Status
+from kbtool.runners import names
 from kbtool.vocabulary import DEFAULT_DEVICE, DEVICES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -261,8 +262,8 @@ def backend_matches(name: str, patterns: Union[Globs, List[str]]) -> bool:
     base backend's name: brackets in a backend are a release's, never an fnmatch character class."""
     literal, globbed = _backend_patterns(patterns if isinstance(patterns, (str, tuple)) else tuple(patterns))
     if _is_release(name):
-        base = name.split("[", 1)[0]
-        return _canonical_release(name) in literal or (globbed is not None and globbed.match(base) is not None)
+        base = names.base_of(name)
+        return names.canonical(name) in literal or (globbed is not None and globbed.match(base) is not None)
     return globbed is not None and globbed.match(name) is not None
 
 
@@ -270,7 +271,7 @@ def backend_matches(name: str, patterns: Union[Globs, List[str]]) -> bool:
 def _backend_patterns(patterns: Globs) -> "Tuple[Set[str], Optional[re.Pattern[str]]]":
     """(the release names among the patterns, canonical; one regex for the other globs)."""
     globs = _globs(patterns)
-    literal = {_canonical_release(p) for p in globs if _is_release(p)}
+    literal = {names.canonical(p) for p in globs if _is_release(p)}
     return literal, _glob_regex_of(tuple(p for p in globs if not _is_release(p)))
 
 
@@ -278,27 +279,7 @@ def _is_release(name: str) -> bool:
     return "[" in name  # (a backend pattern with a bracket is a release name: validation refuses any other)
 
 
-RELEASE_NAME = re.compile(r"(?P<base>[^\[\]]+)\[(?P<pins>[^\[\]]*)\]\Z")
-
-
-def _canonical_release(name: str) -> str:
-    """A release name as kbtool writes it (runners/releases.py: pins sorted, packages normalised), without asking
-    whether its packages exist; the name itself when it is not BASE[PKG=VERSION,...]."""
-    found = RELEASE_NAME.match(name.strip())
-    if not found:
-        return name
-    pins = []
-    for part in filter(None, (p.strip() for p in found["pins"].split(","))):
-        package, equals, version = part.partition("=")
-        if not equals:
-            return name
-        pins.append((normalise_package(package), version.strip()))
-    return "{}[{}]".format(found["base"].strip(), ",".join(f"{p}={v}" for p, v in sorted(pins)))
-
-
-def normalise_package(package: str) -> str:
-    """A package (or module) name as PEP 503 compares them: tf_keras, TF-Keras and tf-keras are one."""
-    return re.sub(r"[-_.]+", "-", package.strip()).lower()
+normalise_package = names.normalise  # a package (or module) name as PEP 503 compares them (runners/names.py)
 
 
 def versions_of(result: Any, versions: Optional[BackendVersions] = None) -> Dict[str, str]:
@@ -666,7 +647,8 @@ def known_backend(pattern: str) -> bool:
     importable = cast(Callable[[str], bool], custom.importable)
     if GLOB_CHARS.search(pattern) or not is_custom(pattern):
         return False
-    module, at, env = pattern.partition("@")
+    module, env = names.split_custom(pattern)
+    at = "@" in pattern
     if not at and "." not in module:  # a plain module name (as keras.json may give) only where it imports: a
         return importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
     return "." in module and (not at or env in RECIPES)
@@ -1031,7 +1013,7 @@ def recorded_key(entry: KnownEntry, result: Any) -> Tuple[Optional[str], bool]:
         return key, False
     name = backend_of(result)
     if _is_release(name):
-        base = name.split("[", 1)[0]
+        base = names.base_of(name)
         if backend_matches(base, entry.backend):
             op, case, mode = _parts(result, "op", "case", "mode")
             base_key = result_key(_Key(op, case, base, mode, device_of(result)))

@@ -20,6 +20,7 @@ from kbtool import known
 from kbtool.errors import KbtoolError
 from kbtool.known import fingerprint
 from kbtool.results import Result, Status
+from kbtool.runners import names
 from kbtool.vocabulary import DEFAULT_DEVICE
 
 # (op, backend as known.backend_of gives it, device): a run on one device keeps what was recorded on another
@@ -82,7 +83,7 @@ def _as_base_records(entry: known.KnownEntry, key: str, value: str, kept: Dict[s
     op, case, backend, mode, *device = key.split(" ")
     if "[" not in backend:
         return False
-    base = backend.split("[", 1)[0]
+    base = names.base_of(backend)
     if not known.backend_matches(base, entry.backend):
         return False
     return kept.get(" ".join([op, case, base, mode, *device])) == value
