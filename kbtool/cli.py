@@ -1109,7 +1109,7 @@ def _swept(opts):
     base that has the package replaced by its releases in the range, those not installed installed first."""
     if opts.versions is None:
         return opts.backend_names, {}
-    from kbtool.sweep import expand_backends, install_missing
+    from kbtool.runners.releases import expand_backends, install_missing
 
     names = expand_backends(opts.backend_names, opts.versions)
     say = _note if opts.verbosity else (lambda line: None)
