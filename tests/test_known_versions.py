@@ -14,6 +14,7 @@ from kbtool import files, known
 from kbtool.errors import KbtoolError
 from kbtool.known import record as known_record
 from kbtool.results import Result, Status
+from kbtool.runners import envs
 
 R224 = "tensorflow1[keras=2.2.4]"
 R231 = "tensorflow1[keras=2.3.1]"
@@ -74,11 +75,14 @@ def test_versions_are_the_reported_ones_and_a_package_not_reported_does_not_appl
 
 
 def test_without_reported_versions_a_release_is_taken_at_its_pins_and_a_base_at_its_lock():
-    assert known.locked_versions(R224)["keras"] == "2.2.4"
-    assert known.locked_versions("tensorflow1")["keras"] == "2.3.1"  # the shipped lock
-    assert known.locked_versions("my_pkg.mod") == {}
-    found = explained([entry(versions={"keras": "<2.2.5"})], [result(R224), result("tensorflow1")], versions=None)
+    assert known.locked_versions(R224, envs.read_lock)["keras"] == "2.2.4"
+    assert known.locked_versions("tensorflow1", envs.read_lock)["keras"] == "2.3.1"  # the shipped lock
+    assert known.locked_versions("my_pkg.mod", envs.read_lock) == {}
+    results = [result(R224), result("tensorflow1")]  # the caller reads the locks: apply reads no file
+    found = explained([entry(versions={"keras": "<2.2.5"})], results, known.lookup(results, None, envs.read_lock))
     assert found == {R224: "r", "tensorflow1": None}
+    results = [result(R224), result("tensorflow1")]  # without them, no versions: in no range
+    assert explained([entry(versions={"keras": "<2.2.5"})], results, versions=None) == {R224: None, "tensorflow1": None}
 
 
 def test_a_literal_release_name_applies_to_that_release_alone(tmp_path):
