@@ -35,10 +35,12 @@ def known_reason(
     """The reason of the entry that explains `result` (None: none does), given its variants' results. A result an
     entry recorded that fails differently now is marked `changed` (its status and `changed`), as in a check."""
     from kbtool import known
+    from kbtool.runners import envs
 
     probe = dataclasses.replace(result, known=None)
     others = [dataclasses.replace(r, known=None) for r in variant_results]
-    known.apply([probe] + others, entries, whole_spec=False, all_cases=False, by_regex=by_regex)
+    versions = known.lookup([probe] + others, None, envs.read_lock)  # (no worker's versions here: the locks)
+    known.apply([probe] + others, entries, whole_spec=False, all_cases=False, by_regex=by_regex, versions=versions)
     if probe.changed:
         result.status, result.changed = probe.status, probe.changed
     return probe.known
