@@ -474,7 +474,7 @@ def test_no_kernel_flipped_variant(kw):
 def test_the_theano_recipe_runs_the_variants():
     assert theano.RECIPE.variants is theano.kernel_flipped_variants
     assert theano.RECIPE.variant_suffixes == {FLIPPED: theano.FLIPPED_KERNEL_OPS}
-    # known.py reads the suffixes from the recipes' data, never from one backend's module
+    # kbtool.known reads the suffixes from the recipes' data (the registry), never from one backend's module
     assert registry.variant_suffixes("conv3d") == [FLIPPED] and registry.variant_suffixes("sum") == []
     assert known.variant_suffixes("conv3d") == [FLIPPED] and known.variant_suffixes("sum") == []
 
