@@ -137,10 +137,10 @@ class KnownEntry:
             return True
         return satisfies(versions_of(result, versions), self.versions)
 
-    def explains(self, result: Result) -> bool:
-        """Whether the entry targets the result and the result is a non-passing one with the entry's status and
-        message (a regex search that times out does not match)."""
-        return self.targets(result) and self.judge(result) is True
+    def explains(self, result: Result, versions: "Union[Versions, BackendVersions, None]" = None) -> bool:
+        """Whether the entry targets the result (`versions` as for `targets`) and the result is a non-passing one
+        with the entry's status and message (a regex search that times out does not match)."""
+        return self.targets(result, versions) and self.judge(result) is True
 
     def judge(self, result: Result, timeout: Optional[float] = None) -> Optional[bool]:
         """The status and match condition alone: True, False, or None when the regex timed out on the message."""
