@@ -13,7 +13,7 @@ from rich.console import Console
 
 from kbtool import files, known
 from kbtool.errors import KbtoolError
-from kbtool.known import fingerprint
+from kbtool.known import fingerprint, rules
 from kbtool.reports import html, markdown, terminal
 from kbtool.reports.assemble import summarize
 from kbtool.reports.assemble import validate as validate_report
@@ -195,7 +195,7 @@ def test_the_shipped_file_obeys_every_rule():
     for item in entries:
         ops = item["op"] if isinstance(item["op"], list) else [item["op"]]
         assert all(op in shipped.ops for op in ops), item
-        assert known._narrows(item) and isinstance(item["count"], int), item
+        assert rules._narrows(item) and isinstance(item["count"], int), item
 
 
 # ---- exact known results: recorded fingerprints -----------------------------------------------------------------------
@@ -476,7 +476,7 @@ def test_no_kernel_flipped_variant(kw):
 def test_the_theano_recipe_runs_the_variants():
     assert keras2.THEANO.variants is flipping.kernel_flipped_variants
     assert keras2.THEANO.variant_suffixes == {FLIPPED: flipping.FLIPPED_KERNEL_OPS}
-    # known.py reads the suffixes from the recipes' data, never from one backend's module
+    # kbtool.known reads the suffixes from the recipes' data (the registry), never from one backend's module
     assert registry.variant_suffixes("conv3d") == [FLIPPED] and registry.variant_suffixes("sum") == []
     assert known.variant_suffixes("conv3d") == [FLIPPED] and known.variant_suffixes("sum") == []
 
