@@ -25,6 +25,7 @@ from kbtool.explore import strategies
 from kbtool.reference.oracle import Oracle
 from kbtool.results import Status
 from kbtool.runners import messages as protocol
+from kbtool.runners.registry import keras_name
 from kbtool.runners.session import BackendSession, Cancel, Expected
 from kbtool.specs import binding, domains
 from kbtool.specs.cases import expand_case, raw_cases
@@ -130,7 +131,7 @@ class Exploration:
             return None
         backend = session.name
         try:  # a fresh oracle: drawn cases share ids, and the oracle caches by id
-            expected = Oracle().expected(case, None, backend)
+            expected = Oracle().expected(case, None, backend, keras_name)
         except Exception:
             return None
         if expected[0].get("status") != protocol.OK and not case.raises:
