@@ -246,6 +246,23 @@ def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> O
     name = f"backend module {shown(module_path)}"
     if code is None:
         raise KbtoolError(f"{name} did not finish importing within {timeout:g} s")
+    answer = _import_answer(raw, code, name)
+    if answer.get("interrupted"):
+        raise KeyboardInterrupt
+    if answer.get("problem"):
+        return f"{name} {answer['problem']}"
+    missing = answer.get("missing") or []
+    if missing:
+        return "{} lacks {} (a Keras backend must provide {})".format(
+            name, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
+        )
+    return None
+
+
+def _import_answer(raw: bytes, code: int, name: str) -> Dict[str, Any]:
+    """The JSON line the importing process wrote; a KbtoolError saying how it ended when it wrote none."""
+    import signal
+
     try:
         answer = json.loads(raw.decode("utf-8").splitlines()[0])
     except (ValueError, IndexError):
@@ -259,16 +276,7 @@ def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> O
         else:
             how = f"exited (exit code {code})"
         raise KbtoolError(f"{name}: the process importing it {how} before the import finished")
-    if answer.get("interrupted"):
-        raise KeyboardInterrupt
-    if answer.get("problem"):
-        return f"{name} {answer['problem']}"
-    missing = answer.get("missing") or []
-    if missing:
-        return "{} lacks {} (a Keras backend must provide {})".format(
-            name, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
-        )
-    return None
+    return answer
 
 
 def _wait(proc: "subprocess.Popen[bytes]", timeout: float) -> Optional[int]:

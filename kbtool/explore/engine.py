@@ -9,6 +9,8 @@ and the search goes on; the first unexplained one ends the search for that backe
 example, with a command that replays it.
 """
 
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import hashlib
@@ -272,8 +274,7 @@ def explore_backend(
     outcome: Optional[BackendOutcome] = None,
 ) -> BackendOutcome:
     """Hypothesis on one backend; `tick(outcome)` after each example (progress). Fills `outcome` as it goes."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed, settings
-    from hypothesis.database import DirectoryBasedExampleDatabase
+    from hypothesis import reject
     from hypothesis.errors import Flaky, Unsatisfiable
 
     outcome = outcome or BackendOutcome(backend)
@@ -304,19 +305,7 @@ def explore_backend(
                 last[:] = [unexplained[0]]
                 raise _Divergence(unexplained[0])
 
-        database = DirectoryBasedExampleDatabase(database_dir) if database_dir else None
-        assert exploration.strategy is not None  # the command refuses an op whose cases cannot start a draw
-        test: Callable[[], None] = settings(
-            max_examples=max_examples,
-            database=database,
-            deadline=None,
-            derandomize=False,
-            suppress_health_check=list(HealthCheck),
-            verbosity=Verbosity.quiet,
-            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-            report_multiple_bugs=False,
-            print_blob=False,
-        )(seed(exploration.seed)(given(exploration.strategy)(probe)))
+        test = _hypothesis_test(exploration, probe, max_examples, database_dir)
         try:
             with _without_local_constants():
                 test()
@@ -334,6 +323,30 @@ def explore_backend(
         return outcome
     finally:
         session.stop()
+
+
+def _hypothesis_test(
+    exploration: Exploration, probe: Callable[[RawCase], None], max_examples: int, database_dir: Optional[str]
+) -> Callable[[], None]:
+    """`probe` as a Hypothesis test over the exploration's drawn cases: its seed, quiet, no deadline, the failing
+    examples of `database_dir` (if any) first."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    database = DirectoryBasedExampleDatabase(database_dir) if database_dir else None
+    assert exploration.strategy is not None  # the command refuses an op whose cases cannot start a draw
+    test: Callable[[], None] = settings(
+        max_examples=max_examples,
+        database=database,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        print_blob=False,
+    )(seed(exploration.seed)(given(exploration.strategy)(probe)))
+    return test
 
 
 @contextlib.contextmanager

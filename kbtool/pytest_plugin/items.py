@@ -8,6 +8,8 @@
 the cases where it runs several workers, as `kbtool check` shares them) is one xdist group.
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, List, Optional, Set, Tuple
@@ -32,12 +34,12 @@ class Target:
 
     backend: str
     share: int  # which of the backend's workers runs it (Launch.workers caps them; one when it is not set)
-    launch: "Launch"  # of that worker
-    entry: "Entry"  # the op's spec entry
-    case: "Case"  # that runs: the case itself, or a variant of it
-    base: "Case"  # the case whose reference judges it (the case itself for a variant)
+    launch: Launch  # of that worker
+    entry: Entry  # the op's spec entry
+    case: Case  # that runs: the case itself, or a variant of it
+    base: Case  # the case whose reference judges it (the case itself for a variant)
     mode: str
-    variants: Tuple["Target", ...] = field(default=())  # the variants of the same case and mode (for verified_by)
+    variants: Tuple[Target, ...] = field(default=())  # the variants of the same case and mode (for verified_by)
 
     @property
     def key(self) -> Tuple[str, str, str, str]:
@@ -50,7 +52,7 @@ class Target:
         return re.sub(r"[^A-Za-z0-9_.-]", "_", self.backend) + ("" if self.share == 0 else f"-{self.share}")
 
 
-def plan_targets(plan: "Plan") -> List[Target]:
+def plan_targets(plan: Plan) -> List[Target]:
     """Every result the plan sets out to produce, in the order of a check's report (op, case, backend, mode)."""
     targets: List[Target] = []
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
@@ -92,7 +94,7 @@ def item_name(target: Target) -> str:
 class KbtoolRoot(pytest.Collector):
     """`kbtool`: the plan's items, one collector per op (added to the session's collection by hooks.py)."""
 
-    def __init__(self, *, run: "KbtoolHooks", **kwargs: Any) -> None:
+    def __init__(self, *, run: KbtoolHooks, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
 
@@ -128,7 +130,7 @@ class OpCollector(pytest.Collector):
 class KbtoolItem(pytest.Item):
     """One result: run on this process's worker for its backend, judged, known differences applied."""
 
-    def __init__(self, *, target: Target, run: "KbtoolHooks", **kwargs: Any) -> None:
+    def __init__(self, *, target: Target, run: KbtoolHooks, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.target, self.run = target, run
         op, case, backend, mode = target.key

@@ -3,6 +3,7 @@
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import Symbol, _has_symbol, learning_phase, multi_op, op
 from kbtool.reference.finite_differences import central_differences
@@ -20,7 +21,7 @@ def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
 
 
 @op
-def _switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
+def _switch(condition: Any, then_expression: Any, else_expression: Any) -> NDArray[Any]:
     cond = np.asarray(condition)
     then, other = np.asarray(then_expression), np.asarray(else_expression)
     if cond.ndim > then.ndim:
@@ -38,7 +39,7 @@ def in_train_phase(x: Any, alt: Any, training: Any = None) -> Any:
 
 
 @op
-def _select(training: Any, x: Any, alt: Any) -> Any:
+def _select(training: Any, x: Any, alt: Any) -> NDArray[Any]:
     return np.array(x if bool(np.asarray(training)) else alt)
 
 
@@ -101,13 +102,13 @@ def _rnn(step_function: Any, inputs: Any, initial_states: Any, go_backwards: Any
 
 
 @op
-def map_fn(fn: Any, elems: Any, name: Optional[str] = None, dtype: Any = None) -> Any:
+def map_fn(fn: Any, elems: Any, name: Optional[str] = None, dtype: Any = None) -> NDArray[Any]:
     result = np.stack([np.asarray(fn(e)) for e in np.asarray(elems)])
     return result.astype(dtype) if dtype is not None else result
 
 
 @op
-def foldl(fn: Any, elems: Any, initializer: Any = None, name: Optional[str] = None) -> Any:
+def foldl(fn: Any, elems: Any, initializer: Any = None, name: Optional[str] = None) -> NDArray[Any]:
     elems = np.asarray(elems)
     acc, rest = (elems[0], elems[1:]) if initializer is None else (np.asarray(initializer), elems)
     for e in rest:

@@ -8,6 +8,7 @@ import itertools
 from typing import Any, List, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import normalize_data_format, op
 
@@ -31,11 +32,11 @@ PADDINGS = ("valid", "same")
 POOL_MODES = ("max", "avg")
 
 
-def _to_last(x: Any, data_format: Optional[str]) -> Any:
+def _to_last(x: Any, data_format: Optional[str]) -> NDArray[Any]:
     return np.moveaxis(x, 1, -1) if data_format == "channels_first" else x
 
 
-def _from_last(x: Any, data_format: Optional[str]) -> Any:
+def _from_last(x: Any, data_format: Optional[str]) -> NDArray[Any]:
     return np.moveaxis(x, -1, 1) if data_format == "channels_first" else x
 
 
@@ -87,7 +88,7 @@ def _conv(
     dilation_rate: Any,
     rank: Any,
     allowed: Any = PADDINGS,
-) -> Any:
+) -> NDArray[Any]:
     _check_padding(padding, allowed)
     data_format = normalize_data_format(data_format)
     x, kernel = np.asarray(x), np.asarray(kernel)
@@ -107,7 +108,7 @@ def conv1d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: int = 1,
-) -> Any:
+) -> NDArray[Any]:
     # keras 2.3.1 tensorflow_backend.py conv1d refuses causal padding with channels_first (so does the Conv1D layer,
     # keras/layers/convolutional.py): Keras 2 defines no result for it
     if padding == "causal" and normalize_data_format(data_format) == "channels_first":
@@ -125,7 +126,7 @@ def conv2d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: Any = (1, 1),
-) -> Any:
+) -> NDArray[Any]:
     return _conv(x, kernel, strides, padding, data_format, dilation_rate, 2)
 
 
@@ -137,13 +138,13 @@ def conv3d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: Any = (1, 1, 1),
-) -> Any:
+) -> NDArray[Any]:
     return _conv(x, kernel, strides, padding, data_format, dilation_rate, 3)
 
 
 def _pool(
     x: Any, pool_size: Any, strides: Any, padding: Any, data_format: Optional[str], pool_mode: Any, rank: Any
-) -> Any:
+) -> NDArray[Any]:
     _check_padding(padding)
     data_format = normalize_data_format(data_format)
     if pool_mode not in POOL_MODES:
@@ -169,7 +170,7 @@ def pool2d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     pool_mode: str = "max",
-) -> Any:
+) -> NDArray[Any]:
     return _pool(x, pool_size, strides, padding, data_format, pool_mode, 2)
 
 
@@ -181,13 +182,13 @@ def pool3d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     pool_mode: str = "max",
-) -> Any:
+) -> NDArray[Any]:
     return _pool(x, pool_size, strides, padding, data_format, pool_mode, 3)
 
 
 def _conv_transpose(
     x: Any, kernel: Any, output_shape: Any, strides: Any, padding: Any, data_format: Optional[str], rank: Any
-) -> Any:
+) -> NDArray[Any]:
     """The gradient of a convolution: scatter each input cell times the kernel into the output.
 
     Kernels are (*spatial, out_channels, in_channels); output_shape includes the batch dim.
@@ -224,7 +225,7 @@ def conv2d_transpose(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: Any = (1, 1),
-) -> Any:
+) -> NDArray[Any]:
     dilation = _tuple(dilation_rate, 2)
     if tuple(dilation) != (1, 1):
         # a dilated kernel is the kernel with dilation - 1 zeros between its taps
@@ -248,7 +249,7 @@ def conv3d_transpose(
     strides: Any = (1, 1, 1),
     padding: str = "valid",
     data_format: Optional[str] = None,
-) -> Any:
+) -> NDArray[Any]:
     return _conv_transpose(x, kernel, output_shape, strides, padding, data_format, 3)
 
 
@@ -276,7 +277,7 @@ def depthwise_conv2d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: Any = (1, 1),
-) -> Any:
+) -> NDArray[Any]:
     result, data_format = _depthwise(x, depthwise_kernel, strides, padding, data_format, dilation_rate, 2)
     return _from_last(result, data_format)
 
@@ -290,7 +291,7 @@ def _separable(
     data_format: Optional[str],
     dilation_rate: Any,
     rank: Any,
-) -> Any:
+) -> NDArray[Any]:
     result, data_format = _depthwise(x, depthwise_kernel, strides, padding, data_format, dilation_rate, rank)
     pointwise = np.asarray(pointwise_kernel)
     pointwise = pointwise.reshape(pointwise.shape[-2:])
@@ -306,7 +307,7 @@ def separable_conv1d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: int = 1,
-) -> Any:
+) -> NDArray[Any]:
     return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 1)
 
 
@@ -319,11 +320,13 @@ def separable_conv2d(
     padding: str = "valid",
     data_format: Optional[str] = None,
     dilation_rate: Any = (1, 1),
-) -> Any:
+) -> NDArray[Any]:
     return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 2)
 
 
-def _local(inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format: Optional[str], rank: Any) -> Any:
+def _local(
+    inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format: Optional[str], rank: Any
+) -> NDArray[Any]:
     """Unshared weights: kernel (prod(output), prod(kernel_size) * in_channels, filters)."""
     data_format = normalize_data_format(data_format)
     original = np.asarray(inputs)
@@ -348,12 +351,14 @@ def _local(inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format
 
 
 @op
-def local_conv1d(inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format: Optional[str] = None) -> Any:
+def local_conv1d(
+    inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format: Optional[str] = None
+) -> NDArray[Any]:
     return _local(inputs, kernel, kernel_size, strides, data_format, 1)
 
 
 @op
 def local_conv2d(
     inputs: Any, kernel: Any, kernel_size: Any, strides: Any, output_shape: Any, data_format: Optional[str] = None
-) -> Any:
+) -> NDArray[Any]:
     return _local(inputs, kernel, kernel_size, strides, data_format, 2)

@@ -6,6 +6,7 @@ The blank label is the last class, as in Keras.
 from typing import Any, Dict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import epsilon, multi_op, op
 
@@ -13,7 +14,7 @@ __all__ = ["ctc_label_dense_to_sparse", "ctc_batch_cost", "ctc_decode"]
 
 
 @op
-def ctc_label_dense_to_sparse(labels: Any, label_lengths: Any) -> Any:
+def ctc_label_dense_to_sparse(labels: Any, label_lengths: Any) -> NDArray[Any]:
     """The reference is dense: labels past each length become 0, as a sparse tensor densified."""
     labels = np.asarray(labels)
     lengths = np.asarray(label_lengths).reshape(-1)
@@ -44,7 +45,7 @@ def _ctc_loss(log_probs: Any, labels: Any) -> Any:
 
 
 @op
-def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: Any) -> Any:
+def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: Any) -> NDArray[Any]:
     y_pred = np.asarray(y_pred)
     # Keras takes log(y_pred + eps) as logits, and CTC normalises logits with a softmax per step
     logits = np.log(y_pred.astype("float64") + epsilon())

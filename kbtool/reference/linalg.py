@@ -3,6 +3,7 @@
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import op
 
@@ -52,5 +53,5 @@ def batch_dot(x: Any, y: Any, axes: Any = None) -> Any:
 
 
 @op
-def transpose(x: Any) -> Any:
+def transpose(x: Any) -> NDArray[Any]:
     return np.transpose(x)

@@ -3,6 +3,7 @@
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import floatx, normalize_data_format, op
 
@@ -31,12 +32,12 @@ __all__ = [
 
 
 @op
-def concatenate(tensors: Any, axis: Any = -1) -> Any:
+def concatenate(tensors: Any, axis: Any = -1) -> NDArray[Any]:
     return np.concatenate([np.asarray(t) for t in tensors], axis=axis)
 
 
 @op
-def reshape(x: Any, shape: Any) -> Any:
+def reshape(x: Any, shape: Any) -> NDArray[Any]:
     return np.reshape(x, shape)
 
 
@@ -47,17 +48,17 @@ def one_hot(indices: Any, num_classes: Any) -> Any:
 
 
 @op
-def permute_dimensions(x: Any, pattern: Any) -> Any:
+def permute_dimensions(x: Any, pattern: Any) -> NDArray[Any]:
     return np.transpose(x, tuple(pattern))
 
 
 @op
-def repeat_elements(x: Any, rep: Any, axis: Any) -> Any:
+def repeat_elements(x: Any, rep: Any, axis: Any) -> NDArray[Any]:
     return np.repeat(x, rep, axis=axis)
 
 
 @op
-def repeat(x: Any, n: Any) -> Any:
+def repeat(x: Any, n: Any) -> NDArray[Any]:
     x = np.asarray(x)
     if x.ndim != 2:
         raise ValueError(f"repeat expects a 2D tensor (samples, dim), got rank {x.ndim}")
@@ -65,24 +66,24 @@ def repeat(x: Any, n: Any) -> Any:
 
 
 @op
-def tile(x: Any, n: Any) -> Any:
+def tile(x: Any, n: Any) -> NDArray[Any]:
     return np.tile(x, n)
 
 
 @op
-def flatten(x: Any) -> Any:
+def flatten(x: Any) -> NDArray[Any]:
     return np.reshape(x, (-1,))
 
 
 @op
-def batch_flatten(x: Any) -> Any:
+def batch_flatten(x: Any) -> NDArray[Any]:
     x = np.asarray(x)
     # (batch, prod of the other dims); a rank-1 input becomes (batch, 1), an empty batch stays empty
     return np.reshape(x, (x.shape[0], int(np.prod(x.shape[1:], dtype="int64"))))
 
 
 @op
-def expand_dims(x: Any, axis: Any = -1) -> Any:
+def expand_dims(x: Any, axis: Any = -1) -> NDArray[Any]:
     return np.expand_dims(x, axis)
 
 
@@ -91,16 +92,16 @@ def squeeze(x: Any, axis: Any) -> Any:
     return np.squeeze(x, axis=axis)
 
 
-def _pad(x: Any, pads: Any) -> Any:
+def _pad(x: Any, pads: Any) -> NDArray[Any]:
     return np.pad(np.asarray(x), pads)
 
 
 @op
-def temporal_padding(x: Any, padding: Any = (1, 1)) -> Any:
+def temporal_padding(x: Any, padding: Any = (1, 1)) -> NDArray[Any]:
     return _pad(x, [(0, 0), tuple(padding), (0, 0)])
 
 
-def _spatial_padding(x: Any, padding: Any, data_format: Optional[str], rank: Any) -> Any:
+def _spatial_padding(x: Any, padding: Any, data_format: Optional[str], rank: Any) -> NDArray[Any]:
     data_format = normalize_data_format(data_format)
     padding = [tuple(p) for p in padding]
     if len(padding) != rank or any(len(p) != 2 for p in padding):
@@ -111,12 +112,14 @@ def _spatial_padding(x: Any, padding: Any, data_format: Optional[str], rank: Any
 
 
 @op
-def spatial_2d_padding(x: Any, padding: Any = ((1, 1), (1, 1)), data_format: Optional[str] = None) -> Any:
+def spatial_2d_padding(x: Any, padding: Any = ((1, 1), (1, 1)), data_format: Optional[str] = None) -> NDArray[Any]:
     return _spatial_padding(x, padding, data_format, 2)
 
 
 @op
-def spatial_3d_padding(x: Any, padding: Any = ((1, 1), (1, 1), (1, 1)), data_format: Optional[str] = None) -> Any:
+def spatial_3d_padding(
+    x: Any, padding: Any = ((1, 1), (1, 1), (1, 1)), data_format: Optional[str] = None
+) -> NDArray[Any]:
     return _spatial_padding(x, padding, data_format, 3)
 
 
@@ -169,12 +172,12 @@ def resize_volumes(
 
 
 @op
-def stack(x: Any, axis: int = 0) -> Any:
+def stack(x: Any, axis: int = 0) -> NDArray[Any]:
     return np.stack([np.asarray(t) for t in x], axis=axis)
 
 
 @op
-def reverse(x: Any, axes: Any) -> Any:
+def reverse(x: Any, axes: Any) -> NDArray[Any]:
     axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
     return np.flip(x, axes)
 

@@ -3,6 +3,7 @@
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import normalize_data_format, op
 
@@ -22,7 +23,7 @@ __all__ = [
 ]
 
 
-def _keep(x: Any, fn: Any) -> Any:
+def _keep(x: Any, fn: Any) -> NDArray[Any]:
     x = np.asarray(x)
     with np.errstate(over="ignore"):
         return np.asarray(fn(x.astype("float64"))).astype(x.dtype)
@@ -37,7 +38,7 @@ def softmax(x: Any, axis: Any = -1) -> Any:
 
 
 @op
-def relu(x: Any, alpha: float = 0.0, max_value: Any = None, threshold: float = 0.0) -> Any:
+def relu(x: Any, alpha: float = 0.0, max_value: Any = None, threshold: float = 0.0) -> NDArray[Any]:
     # Every backend's behaviour, not ko-2.2's formula (a doc error, see the spec's doc_errors): x is kept only
     # where x > threshold (so x == threshold gives 0), or max(x, 0) when threshold is 0; max_value clips the kept
     # part to [0, max_value]; alpha * (x - threshold) is added below the threshold.
@@ -51,37 +52,37 @@ def relu(x: Any, alpha: float = 0.0, max_value: Any = None, threshold: float = 0
 
 
 @op
-def elu(x: Any, alpha: float = 1.0) -> Any:
+def elu(x: Any, alpha: float = 1.0) -> NDArray[Any]:
     return _keep(x, lambda v: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0))))
 
 
 @op
-def sigmoid(x: Any) -> Any:
+def sigmoid(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: 1.0 / (1.0 + np.exp(-v)))
 
 
 @op
-def hard_sigmoid(x: Any) -> Any:
+def hard_sigmoid(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: np.clip(0.2 * v + 0.5, 0.0, 1.0))
 
 
 @op
-def softplus(x: Any) -> Any:
+def softplus(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: np.logaddexp(0.0, v))
 
 
 @op
-def softsign(x: Any) -> Any:
+def softsign(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: v / (1.0 + np.abs(v)))
 
 
 @op
-def tanh(x: Any) -> Any:
+def tanh(x: Any) -> NDArray[Any]:
     return _keep(x, np.tanh)
 
 
 @op
-def l2_normalize(x: Any, axis: Any = None) -> Any:
+def l2_normalize(x: Any, axis: Any = None) -> NDArray[Any]:
     # x / sqrt(max(sum(x**2), 1e-12)), as tf.nn.l2_normalize
     def f(v: Any) -> Any:
         axes = tuple(axis) if isinstance(axis, list) else axis

@@ -3,6 +3,7 @@
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import floatx, variable
 
@@ -44,11 +45,11 @@ def random_binomial(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = N
 
 def random_normal_variable(
     shape: Any, mean: Any, scale: Any, dtype: Any = None, name: Optional[str] = None, seed: Any = None
-) -> Any:
+) -> NDArray[Any]:
     return variable(random_normal(shape, mean, scale, dtype, seed), dtype=dtype)
 
 
 def random_uniform_variable(
     shape: Any, low: Any, high: Any, dtype: Any = None, name: Optional[str] = None, seed: Any = None
-) -> Any:
+) -> NDArray[Any]:
     return variable(random_uniform(shape, low, high, dtype, seed), dtype=dtype)

@@ -3,6 +3,7 @@
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import floatx, op
 
@@ -28,29 +29,29 @@ def _axis(axis: Any) -> Any:
     return tuple(axis) if isinstance(axis, list) else axis
 
 
-def _reduce(fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+def _reduce(fn: Any, x: Any, axis: Any, keepdims: bool) -> NDArray[Any]:
     x = np.asarray(x)
     # the result keeps the input dtype (NumPy alone would widen int32 to int64)
     return np.asarray(fn(x, axis=_axis(axis), keepdims=keepdims)).astype(x.dtype)
 
 
 @op
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.sum, x, axis, keepdims)
 
 
 @op
-def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def prod(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.prod, x, axis, keepdims)
 
 
 @op
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.max, x, axis, keepdims)
 
 
 @op
-def min(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.min, x, axis, keepdims)
 
 
@@ -61,17 +62,17 @@ def _as_float(x: Any) -> Any:
 
 
 @op
-def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def mean(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.mean, _as_float(x), axis, keepdims)
 
 
 @op
-def var(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def var(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.var, _as_float(x), axis, keepdims)  # population variance (ddof=0)
 
 
 @op
-def std(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def std(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
     return _reduce(np.std, _as_float(x), axis, keepdims)
 
 
@@ -96,13 +97,13 @@ def argmin(x: Any, axis: Any = -1) -> Any:
 
 
 @op
-def cumsum(x: Any, axis: int = 0) -> Any:
+def cumsum(x: Any, axis: int = 0) -> NDArray[Any]:
     x = np.asarray(x)
     return np.cumsum(x, axis=axis).astype(x.dtype)
 
 
 @op
-def cumprod(x: Any, axis: int = 0) -> Any:
+def cumprod(x: Any, axis: int = 0) -> NDArray[Any]:
     x = np.asarray(x)
     return np.cumprod(x, axis=axis).astype(x.dtype)
 

@@ -9,25 +9,26 @@ As with a variable assignment, the new value must have x's shape (the docs: "of 
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import _assign
 
 __all__ = ["update", "update_add", "update_sub", "moving_average_update"]
 
 
-def update(x: Any, new_x: Any) -> Any:
+def update(x: Any, new_x: Any) -> NDArray[Any]:
     return _assign(x, new_x)
 
 
-def update_add(x: Any, increment: Any) -> Any:
+def update_add(x: Any, increment: Any) -> NDArray[Any]:
     return _assign(x, np.asarray(x) + np.asarray(increment))
 
 
-def update_sub(x: Any, decrement: Any) -> Any:
+def update_sub(x: Any, decrement: Any) -> NDArray[Any]:
     return _assign(x, np.asarray(x) - np.asarray(decrement))
 
 
-def moving_average_update(x: Any, value: Any, momentum: Any) -> Any:
+def moving_average_update(x: Any, value: Any, momentum: Any) -> NDArray[Any]:
     # x <- x * momentum + value * (1 - momentum), in x's dtype (Keras 2: assign_moving_average
     # without zero-debiasing, i.e. x - (x - value) * (1 - momentum))
     x_array = np.asarray(x)
