@@ -15,7 +15,7 @@ Without `--kbtool` the plugin only adds its options: nothing of kbtool (numpy, t
     hooks.py     the hooks of an active run: collect, judge stale entries over every result, summary, cleanup
 """
 
-from typing import Any
+from typing import Generator, Union
 
 import pytest
 
@@ -119,7 +119,9 @@ def _add_run_options(group: pytest.OptionGroup) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_cmdline_main(config: pytest.Config) -> Any:
+def pytest_cmdline_main(
+    config: pytest.Config,
+) -> Generator[None, Union[int, pytest.ExitCode], Union[int, pytest.ExitCode]]:
     """Under pytest-xdist (-n N) without a --dist of the user's, items go to workers by backend (--dist loadgroup
     and an xdist_group mark per backend worker): each backend's worker process is started once, not per item.
     A wrapper, so it runs before xdist's own tryfirst hook (which turns "no" into "load") whatever order the two
