@@ -28,7 +28,7 @@ class Selection:
     flags: Optional["RunFlags"] = None  # what every repro carries: `kbtool check` with the same flags
 
 
-def read(config):
+def read(config: pytest.Config) -> Selection:
     """The selection the options describe (a pytest.UsageError when one is wrong)."""
     from kbtool.errors import KbtoolError
 
@@ -38,7 +38,7 @@ def read(config):
         raise pytest.UsageError("kbtool: {}".format(" ".join(str(exc).split())))
 
 
-def _read(config):
+def _read(config: pytest.Config) -> Selection:
     from kbtool import keras_settings, options
     from kbtool.check.run import known_entries_for
     from kbtool.known import alias_entries
@@ -79,11 +79,11 @@ def _read(config):
     )
 
 
-def _path(value, here):
+def _path(value: Optional[str], here: str) -> Optional[str]:
     return os.path.join(here, os.path.expanduser(value)) if value else None
 
 
-def _whole_number(text, flag):
+def _whole_number(text: object, flag: str) -> int:
     from kbtool.errors import KbtoolError
 
     try:

@@ -12,10 +12,13 @@ passes: that item fails at once, as an unexpected pass.
 import dataclasses
 import json
 from collections import namedtuple
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from kbtool.known import KnownEntry
 from kbtool.results import Result
+
+if TYPE_CHECKING:
+    from kbtool.pytest_plugin.items import Target
 
 
 class KbtoolFailure(Exception):
@@ -85,7 +88,7 @@ def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: 
     return out
 
 
-def failure_text(result):
+def failure_text(result: Result) -> str:
     """What a failing item shows: the verdict, the structured details, the backend's note, the repro command."""
     message = (result.message or "").splitlines() or [""]
     lines = [f"{result.status}: {message[0]}"] + ["  " + line for line in message[1:]]
@@ -113,7 +116,7 @@ def stale_text(number: Any, entry: KnownEntry) -> str:
     )
 
 
-def headline(target):
+def headline(target: "Target") -> str:
     """The title of an item's report: op, case, backend and mode in words (not a suffix of its id, which pytest
     would rewrite)."""
     op, case, backend, mode = target.key

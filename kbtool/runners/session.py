@@ -27,6 +27,7 @@ from kbtool.runners import messages as protocol
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.custom import inherited_from
 from kbtool.runners.messages import Hello, Reply, Request
+from kbtool.runners.registry import keras_name
 
 if TYPE_CHECKING:
     from kbtool.runners.base import Launch
@@ -200,7 +201,7 @@ class BackendSession:
     def expected(self, case: Case, hello: Optional[Hello] = None) -> Expected:
         """The reference's reply for `case` (computed once per case by the oracle)."""
         try:
-            return Expected(reply=self.oracle.expected(case, hello, self.name))
+            return Expected(reply=self.oracle.expected(case, hello, self.name, keras_name))
         except Exception as exc:
             return Expected(why_not=_why(exc))
 
