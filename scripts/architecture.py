@@ -42,11 +42,10 @@ def _summary(path: str) -> str:
     with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         doc = ast.get_docstring(ast.parse(f.read())) or ""
     paragraph = " ".join(doc.split("\n\n", 1)[0].split())
-    for end in (". ", ": "):
-        if end in paragraph:
-            paragraph = paragraph.split(end, 1)[0] + end.strip()
-            break
-    return paragraph.replace("|", "\\|")
+    sentence = paragraph.split(". ", 1)[0].rstrip(".")
+    if len(sentence) > 200:  # a long first sentence: its first clause
+        sentence = sentence[:200].rsplit(" ", 1)[0] + " …"
+    return sentence.replace("|", "\\|") + ("." if sentence and not sentence.endswith((":", "…")) else "")
 
 
 def generated() -> Tuple[str, List[str]]:
