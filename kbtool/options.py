@@ -170,6 +170,13 @@ SPEC = click.option(
     help="Spec file (default: the shipped spec, ops.yaml in kbtool/_specs/ of an installed kbtool, "
     "or specs/ in a checkout).",
 )
+# `spec map` and `report migration`
+MAP = click.option(
+    "--map",
+    "map_path",
+    type=click.Path(dir_okay=False),
+    help="The K.* -> Keras 3 map (default: keras3_map.yaml beside the shipped spec).",
+)
 
 
 # ---------------------------------------------------------------------------- the options of one check
