@@ -23,7 +23,8 @@ def spec_op_names(path: Optional[str] = None) -> List[str]:
 
     names: List[str] = []
     inside = False
-    for line in files.read_text(path or paths.spec_file(), "spec ").splitlines():
+    text = files.read_text(path or paths.spec_file(), "spec ") or ""  # never None: not missing_ok
+    for line in text.splitlines():
         if _TOP_KEY.match(line):
             inside = line.startswith("ops:")
         elif inside:

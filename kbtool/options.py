@@ -8,9 +8,10 @@ Light on purpose: the CLI imports it at start-up, and `kbtool --help` imports no
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import click
+from click.decorators import FC
 
 from kbtool.errors import KbtoolError
 from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS, choice_problem
@@ -150,7 +151,7 @@ IMPORT_TIMEOUT = click.option(
 )
 
 
-def jobs(what: str) -> Any:
+def jobs(what: str) -> Callable[[FC], FC]:
     """`--jobs N`: at most N backend workers at once; `what` says how a command shares them out."""
     return click.option(
         "--jobs",

@@ -57,6 +57,7 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
     if not entries:
         raise KbtoolError(f"{path}: no known-difference entries to record")
     text = files.read_text(path)
+    assert text is not None  # not missing_ok: a missing file is a KbtoolError
     root, _ = files.parse_yaml(path, text)
     done = record_mod.record(
         text, root, known_mod.numbered(entries), report.results, versions=known_mod.reported_versions(report.backends)

@@ -2,7 +2,7 @@
 
 import json
 import sys
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import click
 
@@ -11,6 +11,9 @@ from kbtool.completion import complete_op
 from kbtool.errors import KbtoolError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kbtool.specs.keras3_map import Row
     from kbtool.specs.loader import Spec
 
 
@@ -234,8 +237,15 @@ def spec_map(ops: Tuple[str, ...], map_path: Optional[str], spec_path: Optional[
             home = row.keras3 if row.keras3 is not None else "no equivalent: " + (row.none or "")
             click.echo("\t".join([row.op, cell(home), cell(row.note or "")]))
         return
+    _print_map_table(console, rows, keras3_map.keras)
+
+
+def _print_map_table(console: "Console", rows: List["Row"], keras: str) -> None:
+    """`spec map` on a terminal: a table of each function's Keras 3 expression (or why none) and its note."""
     from rich.table import Table
     from rich.text import Text
+
+    from kbtool.reports.text import cell
 
     table = Table("function", "Keras 3", "note", show_lines=True)
     for row in rows:
@@ -249,6 +259,6 @@ def spec_map(ops: Tuple[str, ...], map_path: Optional[str], spec_path: Optional[
     console.print(
         Text(
             f"{len(rows)} functions: {with_expression} with a Keras 3 expression, "
-            f"{len(rows) - with_expression} with none (keras {keras3_map.keras})"
+            f"{len(rows) - with_expression} with none (keras {keras})"
         )
     )
