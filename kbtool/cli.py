@@ -6,7 +6,7 @@ module names them in COMMANDS and imports one only when it is asked for (click's
 
 import importlib
 import sys
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import click
 from click.utils import make_default_short_help
@@ -18,7 +18,7 @@ from kbtool.errors import KbtoolError
 class LazyCommand(NamedTuple):
     """A command of the table: where it lives ("module:attribute") and its one-line summary for `kbtool --help`
     (the first line of its docstring, kept here so that listing the commands imports none of them;
-    tests/test_help.py checks that the two agree)."""
+    tests/test_cli.py checks that the two agree)."""
 
     target: str
     summary: str
@@ -65,6 +65,15 @@ class Group(click.Group):
         if cmd_name not in self.commands and cmd_name in self.lazy_commands:
             self.add_command(load_command(self.lazy_commands[cmd_name].target), cmd_name)
         return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: List[str]
+    ) -> Tuple[Optional[str], Optional[click.Command], List[str]]:
+        if args and args[0] not in self.list_commands(ctx):
+            # not a command: click's error names the close matches among the commands loaded, so load them all
+            for name in self.list_commands(ctx):
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """click's command list, each summary from the table for a command not loaded yet (none is imported)."""

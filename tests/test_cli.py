@@ -242,3 +242,8 @@ def test_no_command_module_imports_another_or_the_group():
             for alias in node.names
         }
         assert imported & (targets - {module}) == set(), module
+
+
+def test_a_mistyped_command_is_told_the_close_ones_as_before():
+    code, out = run("chek")
+    assert code == 2 and "No such command 'chek'. Did you mean 'check'?" in out
