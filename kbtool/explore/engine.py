@@ -24,6 +24,7 @@ from kbtool.errors import KbtoolError
 from kbtool.explore import strategies
 from kbtool.reference.oracle import Oracle
 from kbtool.results import Status
+from kbtool.runners import envs
 from kbtool.runners import messages as protocol
 from kbtool.runners.session import BackendSession, Cancel, Expected
 from kbtool.specs import binding, domains
@@ -156,7 +157,9 @@ class Exploration:
                     raise KeyboardInterrupt  # the client was killed under us: the exploration is over
                 if result.status == Status.PASS:
                     continue
-                known.apply([result], self.known_entries, by_regex=True)  # a draw is no recorded case
+                versions = known.lookup([result], None, envs.read_lock)  # (the worker's are not kept: the locks)
+                # a draw is no recorded case
+                known.apply([result], self.known_entries, by_regex=True, versions=versions)
                 if result.known is None:
                     explain_at_template_shape(result, self.known_entries)
                 failures.append(
@@ -208,7 +211,7 @@ def explain_at_template_shape(result, entries):
     if base == result.case:
         return
     probe = dataclasses.replace(result, case=base, known=None)
-    known.apply([probe], entries, by_regex=True)
+    known.apply([probe], entries, by_regex=True, versions=known.lookup([probe], None, envs.read_lock))
     if probe.known is not None:
         result.known = f"{probe.known} (case {base} at another shape)"
 

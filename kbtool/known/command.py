@@ -45,6 +45,7 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
     from kbtool.check.run import known_entries_for
     from kbtool.known import record as record_mod
     from kbtool.reports.report import Report
+    from kbtool.runners import envs
     from kbtool.specs import loader
 
     report = Report.load(report_path)
@@ -60,7 +61,11 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
     assert text is not None  # not missing_ok: a missing file is a KbtoolError
     root, _ = files.parse_yaml(path, text)
     done = record_mod.record(
-        text, root, known_mod.numbered(entries), report.results, versions=known_mod.reported_versions(report.backends)
+        text,
+        root,
+        known_mod.numbered(entries),
+        report.results,
+        versions=known_mod.lookup(report.results, known_mod.reported_versions(report.backends), envs.read_lock),
     )
     _, written = files.parse_yaml(path, done.text)
     problems = known_mod.validate(

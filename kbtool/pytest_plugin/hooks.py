@@ -134,6 +134,7 @@ class KbtoolHooks:
             return
         from kbtool import known
         from kbtool.plan import checkable_ops
+        from kbtool.runners import envs
 
         planned = {t.key for t in self.targets}
         missing = planned - self.reported
@@ -148,6 +149,7 @@ class KbtoolHooks:
             planned_ops=self.plan.ops,
             spec_ops=checkable_ops(self.plan.spec),
             by_regex=not self.plan.as_recorded,
+            versions=known.lookup(self.results.values(), None, envs.read_lock),  # (no worker's versions: the locks)
         )
         self.stale = applied.stale
         if self.stale and session.exitstatus == pytest.ExitCode.OK:

@@ -425,7 +425,7 @@ def _judge(case: Case, expected: Tuple[Dict[str, Any], List[Any]], actual: Reply
     """verdicts.judge, except that a reply it cannot read (a datetime64, string or structured array, ...) is an
     `error` result of its own case instead of an exception that ends the run."""
     try:
-        return verdicts.judge(case, expected, tuple(actual), shape_rules)
+        return verdicts.judge(case, expected, actual, shape_rules)
     except Exception as exc:
         return Verdict(Status.ERROR, f"kbtool could not compare the reply: {_why(exc)}")
 
