@@ -10,7 +10,7 @@ from kbtool.completion import complete_environment
 from kbtool.errors import KbtoolError
 
 if TYPE_CHECKING:
-    from kbtool.runners.base import Recipe
+    from kbtool.runners.recipes.recipe import Recipe
     from kbtool.runners.envs.interpreters import Interpreter
 
 
