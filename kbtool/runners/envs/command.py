@@ -10,8 +10,8 @@ from kbtool.completion import complete_environment
 from kbtool.errors import KbtoolError
 
 if TYPE_CHECKING:
-    from kbtool.runners.recipes.recipe import Recipe
     from kbtool.runners.envs.interpreters import Interpreter
+    from kbtool.runners.recipes.recipe import Recipe
 
 
 @click.group()
