@@ -1,8 +1,8 @@
-"""kbtool's command line: the click group and a table of its commands.
+"""kbtool's command line, the click group and a table of its commands loaded lazily.
 
 Each product owns its command beside its logic (`kbtool/check/command.py`, `kbtool/reports/command.py`, ...); this
 module names them in COMMANDS and imports one only when it is asked for (click's documented lazy group), so that
-`kbtool check` imports check's command alone, and nothing here imports numpy or a backend."""
+`kbtool check` imports check's command alone, `kbtool --help` none, and nothing here imports numpy or a backend."""
 
 import importlib
 import sys
@@ -32,7 +32,7 @@ COMMANDS: Dict[str, LazyCommand] = {
     "check": LazyCommand("kbtool.check.command:check", "Check ops on backends against the NumPy reference."),
     "completion": LazyCommand("kbtool.completion:completion", "Print the shell completion script."),
     "config": LazyCommand("kbtool.config.command:config", "Read and edit keras.json as the Keras docs describe it."),
-    "env": LazyCommand("kbtool.runners.envs.command:env", "Manage the backends' environments (one venv each)."),
+    "env": LazyCommand("kbtool.runners.command:env", "Manage the backends' environments (one venv each)."),
     "explore": LazyCommand("kbtool.explore.command:explore", "Search one op's inputs for differences (Hypothesis)."),
     "known": LazyCommand("kbtool.known.command:known", "Known differences: record them from a run."),
     "report": LazyCommand("kbtool.reports.command:report", "Render, merge and compare JSON reports."),

@@ -1,4 +1,5 @@
-"""`kbtool bisect`: find the release of a package where a result changed (the search is bisect/search.py's)."""
+"""The `kbtool bisect` command, which finds the release of a package where a result changed (the search is
+bisect/search.py's)."""
 
 import json
 import sys
@@ -8,8 +9,8 @@ from typing import TYPE_CHECKING, Optional, Tuple
 import click
 
 from kbtool import options
-from kbtool.completion import complete_backend, complete_op
 from kbtool.errors import KbtoolError
+from kbtool.options import complete_backend, complete_op
 from kbtool.vocabulary import MODES
 
 if TYPE_CHECKING:

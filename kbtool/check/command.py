@@ -1,5 +1,4 @@
-"""`kbtool check`: the command line of a check (its flags validated once in options.CheckOptions; the run is
-check/run.py's)."""
+"""The `kbtool check` command, from its flags to its exit code. Its flags are validated once in options.CheckOptions; the run is check/run.py's."""
 
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
@@ -7,8 +6,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 import click
 
 from kbtool import options
-from kbtool.completion import complete_backend, complete_op
 from kbtool.errors import KbtoolError
+from kbtool.options import complete_backend, complete_op
 from kbtool.vocabulary import MODES
 
 if TYPE_CHECKING:

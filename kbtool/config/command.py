@@ -1,4 +1,5 @@
-"""`kbtool config`: read and edit keras.json as the Keras docs describe it (the work is in keras_json.py)."""
+"""The `kbtool config` commands, which read and edit keras.json as the Keras docs describe it (the work is in
+keras_json.py)."""
 
 import json
 import os

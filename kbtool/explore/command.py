@@ -1,4 +1,5 @@
-"""`kbtool explore`: search one op's inputs for differences with Hypothesis (the search is engine.py's)."""
+"""The `kbtool explore` command, which searches one op's inputs for differences with Hypothesis (the search is
+engine.py's)."""
 
 import json
 import sys
@@ -7,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 import click
 
 from kbtool import options
-from kbtool.completion import complete_backend, complete_op
 from kbtool.errors import KbtoolError
+from kbtool.options import complete_backend, complete_op
 
 if TYPE_CHECKING:
     from kbtool.explore.engine import Exploration

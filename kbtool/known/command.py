@@ -1,4 +1,5 @@
-"""`kbtool known`: the known-differences file's command (`known record`: the results each entry explains)."""
+"""The `kbtool known` commands, which edit the known-differences file (`known record` writes the results each entry
+explains)."""
 
 import os
 from typing import Optional

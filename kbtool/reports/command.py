@@ -1,4 +1,5 @@
-"""`kbtool report`: render, merge and compare JSON reports, their parity history and the migration table."""
+"""The `kbtool report` commands, which render, merge and compare JSON reports, draw their parity history and write
+the migration table."""
 
 import json
 import os

@@ -1,4 +1,5 @@
-"""`kbtool spec`: inspect and validate the spec (ops.yaml), its coverage and its K.* -> Keras 3 map."""
+"""The `kbtool spec` commands, which inspect and validate the spec (ops.yaml), its coverage and its K.* -> Keras 3
+map."""
 
 import json
 import sys
@@ -7,8 +8,8 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 import click
 
 from kbtool import options
-from kbtool.completion import complete_op
 from kbtool.errors import KbtoolError
+from kbtool.options import complete_op
 
 if TYPE_CHECKING:
     from rich.console import Console
