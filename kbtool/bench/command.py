@@ -9,8 +9,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import click
 
 from kbtool import options
-from kbtool.completion import complete_backend, complete_op
 from kbtool.errors import KbtoolError
+from kbtool.options import complete_backend, complete_op
 from kbtool.vocabulary import MODES
 
 SIZE_NAMES = ("small", "medium", "large")
