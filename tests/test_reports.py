@@ -20,7 +20,8 @@ from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.reports import format_of, html, junit, markdown, matrix, prepare_outputs, progress, render, terminal, write
-from kbtool.reports.assemble import SCHEMA_VERSION, exit_code, schema, validate
+from kbtool.reports.report import SCHEMA_VERSION, schema, validate
+from kbtool.reports.verdict import exit_code
 from kbtool.results import BackendStatus, Details, Result, Status
 from kbtool.runners import registry
 from kbtool.runners.base import Unavailable

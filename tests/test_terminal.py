@@ -20,7 +20,7 @@ from rich.console import Console
 
 from kbtool.cli import main
 from kbtool.reports import matrix, progress, render, summary, terminal
-from kbtool.reports.assemble import summarize
+from kbtool.reports.verdict import summarize
 from kbtool.results import Result, Status
 
 from .helpers import PASSES, STALE, available, broken, make_report, not_installed, record

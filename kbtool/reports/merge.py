@@ -121,14 +121,14 @@ def _entries(name: str, report: Record) -> List[KnownEntry]:
     """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
     recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
     from kbtool import known
-    from kbtool.reports.assemble import _sha256_of
+    from kbtool.reports.assemble import sha256_of
 
     entries = known.from_report(report["known_entries"], name)
     recorded = report.get("known_file") or {}
     path, digest = recorded.get("path"), recorded.get("sha256")
     if path and not os.path.isabs(path) and not os.path.exists(path):  # relative to where the check ran: try
         path = os.path.join(os.path.dirname(os.path.abspath(name)), path)  # beside the report too
-    if path and digest and _sha256_of(path).get("sha256") == digest:
+    if path and digest and sha256_of(path).get("sha256") == digest:
         try:
             written = known.load(path)
         except KbtoolError:

@@ -28,7 +28,6 @@ from rich.markup import escape as _markup_escape
 from rich.table import Table
 from rich.text import Text
 
-from kbtool.reports.assemble import verdict_reasons
 from kbtool.reports.matrix import SYMBOLS, build, doc_claims
 from kbtool.reports.matrix import symbols as present_symbols
 from kbtool.reports.summary import (
@@ -57,6 +56,7 @@ from kbtool.reports.summary import (
 )
 from kbtool.reports.summary import ordered as _ordered
 from kbtool.reports.text import cell, plain, plural
+from kbtool.reports.verdict import verdict_reasons
 from kbtool.results import SEVERITY, BackendStatus, Status
 from kbtool.runners import names
 
