@@ -107,7 +107,17 @@ def synthetic():
         "seed": 0,
     }
     return bench_report.assemble(
-        "kbtool bench --sizes all", machine, peak, settings, families, backends, results, stats.scaling(results), 12.5
+        bench_report.BenchRun(
+            "kbtool bench --sizes all",
+            machine,
+            peak,
+            settings,
+            families,
+            backends,
+            results,
+            stats.scaling(results),
+            12.5,
+        )
     )
 
 

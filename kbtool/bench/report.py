@@ -1,16 +1,16 @@
-"""The versioned JSON of a bench (the source of truth), its validation, and the views rendered from it."""
+"""The versioned JSON of a bench (the source of truth): its one builder, reading it back, its validation, its
+verdict. The views (terminal, markdown_view, html_view) only read it; output.py writes it in each format."""
 
 import datetime
 import json
 import math
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 from kbtool import __version__, files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.results import BackendStatus
 
-EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html"}
 # a backend's status in a bench: kbtool/results.py's BackendStatus (available, not installed, broken), and one that
 # only a bench has: an interrupted bench never reached it
 NOT_RUN = "not run"
@@ -30,20 +30,27 @@ def validate(report: Any) -> List[str]:
     return schemas.problems(SCHEMA_FILE, report)
 
 
-def assemble(
-    command,
-    machine,
-    peak,
-    settings,
-    families,
-    backends,
-    results,
-    scaling,
-    wall_seconds,
-    comparison=None,
-    incomplete=None,
-    notes=(),
-):
+class BenchRun(NamedTuple):
+    """What one bench measured: all its report is assembled from (`comparison`: the gate's rows against a baseline
+    or the other release; `incomplete`: {signal, note} of an interrupted bench; `notes`: said under the verdict)."""
+
+    command: str
+    machine: Dict[str, Any]
+    peak: Dict[str, Any]
+    settings: Dict[str, Any]
+    families: Dict[str, Any]
+    backends: List[Dict[str, Any]]
+    results: List[Dict[str, Any]]
+    scaling: List[Dict[str, Any]]
+    wall_seconds: float
+    comparison: Optional[Dict[str, Any]] = None
+    incomplete: Optional[Dict[str, Any]] = None
+    notes: Sequence[str] = ()
+
+
+def assemble(run: BenchRun) -> Dict[str, Any]:
+    """The bench's JSON document, its summary computed from its results."""
+    results, backends, comparison, incomplete = run.results, run.backends, run.comparison, run.incomplete
     failed = [r for r in results if r["status"] not in ("ok", "unsupported")]
     measured = [r for r in results if r["status"] == "ok"]
     could_not_start = problems({"backends": backends})
@@ -52,15 +59,15 @@ def assemble(
         "schema_version": 1,
         "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
-        "command": command,
-        "machine": machine,
-        "peak": peak,
-        "settings": settings,
-        "families": families,
+        "command": run.command,
+        "machine": run.machine,
+        "peak": run.peak,
+        "settings": run.settings,
+        "families": run.families,
         "backends": backends,
         "results": results,
-        "scaling": scaling,
-        "wall_seconds": round(wall_seconds, 3),
+        "scaling": run.scaling,
+        "wall_seconds": round(run.wall_seconds, 3),
         "summary": {
             "measured": len(measured),
             "failed": len(failed),
@@ -70,7 +77,7 @@ def assemble(
             and not incomplete
             and not could_not_start
             and not (comparison and comparison["failed"]),
-            "notes": list(notes),
+            "notes": list(run.notes),
         },
     }
     if comparison is not None:
@@ -174,44 +181,6 @@ def inconsistent(data: Dict[str, Any]) -> List[str]:
     return found
 
 
-def format_of(path):
-    fmt = EXTENSIONS.get(os.path.splitext(path)[1])
-    if fmt is None:
-        raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(EXTENSIONS)))
-    return fmt
-
-
-def render(report, fmt):
-    if fmt == "json":
-        return json.dumps(report, indent=1, sort_keys=False) + "\n"
-    if fmt == "markdown":
-        from kbtool.bench import markdown_view
-
-        return markdown_view.render(report)
-    if fmt == "html":
-        from kbtool.bench import html_view
-
-        return html_view.render(report)
-    raise KbtoolError(f"unknown bench format {fmt!r}")
-
-
-def prepare_outputs(paths):
-    """Check the -o paths before a bench (a long run never ends in an unwritable file)."""
-    from kbtool.reports import check_writable
-
-    for path in paths:
-        format_of(path)
-        check_writable(path)
-
-
-def write_all(report, paths):
-    """Write every -o file atomically; returns the failures' messages (each costs only its own file)."""
-    from kbtool.reports import encodable
-
-    failures = []
-    for path in paths:
-        try:
-            files.write_atomic(path, encodable(render(report, format_of(path))))
-        except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
-            failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
-    return failures
+def dumps(report: Dict[str, Any]) -> str:
+    """The bench as its JSON file says it."""
+    return json.dumps(report, indent=1, sort_keys=False) + "\n"

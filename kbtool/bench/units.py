@@ -2,6 +2,7 @@
 
 import math
 
+from kbtool.bench.report import problems
 from kbtool.bench.stats import MIN_STABLE_SAMPLES
 
 
@@ -200,8 +201,6 @@ def verdict_line(report):
         )
     if report.get("incomplete"):
         parts.append("incomplete ({})".format(report["incomplete"].get("note", "interrupted")))
-    from kbtool.bench.report import problems
-
     for problem in problems(report):
         parts.append(problem + ": not ok")
     if s["measured"] == 0:
