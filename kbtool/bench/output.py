@@ -4,11 +4,12 @@ html_view), the -o files checked before a bench and written after it."""
 import os
 from typing import Any, Dict, Iterable, List
 
-from kbtool import files
 from kbtool.bench import html_view, markdown_view
 from kbtool.bench.report import dumps
 from kbtool.errors import KbtoolError
-from kbtool.reports import check_writable, encodable
+from kbtool.reports import check_writable
+from kbtool.reports.report import write_atomic
+from kbtool.reports.text import encodable
 
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html"}
 
@@ -42,7 +43,7 @@ def write_all(report: Dict[str, Any], paths: Iterable[str]) -> List[str]:
     failures: List[str] = []
     for path in paths:
         try:
-            files.write_atomic(path, encodable(render(report, format_of(path))))
+            write_atomic(path, encodable(render(report, format_of(path))))
         except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
             failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
     return failures

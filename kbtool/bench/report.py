@@ -5,7 +5,7 @@ import datetime
 import json
 import math
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, cast
 
 from kbtool import __version__, files, schemas
 from kbtool.errors import KbtoolError
@@ -21,7 +21,13 @@ MAX_DEPTH = 64  # no bench nests deeper than about 6 (a kwargs value may hold a 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench.schema.json")
 
 
-def schema():
+def one_line(text: object, limit: Optional[int] = None) -> str:
+    """files.one_line, typed here (files.py's is not annotated), looked up at each call."""
+    flatten = cast(Callable[..., str], files.one_line)
+    return flatten(text) if limit is None else flatten(text, limit)
+
+
+def schema() -> Dict[str, Any]:
     return schemas.load(SCHEMA_FILE)
 
 
@@ -90,7 +96,7 @@ def assemble(run: BenchRun) -> Dict[str, Any]:
 def problems(report: Dict[str, Any]) -> List[str]:
     """Why a bench is not ok whatever it measured: each backend that could not start (never green, as in check)."""
     return [
-        "{} could not start: {}".format(b["name"], files.one_line(b.get("reason") or "no reason given", 300))
+        "{} could not start: {}".format(b["name"], one_line(b.get("reason") or "no reason given", 300))
         for b in report["backends"]
         if b["status"] == BackendStatus.BROKEN.value
     ]
@@ -108,15 +114,15 @@ def is_ok(report: Dict[str, Any]) -> bool:
     )
 
 
-def exit_code(report):
+def exit_code(report: Dict[str, Any]) -> int:
     """0 when something was measured and no gate failed; 1 otherwise (nothing measured, a significant slowdown
     beyond --fail-over, or an interrupted run)."""
     return 0 if report["summary"]["ok"] else 1
 
 
-def load(path):
+def load(path: str) -> Dict[str, Any]:
     """A bench report from a file (a baseline for --compare), or a one-line KbtoolError."""
-    text = files.read_text(path, "bench report ")
+    text = files.read_text(path, "bench report ") or ""  # never None: a missing file is a KbtoolError
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -128,7 +134,7 @@ def load(path):
     found = unusable(data) or validate(data) or inconsistent(data)
     if found:
         raise KbtoolError(
-            files.one_line(
+            one_line(
                 "{}: not a valid bench report: {}{}".format(
                     path, files.clip(found[0], 300), f" (and {len(found) - 1} more)" if len(found) > 1 else ""
                 )

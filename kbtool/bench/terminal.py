@@ -9,7 +9,7 @@ the table names what it left out)."""
 import os
 import sys
 import textwrap
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from rich import box
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.table import Table
 
 from kbtool.bench import compare, stats
 from kbtool.bench import load as bench_load
+from kbtool.bench.report import one_line
 from kbtool.bench.units import (
     PEAK_ABOVE,
     against,
@@ -28,7 +29,6 @@ from kbtool.bench.units import (
     unstable_note,
     verdict_line,
 )
-from kbtool.files import one_line
 from kbtool.reports.terminal import escape
 from kbtool.reports.text import plain
 
@@ -314,12 +314,12 @@ def results_table(results: Sequence[Dict[str, Any]], width: Optional[int] = None
     return fitted_table(results, width if width is not None else 10**6)[0]
 
 
-def _cells(*values):
+def _cells(*values: Any) -> List[str]:
     """Table cells from report text: shown as text (no rich markup applied, no escape sequence)."""
     return [escape(v) for v in values]
 
 
-def scaling_table(rows):
+def scaling_table(rows: Iterable[Dict[str, Any]]) -> Table:
     table = Table(title="growth: time ∝ n^k", show_edge=False, pad_edge=False)
     for name in ("op", "backend", "mode", "k", "sizes"):
         table.add_column(name)
@@ -330,7 +330,7 @@ def scaling_table(rows):
     return table
 
 
-def comparison_table(comparison):
+def comparison_table(comparison: Dict[str, Any]) -> Table:
     counts = compare.counts(comparison)
     table = Table(
         title="{} ({})".format(escape(against(comparison)), ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))),
