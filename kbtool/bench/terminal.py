@@ -29,7 +29,7 @@ from kbtool.bench.units import (
     unstable_note,
     verdict_line,
 )
-from kbtool.reports.terminal import escape
+from kbtool.reports.console import escape
 from kbtool.reports.text import plain
 
 MAX_ROWS = 200

@@ -74,22 +74,6 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         by_regex=not plan["as_recorded"],
         versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
     )
-    interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
-    incomplete: Optional[Record] = None
-    if interrupted:
-        incomplete = {
-            "signal": interrupted[0][1]["incomplete"]["signal"],
-            "planned": sum(
-                p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
-                for _, p in parts
-            ),
-            "ran": len(results),
-            "note": "merged from {} reports, {} of them interrupted: {}".format(
-                len(parts),
-                len(interrupted),
-                "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
-            ),
-        }
     return Report(
         kbtool=__version__,
         created=now(),
@@ -111,10 +95,30 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         known_file=first.get("known_file"),
         known_entries=entries,
         plan=plan,
-        incomplete=incomplete,
+        incomplete=_incomplete(parts, len(results)),
         merged_from=[_part(name, report) for name, report in parts],
         strict=strict,
     ).to_dict()
+
+
+def _incomplete(parts: List[Part], ran: int) -> Optional[Record]:
+    """The merged report's `incomplete` when a part was interrupted (None when none was)."""
+    interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
+    if not interrupted:
+        return None
+    return {
+        "signal": interrupted[0][1]["incomplete"]["signal"],
+        "planned": sum(
+            p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
+            for _, p in parts
+        ),
+        "ran": ran,
+        "note": "merged from {} reports, {} of them interrupted: {}".format(
+            len(parts),
+            len(interrupted),
+            "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
+        ),
+    }
 
 
 def _entries(name: str, report: Record) -> List[KnownEntry]:
