@@ -1,5 +1,6 @@
-"""A bench written out: its format by a file's extension, rendered by its view (report.py's JSON, markdown_view,
-html_view), the -o files checked before a bench and written after it."""
+"""A bench written out in each format, told by a file's extension (report.py's JSON, markdown_view, html_view).
+
+The -o files are checked before a bench (a long run never ends in an unwritable file) and written after it."""
 
 import os
 from typing import Any, Dict, Iterable, List

@@ -1,6 +1,8 @@
-"""The terminal view's backend table: a row per backend that ran (pass as is first, its counts, conformance and
-the unexplained count), leaving out columns, least telling first, rather than cut a number at the console's width;
-then the backends that did not run, their unsupported modes, and (-v) what they printed while starting."""
+"""The terminal view's backend table, and the backends that did not run.
+
+A row per backend that ran (pass as is first, its counts, conformance and the unexplained count), leaving out
+columns, least telling first, rather than cut a number at the console's width; then the backends that did not run,
+their unsupported modes, and (-v) what they printed while starting."""
 
 from typing import Any, Dict, List, Optional, Tuple
 

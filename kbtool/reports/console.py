@@ -1,5 +1,7 @@
-"""Writing on a rich console, as every terminal view does: text from a report shown as text (no markup applied,
-no escape sequence), the status and band colours, lines wrapped between words or between a command's arguments."""
+"""Writing on a rich console, as every terminal view does (check's, bench's).
+
+Text from a report is shown as text (no markup applied, no escape sequence); the status and band colours; lines
+wrapped between words, between items, or between a command's arguments (a repro still pastes)."""
 
 import re
 from typing import Any, List, Sequence
