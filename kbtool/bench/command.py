@@ -187,6 +187,7 @@ def bench(
 
     from kbtool.bench import compare, measure, peak
     from kbtool.bench import load as bench_load
+    from kbtool.bench import output as bench_output
     from kbtool.bench import report as bench_report
     from kbtool.bench.measure import Settings
     from kbtool.specs import loader
@@ -205,7 +206,7 @@ def bench(
             "--versions compares two releases measured now; --compare compares with a saved bench: give one of them"
         )
     base = bench_report.load(baseline) if baseline else None
-    bench_report.prepare_outputs(outputs)
+    bench_output.prepare_outputs(outputs)
     if source:
         given = [
             name
@@ -336,18 +337,20 @@ def bench(
         machine = measure.machine()
         machine["load"] = watch.record()
         data = bench_report.assemble(
-            " ".join(["kbtool"] + sys.argv[1:]),
-            machine,
-            measured_peak,
-            settings.as_dict(list(families)),
-            families,
-            infos,
-            results,
-            scaling,
-            time.time() - started,
-            comparison=comparison,
-            incomplete=incomplete,
-            notes=notes,
+            bench_report.BenchRun(
+                " ".join(["kbtool"] + sys.argv[1:]),
+                machine,
+                measured_peak,
+                settings.as_dict(list(families)),
+                families,
+                infos,
+                results,
+                scaling,
+                time.time() - started,
+                comparison=comparison,
+                incomplete=incomplete,
+                notes=notes,
+            )
         )
         _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
     finally:
@@ -502,16 +505,17 @@ def _main_thread():
 
 def _show(data, outputs, as_json, quiet, verbose, say, interrupted=None):
     """Write the -o files, print the chosen view, exit with the bench's code."""
+    from kbtool.bench import output as bench_output
     from kbtool.bench import report as bench_report
     from kbtool.bench import terminal
     from kbtool.bench.units import verdict_line
 
-    failures = bench_report.write_all(data, outputs)
+    failures = bench_output.write_all(data, outputs)
     for path in outputs:
         if not any(path in f for f in failures):
             say(f"kbtool: wrote {path}")
     if as_json:
-        click.echo(bench_report.render(data, "json"), nl=False)
+        click.echo(bench_report.dumps(data), nl=False)
     elif quiet:
         click.echo(verdict_line(data))
     else:
