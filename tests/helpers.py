@@ -7,7 +7,9 @@ import json
 from kbtool import __version__, known, paths, repro
 from kbtool.plan import Plan
 from kbtool.reports import assemble as assemble_mod
-from kbtool.reports.assemble import SCHEMA_VERSION, summarize
+from kbtool.reports import report as report_mod
+from kbtool.reports.report import SCHEMA_VERSION
+from kbtool.reports.verdict import summarize
 from kbtool.results import BackendStatus, Result, Status
 from kbtool.runners import envs
 from kbtool.runners.registry import not_installed_info
@@ -177,7 +179,7 @@ def synthetic(
     report = assemble_mod.assemble(
         assemble_mod.CheckRun(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
     )
-    assert assemble_mod.validate(report) == []
+    assert report_mod.validate(report) == []
     return json.loads(json.dumps(report))
 
 

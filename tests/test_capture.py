@@ -21,7 +21,7 @@ from rich.console import Console
 import kbtool
 from kbtool.capture import LIMIT, Captured, cut
 from kbtool.reports import progress, terminal
-from kbtool.reports.assemble import validate
+from kbtool.reports.report import validate
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))
 # what kbtool itself writes on stderr during a check: the settings it runs under, progress lines, files written

@@ -19,7 +19,7 @@ from kbtool.known import fingerprint
 from kbtool.known import record as known_record
 from kbtool.plan import make_plan, resolve_backends
 from kbtool.reports import report as report_mod
-from kbtool.reports.assemble import exit_code
+from kbtool.reports.verdict import exit_code
 from kbtool.results import BackendStatus, Result, Status
 from kbtool.runners import custom, registry
 from kbtool.runners.base import DeviceUnsupported, Launch, on_device

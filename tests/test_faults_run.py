@@ -36,7 +36,8 @@ from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.plan import make_plan
 from kbtool.reports import html, junit, markdown, terminal
-from kbtool.reports.assemble import exit_code, validate
+from kbtool.reports.report import validate
+from kbtool.reports.verdict import exit_code
 from kbtool.runners.base import Launch, kbtool_home
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.messages import Reply, Request
@@ -434,7 +435,7 @@ def test_an_incomplete_report_is_never_ok_and_every_view_says_so():
         "ran": 2,
         "note": "interrupted by SIGTERM: 2 of the 8 planned results ran; the others are absent",
     }
-    from kbtool.reports.assemble import summarize
+    from kbtool.reports.verdict import summarize
 
     report["summary"] = summarize(report)
     assert validate(report) == [] and report["summary"]["ok"] is False and exit_code(report) == 1

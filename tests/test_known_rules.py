@@ -15,8 +15,8 @@ from kbtool import files, known
 from kbtool.errors import KbtoolError
 from kbtool.known import fingerprint, rules
 from kbtool.reports import html, markdown, terminal
-from kbtool.reports.assemble import summarize
-from kbtool.reports.assemble import validate as validate_report
+from kbtool.reports.report import validate as validate_report
+from kbtool.reports.verdict import summarize
 from kbtool.results import Result, Status
 from kbtool.runners import registry
 from kbtool.runners.recipes import keras2

@@ -17,7 +17,8 @@ from kbtool.cli import main
 from kbtool.known import fingerprint
 from kbtool.plan import make_plan
 from kbtool.reports import html, junit, markdown, terminal
-from kbtool.reports.assemble import exit_code, validate
+from kbtool.reports.report import validate
+from kbtool.reports.verdict import exit_code
 from kbtool.results import SEVERITY, SYMBOLS, Status
 from kbtool.specs import loader
 from kbtool.verdicts import is_random, judge_runs

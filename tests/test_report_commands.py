@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
-from kbtool.reports import assemble as assemble_mod
 from kbtool.reports import merge as merge_mod
+from kbtool.reports import report as report_mod
 from kbtool.reports import verdict, view
 from kbtool.reports.diff import diff
 
@@ -156,7 +156,7 @@ def test_three_numpy_shards_merge_into_the_unsharded_run(numpy_runs, tmp_path):
     assert ran.code == whole.code == 1 and "merged 3 reports" in ran.stderr
     assert merged["wall_seconds"] == max(p["wall_seconds"] for p in merged["merged_from"])
     assert [p["shard"]["index"] for p in merged["merged_from"]] == [3, 1, 2]
-    assert assemble_mod.validate(merged) == []
+    assert report_mod.validate(merged) == []
 
 
 def test_two_of_three_shards_merge_without_judging_staleness(numpy_runs, tmp_path):

@@ -161,7 +161,7 @@ def test_verdict_passed():
 
 
 def test_every_status_has_a_severity_a_symbol_and_a_terminal_style():
-    from kbtool.reports.terminal import STYLES
+    from kbtool.reports.console import STYLES
     from kbtool.results import SEVERITY, SYMBOLS
 
     words = {s.value for s in Status} | {"known"}

@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from kbtool.cli import main
-from kbtool.reports import matrix, progress, render, summary, terminal
+from kbtool.reports import console, matrix, progress, render, summary, terminal
 from kbtool.reports.verdict import summarize
 from kbtool.results import Result, Status
 
@@ -648,9 +648,9 @@ def test_matrix_cells_are_shaded_by_their_pass_fraction():
         return [str(span.style) for span in text.spans if text.plain[span.start : span.end].count("/")][0]
 
     # same worst status, not the same colour: 0 of 26 and 24 of 25 passing as is read differently
-    assert count_style(cells["a"]) == terminal.BAND_STYLES["none"]
-    assert count_style(cells["b"]) == terminal.BAND_STYLES["most"] != count_style(cells["a"])
-    assert count_style(cells["c"]) == terminal.BAND_STYLES["all"]
+    assert count_style(cells["a"]) == console.BAND_STYLES["none"]
+    assert count_style(cells["b"]) == console.BAND_STYLES["most"] != count_style(cells["a"])
+    assert count_style(cells["c"]) == console.BAND_STYLES["all"]
     assert [summary.pass_band(p, 10) for p in (10, 9, 5, 1, 0)] == ["all", "most", "half", "few", "none"]
     lines = printed(report, width=80)
     assert "  passed/total shaded by pass as is: 100 %, ≥ 90 %, ≥ 50 %, < 50 %, 0 %" in lines

@@ -200,7 +200,7 @@ def _run(plan: "Plan", opts: options.CheckOptions) -> None:
     from kbtool.interrupts import Interrupts
     from kbtool.reports import load as report_load
     from kbtool.reports import view
-    from kbtool.reports.assemble import exit_code
+    from kbtool.reports.verdict import exit_code
     from kbtool.runners.session import Cancel
 
     verbosity = opts.verbosity

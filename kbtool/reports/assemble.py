@@ -23,16 +23,7 @@ from typing import (
 )
 
 from kbtool import __version__, known, paths
-from kbtool.reports.report import SCHEMA_FILE as SCHEMA_FILE  # their old home, re-exported
-from kbtool.reports.report import SCHEMA_VERSION as SCHEMA_VERSION
 from kbtool.reports.report import Report
-from kbtool.reports.report import schema as schema
-from kbtool.reports.report import validate as validate
-from kbtool.reports.verdict import exit_code as exit_code  # their old home, re-exported
-from kbtool.reports.verdict import strict_failures as strict_failures
-from kbtool.reports.verdict import strict_reasons as strict_reasons
-from kbtool.reports.verdict import summarize as summarize
-from kbtool.reports.verdict import verdict_reasons as verdict_reasons
 
 if TYPE_CHECKING:  # pragma: no cover
     from kbtool.known import Applied, KnownEntry

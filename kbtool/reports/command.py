@@ -114,8 +114,8 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
     """
     from kbtool import reports
     from kbtool.reports import merge as merge_mod
-    from kbtool.reports.assemble import exit_code, verdict_reasons
     from kbtool.reports.load import read_report
+    from kbtool.reports.verdict import exit_code, verdict_reasons
 
     parts = [(name, read_report(name)) for name in merge_mod.distinct_files(files)]
     merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)

@@ -27,9 +27,17 @@ from rich.table import Table
 from rich.text import Text
 
 from kbtool.reports import backend_table
-from kbtool.reports.console import BAND_STYLES as BAND_STYLES  # their old home, re-exported
-from kbtool.reports.console import SHELL_WORD, entry_names, escape, pack, say, say_command, say_items
-from kbtool.reports.console import STYLES as STYLES
+from kbtool.reports.console import (
+    BAND_STYLES,
+    SHELL_WORD,
+    STYLES,
+    entry_names,
+    escape,
+    pack,
+    say,
+    say_command,
+    say_items,
+)
 from kbtool.reports.matrix import SYMBOLS, build, doc_claims
 from kbtool.reports.matrix import symbols as present_symbols
 from kbtool.reports.summary import (
