@@ -10,6 +10,7 @@ from kbtool.reports import assemble as assemble_mod
 from kbtool.reports.assemble import SCHEMA_VERSION, summarize
 from kbtool.results import BackendStatus, Result, Status
 from kbtool.runners.registry import not_installed_info
+from kbtool.settings import RunSettings
 
 # the one-doc spec header of hand-written spec files (specs, known differences)
 HEADER = """schema_version: 1
@@ -153,7 +154,7 @@ def synthetic(
         ops=ops,
         work=[],
         backends=[],
-        seed=seed,
+        run=RunSettings(seed=seed),
         filters=list(filters),
         shard=shard,
         case_patterns=() if all_cases else ("x*",),

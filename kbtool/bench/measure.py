@@ -113,11 +113,12 @@ class Timed:
         from kbtool.runners.messages import Request
         from kbtool.runners.registry import backend_info
         from kbtool.runners.session import BackendSession, Cancel
+        from kbtool.settings import RunSettings
 
         # a first call and a compile come on top of the samples; past this the op is reported as timed out
         timeout = max(60.0, 12 * self.settings.max_seconds)
         self._session = BackendSession(
-            self.slot.name, self.slot.launch, case_timeout=timeout, cancel=self.cancel or Cancel()
+            self.slot.name, self.slot.launch, settings=RunSettings(case_timeout=timeout), cancel=self.cancel or Cancel()
         )
         session = self._session.__enter__()
         try:

@@ -231,17 +231,15 @@ class CheckRunner:
         """The plan of one probe; with no versions, the selection on numpy (kbtool's own Python, always here): how
         the CLI says an unknown op or a case glob that matches nothing before it installs anything."""
         from kbtool import keras_settings
-        from kbtool.plan import make_plan
+        from kbtool.plan import Selection, make_plan
+        from kbtool.settings import RunSettings
 
-        plan = make_plan(
-            self.spec,
-            ops=self.ops,
-            backends=[self.release_name(v) for v in versions] or ["numpy"],
-            case_patterns=self.case_patterns,
-            modes=self.modes,
-            seed=self.seed,
-            keras_config=self.settings.override,
+        backends = [self.release_name(v) for v in versions] or ["numpy"]
+        chosen = Selection(ops=self.ops, backends=backends, case_patterns=self.case_patterns, modes=self.modes)
+        run = RunSettings(
+            seed=self.seed, case_timeout=self.case_timeout, jobs=self.jobs, keras_config=self.settings.override
         )
+        plan = make_plan(self.spec, chosen, run)
         keras_settings.apply(plan, self.settings)
         return plan
 
@@ -273,10 +271,10 @@ class CheckRunner:
             self.ensure_installed(version)
         plan = self.plan(versions)
         started = time.monotonic()
-        report = run_check(plan, known_entries=[], cancel=self.cancel, jobs=self.jobs, case_timeout=self.case_timeout)
+        report = run_check(plan, known_entries=[], cancel=self.cancel)
         if self.cancel is not None and self.cancel.is_set():
             raise Interrupted(self.cancel.reason)
-        flags = repro.RunFlags.of_run(plan, None, self.case_timeout)
+        flags = plan.run.resolved(plan.spec.path)
         cases = {(case.op, case.id): case for _, case in plan.work}
         by_name = {self.release_name(v): v for v in versions}
         found: Dict[str, Dict[Key, Outcome]] = {v: {} for v in versions}

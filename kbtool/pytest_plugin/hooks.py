@@ -34,9 +34,7 @@ class KbtoolHooks:
         self.sole = verdict.sole_targets(self.plan, [t.key for t in self.targets], self.entries)
         self.xdist = config.pluginmanager.hasplugin("xdist")
         self.is_xdist_worker = hasattr(config, "workerinput")
-        self.runner = ItemRunner(
-            self.plan.seed, self.selection.case_timeout, self.selection.repeat, self.selection.flags
-        )
+        self.runner = ItemRunner(self.selection.settings)
         self.results = {}  # key -> Result rebuilt from each item's report (controller / single process)
         self.reported = set()  # keys whose item reported (a result, or an error saying why it has none)
         self.explained: Set[Tuple[str, ...]] = set()  # keys whose result a known difference explains (xfail)
