@@ -42,6 +42,7 @@ from kbtool.runners.client import WorkerClient
 from kbtool.runners.messages import Reply, Request
 from kbtool.runners.registry import launch_for
 from kbtool.runners.session import BackendSession, Cancel, Expected, Worker
+from kbtool.settings import RunSettings
 from kbtool.specs import loader
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))  # the kbtool under test
@@ -621,9 +622,12 @@ def test_a_short_timeout_is_that_timeout(custom_backend, tmp_path, monkeypatch, 
     module = custom_backend("hang_timeout", "kb", HANG_SOURCE)
     monkeypatch.setenv("HANG_MARKER", str(tmp_path / "marker"))
     report = run_check(
-        make_plan(SPEC, Selection(ops=["transpose"], backends=[module], case_patterns=["rank3"])),
+        make_plan(
+            SPEC,
+            Selection(ops=["transpose"], backends=[module], case_patterns=["rank3"]),
+            RunSettings(case_timeout=0.5),
+        ),
         known_entries=[],
-        case_timeout=0.5,
     )
     reaper[1].extend(int(p) for p in (tmp_path / "marker").read_text().split())
     assert [r["status"] for r in report["results"]] == ["pass", "timeout"]
