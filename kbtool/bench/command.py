@@ -5,7 +5,7 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 import click
 
@@ -13,6 +13,12 @@ from kbtool import options
 from kbtool.completion import complete_backend, complete_op
 from kbtool.errors import KbtoolError
 from kbtool.vocabulary import MODES
+
+if TYPE_CHECKING:  # the heavy modules load with the command's run, not with `kbtool --help`
+    from kbtool.bench.load import Watch
+    from kbtool.bench.measure import Settings
+    from kbtool.interrupts import Interrupts
+    from kbtool.plan import PlannedBackend
 
 SIZE_NAMES = ("small", "medium", "large")
 
@@ -375,12 +381,12 @@ def _measure_and_show(request: _Request, base: Optional[Dict[str, Any]], started
 
 def _measure(
     request: _Request,
-    slots: List[Any],
-    runnable: List[Any],
+    slots: List["PlannedBackend"],
+    runnable: List["PlannedBackend"],
     items: List[Any],
-    settings: Any,
+    settings: "Settings",
     in_turns: bool,
-    interrupts: Any,
+    interrupts: "Interrupts",
 ) -> _Measured:
     """This machine's peak, every backend's measurements (the two releases of --versions in turns), the peak
     again; a signal stops them and keeps what was measured."""
@@ -429,7 +435,7 @@ def _measure(
     return done
 
 
-def _machine(watch: Any) -> Dict[str, Any]:
+def _machine(watch: "Watch") -> Dict[str, Any]:
     """The machine the bench ran on, and its load while it ran."""
     from kbtool.bench import measure
 
@@ -441,7 +447,7 @@ def _machine(watch: Any) -> Dict[str, Any]:
 def _assemble(
     request: _Request,
     measured: _Measured,
-    settings: Any,
+    settings: "Settings",
     families: Dict[str, Any],
     items: List[Any],
     skipped: Dict[str, str],
