@@ -10,9 +10,12 @@ under its lock), and whatever writes to the terminal meanwhile from another thre
 (reports/progress.py does).
 """
 
+from __future__ import annotations
+
 import contextlib
 import io
 import warnings
+from typing import Literal
 
 LIMIT = 4000  # characters of captured text kept per side of a result
 
@@ -27,10 +30,10 @@ def cut(text: str, limit: int = LIMIT) -> str:
 class Captured:
     """`with Captured() as out: ...` then `out.text`: what was printed on sys.stdout/sys.stderr and warned."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.text = ""
 
-    def __enter__(self):
+    def __enter__(self) -> Captured:
         self._buffer = io.StringIO()
         self._stack = contextlib.ExitStack()
         self._warnings = self._stack.enter_context(warnings.catch_warnings(record=True))
@@ -39,7 +42,7 @@ class Captured:
         self._stack.enter_context(contextlib.redirect_stderr(self._buffer))
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         self._stack.close()
         lines = [self._buffer.getvalue().rstrip("\n")] if self._buffer.getvalue().strip() else []
         for w in self._warnings:

@@ -1109,7 +1109,7 @@ def _swept(opts):
     base that has the package replaced by its releases in the range, those not installed installed first."""
     if opts.versions is None:
         return opts.backend_names, {}
-    from kbtool.sweep import expand_backends, install_missing
+    from kbtool.runners.releases import expand_backends, install_missing
 
     names = expand_backends(opts.backend_names, opts.versions)
     say = _note if opts.verbosity else (lambda line: None)
@@ -1296,6 +1296,7 @@ def known_record(report_path, known_path):
     from kbtool.check.run import known_entries_for
     from kbtool.known import record as known_record
     from kbtool.reports.report import Report
+    from kbtool.runners import envs
 
     report = Report.load(report_path)
     problem = known_record.comparable_problem(report.to_dict())
@@ -1309,7 +1310,11 @@ def known_record(report_path, known_path):
     text = files.read_text(path)
     root, _ = files.parse_yaml(path, text)
     done = known_record.record(
-        text, root, known.numbered(entries), report.results, versions=known.reported_versions(report.backends)
+        text,
+        root,
+        known.numbered(entries),
+        report.results,
+        versions=known.lookup(report.results, known.reported_versions(report.backends), envs.read_lock),
     )
     _, written = files.parse_yaml(path, done.text)
     problems = known.validate(

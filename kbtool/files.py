@@ -6,14 +6,14 @@ import os
 import re
 import stat
 import tempfile
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import yaml
 
 from kbtool.errors import KbtoolError
 
 
-def write_atomic(path, text):
+def write_atomic(path: str, text: str) -> None:
     """Write `text` to `path` so that readers see the old file or the new one, never half of either.
 
     The temporary file gets a unique name beside the target (mkstemp: never a fixed name that another
@@ -37,7 +37,7 @@ def write_atomic(path, text):
         raise
 
 
-def _mode_for(path):
+def _mode_for(path: str) -> int:
     """The permissions the written file gets: the old file's, else what a plain open() would give (mkstemp's
     temporary file is private, 0600)."""
     try:
@@ -48,7 +48,7 @@ def _mode_for(path):
         return 0o666 & ~umask
 
 
-def yaml_error(path, exc, what="not valid YAML"):
+def yaml_error(path: str, exc: BaseException, what: str = "not valid YAML") -> KbtoolError:
     """A one-line KbtoolError for a YAML parse error: `file:line: what (problem)`."""
     mark = getattr(exc, "problem_mark", None)
     where = f"{path}:{mark.line + 1}" if mark else path
@@ -84,7 +84,7 @@ def quote(value: object, limit: int = QUOTE_CHARS) -> str:
     return clip(repr(value), limit)
 
 
-def one_line(text, limit=LINE_CHARS):
+def one_line(text: object, limit: int = LINE_CHARS) -> str:
     """A message as one line (line breaks become spaces) of at most about `limit` characters."""
     return clip(_LINE_BREAKS.sub(" ", str(text)), limit)
 
@@ -163,7 +163,7 @@ def read_text(path: str, what: str = "", missing_ok: bool = False, max_bytes: in
 _DIRECTORY = "a directory"
 
 
-def _size(count):
+def _size(count: int) -> str:
     """A byte count in words: 20 MB, 1 GB, 1000 bytes."""
     for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if count >= size and count % size == 0:
@@ -171,7 +171,7 @@ def _size(count):
     return f"{count} bytes"
 
 
-def _file_kind(mode):
+def _file_kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, _DIRECTORY),
         (stat.S_ISCHR, "a character device"),
@@ -187,7 +187,7 @@ def _file_kind(mode):
 class YamlLimitError(yaml.YAMLError):
     """YAML data past one of kbtool's limits (size once aliases are expanded, depth, recursion)."""
 
-    def __init__(self, problem, mark):
+    def __init__(self, problem: str, mark: Any) -> None:
         super().__init__(problem)
         self.problem, self.problem_mark = problem, mark
 
@@ -204,11 +204,17 @@ class _BoundedComposer(yaml.composer.Composer):
     document crashes (libyaml's composer is recursive).
     """
 
-    def compose_document(self):
-        self._expanded, self._depth, self._sizes = 0, 0, {}
+    if TYPE_CHECKING:  # the parser mixed in beside it (C or Python) reads the events
+
+        def check_event(self, *choices: Any) -> bool: ...
+        def peek_event(self) -> Any: ...
+
+    def compose_document(self) -> Optional[yaml.Node]:
+        self._expanded, self._depth = 0, 0
+        self._sizes: Dict[int, int] = {}
         return super().compose_document()
 
-    def _grow(self, count, mark, why):
+    def _grow(self, count: int, mark: Any, why: str) -> None:
         self._expanded += count
         if self._expanded > MAX_YAML_NODES:
             raise YamlLimitError(
@@ -216,7 +222,7 @@ class _BoundedComposer(yaml.composer.Composer):
                 mark,
             )
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: Optional[yaml.Node], index: Any) -> Optional[yaml.Node]:
         if self.check_event(yaml.events.AliasEvent):
             event = self.peek_event()
             node = self.anchors.get(event.anchor)
@@ -249,7 +255,7 @@ class _JsonConstructor(yaml.constructor.SafeConstructor):
     to a worker (!!binary, !!set, !!omap, !!pairs) are refused; an integer too long for Python (more than 4300
     digits) is a YAML error at its line, not a ValueError."""
 
-    def construct_yaml_int(self, node):
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         try:
             return super().construct_yaml_int(node)
         except ValueError:  # Python's limit on the digits of an int read from text
@@ -257,10 +263,10 @@ class _JsonConstructor(yaml.constructor.SafeConstructor):
                 None, None, f"integer too long ({len(node.value)} characters)", node.start_mark
             )
 
-    def construct_timestamp_as_text(self, node):
+    def construct_timestamp_as_text(self, node: yaml.ScalarNode) -> Any:
         return self.construct_scalar(node)
 
-    def construct_refused(self, node):
+    def construct_refused(self, node: yaml.Node) -> Any:
         raise yaml.constructor.ConstructorError(
             None,
             None,
@@ -281,7 +287,7 @@ try:  # the C parser is ~10x faster than PyYAML's; the composer above runs on it
     class BoundedLoader(_BoundedComposer, _Parser, _JsonConstructor, yaml.resolver.Resolver):
         """A safe YAML loader that refuses data past kbtool's limits (see _BoundedComposer)."""
 
-        def __init__(self, stream):
+        def __init__(self, stream: str) -> None:
             _Parser.__init__(self, stream)
             _BoundedComposer.__init__(self)
             _JsonConstructor.__init__(self)
@@ -298,7 +304,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     ):
         """A safe YAML loader that refuses data past kbtool's limits (see _BoundedComposer)."""
 
-        def __init__(self, stream):
+        def __init__(self, stream: str) -> None:
             yaml.reader.Reader.__init__(self, stream)
             yaml.scanner.Scanner.__init__(self)
             yaml.parser.Parser.__init__(self)
@@ -307,7 +313,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
             yaml.resolver.Resolver.__init__(self)
 
 
-def parse_yaml(path, text, what="not valid YAML"):
+def parse_yaml(path: str, text: str, what: str = "not valid YAML") -> Tuple[Optional[yaml.Node], Any]:
     """(root node, data) of one YAML document within kbtool's limits; (None, None) when it is empty.
 
     Any problem is a one-line FileProblem: `file:line: what (problem)`, or `file:line: problem` for a limit."""
@@ -323,7 +329,7 @@ def parse_yaml(path, text, what="not valid YAML"):
             one_line(
                 "{}:{}: {} (character {} is not allowed: {})".format(
                     path,
-                    before.count(b"\n" if isinstance(before, bytes) else "\n") + 1,
+                    (before.count(b"\n") if isinstance(before, bytes) else before.count("\n")) + 1,
                     what,
                     f"#x{exc.character:04x}" if isinstance(exc.character, int) else repr(exc.character),
                     exc.reason,

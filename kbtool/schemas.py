@@ -8,7 +8,8 @@ from typing import Any, Dict, List, Sequence, Union
 def load(path: str) -> Dict[str, Any]:
     """The schema in `path` (a fresh copy: the caller may change it)."""
     with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+        schema: Dict[str, Any] = json.load(fh)
+    return schema
 
 
 @functools.cache

@@ -9,6 +9,7 @@ from kbtool.plan import Plan
 from kbtool.reports import assemble as assemble_mod
 from kbtool.reports.assemble import SCHEMA_VERSION, summarize
 from kbtool.results import BackendStatus, Result, Status
+from kbtool.runners import envs
 from kbtool.runners.registry import not_installed_info
 from kbtool.settings import RunSettings
 
@@ -172,6 +173,7 @@ def synthetic(
         all_cases=plan.all_cases,
         planned_ops=plan.ops,
         spec_ops=set(checkable),
+        versions=known.lookup(results, None, envs.read_lock),  # (as before: the locks, not the infos' versions)
     )
     report = assemble_mod.assemble(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
     assert assemble_mod.validate(report) == []
@@ -182,7 +184,7 @@ def register_ext(monkeypatch):
     """A built-in backend `ext` (recipe: Python 3.6) whose module kbtool's own Python imports, in the registry for
     the test's length."""
     from kbtool.runners import registry
-    from kbtool.runners.base import Recipe
+    from kbtool.runners.recipes import Recipe
 
     recipe = Recipe(name="ext", python_version="3.6", packages=["ext==1.0"], module="kbtool.reference")
     recipe.version_of = ["numpy"]

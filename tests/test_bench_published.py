@@ -8,7 +8,7 @@ import pytest
 
 from kbtool.bench import families, html_view, markdown_view
 from kbtool.bench import report as bench_report
-from kbtool.runners import keras3_engines
+from kbtool.runners.recipes import keras3 as keras3_engines
 from kbtool.runners.registry import BUILTIN, ORACLES, RECIPES
 from kbtool.specs import loader
 

@@ -21,8 +21,10 @@ from kbtool.plan import Selection, Sources, make_plan, resolve_backends
 from kbtool.reports import report as report_mod
 from kbtool.reports.assemble import exit_code
 from kbtool.results import BackendStatus, Result, Status
-from kbtool.runners import custom, keras3_engines, registry
-from kbtool.runners.base import DeviceUnsupported, Launch, Recipe, on_device
+from kbtool.runners import custom, registry
+from kbtool.runners.base import DeviceUnsupported, Launch, on_device
+from kbtool.runners.recipes import Recipe
+from kbtool.runners.recipes import keras3 as keras3_engines
 from kbtool.settings import RunSettings
 
 from .helpers import available, make_report, record

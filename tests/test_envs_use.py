@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from kbtool.cli import main
 from kbtool.paths import CHECKOUT_ROOT
 from kbtool.runners import envs, registry
-from kbtool.runners.base import Recipe
+from kbtool.runners.envs import register as env_register
+from kbtool.runners.recipes import Recipe
 
 from .helpers import register_ext
 
@@ -125,7 +126,7 @@ def test_what_is_not_a_working_interpreter_is_refused_and_nothing_is_written(hom
     fake.chmod(0o755)
     code, out = run("env", "use", "ext", "--python", str(fake))
     assert code == 2 and "did not run as a Python interpreter (exit 3: this is not python)" in out
-    monkeypatch.setattr(envs, "WORKER_FLOOR", (99, 0))  # an interpreter older than the worker can run on
+    monkeypatch.setattr(env_register, "WORKER_FLOOR", (99, 0))  # an interpreter older than the worker can run on
     code, out = run("env", "use", "ext", "--python", sys.executable)
     assert code == 2 and "kbtool's worker needs Python 99.0 or newer" in out
     code, out = run("env", "use", "ext")

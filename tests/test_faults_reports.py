@@ -240,8 +240,8 @@ def test_hostile_regexes_share_one_time_budget(tmp_path, monkeypatch):
     saying so in the notes."""
     from kbtool import known
 
-    monkeypatch.setattr(known, "REGEX_TIMEOUT", 0.2)
-    monkeypatch.setattr(known, "REGEX_BUDGET", 0.5)
+    monkeypatch.setattr(known.regexes, "REGEX_TIMEOUT", 0.2)
+    monkeypatch.setattr(known.regexes, "REGEX_BUDGET", 0.5)
     evil = [
         {"op": ["abs"], "backend": "numpy", "match": "(a|aa)+$" + "x" * i, "reason": f"r{i}", "count": 0}
         for i in range(30)

@@ -548,7 +548,7 @@ SLOW = ("(a+)+b", "a" * 5000)  # past the regex engine's time limit too
 @pytest.fixture
 def short_regex_timeout(monkeypatch):
     """0.2 s instead of 1 s: the same code paths, a faster suite."""
-    monkeypatch.setattr(known, "REGEX_TIMEOUT", 0.2)
+    monkeypatch.setattr(known.regexes, "REGEX_TIMEOUT", 0.2)
     monkeypatch.setattr(raises, "MATCH_TIMEOUT", 0.2)
 
 

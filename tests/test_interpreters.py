@@ -15,9 +15,12 @@ from click.testing import CliRunner
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.runners import envs, registry
-from kbtool.runners.base import Recipe
+from kbtool.runners import recipes as recipes_table
+from kbtool.runners.envs import build as env_build
 from kbtool.runners.envs import interpreters
+from kbtool.runners.envs import pip as env_pip
 from kbtool.runners.envs.interpreters import Interpreter, NoInterpreter, WrongInterpreter
+from kbtool.runners.recipes import Recipe
 
 
 def _script(path, body):
@@ -236,8 +239,8 @@ def _fake_pip(monkeypatch, commands):
             open(os.path.join(argv[3], "bin", "python"), "w").close()
         return ""
 
-    monkeypatch.setattr(envs, "_run", fake_run)
-    monkeypatch.setattr(envs, "_freeze", lambda pip, pip_env, env_dir: [])
+    monkeypatch.setattr(env_build, "run", fake_run)
+    monkeypatch.setattr(env_build, "freeze", lambda pip, pip_env, env_dir: [])
 
 
 @pytest.fixture
@@ -250,6 +253,7 @@ def recipes(monkeypatch):
         "rider": Recipe(name="rider", python_version="3.6", packages=[], module="rider", env_name="old"),
     }
     monkeypatch.setattr(registry, "RECIPES", table)
+    monkeypatch.setattr(recipes_table, "RECIPES", table)  # the one install_all reads
     return table
 
 
@@ -330,11 +334,11 @@ def test_on_a_terminal_pip_writes_to_it_as_it_runs_and_a_failure_points_there():
         assert envs.live_terminal(terminal, {"TERM": "xterm"}) is terminal
         said = []
         code = "import sys; print('Collecting keras'); sys.stdout.flush(); print('Downloading x.whl')"
-        assert envs._run([sys.executable, "-c", code], said.append, terminal=terminal) == ""
+        assert env_pip.run([sys.executable, "-c", code], said.append, terminal=terminal) == ""
         seen = os.read(master, 4096).decode()
         assert "Collecting keras" in seen and "Downloading x.whl" in seen and said == [f"$ {sys.executable} -c {code}"]
         with pytest.raises(KbtoolError, match=r"failed \(exit 3\): its output is above$"):
-            envs._run([sys.executable, "-c", "import sys; sys.exit(3)"], said.append, terminal=terminal)
+            env_pip.run([sys.executable, "-c", "import sys; sys.exit(3)"], said.append, terminal=terminal)
     finally:
         terminal.close()
         os.close(master)
@@ -342,9 +346,9 @@ def test_on_a_terminal_pip_writes_to_it_as_it_runs_and_a_failure_points_there():
 
 def test_off_a_terminal_pip_output_is_captured_and_its_last_line_said_on_failure():
     said = []
-    assert envs._run([sys.executable, "-c", "print('Collecting keras')"], said.append) == "Collecting keras\n"
+    assert env_pip.run([sys.executable, "-c", "print('Collecting keras')"], said.append) == "Collecting keras\n"
     with pytest.raises(KbtoolError) as caught:
-        envs._run([sys.executable, "-c", "print('one'); print('ERROR: no wheel'); raise SystemExit(1)"], said.append)
+        env_pip.run([sys.executable, "-c", "print('one'); print('ERROR: no wheel'); raise SystemExit(1)"], said.append)
     assert str(caught.value).endswith("failed (exit 1): ERROR: no wheel")
 
 
@@ -369,7 +373,7 @@ def test_a_dependency_conflict_is_said_as_pip_explains_it():
         "1. loosen the range\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io\n"
     )
     with pytest.raises(KbtoolError) as caught:
-        envs._run([sys.executable, "-c", f"import sys; sys.stdout.write({output!r}); raise SystemExit(1)"], print)
+        env_pip.run([sys.executable, "-c", f"import sys; sys.stdout.write({output!r}); raise SystemExit(1)"], print)
     assert str(caught.value).endswith(
         "failed (exit 1): conflicting dependencies: keras 2.2.0 depends on keras-applications==1.0.2; "
         "tensorflow 1.15.5 depends on keras-applications>=1.0.8"

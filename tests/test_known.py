@@ -1,12 +1,14 @@
 """Known differences: loading and validating the file, matching results, applying entries, counting and staleness."""
 
 import builtins
+import fnmatch
 import locale
 
 import pytest
 
 from kbtool import known
 from kbtool.errors import KbtoolError
+from kbtool.known import globs, rules
 from kbtool.results import Result, Status
 from kbtool.specs import loader
 
@@ -355,7 +357,7 @@ def test_shipped_known_differences_load_with_the_shipped_spec(shipped_spec):
     for item in entries:  # real ops by name, a reason, a case glob or regex, and a count each
         ops = [item["op"]] if isinstance(item["op"], str) else item["op"]
         assert all(op in names for op in ops), item
-        assert item["reason"].strip() and known._narrows(item) and isinstance(item["count"], int)
+        assert item["reason"].strip() and rules._narrows(item) and isinstance(item["count"], int)
     assert [e.to_dict() for e in known.load()] == entries
 
 
@@ -597,7 +599,7 @@ def test_staleness_scope_by_planned_ops(op, result_op, planned, stale):
     ],
 )
 def test_covers(planned, spec_ops, covered):
-    assert known._covers(entry(op="m*"), planned, spec_ops) is covered
+    assert known.covers(entry(op="m*"), planned, spec_ops) is covered
 
 
 def test_apply_judges_staleness_by_default():
@@ -786,9 +788,9 @@ def test_regex_length_limit():
 
 
 def test_glob_regexes_are_built_once_per_glob_and_per_list(monkeypatch):
-    known._glob_regex_of.cache_clear()
-    calls, translate = [], known.fnmatch.translate
-    monkeypatch.setattr(known.fnmatch, "translate", lambda pattern: calls.append(pattern) or translate(pattern))
+    globs.glob_regex_of.cache_clear()
+    calls, translate = [], fnmatch.translate
+    monkeypatch.setattr(fnmatch, "translate", lambda pattern: calls.append(pattern) or translate(pattern))
     one, same = "".join(["cache-", "glob*"]), "".join(["cache-", "glob*"])
     assert one == same and one is not same
     first, second = ["cache-a*", "cache-b"], ["cache-c"]
@@ -810,7 +812,7 @@ SHORT_TIMEOUT_NOTE = (
 
 @pytest.fixture
 def short_known_timeout(monkeypatch):
-    monkeypatch.setattr(known, "REGEX_TIMEOUT", 0.01)
+    monkeypatch.setattr(known.regexes, "REGEX_TIMEOUT", 0.01)
 
 
 def test_search_times_out_as_none(short_known_timeout):

@@ -13,12 +13,14 @@ from rich.console import Console
 
 from kbtool import files, known
 from kbtool.errors import KbtoolError
-from kbtool.known import fingerprint
+from kbtool.known import fingerprint, rules
 from kbtool.reports import html, markdown, terminal
 from kbtool.reports.assemble import summarize
 from kbtool.reports.assemble import validate as validate_report
 from kbtool.results import Result, Status
-from kbtool.runners import registry, theano
+from kbtool.runners import registry
+from kbtool.runners.recipes import keras2
+from kbtool.runners.recipes import variants as flipping
 from kbtool.specs import loader
 from kbtool.specs.cases import Case
 
@@ -193,7 +195,7 @@ def test_the_shipped_file_obeys_every_rule():
     for item in entries:
         ops = item["op"] if isinstance(item["op"], list) else [item["op"]]
         assert all(op in shipped.ops for op in ops), item
-        assert known._narrows(item) and isinstance(item["count"], int), item
+        assert rules._narrows(item) and isinstance(item["count"], int), item
 
 
 # ---- exact known results: recorded fingerprints -----------------------------------------------------------------------
@@ -436,7 +438,7 @@ def make_case(op="conv2d", kernel_shape=(3, 2, 1, 4), **kw):
 )
 def test_kernel_flipped_variant_reverses_the_spatial_axes(op, kernel_shape, axes):
     case = make_case(op, kernel_shape)
-    (variant,) = theano.kernel_flipped_variants(case)
+    (variant,) = flipping.kernel_flipped_variants(case)
     assert variant.id == "same.kernel_flipped" and variant.op == op
     assert np.array_equal(variant.arrays[1], np.flip(case.arrays[1], axis=axes))
     assert not np.array_equal(variant.arrays[1], case.arrays[1])
@@ -446,7 +448,7 @@ def test_kernel_flipped_variant_reverses_the_spatial_axes(op, kernel_shape, axes
 
 def test_kernel_flipped_variant_by_keyword():
     case = make_case(args=[{"tensor": 0}], kwargs={"kernel": {"tensor": 1}})
-    (variant,) = theano.kernel_flipped_variants(case)
+    (variant,) = flipping.kernel_flipped_variants(case)
     assert np.array_equal(variant.arrays[1], case.arrays[1][::-1, ::-1])
 
 
@@ -468,13 +470,13 @@ def test_kernel_flipped_variant_by_keyword():
     ],
 )
 def test_no_kernel_flipped_variant(kw):
-    assert theano.kernel_flipped_variants(make_case(**kw)) == []
+    assert flipping.kernel_flipped_variants(make_case(**kw)) == []
 
 
 def test_the_theano_recipe_runs_the_variants():
-    assert theano.RECIPE.variants is theano.kernel_flipped_variants
-    assert theano.RECIPE.variant_suffixes == {FLIPPED: theano.FLIPPED_KERNEL_OPS}
-    # known.py reads the suffixes from the recipes' data, never from one backend's module
+    assert keras2.THEANO.variants is flipping.kernel_flipped_variants
+    assert keras2.THEANO.variant_suffixes == {FLIPPED: flipping.FLIPPED_KERNEL_OPS}
+    # kbtool.known reads the suffixes from the recipes' data (the registry), never from one backend's module
     assert registry.variant_suffixes("conv3d") == [FLIPPED] and registry.variant_suffixes("sum") == []
     assert known.variant_suffixes("conv3d") == [FLIPPED] and known.variant_suffixes("sum") == []
 
@@ -483,8 +485,8 @@ def test_variants_of_the_shipped_convolutions():
     from kbtool.specs.cases import cases_for
 
     shipped = loader.load()
-    for op in theano.FLIPPED_KERNEL_OPS:
-        variants = [v for c in cases_for(shipped, op) for v in theano.kernel_flipped_variants(c)]
+    for op in flipping.FLIPPED_KERNEL_OPS:
+        variants = [v for c in cases_for(shipped, op) for v in flipping.kernel_flipped_variants(c)]
         assert variants, op
         assert all(v.id.endswith(FLIPPED) for v in variants)
 

@@ -14,6 +14,7 @@ from kbtool import files, known
 from kbtool.errors import KbtoolError
 from kbtool.known import record as known_record
 from kbtool.results import Result, Status
+from kbtool.runners import envs
 
 R224 = "tensorflow1[keras=2.2.4]"
 R231 = "tensorflow1[keras=2.3.1]"
@@ -74,11 +75,14 @@ def test_versions_are_the_reported_ones_and_a_package_not_reported_does_not_appl
 
 
 def test_without_reported_versions_a_release_is_taken_at_its_pins_and_a_base_at_its_lock():
-    assert known.locked_versions(R224)["keras"] == "2.2.4"
-    assert known.locked_versions("tensorflow1")["keras"] == "2.3.1"  # the shipped lock
-    assert known.locked_versions("my_pkg.mod") == {}
-    found = explained([entry(versions={"keras": "<2.2.5"})], [result(R224), result("tensorflow1")], versions=None)
+    assert known.locked_versions(R224, envs.read_lock)["keras"] == "2.2.4"
+    assert known.locked_versions("tensorflow1", envs.read_lock)["keras"] == "2.3.1"  # the shipped lock
+    assert known.locked_versions("my_pkg.mod", envs.read_lock) == {}
+    results = [result(R224), result("tensorflow1")]  # the caller reads the locks: apply reads no file
+    found = explained([entry(versions={"keras": "<2.2.5"})], results, known.lookup(results, None, envs.read_lock))
     assert found == {R224: "r", "tensorflow1": None}
+    results = [result(R224), result("tensorflow1")]  # without them, no versions: in no range
+    assert explained([entry(versions={"keras": "<2.2.5"})], results, versions=None) == {R224: None, "tensorflow1": None}
 
 
 def test_a_literal_release_name_applies_to_that_release_alone(tmp_path):
@@ -314,3 +318,39 @@ def test_a_release_at_the_locked_version_has_the_base_backends_known_differences
         unexplained = [r for r in ran if r["status"] != "pass" and r.get("known") is None]
         assert ran and unexplained == []
         assert any(r.get("known") for r in ran)  # mean's tensorflow1 entries explain the release's results
+
+
+def test_the_versions_lookup_takes_the_reported_ones_first_and_a_lock_only_for_a_backend_that_reported_none():
+    derived = Result(op="abs", case="x", backend="pkg.mod@tensorflow1", mode="eager", status=Status.ERROR)
+    derived.inherits = "tensorflow1"
+    lookup = known.Versions({"pkg.mod@tensorflow1": {"Keras": "9"}}, {"tensorflow1": {"keras": "1"}})
+    assert lookup.of(derived) == {"keras": "9"}  # its own worker's, package names normalised
+    assert known.Versions({"tensorflow1": {"keras": "2"}}).of(derived) == {"keras": "2"}  # else its base's
+    assert known.Versions(None, {"tensorflow1": {"keras": "1"}}).of(derived) == {"keras": "1"}  # else the lock
+    assert known.Versions().of(derived) == {}  # else none: in no range
+    read = []
+
+    def read_lock(recipe):
+        read.append(recipe.name)
+        return {"keras": "keras==2.3.1", "tensorflow": "tensorflow==1.15.5", "h5py": "h5py==2.10.0"}
+
+    results = [result("tensorflow1"), result(R224), result("theano"), result("tensorflow1")]
+    found = known.lookup(results, {"theano": {"theano": "1.0.5"}}, read_lock)
+    assert found.of(results[0]) == {"keras": "2.3.1", "tensorflow": "1.15.5"}  # the packages its worker reports
+    assert found.of(results[1])["keras"] == "2.2.4"  # a release's pins over its base's lock
+    assert found.of(results[2]) == {"theano": "1.0.5"}
+    # once for each backend that reported nothing (tensorflow1, and the release, layered on it), none for theano
+    assert read == ["tensorflow1", "tensorflow1", R224]
+
+
+def test_apply_reads_no_file(monkeypatch):
+    import builtins
+
+    results = [result(R224), result("tensorflow1")]
+    versions = known.lookup(results, None, envs.read_lock)  # the caller reads the locks
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"apply opened {args[:1]}")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    assert explained([entry(versions={"keras": "<2.2.5"})], results, versions) == {R224: "r", "tensorflow1": None}

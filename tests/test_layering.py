@@ -1,61 +1,23 @@
-"""kbtool's layers: every module imports only from its own layer or the ones below it, never up.
+"""kbtool's layers: every module imports only from its own room or the layers below it; never up, never sideways
+into another room of its layer, and no module is part of an import cycle.
 
 Every kbtool module's imports are read with `ast`, those inside functions (lazy imports) included, and each import
-of a kbtool module from a higher layer fails, named file:line. docs/architecture.md ("Layers") says the same in words.
+that runs up or sideways fails, named file:line. The table is tests/layers.py; docs/architecture.md's "Layers" and
+"Modules" sections are written from it (and from each module's docstring) by scripts/architecture.py, and must equal
+what that script writes now.
 """
 
 import ast
 import os
+import subprocess
+import sys
 
 import pytest
 
+from tests.layers import LAYERS, SELF_CONTAINED, room_of
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "kbtool"
-
-# Lowest first. A module belongs to the layer with the longest name that is it or a package above it; the package
-# itself (kbtool/__init__.py: its version) is ground.
-LAYERS = (
-    (
-        "ground",
-        (
-            "kbtool",
-            "kbtool.vocabulary",
-            "kbtool.errors",
-            "kbtool.paths",
-            "kbtool.files",
-            "kbtool.results",
-            "kbtool.capture",
-            "kbtool.schemas",
-        ),
-    ),
-    # the worker program (Python 3.6, in a backend's env) and its wire format; imports nothing outside itself
-    ("worker", ("kbtool.worker",)),
-    ("config", ("kbtool.config",)),  # keras.json: locate, read, validate, write
-    ("specs", ("kbtool.specs",)),
-    ("verdicts", ("kbtool.verdicts",)),
-    # recipes, registry, client, envs; the pool that shares a check's cases among the workers
-    ("runners", ("kbtool.runners", "kbtool.runners.pool")),
-    # the NumPy reference, and its oracle (which asks the registry for a backend's own K.backend() name)
-    ("reference", ("kbtool.reference",)),
-    (
-        "known",
-        ("kbtool.known", "kbtool.known.fingerprint", "kbtool.known.record"),
-    ),  # known differences (backend globs are validated against the registry)
-    (
-        "session",
-        ("kbtool.runners.session", "kbtool.interrupts", "kbtool.repro"),
-    ),  # the backend workers a check or a tool holds; signals
-    (
-        "run",
-        ("kbtool.plan", "kbtool.shard", "kbtool.execute", "kbtool.keras_settings", "kbtool.completion", "kbtool.sweep"),
-    ),
-    ("reports", ("kbtool.reports",)),
-    ("check", ("kbtool.check", "kbtool.options")),  # a check; the flags commands share
-    ("tools", ("kbtool.bench", "kbtool.explore", "kbtool.pytest_plugin", "kbtool.bisect")),
-    ("cli", ("kbtool.cli", "kbtool.__main__")),
-)
-# packages that import nothing from kbtool outside themselves (the worker runs where kbtool is not installed)
-SELF_CONTAINED = ("kbtool.worker",)
 
 
 def module_name(path):
@@ -75,29 +37,32 @@ def modules(root=ROOT):
     return found
 
 
-def _within(module, name):
-    return module == name or (name != PACKAGE and module.startswith(name + "."))
+def _type_checking_nodes(tree):
+    """ids of the nodes under `if TYPE_CHECKING:` (annotations only: no import at run time)."""
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+            if name == "TYPE_CHECKING":
+                skip.update(id(sub) for sub in ast.walk(node))
+    return skip
 
 
-def layer_of(module):
-    """(index, name) of the module's layer, or None when the table does not place it."""
-    best = None
-    for index, (layer, names) in enumerate(LAYERS):
-        for name in names:
-            if _within(module, name) and (best is None or len(name) > best[2]):
-                best = (index, layer, len(name))
-    return best[:2] if best else None
-
-
-def imports(module, source, known):
-    """(line, imported kbtool module) for every import in `source`, however deep in functions it sits."""
+def imports(module, source, known, runtime_only=False):
+    """(line, imported kbtool module) for every import in `source`, however deep in functions it sits (with
+    `runtime_only`, those under `if TYPE_CHECKING:` left out)."""
     is_package = module in known and known[module].endswith("__init__.py")
     package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    skip = _type_checking_nodes(tree) if runtime_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == PACKAGE or alias.name.startswith(PACKAGE + "."):
-                    yield node.lineno, alias.name
+                    yield node.lineno, _known_prefix(alias.name, known)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = package.split(".")
@@ -108,70 +73,151 @@ def imports(module, source, known):
                 continue  # a third-party import, or the worker's own script-style `import protocol`
             for alias in node.names:
                 candidate = f"{base}.{alias.name}"
-                yield node.lineno, candidate if candidate in known else base
+                yield node.lineno, candidate if candidate in known else _known_prefix(base, known)
+
+
+def _known_prefix(name, known):
+    while name not in known and "." in name:
+        name = name.rpartition(".")[0]
+    return name
 
 
 def problems(module, path, source, known):
-    own = layer_of(module)
-    if own is None:
-        return [f"{os.path.relpath(path, ROOT)}: {module} is in no layer of tests/test_layering.py's LAYERS"]
+    where_file = os.path.relpath(path, ROOT)
+    try:
+        own = room_of(module)
+    except KeyError:
+        return [f"{where_file}: {module} is in no room of tests/layers.py's LAYERS"]
     found = []
     for line, target in imports(module, source, known):
-        where = f"{os.path.relpath(path, ROOT)}:{line}"
-        for package in SELF_CONTAINED:
-            if _within(module, package) and not _within(target, package):
-                found.append(f"{where}: {module} imports {target}, outside the self-contained {package}")
-        theirs = layer_of(target)
-        if theirs is not None and theirs[0] > own[0]:
+        if target == module:
+            continue
+        where = f"{where_file}:{line}"
+        try:
+            theirs = room_of(target)
+        except KeyError:
+            continue  # reported as the target's own problem
+        if own[2] in SELF_CONTAINED and theirs[2] != own[2]:
+            found.append(f"{where}: {module} imports {target}, outside the self-contained room {own[2]}")
+        elif theirs[0] > own[0]:
             found.append(f"{where}: {module} ({own[1]}) imports {target} ({theirs[1]}, a higher layer)")
+        elif theirs[0] == own[0] and theirs[2] != own[2]:
+            found.append(f"{where}: {module} (room {own[2]}) imports {target} (room {theirs[2]}, sideways in {own[1]})")
     return found
 
 
-def test_every_module_has_a_layer_and_imports_nothing_from_above():
+def test_every_module_has_a_room_and_imports_nothing_from_above_or_beside():
     known = modules()
     assert "kbtool.vocabulary" in known and "kbtool.cli" in known
     found = []
     for module, path in sorted(known.items()):
         with open(path, encoding="utf-8") as f:
             found += problems(module, path, f.read(), known)
-    assert not found, "imports up the layers:\n" + "\n".join(found)
+    assert not found, "imports up or sideways:\n" + "\n".join(found)
+
+
+def import_graph(known):
+    """{module: modules it imports at run time}; a package's __init__ handing on its own submodules' names is how
+    packages work, not a dependency of the design."""
+    graph = {}
+    for module, path in known.items():
+        with open(path, encoding="utf-8") as f:
+            targets = {t for _, t in imports(module, f.read(), known, runtime_only=True) if t != module}
+        if path.endswith("__init__.py"):
+            targets = {t for t in targets if not t.startswith(module + ".")}
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, on, stack, found, counter = {}, {}, set(), [], [], [0]
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in graph:
+                continue
+            elif child not in index:
+                index[child] = low[child] = counter[0]
+                counter[0] += 1
+                stack.append(child)
+                on.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_no_module_is_part_of_an_import_cycle():
+    found = cycles(import_graph(modules()))
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_the_table_names_each_module_once():
-    names = [name for _, group in LAYERS for name in group]
+    names = [name for _, group in LAYERS for _, room_names, _ in group for name in room_names]
     assert len(names) == len(set(names))
+    rooms = [room for _, group in LAYERS for room, _, _ in group]
+    assert len(rooms) == len(set(rooms))
 
 
 @pytest.mark.parametrize(
     "module, source, bad",
     [
         # a lazy import inside a function is an import like any other
-        ("kbtool.specs.loader", "def f():\n    from ..bench import families\n", "kbtool.bench.families"),
-        ("kbtool.known", "import kbtool.cli\n", "kbtool.cli"),
-        ("kbtool.reference.oracle", "from ..runners import registry\n", None),  # reference sits above runners
-        ("kbtool.verdicts", "from . import tolerances\nfrom ..specs import shapes\n", None),
-        ("kbtool.vocabulary", "from .errors import KbtoolError\n", None),
-        ("kbtool.vocabulary", "from kbtool.config import keras_json\n", "kbtool.config.keras_json"),
-        ("kbtool.worker.main", "from kbtool import errors\n", "kbtool.errors"),  # outside the worker
+        ("kbtool.specs.loader", "def f():\n    from kbtool.bench import families\n", "a higher layer"),
+        ("kbtool.known.load", "import kbtool.cli\n", "a higher layer"),
+        ("kbtool.reference.oracle", "from kbtool.runners import registry\n", "a higher layer"),
+        ("kbtool.verdicts", "from kbtool.verdicts import tolerances\nfrom kbtool.specs import shapes\n", None),
+        ("kbtool.vocabulary", "from kbtool.errors import KbtoolError\n", None),
+        ("kbtool.vocabulary", "from kbtool.config import keras_json\n", "a higher layer"),
+        ("kbtool.worker.main", "from kbtool import errors\n", "outside the self-contained"),
+        ("kbtool.bench.measure", "from kbtool.explore import engine\n", "sideways"),
+        ("kbtool.check.command", "from kbtool.reports import command\n", "sideways"),
+        ("kbtool.check.command", "from kbtool.check import run\n", None),
     ],
 )
-def test_the_checker_finds_an_import_up(module, source, bad):
+def test_the_checker_finds_an_import_up_or_sideways(module, source, bad):
     known = modules()
-    found = problems(module, known[module], source, known)
+    found = problems(module, known.get(module, os.path.join(ROOT, *module.split(".")) + ".py"), source, known)
     if bad is None:
         assert found == []
     else:
-        assert len(found) == 1 and bad in found[0] and found[0].split(":")[1] in ("1", "2")
+        assert len(found) == 1 and bad in found[0] and found[0].split(":")[1] in ("1", "2"), found
 
 
-def test_the_docs_list_the_same_layers():
-    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as f:
-        text = f.read()
-    section = text.split("### Layers", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    rows = [
-        line for line in section.splitlines() if line.startswith("| ") and not line.startswith(("| Layer", "| ---"))
-    ]
-    assert [row.split("|")[1].strip() for row in rows] == [layer for layer, _ in reversed(LAYERS)]
+def test_the_architecture_page_is_written_from_the_table():
+    """docs/architecture.md's layer table and module list are what scripts/architecture.py writes now: every module
+    named, under its room, with the first line of its docstring."""
+    script = os.path.join(ROOT, "scripts", "architecture.py")
+    done = subprocess.run([sys.executable, script, "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _calls_of(tree, name):

@@ -11,6 +11,8 @@ from kbtool.errors import KbtoolError
 from kbtool.interrupts import Interrupts
 from kbtool.reports import load, merge
 from kbtool.runners import envs
+from kbtool.runners.envs import build as env_build
+from kbtool.runners.envs import state as env_state
 from kbtool.runners.registry import RECIPES
 from kbtool.runners.session import Cancel
 
@@ -141,8 +143,8 @@ def test_install_all_builds_a_shared_env_once_and_goes_on_after_a_failure(monkey
             raise KbtoolError("theano: no compiler")
         return {"install_seconds": 1.5}
 
-    monkeypatch.setattr(envs, "install", install)
-    monkeypatch.setattr(envs, "describe", lambda recipe: {"size_mb": 7})
+    monkeypatch.setattr(env_build, "install", install)
+    monkeypatch.setattr(env_state, "describe", lambda recipe: {"size_mb": 7})
     out, err = [], []
     names = ["keras3", "tensorflow", "theano", "cntk"]
     failed = envs.install_all([RECIPES[n] for n in names], True, out.append, err.append)

@@ -14,7 +14,8 @@ from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.plan import Selection, Sources, make_plan
 from kbtool.reports import junit, markdown, terminal
-from kbtool.runners import envs
+from kbtool.runners import envs, names
+from kbtool.runners.envs import pip as env_pip
 from kbtool.runners.registry import BUILTIN, RECIPES, launch_for
 from kbtool.worker import shims
 
@@ -63,7 +64,7 @@ def test_every_env_has_a_lock_that_pins_every_package_its_recipe_names(name):
     assert len(locked) >= 8 and all(PIN.match(line) for line in locked.values()), locked
     for requirement in recipe.packages:  # each of the recipe's own packages is in its lock, within its specifier
         package = re.split(r"[\[=<>!~]", requirement)[0]  # the name alone: no extras (jax[cpu]), no version
-        line = locked[envs._normalise(package)]
+        line = locked[names.normalise(package)]
         if "==" in requirement and not requirement.endswith("*"):
             assert line.split("==")[1] == requirement.split("==")[1], (requirement, line)
 
@@ -271,7 +272,6 @@ def test_an_extra_index_is_used_only_when_its_host_answers():
     import dataclasses
     import socket
 
-    from kbtool.runners import envs
     from kbtool.runners.registry import RECIPES
 
     torch = RECIPES["keras3-torch"]
@@ -281,10 +281,10 @@ def test_an_extra_index_is_used_only_when_its_host_answers():
         server.listen()
         answering = dataclasses.replace(torch, extra_index=f"http://127.0.0.1:{server.getsockname()[1]}/simple")
         lines = []
-        assert envs._index_args(answering, lines.append) == ["--extra-index-url", answering.extra_index]
+        assert env_pip.index_args(answering, lines.append) == ["--extra-index-url", answering.extra_index]
         assert lines == []
     silent = dataclasses.replace(torch, extra_index="https://no-such-host.invalid/simple")
     lines = []
-    assert envs._index_args(silent, lines.append) == []
+    assert env_pip.index_args(silent, lines.append) == []
     assert len(lines) == 1 and "no-such-host.invalid/simple cannot be reached" in lines[0]
-    assert envs._index_args(RECIPES["keras3-jax"], lines.append) == []
+    assert env_pip.index_args(RECIPES["keras3-jax"], lines.append) == []

@@ -10,6 +10,7 @@ import pytest
 
 from kbtool.errors import KbtoolError
 from kbtool.runners import envs, releases
+from kbtool.runners.envs import build as env_build
 from kbtool.runners.envs import layered
 from kbtool.runners.registry import RECIPES, is_builtin, recipe_of
 
@@ -224,9 +225,9 @@ def test_a_release_is_layered_only_on_an_env_kbtool_built(monkeypatch, tmp_path)
 def test_a_missing_base_is_installed_before_its_releases(monkeypatch, tmp_path):
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
     one, two = releases.recipe_for("tensorflow1[keras=2.2.4]"), releases.recipe_for("tensorflow1[keras=2.2.5]")
-    assert [r.name for r in envs._bases_first([one, two])] == ["tensorflow1", one.name, two.name]
+    assert [r.name for r in env_build._bases_first([one, two])] == ["tensorflow1", one.name, two.name]
     _record(RECIPES["tensorflow1"].env_dir(), created="x")
-    assert [r.name for r in envs._bases_first([one])] == [one.name]
+    assert [r.name for r in env_build._bases_first([one])] == [one.name]
 
 
 def test_env_install_refuses_an_unknown_name_and_a_bad_release_in_one_line(monkeypatch, tmp_path):

@@ -132,6 +132,14 @@ def test_shape_expressions_reject_python(expr):
         shapes.parse(expr)
 
 
+def test_shape_expressions_evaluate_no_unchecked_call():
+    """A tree that did not come from parse (which allows only calls of FUNCTIONS by name) calls nothing either."""
+    import ast
+
+    with pytest.raises(shapes.ShapeExprError, match="Call is not allowed"):
+        shapes.evaluate(ast.parse("x.pop()", mode="eval").body, {"x": [1]})
+
+
 def test_batch_dot_shape_rule_encodes_the_docs_walkthrough():
     rules = loader.load().ops["batch_dot"]["shape_rules"]
     assert shapes.expected_shape(rules, {"x": [32, 20, 1], "y": [32, 30, 20], "axes": [1, 2]})[0] == [32, 1, 30]

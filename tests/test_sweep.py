@@ -1,4 +1,4 @@
-"""`kbtool check --backend B --versions PKG=LO..HI`: the release sweep (kbtool/sweep.py), and the version column of
+"""`kbtool check --backend B --versions PKG=LO..HI`: the release sweep (kbtool/runners/releases.py), and the version column of
 each view (summary.release_versions). The package index is a fake (releases.index_versions' `runner`, or
 monkeypatched) and installs are fakes, except in the one `backends` test."""
 
@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from kbtool import sweep
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.plan import Selection, Sources, make_plan
@@ -63,7 +62,7 @@ def test_index_versions_drops_prereleases_and_sorts():
 
 
 def test_expand_backends_replaces_each_base_in_place(index):
-    names = sweep.expand_backends(["numpy", "tensorflow1", "theano"], "keras=2.2.4..2.2.5")
+    names = releases.expand_backends(["numpy", "tensorflow1", "theano"], "keras=2.2.4..2.2.5")
     assert names == [
         "numpy",  # no keras in its env: kept as named
         "tensorflow1[keras=2.2.4]",
@@ -75,12 +74,12 @@ def test_expand_backends_replaces_each_base_in_place(index):
 
 def test_expand_backends_needs_a_base_with_the_package(index):
     with pytest.raises(KbtoolError, match=r"no backend named has keras in its env \(numpy\)"):
-        sweep.expand_backends(["numpy"], "keras=2.2.4..2.2.5")
+        releases.expand_backends(["numpy"], "keras=2.2.4..2.2.5")
 
 
 def test_expand_says_a_release_the_index_lacks(index):
     with pytest.raises(KbtoolError, match="the index has no keras 2.2.6"):
-        sweep.expand_backends(["tensorflow1"], "keras=2.2.4..2.2.6")
+        releases.expand_backends(["tensorflow1"], "keras=2.2.4..2.2.6")
 
 
 # ------------------------------------------------------------------------------------------------ usage errors
@@ -116,7 +115,7 @@ def test_install_missing_says_progress_and_keeps_failures(tmp_path, monkeypatch)
         return "pip: no matching distribution" if recipe.name.endswith("2.2.5]") else None
 
     names = ["numpy", "tensorflow1[keras=2.2.4]", "tensorflow1[keras=2.2.5]"]
-    failed = sweep.install_missing(names, said.append, install=install)
+    failed = releases.install_missing(names, said.append, install=install)
     assert tried == names[1:]  # numpy is no release: nothing to install
     assert failed == {"tensorflow1[keras=2.2.5]": "could not be installed: pip: no matching distribution"}
     assert said[0] == "kbtool: installing 1 of 2 releases: tensorflow1[keras=2.2.4]"
@@ -142,7 +141,11 @@ def test_a_release_that_did_not_install_is_broken_not_a_crash(spec):
 
 
 def test_check_sweep_with_failed_installs_reports_them_and_is_not_green(index, tmp_path, monkeypatch, no_known):
-    monkeypatch.setattr(sweep, "_install", lambda recipe: "no wheel for this Python")
+    def install_all(recipes, force, out, err, **kwargs):
+        err("kbtool: error: no wheel for this Python")
+        return [r.name for r in recipes]
+
+    monkeypatch.setattr(envs, "install_all", install_all)
     out = tmp_path / "r.json"
     result = CliRunner().invoke(
         main,

@@ -276,6 +276,16 @@ def test_values_case_uses_the_case_tolerance():
     )
 
 
+def test_judge_takes_the_workers_reply_as_it_comes():
+    """The session hands judge the worker's Reply (a (header, arrays) NamedTuple), not a plain tuple copied from it."""
+    from kbtool.runners.messages import Reply
+
+    header, arrays = reply(arr([1.0, 2.0]))
+    assert judge(case(), (header, arrays), Reply(header, list(arrays))) == ("pass", "")
+    assert judge(case(), (header, arrays), Reply(*reply(arr([1.0, 3.0]))))[0] == "fail"
+    assert judge(case(), (header, arrays), Reply(*raised()))[0] == "error"
+
+
 def test_judge_dtype_difference_still_compares_values():  # legacy (tests/test_rules_legacy.py)
     exp = reply(arr([1, 2, 3], "int32"))
     assert judge(case(), exp, reply(arr([1.0, 2.0, 3.0], "float32"))) == (

@@ -11,8 +11,8 @@ import pytest
 from kbtool.check.run import run_check
 from kbtool.errors import KbtoolError
 from kbtool.plan import Selection, make_plan
-from kbtool.runners.base import find_interpreter
 from kbtool.runners.client import WorkerClient
+from kbtool.runners.envs.interpreters import find_path as find_interpreter
 from kbtool.runners.messages import Request
 from kbtool.runners.registry import launch_for
 from kbtool.settings import RunSettings

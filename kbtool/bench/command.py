@@ -1,7 +1,6 @@
 """`kbtool bench`: the command line (the work is in measure.py; every view renders the JSON of report.py)."""
 
 import math
-import os
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -495,8 +494,7 @@ def _releases(backend_names: Tuple[str, ...], text: str, quiet: bool) -> Tuple[A
     """--versions PKG=OLD..NEW on the one --backend: (OLD's release, NEW's release, how many releases the index has
     between them), both installed (those missing are installed now, said on stderr). A KbtoolError for a usage
     error, a range the index does not have, or an env that failed to install."""
-    from kbtool.runners import envs, releases
-    from kbtool.runners.base import ENV_RECORD
+    from kbtool.runners import releases
 
     if len(backend_names) != 1:
         raise KbtoolError(
@@ -512,15 +510,12 @@ def _releases(backend_names: Tuple[str, ...], text: str, quiet: bool) -> Tuple[A
     if len(found) < 2:  # the index lists the two ends as one release (2.3 and 2.3.0)
         raise KbtoolError(f"--versions {text!r}: the index has one release in this range; name two to compare")
     old, new = found[0], found[-1]
-    missing = [
-        releases.recipe(r)
-        for r in (old, new)
-        if not os.path.exists(os.path.join(releases.recipe(r).env_dir(), ENV_RECORD))
-    ]
+    missing = [r.name for r in (old, new) if not releases.is_installed(r.name)]
     if missing:
         say = _quiet if quiet else _stderr_lines
-        say("kbtool bench: installing {} first (not installed yet)".format(", ".join(r.name for r in missing)))
-        failed = envs.install_all(missing, False, out=say, err=_quiet if quiet else _stderr_whole)
+        say("kbtool bench: installing {} first (not installed yet)".format(", ".join(missing)))
+        done = releases.install_releases(missing, out=say, err=_quiet if quiet else _stderr_whole)
+        failed = list(dict.fromkeys(name for d in done for name in d.failed))
         if failed:
             raise KbtoolError(
                 "could not install {}: nothing was timed (`kbtool env install {}` says why)".format(

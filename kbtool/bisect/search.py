@@ -244,21 +244,17 @@ class CheckRunner:
         return plan
 
     def ensure_installed(self, version: str) -> None:
-        from kbtool.runners import envs, releases
+        from kbtool.runners import releases
 
-        recipe = releases.recipe(releases.parse(self.release_name(version)))
-        if os.path.exists(os.path.join(recipe.env_dir(), envs.RECORD)):
-            return
-        self.note(f"kbtool: installing {recipe.name} ...")
-        said: List[str] = []
-        started = time.monotonic()
-        failed = envs.install_all([recipe], False, out=said.append, err=said.append)
-        seconds = time.monotonic() - started
-        if failed:
-            last = next((line.strip() for line in reversed(said) if line.strip()), "no reason given")
-            raise KbtoolError(f"{recipe.name} did not install ({last}); `kbtool env install '{recipe.name}'` says more")
-        self.installs.append(Install(recipe.name, seconds))
-        self.note(f"kbtool: installed {recipe.name} in {seconds:.1f} s")
+        name = releases.parse(self.release_name(version)).name
+        for done in releases.install_releases(
+            [name], started=lambda i, n, name: self.note(f"kbtool: installing {name} ...")
+        ):
+            if done.failed:
+                last = next((line.strip() for line in reversed(done.said) if line.strip()), "no reason given")
+                raise KbtoolError(f"{name} did not install ({last}); `kbtool env install '{name}'` says more")
+            self.installs.append(Install(name, done.seconds))
+            self.note(f"kbtool: installed {name} in {done.seconds:.1f} s")
 
     def __call__(self, versions: Sequence[str]) -> Dict[str, Dict[Key, Outcome]]:
         from kbtool import repro

@@ -18,6 +18,7 @@ from kbtool import execute, known, paths
 from kbtool.interrupts import Interrupts
 from kbtool.plan import Plan, checkable_ops
 from kbtool.reports.assemble import assemble
+from kbtool.runners import envs
 from kbtool.runners.session import Cancel
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def run_check(
         planned_ops=plan.ops,
         spec_ops=checkable_ops(plan.spec),
         by_regex=not plan.as_recorded,  # other settings: the recorded fingerprints do not apply
-        versions=known.reported_versions(infos),  # what an entry's `versions` is compared with
+        # what an entry's `versions` is compared with: what the workers reported, else (not started) the lock
+        versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
     )
     return assemble(
         plan,

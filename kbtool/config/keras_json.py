@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import time
 from collections import OrderedDict
-from typing import Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from kbtool import files, vocabulary
 from kbtool.errors import KbtoolError
@@ -43,7 +43,7 @@ _TEMP_NAME = r"^\.{}\.[a-z0-9_]{{8}}\.tmp$"
 _STRING_OR_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN|-?[0-9][0-9.eE+-]*)')
 
 
-def config_path(environ=None):
+def config_path(environ: Optional[Mapping[str, str]] = None) -> str:
     env = os.environ if environ is None else environ
     if env.get("KERAS_HOME"):
         return os.path.join(env["KERAS_HOME"], "keras.json")
@@ -55,14 +55,14 @@ class CorruptFile(KbtoolError):
 
 
 class Setting:
-    def __init__(self, key, value, source):
+    def __init__(self, key: str, value: Any, source: str) -> None:
         self.key, self.value, self.source = key, value, source
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return {"value": self.value, "source": self.source}
 
 
-def read_file(path):
+def read_file(path: str) -> Optional[Dict[str, Any]]:
     """Return the parsed JSON object of `path`, or None when the file does not exist."""
     try:  # only a regular file is read, opened without blocking (files.read_bytes)
         raw = files.read_bytes(path, MAX_BYTES)
@@ -76,13 +76,13 @@ def read_file(path):
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CorruptFile(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}){_FORCE_HINT}")
-    not_json = []  # Python's json reads Infinity, NaN and 1e400 (inf); JSON has no such numbers
+    not_json: List[str] = []  # Python's json reads Infinity, NaN and 1e400 (inf); JSON has no such numbers
 
-    def constant(token):
+    def constant(token: str) -> float:
         not_json.append(token)
         return float(token)
 
-    def number(token):
+    def number(token: str) -> float:
         value = float(token)
         if not math.isfinite(value):
             not_json.append(token)
@@ -107,7 +107,7 @@ def read_file(path):
     return data
 
 
-def _position(text, token):
+def _position(text: str, token: str) -> str:
     """':line:col' of the first `token` outside a string, or '' when it cannot be found."""
     for match in _STRING_OR_TOKEN.finditer(text):
         if match.group(1) == token:
@@ -116,7 +116,7 @@ def _position(text, token):
     return ""
 
 
-def _depth(data):
+def _depth(data: Any) -> int:
     """Nesting depth of parsed JSON, without recursion (the parser's limit is not ours)."""
     deepest, stack = 0, [(data, 1)]
     while stack:
@@ -129,12 +129,12 @@ def _depth(data):
     return deepest
 
 
-def effective(path=None, environ=None):
+def effective(path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Setting]:
     """The settings Keras would use, each with where it came from."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
     data = read_file(path)
-    settings = OrderedDict()
+    settings: Dict[str, Setting] = OrderedDict()
     for key, default in DEFAULTS.items():
         settings[key] = Setting(key, default, "default (no {})".format("file" if data is None else "key in file"))
     if data is not None:
@@ -155,7 +155,7 @@ def effective(path=None, environ=None):
     return settings
 
 
-def check_value(key, value, import_custom=False, timeout: Optional[float] = None):
+def check_value(key: str, value: Any, import_custom: bool = False, timeout: Optional[float] = None) -> Optional[str]:
     """Return a problem string for `key=value`, or None when it is valid (vocabulary.SETTINGS checks each key; a
     custom backend module is also imported when `import_custom`)."""
     problem = vocabulary.check(key, value)
@@ -246,6 +246,23 @@ def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> O
     name = f"backend module {shown(module_path)}"
     if code is None:
         raise KbtoolError(f"{name} did not finish importing within {timeout:g} s")
+    answer = _import_answer(raw, code, name)
+    if answer.get("interrupted"):
+        raise KeyboardInterrupt
+    if answer.get("problem"):
+        return f"{name} {answer['problem']}"
+    missing = answer.get("missing") or []
+    if missing:
+        return "{} lacks {} (a Keras backend must provide {})".format(
+            name, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
+        )
+    return None
+
+
+def _import_answer(raw: bytes, code: int, name: str) -> Dict[str, Any]:
+    """The JSON line the importing process wrote; a KbtoolError saying how it ended when it wrote none."""
+    import signal
+
     try:
         answer = json.loads(raw.decode("utf-8").splitlines()[0])
     except (ValueError, IndexError):
@@ -259,16 +276,7 @@ def check_custom_backend(module_path: str, timeout: Optional[float] = None) -> O
         else:
             how = f"exited (exit code {code})"
         raise KbtoolError(f"{name}: the process importing it {how} before the import finished")
-    if answer.get("interrupted"):
-        raise KeyboardInterrupt
-    if answer.get("problem"):
-        return f"{name} {answer['problem']}"
-    missing = answer.get("missing") or []
-    if missing:
-        return "{} lacks {} (a Keras backend must provide {})".format(
-            name, ", ".join(missing), ", ".join(CUSTOM_BACKEND_REQUIRED)
-        )
-    return None
+    return answer
 
 
 def _wait(proc: "subprocess.Popen[bytes]", timeout: float) -> Optional[int]:
@@ -286,7 +294,7 @@ def _wait(proc: "subprocess.Popen[bytes]", timeout: float) -> Optional[int]:
 def _read_ready(fd: int) -> bytes:
     """What the pipe holds now (at most 1 MB), without waiting for a writer that may never close it."""
     os.set_blocking(fd, False)
-    chunks: list = []
+    chunks: List[bytes] = []
     try:
         while sum(map(len, chunks)) < 1 << 20:
             chunk = os.read(fd, 65536)
@@ -309,11 +317,13 @@ def _kill_group(proc: "subprocess.Popen[bytes]", signum: int) -> None:
         pass
 
 
-def validate(path=None, environ=None, timeout: Optional[float] = None):
+def validate(
+    path: Optional[str] = None, environ: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None
+) -> List[str]:
     """Problems in the file and environment, as 'key: message' strings (empty when valid)."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
-    problems = []
+    problems: List[str] = []
     try:
         data = read_file(path) or {}
     except KbtoolError as exc:  # an unreadable file is the first problem; the environment is still checked
@@ -330,7 +340,7 @@ def validate(path=None, environ=None, timeout: Optional[float] = None):
     return problems
 
 
-def parse_value(key, text):
+def parse_value(key: str, text: str) -> Any:
     try:
         return vocabulary.SETTINGS[key].from_text(text)
     except ValueError as exc:  # the parser's own words where it has them (a number past the float range)
@@ -340,7 +350,14 @@ def parse_value(key, text):
         )
 
 
-def set_value(key, text, path=None, force=False, environ=None, timeout: Optional[float] = None):
+def set_value(
+    key: str,
+    text: str,
+    path: Optional[str] = None,
+    force: bool = False,
+    environ: Optional[Mapping[str, str]] = None,
+    timeout: Optional[float] = None,
+) -> List[str]:
     """Set one key atomically. Returns a list of notes on what else happened (migration, backup)."""
     env = os.environ if environ is None else environ
     path = path or config_path(env)
@@ -350,7 +367,7 @@ def set_value(key, text, path=None, force=False, environ=None, timeout: Optional
     problem = check_value(key, value, import_custom=True, timeout=timeout)
     if problem:
         raise KbtoolError(problem)
-    notes = []
+    notes: List[str] = []
     with _locked(path):
         removed = _remove_stale_temps(path)
         if removed:
@@ -387,14 +404,14 @@ def set_value(key, text, path=None, force=False, environ=None, timeout: Optional
     return notes
 
 
-def _os_reason(exc, path):
+def _os_reason(exc: OSError, path: str) -> str:
     """An OSError in a few words, naming the file it concerns when that is not `path`."""
     where = exc.filename if exc.filename and exc.filename != path else None
     reason = exc.strerror or str(exc)
     return f"{where}: {reason}" if where else reason
 
 
-def _folder_problem(folder):
+def _folder_problem(folder: str) -> Optional[str]:
     """Why keras.json's folder cannot be made, when an existing part of it is not a directory."""
     probe = os.path.abspath(folder)
     while not os.path.exists(probe) and os.path.dirname(probe) != probe:
@@ -403,7 +420,7 @@ def _folder_problem(folder):
 
 
 @contextlib.contextmanager
-def _locked(path):
+def _locked(path: str) -> Iterator[None]:
     """Hold `keras.json.lock` (beside the real file) exclusively; flock dies with its process, never stale."""
     real = os.path.realpath(path)
     folder = os.path.dirname(real)
@@ -435,7 +452,7 @@ def _locked(path):
         os.close(fd)
 
 
-def _remove_stale_temps(path):
+def _remove_stale_temps(path: str) -> int:
     """Delete write_atomic temporaries of keras.json that a killed writer left (only writers holding the lock
     make them, so under the lock none is in use). They never shadow keras.json: nothing reads them."""
     real = os.path.realpath(path)
@@ -455,7 +472,7 @@ def _remove_stale_temps(path):
     return removed
 
 
-def _backup(path):
+def _backup(path: str) -> str:
     """Keep the unreadable file as `keras.json.bak-<time>` beside it (a hard link, else a copy), leaving the file
     in place until the new one replaces it, so a reader never finds keras.json missing."""
     real = os.path.realpath(path)

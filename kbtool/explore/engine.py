@@ -9,6 +9,8 @@ and the search goes on; the first unexplained one ends the search for that backe
 example, with a command that replays it.
 """
 
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import hashlib
@@ -17,18 +19,30 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from kbtool import known, paths
 from kbtool.errors import KbtoolError
 from kbtool.explore import strategies
 from kbtool.reference.oracle import Oracle
 from kbtool.results import Status
+from kbtool.runners import envs
 from kbtool.runners import messages as protocol
+from kbtool.runners.registry import keras_name
 from kbtool.runners.session import BackendSession, Cancel, Expected
 from kbtool.settings import RunSettings
 from kbtool.specs import binding, domains
 from kbtool.specs.cases import expand_case, raw_cases
+
+if TYPE_CHECKING:
+    from kbtool.explore.render import Progress
+    from kbtool.known import KnownEntry
+    from kbtool.plan import PlannedBackend
+    from kbtool.results import Result
+    from kbtool.runners.base import Launch
+    from kbtool.specs.loader import Spec
+
+RawCase = Dict[str, Any]  # a raw spec case (literal inputs), as the spec writes one and `--replay` takes it
 
 MAX_INLINE_REPLAY = 1500  # characters of case JSON a repro command carries itself; a longer case goes to a file
 KNOWN_KEPT = 3  # known failures kept per known-difference reason and mode (the search goes on past them)
@@ -41,15 +55,15 @@ class Failure:
     op: str
     backend: str
     mode: str
-    case: dict  # the drawn raw spec case (literal inputs), as `--replay` and `--save` take it
+    case: RawCase  # the drawn raw spec case (literal inputs), as `--replay` and `--save` take it
     case_id: str  # its id, or a backend variant's (what known differences matched)
     status: str
     message: str
     known: Optional[str] = None  # the reason of the known difference that explains it
-    details: Optional[dict] = None
+    details: Optional[Dict[str, Any]] = None
     repro: str = ""
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return {
             "op": self.op,
             "backend": self.backend,
@@ -79,10 +93,10 @@ class BackendOutcome:
     note: Optional[str] = None  # e.g. the reference refused every drawn case
 
     @property
-    def unexplained(self):
+    def unexplained(self) -> List[Failure]:
         return [f for f in self.failures if f.known is None]
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return {
             "backend": self.backend,
             "examples": self.examples,
@@ -97,7 +111,7 @@ class BackendOutcome:
 class _Divergence(Exception):
     """Raised inside the Hypothesis test for an unexplained failure: what Hypothesis shrinks."""
 
-    def __init__(self, failure):
+    def __init__(self, failure: Failure) -> None:
         super().__init__(failure.message)
         self.failure = failure
 
@@ -105,7 +119,15 @@ class _Divergence(Exception):
 class Exploration:
     """What every example of one exploration shares: the spec, the known differences, the seed, the case timeout."""
 
-    def __init__(self, spec, op, seed=0, known_entries=None, case_timeout=None, repeat=1):
+    def __init__(
+        self,
+        spec: Spec,
+        op: str,
+        seed: int = 0,
+        known_entries: Optional[Sequence[KnownEntry]] = None,
+        case_timeout: Optional[float] = None,
+        repeat: int = 1,
+    ) -> None:
         self.spec, self.op, self.seed, self.case_timeout = spec, op, seed, case_timeout
         self.repeat = repeat  # --repeat N: each draw runs N times; runs that disagree are `nondeterministic`
         self.cancel = Cancel()  # set by a signal: kills the worker of the backend being explored
@@ -115,12 +137,12 @@ class Exploration:
             load_known_entries(spec) if known_entries is None else known_entries
         )
 
-    def session(self, backend, launch):
+    def session(self, backend: str, launch: Launch) -> BackendSession:
         """The backend session an exploration runs its draws on (one worker per keras.json settings, reused)."""
         settings = RunSettings(seed=self.seed, repeat=self.repeat, case_timeout=self.case_timeout)
         return BackendSession(backend, launch, settings=settings, cancel=self.cancel)
 
-    def evaluate(self, session, raw):
+    def evaluate(self, session: BackendSession, raw: RawCase) -> Optional[List[Failure]]:
         """The failures of `raw` on one backend's session, one per mode (and backend variant) that does not pass;
         None when the reference refuses the case (it does not bind, or the reference raises where no exception is
         due)."""
@@ -130,7 +152,7 @@ class Exploration:
             return None
         backend = session.name
         try:  # a fresh oracle: drawn cases share ids, and the oracle caches by id
-            expected = Oracle().expected(case, None, backend)
+            expected = Oracle().expected(case, None, backend, keras_name)
         except Exception:
             return None
         if expected[0].get("status") != protocol.OK and not case.raises:
@@ -148,7 +170,7 @@ class Exploration:
                 )
                 for mode in case.modes
             ]
-        failures = []
+        failures: List[Failure] = []
         for variant in [case, *session.variants(case)]:
             for mode in variant.modes:
                 result = session.result(self.entry, variant, mode, Expected(reply=expected))
@@ -156,7 +178,9 @@ class Exploration:
                     raise KeyboardInterrupt  # the client was killed under us: the exploration is over
                 if result.status == Status.PASS:
                     continue
-                known.apply([result], self.known_entries, by_regex=True)  # a draw is no recorded case
+                versions = known.lookup([result], None, envs.read_lock)  # (the worker's are not kept: the locks)
+                # a draw is no recorded case
+                known.apply([result], self.known_entries, by_regex=True, versions=versions)
                 if result.known is None:
                     explain_at_template_shape(result, self.known_entries)
                 failures.append(
@@ -173,7 +197,17 @@ class Exploration:
                 )
         return failures
 
-    def _failure(self, raw, backend, mode, status, message, known_reason=None, details=None, case_id=None):
+    def _failure(
+        self,
+        raw: RawCase,
+        backend: str,
+        mode: str,
+        status: object,
+        message: str,
+        known_reason: Optional[str] = None,
+        details: Optional[Dict[str, Any]] = None,
+        case_id: Optional[str] = None,
+    ) -> Failure:
         failure = Failure(
             op=self.op,
             backend=backend,
@@ -188,7 +222,7 @@ class Exploration:
         failure.repro = self.repro(failure)
         return failure
 
-    def repro(self, failure):
+    def repro(self, failure: Failure) -> str:
         """The command that replays `failure` exactly: this case, this backend, this mode."""
         case = dict(failure.case, modes=[failure.mode])
         text = json.dumps(case, sort_keys=True, separators=(",", ":"))
@@ -201,19 +235,19 @@ class Exploration:
 _SHAPE_PART = re.compile(r"\.shape=[^.]*$")
 
 
-def explain_at_template_shape(result, entries):
+def explain_at_template_shape(result: Result, entries: Sequence[KnownEntry]) -> None:
     """A draw that differs from its case only in its input shapes is explained by what explains that case with
     the same status and message (a known difference's `case` glob names cases, not shapes); the reason says so."""
     base = _SHAPE_PART.sub("", result.case)
     if base == result.case:
         return
     probe = dataclasses.replace(result, case=base, known=None)
-    known.apply([probe], entries, by_regex=True)
+    known.apply([probe], entries, by_regex=True, versions=known.lookup([probe], None, envs.read_lock))
     if probe.known is not None:
         result.known = f"{probe.known} (case {base} at another shape)"
 
 
-def load_known_entries(spec, path=None):
+def load_known_entries(spec: Spec, path: Optional[str] = None) -> List[KnownEntry]:
     """A known-differences file (default: the shipped one), judged against `spec` when it lies beside it (as
     `check` does)."""
     path = path or paths.known_differences_file()
@@ -221,7 +255,7 @@ def load_known_entries(spec, path=None):
     return known.load(path, spec=spec if paired else None)
 
 
-def save_replay(text):
+def save_replay(text: str) -> str:
     """Writes a long replay case under kbtool's home; returns its path (named by its content)."""
     from kbtool.files import write_atomic
     from kbtool.runners.base import kbtool_home
@@ -233,10 +267,17 @@ def save_replay(text):
     return path
 
 
-def explore_backend(exploration, backend, launch, max_examples, database_dir=None, tick=None, outcome=None):
+def explore_backend(
+    exploration: Exploration,
+    backend: str,
+    launch: Launch,
+    max_examples: int,
+    database_dir: Optional[str] = None,
+    tick: Optional[Callable[[BackendOutcome], None]] = None,
+    outcome: Optional[BackendOutcome] = None,
+) -> BackendOutcome:
     """Hypothesis on one backend; `tick(outcome)` after each example (progress). Fills `outcome` as it goes."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed, settings
-    from hypothesis.database import DirectoryBasedExampleDatabase
+    from hypothesis import reject
     from hypothesis.errors import Flaky, Unsatisfiable
 
     outcome = outcome or BackendOutcome(backend)
@@ -246,9 +287,10 @@ def explore_backend(exploration, backend, launch, max_examples, database_dir=Non
         if not worker.ready:
             outcome.could_not_run = f"its worker did not start: {worker.why_not_ready}"
             return outcome
-        known_seen, last = {}, []
+        known_seen: Dict[Tuple[str, str], List[Failure]] = {}
+        last: List[Failure] = []
 
-        def probe(raw):
+        def probe(raw: RawCase) -> None:
             failures = exploration.evaluate(session, raw)
             if failures is None:
                 outcome.rejected += 1
@@ -266,18 +308,7 @@ def explore_backend(exploration, backend, launch, max_examples, database_dir=Non
                 last[:] = [unexplained[0]]
                 raise _Divergence(unexplained[0])
 
-        database = DirectoryBasedExampleDatabase(database_dir) if database_dir else None
-        test = settings(
-            max_examples=max_examples,
-            database=database,
-            deadline=None,
-            derandomize=False,
-            suppress_health_check=list(HealthCheck),
-            verbosity=Verbosity.quiet,
-            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-            report_multiple_bugs=False,
-            print_blob=False,
-        )(seed(exploration.seed)(given(exploration.strategy)(probe)))
+        test = _hypothesis_test(exploration, probe, max_examples, database_dir)
         try:
             with _without_local_constants():
                 test()
@@ -297,8 +328,32 @@ def explore_backend(exploration, backend, launch, max_examples, database_dir=Non
         session.stop()
 
 
+def _hypothesis_test(
+    exploration: Exploration, probe: Callable[[RawCase], None], max_examples: int, database_dir: Optional[str]
+) -> Callable[[], None]:
+    """`probe` as a Hypothesis test over the exploration's drawn cases: its seed, quiet, no deadline, the failing
+    examples of `database_dir` (if any) first."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    database = DirectoryBasedExampleDatabase(database_dir) if database_dir else None
+    assert exploration.strategy is not None  # the command refuses an op whose cases cannot start a draw
+    test: Callable[[], None] = settings(
+        max_examples=max_examples,
+        database=database,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        print_blob=False,
+    )(seed(exploration.seed)(given(exploration.strategy)(probe)))
+    return test
+
+
 @contextlib.contextmanager
-def _without_local_constants():
+def _without_local_constants() -> Iterator[None]:
     """Hypothesis (6.13x on) also draws literals found in the source of every loaded module that is not installed in
     site-packages: from an editable install, kbtool's own constants, so the same --seed drew other examples whenever
     kbtool's code changed. Explore draws from the spec's domains alone (guarded: that provider API is internal)."""
@@ -310,16 +365,17 @@ def _without_local_constants():
     except (ImportError, KeyError, AttributeError):
         yield
         return
-    providers.HypothesisProvider._local_constants = providers.Constants()
+    # hypothesis's internals are typed as a method and do not export Constants
+    providers.HypothesisProvider._local_constants = providers.Constants()  # type: ignore[method-assign, attr-defined, assignment]
     cached.clear()
     try:
         yield
     finally:
-        providers.HypothesisProvider._local_constants = original
+        providers.HypothesisProvider._local_constants = original  # type: ignore[method-assign]
         cached.clear()
 
 
-def replay(exploration, backend, launch, raw):
+def replay(exploration: Exploration, backend: str, launch: Launch, raw: RawCase) -> BackendOutcome:
     """One case on one backend, judged as during exploration."""
     outcome = BackendOutcome(backend)
     session = exploration.session(backend, launch)
@@ -337,12 +393,12 @@ def replay(exploration, backend, launch, raw):
         session.stop()
 
 
-def domains_of(spec, op):
+def domains_of(spec: Spec, op: str) -> Tuple[Any, Any]:
     """(param domains, keras.json domains) of `op` as the spec declares them."""
     return domains.param_domains(spec, op), domains.config_domains(spec, op)
 
 
-def database_dir(op, backend):
+def database_dir(op: str, backend: str) -> str:
     """Where the Hypothesis example database of one op on one backend lives (failing examples replay first)."""
     from kbtool.runners.base import kbtool_home
 
@@ -350,12 +406,14 @@ def database_dir(op, backend):
     return os.path.join(kbtool_home(), "hypothesis", safe)
 
 
-def parse_replay(text):
+def parse_replay(text: str) -> RawCase:
     """The raw case a `--replay` names: JSON text, or @FILE holding it; a KbtoolError (one line) otherwise."""
     from kbtool import files
 
     if text.startswith("@"):
-        text = files.read_text(text[1:], "replay ")
+        read = files.read_text(text[1:], "replay ")
+        assert read is not None  # not missing_ok: a missing file raises
+        text = read
     try:
         raw = json.loads(text)
     except ValueError as exc:
@@ -365,7 +423,14 @@ def parse_replay(text):
     return raw
 
 
-def explore(exploration, slots, max_examples, use_database=True, progress=None, outcomes=None):
+def explore(
+    exploration: Exploration,
+    slots: Sequence[PlannedBackend],
+    max_examples: int,
+    use_database: bool = True,
+    progress: Optional[Progress] = None,
+    outcomes: Optional[List[BackendOutcome]] = None,
+) -> List[BackendOutcome]:
     """Every runnable backend slot (plan.PlannedBackend) in turn; a slot that cannot run is an outcome with its
     problem. `progress` is a render.Progress (or None). Each outcome is appended to `outcomes` as it starts, so an
     interrupted exploration keeps what it found."""
@@ -397,6 +462,6 @@ def explore(exploration, slots, max_examples, use_database=True, progress=None, 
     return outcomes
 
 
-def exit_code(outcomes):
+def exit_code(outcomes: Sequence[BackendOutcome]) -> int:
     """0: nothing unexplained; 1: an unexplained failure, or a backend that could not run."""
     return 1 if any(o.unexplained or o.could_not_run for o in outcomes) else 0

@@ -1,13 +1,23 @@
 """What `kbtool explore` shows: the JSON document, the terminal text, and progress on stderr (rich)."""
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence
 
 import click
 
 from kbtool.reports.text import plural
 
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
-def as_json(op, seed, max_examples, outcomes, saved=()):
+    from kbtool.explore.engine import BackendOutcome
+
+
+def as_json(
+    op: str, seed: int, max_examples: int, outcomes: Sequence[BackendOutcome], saved: Iterable[str] = ()
+) -> Dict[str, Any]:
     failures = [f.as_dict() for o in outcomes for f in o.failures]
     return {
         "op": op,
@@ -21,9 +31,9 @@ def as_json(op, seed, max_examples, outcomes, saved=()):
     }
 
 
-def text(op, outcomes, saved=()):
+def text(op: str, outcomes: Sequence[BackendOutcome], saved: Iterable[str] = ()) -> str:
     """The terminal report: one line per backend, then each failure with its minimal case and repro."""
-    lines = []
+    lines: List[str] = []
     for outcome in outcomes:
         if outcome.could_not_run:
             lines.append(f"{outcome.backend:<12} did not run: {outcome.could_not_run}")
@@ -67,7 +77,7 @@ def text(op, outcomes, saved=()):
     return "\n".join(lines)
 
 
-def _short(value, limit=400):
+def _short(value: Any, limit: int = 400) -> str:
     out = json.dumps(value)
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
@@ -84,7 +94,7 @@ class Progress:
     """A rich progress bar per backend on stderr (stdout stays clean for --json); silent when stderr is not a
     terminal, where one summary line per backend is printed instead."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import sys
 
         from rich.console import Console
@@ -105,27 +115,29 @@ class Progress:
             transient=True,
             disable=not self.console.is_terminal,
         )
-        self.task = None
+        self.task: Optional[TaskID] = None
 
-    def __enter__(self):
+    def __enter__(self) -> Progress:
         self.bar.__enter__()
         return self
 
-    def __exit__(self, *exc):
-        return self.bar.__exit__(*exc)
+    def __exit__(self, *exc: Any) -> None:
+        self.bar.__exit__(*exc)  # rich's returns None: an exception goes on
 
-    def start(self, backend, total):
+    def start(self, backend: str, total: int) -> None:
         self.task = self.bar.add_task(f"explore {backend}", total=total, found="")
 
-    def tick(self, outcome):
+    def tick(self, outcome: BackendOutcome) -> None:
         # shrinking runs examples too: the bar stops at the budget while the count goes on
+        assert self.task is not None  # started
         self.bar.update(
             self.task,
             completed=min(outcome.examples, self.bar.tasks[-1].total or 0),
             found=f"{outcome.rejected} rejected",
         )
 
-    def done(self, outcome):
+    def done(self, outcome: BackendOutcome) -> None:
+        assert self.task is not None  # started
         self.bar.remove_task(self.task)
         click.echo(
             f"  {outcome.backend:<12} {outcome.examples} examples, {outcome.rejected} rejected, {len(outcome.unexplained)} unexplained",

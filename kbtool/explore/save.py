@@ -8,6 +8,8 @@ refused with the first problem, and the file is left as it was.
 
 import os
 import tempfile
+from types import ModuleType
+from typing import Any, Dict, Optional, Set
 
 import yaml
 
@@ -16,11 +18,12 @@ from kbtool.errors import KbtoolError
 from kbtool.explore.strategies import spec_case_id
 
 
-def save_case(spec_path, op, raw, about=None):
+def save_case(spec_path: str, op: str, raw: Dict[str, Any], about: Optional[str] = None) -> str:
     """Insert `raw` into `op`'s cases in the spec file; returns the id it got (made unique within the op)."""
     from kbtool.specs import loader
 
     text = files.read_text(spec_path, "spec ")
+    assert text is not None  # not missing_ok: a missing file raises
     root, data = files.parse_yaml(spec_path, text)
     op_node = _child(_child(root, "ops"), op)
     if op_node is None or not isinstance(op_node, yaml.MappingNode):
@@ -46,10 +49,11 @@ def save_case(spec_path, op, raw, about=None):
                 )
             )
         )
-    return case["id"]
+    saved: str = case["id"]
+    return saved
 
 
-def unique_id(wanted, taken):
+def unique_id(wanted: str, taken: Set[Any]) -> str:
     if wanted not in taken:
         return wanted
     number = 2
@@ -58,20 +62,20 @@ def unique_id(wanted, taken):
     return f"{wanted}.n{number}"
 
 
-def _ordered(case):
+def _ordered(case: Dict[str, Any]) -> Dict[str, Any]:
     """id first, then the keys in the order the spec's own cases write them."""
     order = ["id", "about", "inputs", "kwargs", "keras_config", "modes", "tolerance"]
     return dict([(k, case[k]) for k in order if k in case] + [(k, v) for k, v in case.items() if k not in order])
 
 
-def _flow(case):
+def _flow(case: Dict[str, Any]) -> str:
     """The case as one line of flow-style YAML."""
     return yaml.safe_dump(
         case, default_flow_style=True, sort_keys=False, width=float("inf"), allow_unicode=True
     ).strip()
 
 
-def _inserted(text, op_node, case):
+def _inserted(text: str, op_node: yaml.MappingNode, case: Dict[str, Any]) -> str:
     lines = text.splitlines(keepends=True)
     cases_node = _child(op_node, "cases")
     if cases_node is None:  # no cases yet: a `cases:` key after the op's last line
@@ -92,7 +96,7 @@ def _inserted(text, op_node, case):
     return "".join(lines)
 
 
-def _last_line(node):
+def _last_line(node: yaml.Node) -> int:
     """0-based index of the last line that holds `node`'s content (a block collection's end mark lies past blank
     lines and comments, so the last item's content is followed down)."""
     while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
@@ -102,16 +106,17 @@ def _last_line(node):
     return mark.line - 1 if mark.column == 0 and mark.line > node.start_mark.line else mark.line
 
 
-def _child(node, key):
+def _child(node: Optional[yaml.Node], key: str) -> Optional[yaml.Node]:
     if not isinstance(node, yaml.MappingNode):
         return None
     for key_node, value_node in node.value:
         if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-            return value_node
+            found: yaml.Node = value_node
+            return found
     return None
 
 
-def _validation_problem(loader, spec_path, text):
+def _validation_problem(loader: ModuleType, spec_path: str, text: str) -> Optional[str]:
     """The first problem the loader finds in `text` read as the spec file (None when it validates)."""
     folder = os.path.dirname(os.path.realpath(spec_path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(spec_path) + ".", suffix=".check", dir=folder)
@@ -120,7 +125,8 @@ def _validation_problem(loader, spec_path, text):
             fh.write(text)
         loader.load(tmp)
     except loader.SpecError as exc:
-        return exc.problems[0].replace(tmp, spec_path)
+        first: str = exc.problems[0]
+        return first.replace(tmp, spec_path)
     except KbtoolError as exc:
         return str(exc).replace(tmp, spec_path)
     finally:

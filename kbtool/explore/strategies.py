@@ -12,6 +12,7 @@ single input; every other shape stays the template's (a conv kernel keeps matchi
 import json
 import math
 import re
+from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
 import numpy as np
 from hypothesis import strategies as st
@@ -30,18 +31,27 @@ MAX_RANK, MAX_DIM = 4, 5  # shapes drawn for elementwise ops
 EDGES = (0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -1.5)  # zeros, signs, exact halves (ties for round/argmax)
 TIES = (-1.5, -0.5, 0.0, 0.5, 1.5, 2.5)  # what a template's `dist: ties` draws from (specs/cases.py)
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_WIDTHS: Dict[str, Literal[16, 32]] = {"float16": 16, "float32": 32}  # a float dtype's bits (other: 64)
+
+RawCase = Dict[str, Any]  # a raw spec case, as a `cases:` item holds it
+InputSpec = Dict[str, Any]  # one input of a raw case (shape, dtype, dist, value, ...)
+Layout = Union[List[Any], Dict[str, Any]]  # a case's inputs: a list, or a mapping of parameter names
+Shape = Tuple[int, ...]
+Pools = Dict[str, Tuple[List[Any], Any]]  # {param: (values, default)}
 
 
-def templates(cases):
+def templates(cases: Sequence[RawCase]) -> List[RawCase]:
     """The cases a drawn case may start from."""
     return [raw for raw in cases if not any(raw.get(key) for key in SKIPPED_TEMPLATE_KEYS)]
 
 
-def param_pools(entry, cases, domains=None):
+def param_pools(
+    entry: Mapping[str, Any], cases: Sequence[RawCase], domains: Optional[Mapping[str, Sequence[Any]]] = None
+) -> Pools:
     """{param: (values, default)} for every non-tensor parameter: its documented domain and the values the op's
     cases pass where they expect no exception (each value once, in that order), and its default (_UNSET when it
     has none)."""
-    pools = {}
+    pools: Pools = {}
     for param in entry.get("signature", []):
         name = param["name"]
         if name.startswith("*") or param.get("kind", "value") not in ("value", "step"):
@@ -55,20 +65,20 @@ def param_pools(entry, cases, domains=None):
     return pools
 
 
-def choices(own, values, default):
+def choices(own: Any, values: Sequence[Any], default: Any) -> List[Any]:
     """What a drawn case may pass: the template's own choice first (where shrinking goes), then every other
     value; not passing a parameter already means its default, so the default is not passed explicitly too."""
     skip = default if own is _UNSET else own
     return [own] + [v for v in values if skip is _UNSET or not _same(v, skip)]
 
 
-def float_dtypes(cases):
+def float_dtypes(cases: Sequence[RawCase]) -> List[str]:
     """The float dtypes the op's cases use: what a drawn case may switch its float inputs to."""
     found = [inp.get("dtype", "float32") for raw in cases for inp in _input_specs(raw)]
     return _unique([d for d in found if np.dtype(d).kind == "f"]) or ["float32"]
 
 
-def free_shape_params(entry):
+def free_shape_params(entry: Mapping[str, Any]) -> Set[str]:
     """Parameters an unconditional shape rule returns as they are (`shape: x`): their shape may be anything."""
     names = {p["name"] for p in entry.get("signature", [])}
     return {
@@ -81,12 +91,18 @@ def free_shape_params(entry):
     }
 
 
-def input_params(entry):
+def input_params(entry: Mapping[str, Any]) -> List[str]:
     """The tensor parameters a list of inputs binds to, in signature order (see specs/binding.py)."""
     return [p["name"] for p in entry.get("signature", []) if p.get("kind") in ("tensor", "tensors", "array")]
 
 
-def case_strategy(op, entry, cases=None, domains=None, config_domains=None):
+def case_strategy(
+    op: str,
+    entry: Mapping[str, Any],
+    cases: Optional[Sequence[RawCase]] = None,
+    domains: Optional[Mapping[str, Sequence[Any]]] = None,
+    config_domains: Optional[Mapping[str, Iterable[Any]]] = None,
+) -> Optional[st.SearchStrategy[RawCase]]:
     """Drawn raw spec cases of `op`, built on `cases` (default: the entry's own); None when no case can start one."""
     cases = entry.get("cases", []) if cases is None else cases
     usable = templates(cases)
@@ -101,7 +117,15 @@ def case_strategy(op, entry, cases=None, domains=None, config_domains=None):
 
 
 @st.composite
-def _drawn_case(draw, template, pools, dtypes, free, order, configs):
+def _drawn_case(
+    draw: st.DrawFn,
+    template: RawCase,
+    pools: Pools,
+    dtypes: List[str],
+    free: Set[str],
+    order: List[str],
+    configs: Dict[str, List[Any]],
+) -> RawCase:
     raw = {key: value for key, value in template.items() if key not in ("id", "about", "inputs", "kwargs")}
     kwargs = dict(template.get("kwargs") or {})
     for name, (values, default) in pools.items():
@@ -116,7 +140,7 @@ def _drawn_case(draw, template, pools, dtypes, free, order, configs):
         for name in _unique(list(kwargs) + list(own_kwargs))
         if name not in kwargs or name not in own_kwargs or not _same(kwargs[name], own_kwargs[name])
     ]
-    shape_parts = []  # what the parameters do not say: the float dtype, the shapes
+    shape_parts: List[str] = []  # what the parameters do not say: the float dtype, the shapes
     float_dtype = None
     if any(np.dtype(inp.get("dtype", "float32")).kind == "f" for inp in _input_specs(template)):
         own = _first_float_dtype(template)
@@ -149,12 +173,14 @@ def _drawn_case(draw, template, pools, dtypes, free, order, configs):
 
 
 @st.composite
-def _drawn_inputs(draw, template, free, order, float_dtype):
+def _drawn_inputs(
+    draw: st.DrawFn, template: RawCase, free: Set[str], order: List[str], float_dtype: Optional[str]
+) -> Tuple[Layout, List[Shape]]:
     """(the template's inputs with drawn values, the shapes that were varied) in the template's layout."""
     layout = template.get("inputs") or []
     specs = _input_specs(template)
     shapes = [_shape_of(inp) for inp in specs]
-    new_shapes = list(shapes)
+    new_shapes: List[Shape] = list(shapes)
     free_specs = _free_specs(layout, free, order)
     if free_specs:  # inputs with the shape of the one the rule returns share one drawn shape
         anchor = shapes[specs.index(free_specs[0])]
@@ -170,14 +196,16 @@ def _drawn_inputs(draw, template, free, order, float_dtype):
     elif len(specs) == 1 and shapes[0] and all(d > 0 for d in shapes[0]):
         same_rank = st.tuples(*[st.integers(1, MAX_DIM) for _ in shapes[0]])
         new_shapes = [tuple(draw(st.one_of(st.just(shapes[0]), same_rank)))]
-    arrays = []
+    arrays: List[InputSpec] = []
     for inp, old, new in zip(specs, shapes, new_shapes):
         arrays.append(draw(_drawn_input(inp, old, new, float_dtype)))
     varied = [new for old, new in zip(shapes, new_shapes) if new != old]
     return _relayout(layout, arrays), varied
 
 
-def _drawn_input(inp, old_shape, shape, float_dtype):
+def _drawn_input(
+    inp: InputSpec, old_shape: Shape, shape: Shape, float_dtype: Optional[str]
+) -> st.SearchStrategy[InputSpec]:
     """One input spec with drawn literal values (an empty array keeps its shape: a literal cannot say it)."""
     dtype = inp.get("dtype", "float32")
     if np.dtype(dtype).kind == "f" and float_dtype:
@@ -197,7 +225,7 @@ def _drawn_input(inp, old_shape, shape, float_dtype):
     return array.map(lambda a: dict(kept, value=a.tolist(), dtype=dtype))
 
 
-def elements(inp, dtype):
+def elements(inp: InputSpec, dtype: str) -> st.SearchStrategy[Any]:
     """Values for one array of the template's input `inp`, drawn as `dtype`."""
     kind = np.dtype(dtype).kind
     if kind == "b":
@@ -212,15 +240,20 @@ def elements(inp, dtype):
         return st.integers(max(low, info.min), min(high - 1, info.max))
     if inp.get("dist") == "ties":
         return st.sampled_from(TIES)
+    return _float_elements(inp, dtype)
+
+
+def _float_elements(inp: InputSpec, dtype: str) -> st.SearchStrategy[float]:
+    """Floats within the template's bounds as `dtype` can hold them, with the edge values among them first."""
     low, high = float_bounds(inp)
-    width = {"float16": 16, "float32": 32}.get(np.dtype(dtype).name, 64)
+    width: Literal[16, 32, 64] = _WIDTHS.get(np.dtype(dtype).name, 64)
     low, high = _representable(low, width, math.floor), _representable(high, width, math.ceil)
     edges = [e for e in EDGES + (low, high) if low <= e <= high]
     floats = st.floats(low, high, width=width, allow_nan=False, allow_infinity=False, allow_subnormal=False)
     return st.one_of(st.sampled_from(_unique(edges)), floats) if edges else floats
 
 
-def float_bounds(inp):
+def float_bounds(inp: InputSpec) -> Tuple[float, float]:
     """[low, high] for a float input: the template's distribution, widened where that keeps its meaning."""
     dist = inp.get("dist", "normal")
     if "value" in inp:
@@ -237,9 +270,10 @@ def float_bounds(inp):
     return -NORMAL_BOUND, NORMAL_BOUND  # normal, arange
 
 
-def _representable(bound, width, towards):
+def _representable(bound: float, width: int, towards: Callable[[float], int]) -> float:
     """`bound` as a float of `width` bits, rounded inwards past the dtype's finite range."""
-    dtype = {16: np.float16, 32: np.float32}.get(width, np.float64)
+    types: Dict[int, Type[np.floating[Any]]] = {16: np.float16, 32: np.float32}
+    dtype = types.get(width, np.float64)
     limit = float(np.finfo(dtype).max)
     bound = max(-limit, min(limit, bound))
     value = float(dtype(bound))
@@ -248,7 +282,7 @@ def _representable(bound, width, towards):
     return value
 
 
-def case_id(template_id, parts):
+def case_id(template_id: str, parts: List[str]) -> str:
     """`<template id>.<param>=<value>...` for what differs from the template (parameters, float dtype, shapes,
     keras.json settings; `default` where the template's value was dropped), values written as the generated grid
     cases write them: known differences and `--case` globs match it, and a draw that differs from its template only
@@ -256,38 +290,40 @@ def case_id(template_id, parts):
     return ".".join([template_id] + parts)
 
 
-def id_text(value):
+def id_text(value: Any) -> str:
     if isinstance(value, dict) and set(value) != {"tuple"}:  # a {step: name} literal
         return "_".join(f"{k}_{id_text(v)}" for k, v in value.items())
-    return domains.label(value)
+    label: str = domains.label(value)
+    return label
 
 
-def spec_case_id(drawn_id):
+def spec_case_id(drawn_id: str) -> str:
     """A drawn case's id as a spec case may spell it (`=`, parentheses and the like become `_`)."""
     return _ID_UNSAFE.sub("_", drawn_id)
 
 
-def _first_float_dtype(raw):
-    return next(
+def _first_float_dtype(raw: RawCase) -> str:
+    dtype: str = next(
         inp.get("dtype", "float32") for inp in _input_specs(raw) if np.dtype(inp.get("dtype", "float32")).kind == "f"
     )
+    return dtype
 
 
-def _input_specs(raw):
+def _input_specs(raw: RawCase) -> List[InputSpec]:
     inputs = raw.get("inputs") or []
     if isinstance(inputs, dict):
         return [inp for value in inputs.values() for inp in (value if isinstance(value, list) else [value])]
     return list(inputs)
 
 
-def _free_specs(layout, free, order):
+def _free_specs(layout: Layout, free: Set[str], order: List[str]) -> List[InputSpec]:
     """The input specs bound to a parameter that a shape rule returns unchanged."""
     if isinstance(layout, dict):
         return [v for name, v in layout.items() if name in free and isinstance(v, dict)]
     return [inp for i, inp in enumerate(layout) if i < len(order) and order[i] in free]
 
 
-def _relayout(layout, arrays):
+def _relayout(layout: Layout, arrays: List[InputSpec]) -> Layout:
     """The drawn input specs, in the template's list or mapping layout."""
     items = iter(arrays)
     if isinstance(layout, dict):
@@ -298,20 +334,21 @@ def _relayout(layout, arrays):
     return [next(items) for _ in layout]
 
 
-def _shape_of(inp):
+def _shape_of(inp: InputSpec) -> Shape:
     return tuple(np.shape(inp["value"])) if "value" in inp else tuple(inp["shape"])
 
 
-def _key(value):
+def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=repr)
 
 
-def _same(a, b):
+def _same(a: Any, b: Any) -> bool:
     return _key(a) == _key(b)
 
 
-def _unique(values):
-    seen, out = set(), []
+def _unique(values: Iterable[Any]) -> List[Any]:
+    seen: Set[str] = set()
+    out: List[Any] = []
     for value in values:
         if _key(value) not in seen:
             seen.add(_key(value))

@@ -14,15 +14,20 @@ took (dead), is refused: fix or delete it first. Nothing is written unless every
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from kbtool import known
 from kbtool.errors import KbtoolError
+from kbtool.files import clip
 from kbtool.known import fingerprint
+from kbtool.known.apply import apply
+from kbtool.known.entry import KnownEntry
+from kbtool.known.globs import backend_matches, backend_of, device_of, result_key
+from kbtool.known.versions import BackendVersions, Versions, as_lookup
 from kbtool.results import Result, Status
+from kbtool.runners import names
 from kbtool.vocabulary import DEFAULT_DEVICE
 
-# (op, backend as known.backend_of gives it, device): a run on one device keeps what was recorded on another
+# (op, backend as globs.backend_of gives it, device): a run on one device keeps what was recorded on another
 Pair = Tuple[str, str, str]
 
 
@@ -76,14 +81,14 @@ def _pair(key: str) -> Pair:
     return (words[0], words[2], words[4] if len(words) > 4 else DEFAULT_DEVICE)
 
 
-def _as_base_records(entry: known.KnownEntry, key: str, value: str, kept: Dict[str, str]) -> bool:
+def _as_base_records(entry: KnownEntry, key: str, value: str, kept: Dict[str, str]) -> bool:
     """Whether `key` is a release's result that the entry records for the release's base as well, with the same
-    fingerprint: the base's record stands for it (known.recorded_key), so it is not written twice."""
+    fingerprint: the base's record stands for it (apply.recorded_key), so it is not written twice."""
     op, case, backend, mode, *device = key.split(" ")
-    if "[" not in backend:
+    if not names.is_release(backend):
         return False
-    base = backend.split("[", 1)[0]
-    if not known.backend_matches(base, entry.backend):
+    base = names.base_of(backend)
+    if not backend_matches(base, entry.backend):
         return False
     return kept.get(" ".join([op, case, base, mode, *device])) == value
 
@@ -91,36 +96,37 @@ def _as_base_records(entry: known.KnownEntry, key: str, value: str, kept: Dict[s
 def record(
     text: str,
     root: Any,
-    entries: List[known.KnownEntry],
+    entries: List[KnownEntry],
     results: Sequence[Result],
-    versions: Optional[known.BackendVersions] = None,
+    versions: Union[Versions, BackendVersions, None] = None,
 ) -> Recorded:
     """The file `text` (parsed as `root`, whose entries are `entries`) with every entry's record made from
-    `results`; a one-line KbtoolError naming the entries that are stale or dead in them. `versions` (by backend:
-    what its worker reported, `known.reported_versions` of the report's backends) is what entries' `versions`
-    ranges are compared with. A release's results are recorded under the release's name (`op case
+    `results`; a one-line KbtoolError naming the entries that are stale or dead in them. `versions` (the caller's
+    lookup, `versions.lookup` of what the report's workers reported with the locks of those that reported nothing;
+    or by backend what its worker reported, `versions.reported_versions` of the report's backends) is what entries'
+    `versions` ranges are compared with. A release's results are recorded under the release's name (`op case
     tensorflow1[keras=2.2.4] mode`), by the entry that explains them: one naming the base backend (with a
     `versions` range, or without one) or the release itself; not where the entry records the base's result with the
     same fingerprint, which stands for the release's."""
     fresh = _fresh(results)
-    versions = known.resolved_versions(versions)
-    applied = known.apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=versions)
+    lookup = as_lookup(versions)
+    applied = apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=lookup)
     by_number: Dict[Any, List[Result]] = applied.named
-    ran: Set[Pair] = {(r.op, known.backend_of(r), known.device_of(r)) for r in fresh}
+    ran: Set[Pair] = {(r.op, backend_of(r), device_of(r)) for r in fresh}
     problems = []
     out = Recorded(text=text)
     new_records: Dict[int, Dict[str, str]] = {}
     for entry in entries:
         if entry.from_spec:
             continue
-        targeted = [r for r in fresh if entry.targets(r, versions)]
+        targeted = [r for r in fresh if entry.targets(r, lookup)]
         named = by_number.get(entry.number, [])
         if targeted and not named:
             explained = [r for r in targeted if entry.judge(r) is True]
             problems.append(
                 "entry {} ({}): {}".format(
                     entry.number,
-                    known._clip(entry.op, 60),
+                    clip(entry.op, 60),
                     "dead: the results it explains were all taken by earlier entries"
                     if explained
                     else f"stale: explains none of the {len(targeted)} results it targets",
@@ -128,7 +134,7 @@ def record(
             )
             continue
         kept = {key: value for key, value in (entry.results or {}).items() if _pair(key) not in ran}
-        kept.update((known.result_key(r), fingerprint.of_result(r)) for r in named)
+        kept.update((result_key(r), fingerprint.of_result(r)) for r in named)
         kept = {key: value for key, value in kept.items() if not _as_base_records(entry, key, value, kept)}
         new = dict(sorted(kept.items()))
         number = int(entry.number)
@@ -194,7 +200,7 @@ def _end_line(node: Any) -> int:
         last = node.value[-1]
         return _end_line(last[1] if isinstance(last, tuple) else last)
     mark = node.end_mark
-    return mark.line if mark.column == 0 else mark.line + 1
+    return int(mark.line if mark.column == 0 else mark.line + 1)
 
 
 def _results_lines(indent: str, recorded: Dict[str, str]) -> List[str]:

@@ -2,7 +2,7 @@
 
 One item per op × case × backend × mode (and per backend variant, e.g. Theano's `.kernel_flipped`), judged exactly
 as `kbtool check` judges: the same plan (kbtool/plan.py), the same backend sessions and reference (kbtool/runners/session.py), the same
-known differences (kbtool/known.py). A known difference is an xfail with its reason; anything else that does not pass
+known differences (kbtool/known/). A known difference is an xfail with its reason; anything else that does not pass
 fails with the message, the numbers and the command that reproduces it; a known difference that no longer
 reproduces fails the session (see hooks.py).
 
@@ -15,11 +15,19 @@ Without `--kbtool` the plugin only adds its options: nothing of kbtool (numpy, t
     hooks.py     the hooks of an active run: collect, judge stale entries over every result, summary, cleanup
 """
 
+from typing import Generator, Union
+
 import pytest
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kbtool", "kbtool conformance run (pytest --kbtool)")
+    _add_selection_options(group)
+    _add_run_options(group)
+
+
+def _add_selection_options(group: pytest.OptionGroup) -> None:
+    """What is collected: the items, the spec and known differences they come from."""
     group.addoption(
         "--kbtool",
         action="store_true",
@@ -71,6 +79,10 @@ def pytest_addoption(parser):
         metavar="GRID",
         help="Cases from the parameters' documented domains: pairwise (default) or full.",
     )
+
+
+def _add_run_options(group: pytest.OptionGroup) -> None:
+    """How each item runs: keras.json settings, device, precision, timeout, repeats."""
     group.addoption(
         "--kbtool-keras-config",
         action="append",
@@ -107,7 +119,9 @@ def pytest_addoption(parser):
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_cmdline_main(config):
+def pytest_cmdline_main(
+    config: pytest.Config,
+) -> Generator[None, Union[int, pytest.ExitCode], Union[int, pytest.ExitCode]]:
     """Under pytest-xdist (-n N) without a --dist of the user's, items go to workers by backend (--dist loadgroup
     and an xdist_group mark per backend worker): each backend's worker process is started once, not per item.
     A wrapper, so it runs before xdist's own tryfirst hook (which turns "no" into "load") whatever order the two
@@ -122,7 +136,7 @@ def pytest_cmdline_main(config):
     return (yield)
 
 
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("kbtool"):
         return  # inert: nothing of kbtool is imported
     from kbtool.pytest_plugin.hooks import KbtoolHooks

@@ -11,7 +11,7 @@ and the session fails (exit 1), as check exits 1.
 """
 
 import time
-from typing import Dict, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Generator, List, Optional, Set, Tuple
 
 import pytest
 
@@ -20,9 +20,15 @@ from kbtool.pytest_plugin import verdict
 from kbtool.pytest_plugin.verdict import KbtoolFailure, WorkerUnavailable
 from kbtool.reports.text import plural
 
+if TYPE_CHECKING:
+    from kbtool.pytest_plugin.items import KbtoolItem
+    from kbtool.results import Result
+
+Key = Tuple[str, str, str, str]  # (op, case id, backend, mode) of a result
+
 
 class KbtoolHooks:
-    def __init__(self, config):
+    def __init__(self, config: pytest.Config) -> None:
         from kbtool.pytest_plugin import options
         from kbtool.pytest_plugin.runner import ItemRunner
 
@@ -35,18 +41,21 @@ class KbtoolHooks:
         self.xdist = config.pluginmanager.hasplugin("xdist")
         self.is_xdist_worker = hasattr(config, "workerinput")
         self.runner = ItemRunner(self.selection.settings)
-        self.results = {}  # key -> Result rebuilt from each item's report (controller / single process)
-        self.reported = set()  # keys whose item reported (a result, or an error saying why it has none)
-        self.explained: Set[Tuple[str, ...]] = set()  # keys whose result a known difference explains (xfail)
-        self.stale, self.unjudged = [], None
+        self.results: Dict[
+            Key, Result
+        ] = {}  # key -> Result rebuilt from each item's report (controller / single process)
+        self.reported: Set[Key] = set()  # keys whose item reported (a result, or an error saying why it has none)
+        self.explained: Set[Key] = set()  # keys whose result a known difference explains (xfail)
+        self.stale: List[Any] = []  # the stale entries (dicts, as known.apply gives them)
+        self.unjudged: Optional[str] = None
         self.plan_seconds = time.monotonic() - started
-        if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):
+        if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):  # type: ignore[attr-defined]  # xdist's
             config.option.loadgroup = True  # a worker reads --dist from its own arguments, not the controller's choice
         if config.args_source != pytest.Config.ArgsSource.ARGS:
             config.args = []  # no path given: the conformance items alone, not testpaths or the current directory
 
     # ---------------------------------------------------------------- collection
-    def pytest_report_header(self, config):
+    def pytest_report_header(self, config: pytest.Config) -> List[str]:
         runnable = ", ".join(slot.name for slot in self.plan.runnable)
         return [
             f"kbtool: {plural(len(self.targets), 'result')} of {plural(len(self.plan.ops), 'op')} on {runnable} (seed {self.plan.seed}, grid {self.plan.grid}; planned in {self.plan_seconds:.1f} s)",
@@ -54,7 +63,9 @@ class KbtoolHooks:
         ]
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_make_collect_report(self, collector):
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         """The session's own collection gets one more node, `kbtool`, collected as any other (so -k, -m, --lf and
         xdist see its items as they see tests)."""
         report = yield
@@ -63,12 +74,12 @@ class KbtoolHooks:
         return report
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node):
+    def pytest_configure_node(self, node: Any) -> None:
         """pytest-xdist, on the controller: tell each worker whether items go by group (the default under --kbtool)."""
         node.workerinput["kbtool_loadgroup"] = self.config.getoption("dist", "no") == "loadgroup"
 
     # ---------------------------------------------------------------- one item
-    def judge(self, item):
+    def judge(self, item: "KbtoolItem") -> None:
         """Run an item's target and turn its result into pass / xfail (known) / failure."""
         target = item.target
         result = self.runner.result(target)
@@ -94,17 +105,19 @@ class KbtoolHooks:
         item.user_properties.append(("verdict", "pass"))
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if call.excinfo is not None and isinstance(call.excinfo.value, WorkerUnavailable) and call.when == "setup":
             report.longrepr = str(call.excinfo.value)  # the reason, not a traceback through kbtool
         return report
 
     # ---------------------------------------------------------------- every result (controller)
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_xdist_worker:
             return  # the controller gathers the results of every worker from their reports
-        props = dict(report.user_properties)
+        props: Dict[str, Any] = dict(report.user_properties)
         if "mode" not in props:
             return
         key = (props["op"], props["case"], props["backend"], props["mode"])
@@ -126,12 +139,13 @@ class KbtoolHooks:
             self.reported.add(key)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session, exitstatus):
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.runner.stop(kill=exitstatus == pytest.ExitCode.INTERRUPTED)
         if self.is_xdist_worker or not self.plan.all_cases:
             return
         from kbtool import known
         from kbtool.plan import checkable_ops
+        from kbtool.runners import envs
 
         planned = {t.key for t in self.targets}
         missing = planned - self.reported
@@ -146,12 +160,13 @@ class KbtoolHooks:
             planned_ops=self.plan.ops,
             spec_ops=checkable_ops(self.plan.spec),
             by_regex=not self.plan.as_recorded,
+            versions=known.lookup(self.results.values(), None, envs.read_lock),  # (no worker's versions: the locks)
         )
         self.stale = applied.stale
         if self.stale and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter):
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.is_xdist_worker or self.config.option.collectonly:
             return
         write = terminalreporter.write_line
@@ -188,5 +203,5 @@ class KbtoolHooks:
         if self.unjudged:
             write(f"known differences not judged for staleness: {self.unjudged}")
 
-    def pytest_unconfigure(self, config):
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.runner.close()

@@ -8,9 +8,11 @@
 the cases where it runs several workers, as `kbtool check` shares them) is one xdist group.
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Set, Tuple
 
 import pytest
 
@@ -18,7 +20,8 @@ from kbtool.pytest_plugin import verdict
 from kbtool.pytest_plugin.verdict import KbtoolFailure, WorkerUnavailable
 
 if TYPE_CHECKING:
-    from kbtool.plan import Entry
+    from kbtool.plan import Entry, Plan
+    from kbtool.pytest_plugin.hooks import KbtoolHooks
     from kbtool.runners.base import Launch
     from kbtool.specs.cases import Case
 
@@ -31,29 +34,30 @@ class Target:
 
     backend: str
     share: int  # which of the backend's workers runs it (Launch.workers caps them; one when it is not set)
-    launch: "Launch"  # of that worker
-    entry: "Entry"  # the op's spec entry
-    case: "Case"  # that runs: the case itself, or a variant of it
-    base: "Case"  # the case whose reference judges it (the case itself for a variant)
+    launch: Launch  # of that worker
+    entry: Entry  # the op's spec entry
+    case: Case  # that runs: the case itself, or a variant of it
+    base: Case  # the case whose reference judges it (the case itself for a variant)
     mode: str
-    variants: Tuple["Target", ...] = field(default=())  # the variants of the same case and mode (for verified_by)
+    variants: Tuple[Target, ...] = field(default=())  # the variants of the same case and mode (for verified_by)
 
     @property
-    def key(self):
+    def key(self) -> Tuple[str, str, str, str]:
         """(op, case id, backend, mode): what known differences match, as for a check's result."""
         return (self.case.op, self.case.id, self.backend, self.mode)
 
     @property
-    def group(self):
+    def group(self) -> str:
         """Its xdist group: the backend worker it runs on (no '@': xdist reads the group after the last '@')."""
         return re.sub(r"[^A-Za-z0-9_.-]", "_", self.backend) + ("" if self.share == 0 else f"-{self.share}")
 
 
-def plan_targets(plan):
+def plan_targets(plan: Plan) -> List[Target]:
     """Every result the plan sets out to produce, in the order of a check's report (op, case, backend, mode)."""
-    targets = []
+    targets: List[Target] = []
     order = {slot.name: i for i, slot in enumerate(plan.backends)}
     for slot in plan.runnable:
+        assert slot.launch is not None  # a runnable backend has its launch
         work = plan.work_for(slot.name)
         workers = max(1, min(len(work), int(slot.launch.workers or 1)))
         for index, (entry, case) in enumerate(work):
@@ -72,9 +76,9 @@ def plan_targets(plan):
     return targets
 
 
-def safe(text):
+def safe(text: object) -> str:
     """`text` with what pytest reads specially (/, [, ], ::, spaces, ...) written %XX: readable, and unique."""
-    out = []
+    out: List[str] = []
     for char in str(text):
         if _SAFE.match(char) or (char == ":" and out and not out[-1].endswith(":")):
             out.append(char)
@@ -83,26 +87,26 @@ def safe(text):
     return "".join(out)
 
 
-def item_name(target):
+def item_name(target: Target) -> str:
     return f"{safe(target.case.id)}[{safe(target.backend)}-{target.mode}]"
 
 
 class KbtoolRoot(pytest.Collector):
     """`kbtool`: the plan's items, one collector per op (added to the session's collection by hooks.py)."""
 
-    def __init__(self, *, run, **kwargs):
+    def __init__(self, *, run: KbtoolHooks, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.run = run
 
-    def collect(self):
-        nodes = [
+    def collect(self) -> List[pytest.Item | pytest.Collector]:
+        nodes: List[pytest.Item | pytest.Collector] = [
             UnavailableBackend.from_parent(
                 self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable, status=slot.status
             )
             for slot in self.run.plan.backends
             if slot.launch is None
         ]
-        by_op = {}
+        by_op: dict[str, List[Target]] = {}
         for target in self.run.targets:
             by_op.setdefault(target.case.op, []).append(target)
         nodes += [OpCollector.from_parent(self, name=safe(op), targets=targets) for op, targets in by_op.items()]
@@ -110,14 +114,15 @@ class KbtoolRoot(pytest.Collector):
 
 
 class OpCollector(pytest.Collector):
-    def __init__(self, *, targets, **kwargs):
+    def __init__(self, *, targets: List[Target], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.targets = targets
 
-    def collect(self):
-        names = set()
+    def collect(self) -> List[pytest.Item | pytest.Collector]:
+        names: Set[str] = set()
+        run = self.parent.run if isinstance(self.parent, KbtoolRoot) else None
         return [
-            KbtoolItem.from_parent(self, name=unique(item_name(target), names), target=target, run=self.parent.run)
+            KbtoolItem.from_parent(self, name=unique(item_name(target), names), target=target, run=run)
             for target in self.targets
         ]
 
@@ -125,7 +130,7 @@ class OpCollector(pytest.Collector):
 class KbtoolItem(pytest.Item):
     """One result: run on this process's worker for its backend, judged, known differences applied."""
 
-    def __init__(self, *, target, run, **kwargs):
+    def __init__(self, *, target: Target, run: KbtoolHooks, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.target, self.run = target, run
         op, case, backend, mode = target.key
@@ -133,18 +138,18 @@ class KbtoolItem(pytest.Item):
         if run.xdist:
             self.add_marker(pytest.mark.xdist_group(target.group))
 
-    def setup(self):
+    def setup(self) -> None:
         self.run.runner.worker(self.target)  # a worker that cannot start: every item of it errors, saying why
 
-    def runtest(self):
+    def runtest(self) -> None:
         self.run.judge(self)
 
-    def repr_failure(self, excinfo, style=None):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, (KbtoolFailure, WorkerUnavailable)):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 
-    def reportinfo(self):
+    def reportinfo(self) -> Tuple[Any, Optional[int], str]:
         return self.path, None, verdict.headline(self.target)
 
 
@@ -152,19 +157,19 @@ class UnavailableBackend(pytest.Item):
     """A default backend that is not installed here (or cannot run on --kbtool-device): one skipped item saying why
     (not one per result)."""
 
-    def __init__(self, *, backend, reason, status="not installed", **kwargs):
+    def __init__(self, *, backend: str, reason: Optional[str], status: str = "not installed", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.user_properties.extend([("backend", backend), ("status", status)])
         self.add_marker(pytest.mark.skip(reason=f"{backend}: {reason}"))  # reported at the item's id
 
-    def runtest(self):
+    def runtest(self) -> None:
         pass  # skipped at setup
 
-    def reportinfo(self):
+    def reportinfo(self) -> Tuple[Any, Optional[int], str]:
         return self.path / "kbtool", 0, ""  # where the skip is reported: `kbtool:1`
 
 
-def unique(name, taken):
+def unique(name: str, taken: Set[str]) -> str:
     """`name`, or with ~2, ~3 ... when the op already has an item of that name (a spec with a repeated case id)."""
     candidate, n = name, 1
     while candidate in taken:

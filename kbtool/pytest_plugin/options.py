@@ -26,7 +26,7 @@ class Selection:
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
 
 
-def read(config):
+def read(config: pytest.Config) -> Selection:
     """The selection the options describe (a pytest.UsageError when one is wrong)."""
     from kbtool.errors import KbtoolError
 
@@ -36,7 +36,7 @@ def read(config):
         raise pytest.UsageError("kbtool: {}".format(" ".join(str(exc).split())))
 
 
-def _read(config):
+def _read(config: pytest.Config) -> Selection:
     from kbtool import keras_settings, options
     from kbtool.check.run import known_entries_for
     from kbtool.known import alias_entries
@@ -82,11 +82,11 @@ def _read(config):
     )
 
 
-def _path(value, here):
+def _path(value: Optional[str], here: str) -> Optional[str]:
     return os.path.join(here, os.path.expanduser(value)) if value else None
 
 
-def _whole_number(text, flag):
+def _whole_number(text: object, flag: str) -> int:
     from kbtool.errors import KbtoolError
 
     try:

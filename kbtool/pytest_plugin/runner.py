@@ -10,12 +10,15 @@ result reuses it.
 from __future__ import annotations
 
 import atexit
-from typing import Any, Dict, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from kbtool.pytest_plugin.verdict import WorkerUnavailable
 from kbtool.results import Result
 from kbtool.runners.session import BackendSession, Cancel, Worker
 from kbtool.settings import DEFAULTS, RunSettings
+
+if TYPE_CHECKING:
+    from kbtool.pytest_plugin.items import Target
 
 
 class ItemRunner:
@@ -29,7 +32,7 @@ class ItemRunner:
         self._results: Dict[Any, Result] = {}  # Target.key -> Result
         atexit.register(self.stop, True)  # pytest killed mid-run: no worker outlives it
 
-    def session(self, target: Any) -> BackendSession:
+    def session(self, target: Target) -> BackendSession:
         key = (target.backend, target.share)
         if key not in self._sessions:  # target.launch is already this share's launch
             self._sessions[key] = BackendSession(
@@ -41,14 +44,14 @@ class ItemRunner:
             )
         return self._sessions[key]
 
-    def worker(self, target: Any) -> Worker:
+    def worker(self, target: Target) -> Worker:
         """The worker that runs `target`; WorkerUnavailable when it cannot start."""
         worker = self.session(target).worker(target.base.keras_config)
         if not worker.ready:
             raise WorkerUnavailable(f"{target.backend}: the worker could not start: {worker.why_not_ready}")
         return worker
 
-    def result(self, target: Any) -> Result:
+    def result(self, target: Target) -> Result:
         """The judged Result of `target` (run once per process)."""
         if target.key in self._results:
             return self._results[target.key]

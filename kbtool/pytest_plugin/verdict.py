@@ -12,10 +12,13 @@ passes: that item fails at once, as an unexpected pass.
 import dataclasses
 import json
 from collections import namedtuple
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from kbtool.known import KnownEntry
 from kbtool.results import Result
+
+if TYPE_CHECKING:
+    from kbtool.pytest_plugin.items import Target
 
 
 class KbtoolFailure(Exception):
@@ -35,10 +38,12 @@ def known_reason(
     """The reason of the entry that explains `result` (None: none does), given its variants' results. A result an
     entry recorded that fails differently now is marked `changed` (its status and `changed`), as in a check."""
     from kbtool import known
+    from kbtool.runners import envs
 
     probe = dataclasses.replace(result, known=None)
     others = [dataclasses.replace(r, known=None) for r in variant_results]
-    known.apply([probe] + others, entries, whole_spec=False, all_cases=False, by_regex=by_regex)
+    versions = known.lookup([probe] + others, None, envs.read_lock)  # (no worker's versions here: the locks)
+    known.apply([probe] + others, entries, whole_spec=False, all_cases=False, by_regex=by_regex, versions=versions)
     if probe.changed:
         result.status, result.changed = probe.status, probe.changed
     return probe.known
@@ -47,8 +52,10 @@ def known_reason(
 def needs_variants(result: Result, entries: Sequence[KnownEntry]) -> bool:
     """Whether an entry with `verified_by` would explain `result` if its variant's result says so."""
     from kbtool import known
+    from kbtool.runners import envs
 
-    return any(e.verified_by and e.explains(result) for e in known.numbered(entries))
+    versions = known.lookup([result], None, envs.read_lock)  # (no worker's versions here: the locks)
+    return any(e.verified_by and e.explains(result, versions) for e in known.numbered(entries))
 
 
 def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: Sequence[KnownEntry]) -> Dict[Any, Any]:
@@ -56,6 +63,7 @@ def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: 
     a check of this plan judges (no --case, --mode, --examples or --keras-config; every op it names planned)."""
     from kbtool import known
     from kbtool.plan import checkable_ops
+    from kbtool.runners import envs
 
     if not plan.all_cases:
         return {}
@@ -63,19 +71,24 @@ def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: 
     for key in keys:
         by_op.setdefault(key[0], []).append(Key(*key))
     spec_ops = checkable_ops(plan.spec)
+    versions = known.lookup([k for op_keys in by_op.values() for k in op_keys], None, envs.read_lock)  # the locks
     out: Dict[Any, Any] = {}
     for entry in known.numbered(entries):
         if not known.judged(entry, plan.whole_spec, True, plan.ops, spec_ops):
             continue
         targeted = [
-            k for op, op_keys in by_op.items() if known.matches(op, entry.op) for k in op_keys if entry.targets(k)
+            k
+            for op, op_keys in by_op.items()
+            if known.matches(op, entry.op)
+            for k in op_keys
+            if entry.targets(k, versions)
         ]
         if len(targeted) == 1:
             out.setdefault(tuple(targeted[0]), (entry.number, entry))
     return out
 
 
-def failure_text(result):
+def failure_text(result: Result) -> str:
     """What a failing item shows: the verdict, the structured details, the backend's note, the repro command."""
     message = (result.message or "").splitlines() or [""]
     lines = [f"{result.status}: {message[0]}"] + ["  " + line for line in message[1:]]
@@ -103,7 +116,7 @@ def stale_text(number: Any, entry: KnownEntry) -> str:
     )
 
 
-def headline(target):
+def headline(target: "Target") -> str:
     """The title of an item's report: op, case, backend and mode in words (not a suffix of its id, which pytest
     would rewrite)."""
     op, case, backend, mode = target.key

@@ -1,5 +1,7 @@
 """Elementwise comparisons (boolean results) and elementwise maximum/minimum."""
 
+from typing import Any
+
 import numpy as np
 
 from kbtool.reference.core import op
@@ -19,32 +21,32 @@ __all__ = [
 
 
 @op
-def equal(x, y):
+def equal(x: Any, y: Any) -> Any:
     return np.equal(x, y)
 
 
 @op
-def not_equal(x, y):
+def not_equal(x: Any, y: Any) -> Any:
     return np.not_equal(x, y)
 
 
 @op
-def greater(x, y):
+def greater(x: Any, y: Any) -> Any:
     return np.greater(x, y)
 
 
 @op
-def greater_equal(x, y):
+def greater_equal(x: Any, y: Any) -> Any:
     return np.greater_equal(x, y)
 
 
 @op
-def less(x, y):
+def less(x: Any, y: Any) -> Any:
     return np.less(x, y)
 
 
 @op
-def less_equal(x, y):
+def less_equal(x: Any, y: Any) -> Any:
     return np.less_equal(x, y)
 
 
@@ -53,10 +55,10 @@ lesser_equal = less_equal
 
 
 @op
-def maximum(x, y):
+def maximum(x: Any, y: Any) -> Any:
     return np.maximum(x, y)
 
 
 @op
-def minimum(x, y):
+def minimum(x: Any, y: Any) -> Any:
     return np.minimum(x, y)

@@ -1,6 +1,9 @@
 """Control flow, functional ops and gradients. Callables come from the worker's named steps (steps.py)."""
 
+from typing import Any, Optional
+
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import Symbol, _has_symbol, learning_phase, multi_op, op
 from kbtool.reference.finite_differences import central_differences
@@ -8,17 +11,17 @@ from kbtool.reference.finite_differences import central_differences
 __all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr", "gradients"]
 
 
-def _called(value):
+def _called(value: Any) -> Any:
     """A branch given as a callable (docs: "a tensor, or a callable that returns a tensor")."""
     return value() if callable(value) and not isinstance(value, (np.ndarray, Symbol)) else value
 
 
-def switch(condition, then_expression, else_expression):
+def switch(condition: Any, then_expression: Any, else_expression: Any) -> Any:
     return _switch(condition, _called(then_expression), _called(else_expression))
 
 
 @op
-def _switch(condition, then_expression, else_expression):
+def _switch(condition: Any, then_expression: Any, else_expression: Any) -> NDArray[Any]:
     cond = np.asarray(condition)
     then, other = np.asarray(then_expression), np.asarray(else_expression)
     if cond.ndim > then.ndim:
@@ -28,7 +31,7 @@ def _switch(condition, then_expression, else_expression):
     return np.where(cond, then, other)
 
 
-def in_train_phase(x, alt, training=None):
+def in_train_phase(x: Any, alt: Any, training: Any = None) -> Any:
     training = learning_phase() if training is None else training
     if isinstance(training, (bool, int)):  # a static flag picks a branch without building the other
         return _called(x) if training in (1, True) else _called(alt)
@@ -36,28 +39,28 @@ def in_train_phase(x, alt, training=None):
 
 
 @op
-def _select(training, x, alt):
+def _select(training: Any, x: Any, alt: Any) -> NDArray[Any]:
     return np.array(x if bool(np.asarray(training)) else alt)
 
 
-def in_test_phase(x, alt, training=None):
+def in_test_phase(x: Any, alt: Any, training: Any = None) -> Any:
     return in_train_phase(alt, x, training=training)
 
 
-def _rnn_leaves(step_function, inputs, initial_states, *args, **kwargs):
+def _rnn_leaves(step_function: Any, inputs: Any, initial_states: Any, *args: Any, **kwargs: Any) -> Any:
     return 2 + len(initial_states)
 
 
 def rnn(
-    step_function,
-    inputs,
-    initial_states,
-    go_backwards=False,
-    mask=None,
-    constants=None,
-    unroll=False,
-    input_length=None,
-):
+    step_function: Any,
+    inputs: Any,
+    initial_states: Any,
+    go_backwards: bool = False,
+    mask: Any = None,
+    constants: Any = None,
+    unroll: bool = False,
+    input_length: Any = None,
+) -> Any:
     """Iterate over dim 1 of `inputs`; returns (last_output, outputs, new_states).
 
     Masked steps (mask 0) repeat the previous output (zeros before the first step) and keep the states.
@@ -73,7 +76,7 @@ def rnn(
 
 
 @multi_op(_rnn_leaves)
-def _rnn(step_function, inputs, initial_states, go_backwards, mask, constants):
+def _rnn(step_function: Any, inputs: Any, initial_states: Any, go_backwards: Any, mask: Any, constants: Any) -> Any:
     inputs = np.asarray(inputs)
     states = [np.asarray(s) for s in initial_states]
     if mask is not None:
@@ -87,7 +90,10 @@ def _rnn(step_function, inputs, initial_states, go_backwards, mask, constants):
         if mask is not None:
             previous = np.zeros_like(output) if previous is None else previous
             row = mask[:, t]
-            keep = lambda ref, row=row: row.reshape((-1,) + (1,) * (ref.ndim - 1))  # noqa: E731
+
+            def keep(ref: Any, row: Any = row) -> Any:
+                return row.reshape((-1,) + (1,) * (ref.ndim - 1))
+
             output = np.where(keep(output), output, previous)
             new_states = [np.where(keep(new), new, old) for new, old in zip(new_states, states)]
         states, previous = new_states, output
@@ -96,13 +102,13 @@ def _rnn(step_function, inputs, initial_states, go_backwards, mask, constants):
 
 
 @op
-def map_fn(fn, elems, name=None, dtype=None):
+def map_fn(fn: Any, elems: Any, name: Optional[str] = None, dtype: Any = None) -> NDArray[Any]:
     result = np.stack([np.asarray(fn(e)) for e in np.asarray(elems)])
     return result.astype(dtype) if dtype is not None else result
 
 
 @op
-def foldl(fn, elems, initializer=None, name=None):
+def foldl(fn: Any, elems: Any, initializer: Any = None, name: Optional[str] = None) -> NDArray[Any]:
     elems = np.asarray(elems)
     acc, rest = (elems[0], elems[1:]) if initializer is None else (np.asarray(initializer), elems)
     for e in rest:
@@ -111,7 +117,7 @@ def foldl(fn, elems, initializer=None, name=None):
 
 
 @op
-def foldr(fn, elems, initializer=None, name=None):
+def foldr(fn: Any, elems: Any, initializer: Any = None, name: Optional[str] = None) -> Any:
     """Right to left: the accumulator starts at elems[-1] (or initializer) and meets elems[-2], ... elems[0]."""
     return foldl(fn, np.asarray(elems)[::-1], initializer, name)
 
@@ -124,11 +130,11 @@ class _Gradient(Symbol):
     variable bumped, element by element. Only graphs (symbolic mode) can be differentiated.
     """
 
-    def __init__(self, loss, variable):
+    def __init__(self, loss: Any, variable: Any) -> None:
         Symbol.__init__(self, shape=variable.shape, dtype=variable.dtype, name="gradient")
         self.loss, self.variable = loss, variable
 
-    def evaluate(self, bindings):
+    def evaluate(self, bindings: Any) -> Any:
         if self in bindings:
             return bindings[self]
         fed = {
@@ -136,7 +142,7 @@ class _Gradient(Symbol):
         }
         base = np.asarray(self.variable.evaluate(dict(fed)), dtype="float64")
 
-        def total(value):
+        def total(value: Any) -> Any:
             trial = dict(fed)
             trial[self.variable] = value
             return float(np.sum(np.asarray(self.loss.evaluate(trial), dtype="float64")))
@@ -148,7 +154,7 @@ class _Gradient(Symbol):
         return value
 
 
-def gradients(loss, variables):
+def gradients(loss: Any, variables: Any) -> Any:
     if not isinstance(loss, Symbol) or not all(isinstance(v, Symbol) for v in variables):
         raise NotImplementedError("the reference differentiates symbolic graphs only (use placeholders)")
     if not _has_symbol(list(variables)):

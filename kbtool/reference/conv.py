@@ -5,8 +5,10 @@ Inputs are moved to channels_last, computed there, and moved back. Kernels are
 """
 
 import itertools
+from typing import Any, List, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import normalize_data_format, op
 
@@ -30,19 +32,19 @@ PADDINGS = ("valid", "same")
 POOL_MODES = ("max", "avg")
 
 
-def _to_last(x, data_format):
+def _to_last(x: Any, data_format: Optional[str]) -> NDArray[Any]:
     return np.moveaxis(x, 1, -1) if data_format == "channels_first" else x
 
 
-def _from_last(x, data_format):
+def _from_last(x: Any, data_format: Optional[str]) -> NDArray[Any]:
     return np.moveaxis(x, -1, 1) if data_format == "channels_first" else x
 
 
-def _tuple(value, rank):
+def _tuple(value: Any, rank: Any) -> Any:
     return tuple(value) if isinstance(value, (list, tuple)) else (value,) * rank
 
 
-def _pads(size, window, stride, dilation, padding):
+def _pads(size: Any, window: Any, stride: Any, dilation: Any, padding: Any) -> Any:
     """(output size, pad before, pad after) along one spatial dim."""
     effective = (window - 1) * dilation + 1
     if padding == "valid":
@@ -54,7 +56,7 @@ def _pads(size, window, stride, dilation, padding):
     return out, total // 2, total - total // 2
 
 
-def _windows(x, window, strides, dilation, padding, pad_value):
+def _windows(x: Any, window: Any, strides: Any, dilation: Any, padding: Any, pad_value: Any) -> Any:
     """[(kernel offset, strided view)] over a channels_last input, and the output spatial shape."""
     rank = len(window)
     dims = [_pads(x.shape[1 + i], window[i], strides[i], dilation[i], padding) for i in range(rank)]
@@ -63,7 +65,7 @@ def _windows(x, window, strides, dilation, padding, pad_value):
     out = [d[0] for d in dims]
     views = []
     for offset in itertools.product(*[range(w) for w in window]):
-        index = [np.s_[:]]
+        index: List[Any] = [np.s_[:]]
         for i in range(rank):
             start = offset[i] * dilation[i]
             index.append(np.s_[start : start + (out[i] - 1) * strides[i] + 1 : strides[i]])
@@ -72,12 +74,21 @@ def _windows(x, window, strides, dilation, padding, pad_value):
     return views, out
 
 
-def _check_padding(padding, allowed=PADDINGS):
+def _check_padding(padding: Any, allowed: Any = PADDINGS) -> None:
     if padding not in allowed:
         raise ValueError(f"Invalid padding: {padding}")
 
 
-def _conv(x, kernel, strides, padding, data_format, dilation_rate, rank, allowed=PADDINGS):
+def _conv(
+    x: Any,
+    kernel: Any,
+    strides: Any,
+    padding: Any,
+    data_format: Optional[str],
+    dilation_rate: Any,
+    rank: Any,
+    allowed: Any = PADDINGS,
+) -> NDArray[Any]:
     _check_padding(padding, allowed)
     data_format = normalize_data_format(data_format)
     x, kernel = np.asarray(x), np.asarray(kernel)
@@ -90,7 +101,14 @@ def _conv(x, kernel, strides, padding, data_format, dilation_rate, rank, allowed
 
 
 @op
-def conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+def conv1d(
+    x: Any,
+    kernel: Any,
+    strides: int = 1,
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: int = 1,
+) -> NDArray[Any]:
     # keras 2.3.1 tensorflow_backend.py conv1d refuses causal padding with channels_first (so does the Conv1D layer,
     # keras/layers/convolutional.py): Keras 2 defines no result for it
     if padding == "causal" and normalize_data_format(data_format) == "channels_first":
@@ -101,16 +119,32 @@ def conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rat
 
 
 @op
-def conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
+def conv2d(
+    x: Any,
+    kernel: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: Any = (1, 1),
+) -> NDArray[Any]:
     return _conv(x, kernel, strides, padding, data_format, dilation_rate, 2)
 
 
 @op
-def conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1)):
+def conv3d(
+    x: Any,
+    kernel: Any,
+    strides: Any = (1, 1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: Any = (1, 1, 1),
+) -> NDArray[Any]:
     return _conv(x, kernel, strides, padding, data_format, dilation_rate, 3)
 
 
-def _pool(x, pool_size, strides, padding, data_format, pool_mode, rank):
+def _pool(
+    x: Any, pool_size: Any, strides: Any, padding: Any, data_format: Optional[str], pool_mode: Any, rank: Any
+) -> NDArray[Any]:
     _check_padding(padding)
     data_format = normalize_data_format(data_format)
     if pool_mode not in POOL_MODES:
@@ -129,16 +163,32 @@ def _pool(x, pool_size, strides, padding, data_format, pool_mode, rank):
 
 
 @op
-def pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max"):
+def pool2d(
+    x: Any,
+    pool_size: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    pool_mode: str = "max",
+) -> NDArray[Any]:
     return _pool(x, pool_size, strides, padding, data_format, pool_mode, 2)
 
 
 @op
-def pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max"):
+def pool3d(
+    x: Any,
+    pool_size: Any,
+    strides: Any = (1, 1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    pool_mode: str = "max",
+) -> NDArray[Any]:
     return _pool(x, pool_size, strides, padding, data_format, pool_mode, 3)
 
 
-def _conv_transpose(x, kernel, output_shape, strides, padding, data_format, rank):
+def _conv_transpose(
+    x: Any, kernel: Any, output_shape: Any, strides: Any, padding: Any, data_format: Optional[str], rank: Any
+) -> NDArray[Any]:
     """The gradient of a convolution: scatter each input cell times the kernel into the output.
 
     Kernels are (*spatial, out_channels, in_channels); output_shape includes the batch dim.
@@ -157,7 +207,7 @@ def _conv_transpose(x, kernel, output_shape, strides, padding, data_format, rank
     size = [max(full[i], pads[i] + out_shape[1 + i]) for i in range(rank)]
     result = np.zeros([xl.shape[0]] + size + [kernel.shape[rank]], dtype=np.result_type(x, kernel))
     for offset in itertools.product(*[range(w) for w in window]):
-        index = [np.s_[:]]
+        index: List[Any] = [np.s_[:]]
         for i in range(rank):
             index.append(np.s_[offset[i] : offset[i] + (xl.shape[1 + i] - 1) * strides[i] + 1 : strides[i]])
         index.append(np.s_[:])
@@ -167,7 +217,15 @@ def _conv_transpose(x, kernel, output_shape, strides, padding, data_format, rank
 
 
 @op
-def conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
+def conv2d_transpose(
+    x: Any,
+    kernel: Any,
+    output_shape: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: Any = (1, 1),
+) -> NDArray[Any]:
     dilation = _tuple(dilation_rate, 2)
     if tuple(dilation) != (1, 1):
         # a dilated kernel is the kernel with dilation - 1 zeros between its taps
@@ -184,11 +242,20 @@ deconv2d = conv2d_transpose  # Keras 1.x name
 
 
 @op
-def conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None):
+def conv3d_transpose(
+    x: Any,
+    kernel: Any,
+    output_shape: Any,
+    strides: Any = (1, 1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+) -> NDArray[Any]:
     return _conv_transpose(x, kernel, output_shape, strides, padding, data_format, 3)
 
 
-def _depthwise(x, kernel, strides, padding, data_format, dilation_rate, rank):
+def _depthwise(
+    x: Any, kernel: Any, strides: Any, padding: Any, data_format: Optional[str], dilation_rate: Any, rank: Any
+) -> Any:
     """Each input channel convolved with its own `multiplier` filters; kernel (*spatial, in, multiplier)."""
     _check_padding(padding)
     data_format = normalize_data_format(data_format)
@@ -203,12 +270,28 @@ def _depthwise(x, kernel, strides, padding, data_format, dilation_rate, rank):
 
 
 @op
-def depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)):
+def depthwise_conv2d(
+    x: Any,
+    depthwise_kernel: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: Any = (1, 1),
+) -> NDArray[Any]:
     result, data_format = _depthwise(x, depthwise_kernel, strides, padding, data_format, dilation_rate, 2)
     return _from_last(result, data_format)
 
 
-def _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, rank):
+def _separable(
+    x: Any,
+    depthwise_kernel: Any,
+    pointwise_kernel: Any,
+    strides: Any,
+    padding: Any,
+    data_format: Optional[str],
+    dilation_rate: Any,
+    rank: Any,
+) -> NDArray[Any]:
     result, data_format = _depthwise(x, depthwise_kernel, strides, padding, data_format, dilation_rate, rank)
     pointwise = np.asarray(pointwise_kernel)
     pointwise = pointwise.reshape(pointwise.shape[-2:])
@@ -217,19 +300,33 @@ def _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_for
 
 @op
 def separable_conv1d(
-    x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1
-):
+    x: Any,
+    depthwise_kernel: Any,
+    pointwise_kernel: Any,
+    strides: int = 1,
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: int = 1,
+) -> NDArray[Any]:
     return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 1)
 
 
 @op
 def separable_conv2d(
-    x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)
-):
+    x: Any,
+    depthwise_kernel: Any,
+    pointwise_kernel: Any,
+    strides: Any = (1, 1),
+    padding: str = "valid",
+    data_format: Optional[str] = None,
+    dilation_rate: Any = (1, 1),
+) -> NDArray[Any]:
     return _separable(x, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate, 2)
 
 
-def _local(inputs, kernel, kernel_size, strides, data_format, rank):
+def _local(
+    inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format: Optional[str], rank: Any
+) -> NDArray[Any]:
     """Unshared weights: kernel (prod(output), prod(kernel_size) * in_channels, filters)."""
     data_format = normalize_data_format(data_format)
     original = np.asarray(inputs)
@@ -254,10 +351,14 @@ def _local(inputs, kernel, kernel_size, strides, data_format, rank):
 
 
 @op
-def local_conv1d(inputs, kernel, kernel_size, strides, data_format=None):
+def local_conv1d(
+    inputs: Any, kernel: Any, kernel_size: Any, strides: Any, data_format: Optional[str] = None
+) -> NDArray[Any]:
     return _local(inputs, kernel, kernel_size, strides, data_format, 1)
 
 
 @op
-def local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None):
+def local_conv2d(
+    inputs: Any, kernel: Any, kernel_size: Any, strides: Any, output_shape: Any, data_format: Optional[str] = None
+) -> NDArray[Any]:
     return _local(inputs, kernel, kernel_size, strides, data_format, 2)

@@ -8,24 +8,39 @@ the API, like the real backends.
 
 import functools
 import sys
-from typing import Dict
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.vocabulary import CASE_DEFAULTS, DATA_FORMATS
 
-_CONFIG = dict(CASE_DEFAULTS, learning_phase=0)  # the documented keras.json defaults; set_floatx & co. change them
+_CONFIG: Dict[str, Any] = dict(
+    CASE_DEFAULTS, learning_phase=0
+)  # the documented keras.json defaults; set_floatx & co. change them
 _UIDS: Dict[str, int] = {}
+
+Shape = Optional[Tuple[Optional[int], ...]]  # a static shape: None where a dim (or the rank) is unknown
+Bindings = Dict["Symbol", Any]  # what each symbol stands for in one run of a function: fed or computed values
 
 
 class Symbol:
     """A symbolic tensor: a placeholder (fn is None) or a deferred op call."""
 
-    def __init__(self, fn=None, args=(), kwargs=None, shape=None, dtype=None, name=None):
+    def __init__(
+        self,
+        fn: Optional[Callable[..., Any]] = None,
+        args: Sequence[Any] = (),
+        kwargs: Optional[Dict[str, Any]] = None,
+        shape: Shape = None,
+        dtype: Optional[str] = None,
+        name: Optional[str] = None,
+    ) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs or {}
         self.shape, self.dtype, self.name = shape, dtype, name
+        self.sparse = False  # a sparse placeholder is fed a dense array all the same (the reference computes densely)
 
-    def evaluate(self, bindings):
+    def evaluate(self, bindings: Bindings) -> Any:
         if self in bindings:
             return bindings[self]
         if self.fn is None:
@@ -36,11 +51,11 @@ class Symbol:
         bindings[self] = value
         return value
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<Symbol {} shape={}>".format(self.name or getattr(self.fn, "__name__", "?"), self.shape)
 
 
-def _has_symbol(value):
+def _has_symbol(value: Any) -> bool:
     if isinstance(value, Symbol):
         return True
     if isinstance(value, (list, tuple)):
@@ -48,7 +63,7 @@ def _has_symbol(value):
     return False
 
 
-def _substitute(value, bindings):
+def _substitute(value: Any, bindings: Bindings) -> Any:
     if isinstance(value, Symbol):
         return value.evaluate(bindings)
     if isinstance(value, list):
@@ -58,11 +73,11 @@ def _substitute(value, bindings):
     return value
 
 
-def op(fn):
+def op(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Make a NumPy function usable on symbols: defer the call until `function` feeds values."""
 
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         if _has_symbol(args) or _has_symbol(list(kwargs.values())):
             return Symbol(fn, args, kwargs)
         return fn(*args, **kwargs)
@@ -70,15 +85,15 @@ def op(fn):
     return wrapper
 
 
-def multi_op(count):
+def multi_op(count: Callable[..., int]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Like `op`, for functions returning several tensors: `count(*args, **kwargs)` says how many
     leaves the (flattened) result has, so a symbolic call can return one symbol per leaf."""
 
-    def decorate(fn):
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         deferred = op(fn)
 
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             result = deferred(*args, **kwargs)
             if not isinstance(result, Symbol):
                 return result
@@ -89,17 +104,17 @@ def multi_op(count):
     return decorate
 
 
-def _leaf(value, index):
+def _leaf(value: Any, index: int) -> Any:
     return _flat(value)[index]
 
 
-def _flat(value):
+def _flat(value: Any) -> List[Any]:
     if isinstance(value, (list, tuple)):
         return [leaf for item in value for leaf in _flat(item)]
     return [value]
 
 
-def normalize_data_format(data_format):
+def normalize_data_format(data_format: Optional[str]) -> str:
     data_format = image_data_format() if data_format is None else data_format
     if data_format not in DATA_FORMATS:
         raise ValueError(f"Unknown data_format: {data_format}")
@@ -107,73 +122,77 @@ def normalize_data_format(data_format):
 
 
 # -- configuration -------------------------------------------------------------------------
-def backend():
+def backend() -> str:
     return "numpy"
 
 
-def floatx():
-    return _CONFIG["floatx"]
+def floatx() -> str:
+    value: str = _CONFIG["floatx"]
+    return value
 
 
-def set_floatx(value):
+def set_floatx(value: Any) -> None:
     if value not in ("float16", "float32", "float64"):
         raise ValueError(f"Unknown floatx type: {value}")
     _CONFIG["floatx"] = str(value)
 
 
-def epsilon():
-    return _CONFIG["epsilon"]
+def epsilon() -> float:
+    value: float = _CONFIG["epsilon"]
+    return value
 
 
-def set_epsilon(value):
+def set_epsilon(value: Any) -> None:
     _CONFIG["epsilon"] = float(value)
 
 
-def image_data_format():
-    return _CONFIG["image_data_format"]
+def image_data_format() -> str:
+    value: str = _CONFIG["image_data_format"]
+    return value
 
 
-def set_image_data_format(data_format):
+def set_image_data_format(data_format: Optional[str]) -> None:
     if data_format not in DATA_FORMATS:
         raise ValueError(f"Unknown data_format: {data_format}")
     _CONFIG["image_data_format"] = str(data_format)
 
 
-def image_dim_ordering():
+def image_dim_ordering() -> str:
     """Keras 1.x name: 'tf' for channels_last, 'th' for channels_first."""
     return "tf" if image_data_format() == "channels_last" else "th"
 
 
-def set_image_dim_ordering(dim_ordering):
+def set_image_dim_ordering(dim_ordering: Any) -> None:
     if dim_ordering not in ("tf", "th"):
         raise ValueError(f"Unknown dim_ordering: {dim_ordering}")
     set_image_data_format("channels_last" if dim_ordering == "tf" else "channels_first")
 
 
-def learning_phase():
-    return _CONFIG["learning_phase"]
+def learning_phase() -> int:
+    value: int = _CONFIG["learning_phase"]
+    return value
 
 
-def set_learning_phase(value):
+def set_learning_phase(value: Any) -> None:
     if value not in (0, 1):
         raise ValueError("Expected learning phase to be 0 or 1.")
     _CONFIG["learning_phase"] = value
 
 
-def get_uid(prefix=""):
+def get_uid(prefix: str = "") -> int:
     _UIDS[prefix] = _UIDS.get(prefix, 0) + 1
     return _UIDS[prefix]
 
 
-def reset_uids():
+def reset_uids() -> None:
     _UIDS.clear()
 
 
-def manual_variable_initialization(value):
+def manual_variable_initialization(value: Any) -> None:
     _CONFIG["manual_init"] = bool(value)
 
 
-def clear_session():
+def clear_session() -> None:
     # a new graph: uids start again and the learning phase is no longer fixed (test phase, 0, by default);
     # floatx, epsilon and the data format are configuration, not graph state, and stay
     reset_uids()
@@ -189,20 +208,22 @@ class Variable(Tensor):
     """A variable: a tensor that the update ops and set_value change in place."""
 
 
-def _dense(value):
+def _dense(value: Any) -> Any:
     """A sparse matrix (anything with toarray(), as scipy.sparse) as the dense array it stands for."""
     return value.toarray() if hasattr(value, "toarray") else value
 
 
-def variable(value, dtype=None, name=None, constraint=None):
+def variable(
+    value: Any, dtype: Optional[str] = None, name: Optional[str] = None, constraint: Any = None
+) -> NDArray[Any]:
     return np.array(_dense(value), dtype=dtype or floatx()).view(Variable)
 
 
-def is_tensor(x):
+def is_tensor(x: Any) -> bool:
     return isinstance(x, (Tensor, Symbol))
 
 
-def is_keras_tensor(x):
+def is_keras_tensor(x: Any) -> bool:
     if not is_tensor(x):
         raise ValueError(
             f"Unexpectedly found an instance of type `{type(x).__name__}`. Expected a symbolic tensor instance."
@@ -211,28 +232,28 @@ def is_keras_tensor(x):
 
 
 @op
-def shape(x):
+def shape(x: Any) -> Any:
     # deferred on symbols: the symbolic shape is the fed value's shape (None dims included)
     return np.array(np.shape(x), dtype="int32")
 
 
-def count_params(x):
+def count_params(x: Any) -> int:
     # static: the product of int_shape (a None dim has no static count)
     dims = int_shape(x)
     if dims is None or any(d is None for d in dims):
         raise ValueError(f"count_params needs a fully defined static shape, got {dims}")
-    return int(np.prod(dims, dtype="int64"))
+    return int(np.prod(cast(Tuple[int, ...], dims), dtype="int64"))
 
 
-def get_value(x):
+def get_value(x: Any) -> NDArray[Any]:
     return np.array(x)
 
 
-def batch_get_value(ops):
+def batch_get_value(ops: Sequence[Any]) -> List[NDArray[Any]]:
     return [get_value(x) for x in ops]
 
 
-def _assign(x, value):
+def _assign(x: NDArray[Any], value: Any) -> NDArray[Any]:
     """Write `value` into variable `x` in place; like a variable assignment, the shape must match."""
     value = np.asarray(value)
     if value.shape != x.shape:
@@ -241,27 +262,29 @@ def _assign(x, value):
     return x
 
 
-def set_value(x, value):
+def set_value(x: NDArray[Any], value: Any) -> None:
     _assign(x, value)
 
 
-def batch_set_value(tuples):
+def batch_set_value(tuples: Any) -> None:
     for x, value in tuples:
         set_value(x, value)
 
 
 @op
-def print_tensor(x, message=""):
+def print_tensor(x: Any, message: str = "") -> Any:
     # stdout, as Keras' backends print; invoke.evaluate captures it, so the caller's stdout stays clean
     print(message, np.asarray(x), file=sys.stdout)
     return x
 
 
-def stop_gradient(variables):
+def stop_gradient(variables: Any) -> Any:
     return variables
 
 
-def constant(value, dtype=None, shape=None, name=None):
+def constant(
+    value: Any, dtype: Optional[str] = None, shape: Optional[Sequence[int]] = None, name: Optional[str] = None
+) -> NDArray[Any]:
     array = np.array(value, dtype=dtype or floatx())
     if shape is not None:
         # a scalar fills the shape; a value with as many elements is reshaped (tf.constant)
@@ -271,7 +294,13 @@ def constant(value, dtype=None, shape=None, name=None):
     return array.view(Tensor)
 
 
-def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
+def placeholder(
+    shape: Optional[Sequence[Optional[int]]] = None,
+    ndim: Optional[int] = None,
+    dtype: Optional[str] = None,
+    sparse: bool = False,
+    name: Optional[str] = None,
+) -> Symbol:
     if shape is None and ndim is not None:
         shape = (None,) * ndim
     symbol = Symbol(shape=tuple(shape) if shape is not None else None, dtype=dtype or floatx(), name=name)
@@ -279,23 +308,25 @@ def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
     return symbol
 
 
-def is_placeholder(x):
+def is_placeholder(x: Any) -> bool:
     return isinstance(x, Symbol) and x.fn is None
 
 
-def eval(x):
+def eval(x: Any) -> NDArray[Any]:
     if isinstance(x, Symbol):
         raise ValueError("cannot eval a symbolic tensor without feeding its placeholders; use function()")
     return np.array(x)
 
 
-def function(inputs, outputs, updates=None, **kwargs):
+def function(
+    inputs: Sequence[Symbol], outputs: Any, updates: Optional[Sequence[Any]] = None, **kwargs: Any
+) -> Callable[[Sequence[Any]], Any]:
     if kwargs:
         raise ValueError(f"Invalid argument {sorted(kwargs)[0]} passed to K.function")
     single = not isinstance(outputs, (list, tuple))
     outputs = [outputs] if single else list(outputs)
 
-    def run(values):
+    def run(values: Sequence[Any]) -> Any:
         if len(values) != len(inputs):
             raise ValueError(f"expected {len(inputs)} inputs, got {len(values)}")
         bindings = {ph: np.asarray(_dense(v)) for ph, v in zip(inputs, values)}
@@ -307,7 +338,7 @@ def function(inputs, outputs, updates=None, **kwargs):
     return run
 
 
-def int_shape(x):
+def int_shape(x: Any) -> Shape:
     if isinstance(x, Symbol) and getattr(x.fn, "__name__", "") == "print_tensor":
         return int_shape(x.args[0])  # x itself, printed when run
     if isinstance(x, Symbol):
@@ -320,11 +351,13 @@ def int_shape(x):
 _STATIC_FILLS = (16, 17)
 
 
-def _static_shape(symbol):
+def _static_shape(symbol: Symbol) -> Shape:
     """A deferred result's static shape, as a graph backend infers it: the call run on placeholders filled with ones,
     each unknown dim given one size and then another; a dim that stays the same is known, one that follows them is
     None. None when it cannot run so (a call that prints, a placeholder of unknown rank, a call that raises)."""
-    placeholders, pending, seen = [], [symbol], set()
+    placeholders: List[Symbol] = []
+    pending: List[Any] = [symbol]
+    seen = set()
     while pending:
         item = pending.pop()
         if isinstance(item, (list, tuple)):
@@ -343,7 +376,7 @@ def _static_shape(symbol):
     shapes = []
     for fill in _STATIC_FILLS:
         feeds = {
-            ph: np.ones(tuple(fill if d is None else d for d in ph.shape), dtype=ph.dtype or floatx())
+            ph: np.ones(tuple(fill if d is None else d for d in ph.shape or ()), dtype=ph.dtype or floatx())
             for ph in placeholders
         }
         try:
@@ -357,10 +390,10 @@ def _static_shape(symbol):
     return tuple(int(a) if a == b else None for a, b in zip(first, second))
 
 
-def ndim(x):
+def ndim(x: Any) -> Optional[int]:
     shape = int_shape(x)
     return None if shape is None else len(shape)
 
 
-def dtype(x):
+def dtype(x: Any) -> Optional[str]:
     return x.dtype if isinstance(x, Symbol) else str(np.asarray(x).dtype)

@@ -3,7 +3,10 @@
 The blank label is the last class, as in Keras.
 """
 
+from typing import Any, Dict
+
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import epsilon, multi_op, op
 
@@ -11,7 +14,7 @@ __all__ = ["ctc_label_dense_to_sparse", "ctc_batch_cost", "ctc_decode"]
 
 
 @op
-def ctc_label_dense_to_sparse(labels, label_lengths):
+def ctc_label_dense_to_sparse(labels: Any, label_lengths: Any) -> NDArray[Any]:
     """The reference is dense: labels past each length become 0, as a sparse tensor densified."""
     labels = np.asarray(labels)
     lengths = np.asarray(label_lengths).reshape(-1)
@@ -19,7 +22,7 @@ def ctc_label_dense_to_sparse(labels, label_lengths):
     return np.where(keep, labels, 0).astype(labels.dtype)
 
 
-def _ctc_loss(log_probs, labels):
+def _ctc_loss(log_probs: Any, labels: Any) -> Any:
     """-log p(labels | log_probs) for one sequence; log_probs is (time, classes)."""
     blank = log_probs.shape[1] - 1
     extended = [blank]
@@ -42,7 +45,7 @@ def _ctc_loss(log_probs, labels):
 
 
 @op
-def ctc_batch_cost(y_true, y_pred, input_length, label_length):
+def ctc_batch_cost(y_true: Any, y_pred: Any, input_length: Any, label_length: Any) -> NDArray[Any]:
     y_pred = np.asarray(y_pred)
     # Keras takes log(y_pred + eps) as logits, and CTC normalises logits with a softmax per step
     logits = np.log(y_pred.astype("float64") + epsilon())
@@ -61,7 +64,7 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
         else 2
     )
 )
-def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
+def ctc_decode(y_pred: Any, input_length: Any, greedy: bool = True, beam_width: int = 100, top_paths: int = 1) -> Any:
     """Greedy: best class per step, repeats merged, blanks removed; the score is minus the sum of the
     best log(y + eps) per step. Beam search (greedy=False): the `top_paths` most probable labelings,
     found exactly by summing over every path (small inputs only), scored by log p(labeling) under a
@@ -98,16 +101,16 @@ def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
     return decoded, np.asarray(scores, dtype=y_pred.dtype).reshape(len(lengths), top_paths)
 
 
-def _collapse(path, blank):
+def _collapse(path: Any, blank: Any) -> Any:
     return tuple(int(c) for j, c in enumerate(path) if c != blank and (j == 0 or c != path[j - 1]))
 
 
-def _ranked_labelings(log_probs, blank, limit=200000):
+def _ranked_labelings(log_probs: Any, blank: Any, limit: int = 200000) -> Any:
     """Every labeling with its log probability (summed over its paths), most probable first."""
     steps, classes = log_probs.shape
     if classes**steps > limit:
         raise NotImplementedError("the reference enumerates paths: input too large for beam decoding")
-    totals = {}
+    totals: Dict[Any, float] = {}
     for path in np.ndindex(*([classes] * steps)):
         score = float(np.sum(log_probs[np.arange(steps), list(path)])) if steps else 0.0
         key = _collapse(path, blank)

@@ -1,6 +1,9 @@
 """Linear algebra: dot (Theano-style n-D rule), batch_dot, transpose."""
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import op
 
@@ -8,13 +11,13 @@ __all__ = ["dot", "batch_dot", "transpose"]
 
 
 @op
-def dot(x, y):
+def dot(x: Any, y: Any) -> Any:
     # n-D rule of the docs: contract x's last axis with y's second-to-last (np.dot does exactly that).
     return np.dot(x, y)
 
 
 @op
-def batch_dot(x, y, axes=None):
+def batch_dot(x: Any, y: Any, axes: Any = None) -> Any:
     """Dot product over one axis of each input, batched over axis 0.
 
     The result's dims are x's remaining non-batch dims followed by y's; a result with only the
@@ -50,5 +53,5 @@ def batch_dot(x, y, axes=None):
 
 
 @op
-def transpose(x):
+def transpose(x: Any) -> NDArray[Any]:
     return np.transpose(x)

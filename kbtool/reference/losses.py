@@ -1,5 +1,7 @@
 """Losses. Keras 2 order is (target, output); Keras 1.x documented (output, target)."""
 
+from typing import Any
+
 import numpy as np
 
 from kbtool.reference.core import epsilon, op
@@ -7,7 +9,7 @@ from kbtool.reference.core import epsilon, op
 __all__ = ["binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"]
 
 
-def _clip(output):
+def _clip(output: Any) -> Any:
     """Clip to [epsilon, 1 - epsilon] with the bounds in output's own float dtype, as the backends do."""
     output = np.asarray(output)
     dtype = output.dtype if output.dtype.kind == "f" else np.dtype("float64")
@@ -15,12 +17,12 @@ def _clip(output):
     return np.clip(output.astype(dtype), low, high)
 
 
-def _f64(*arrays):
+def _f64(*arrays: Any) -> Any:
     return [np.asarray(a, dtype="float64") for a in arrays]
 
 
 @op
-def binary_crossentropy(target, output, from_logits=False):
+def binary_crossentropy(target: Any, output: Any, from_logits: bool = False) -> Any:
     dtype = np.asarray(output).dtype
     if not from_logits:
         # probabilities are clipped to [eps, 1 - eps] in output's dtype (1 - 1e-7 rounds in float32)
@@ -34,7 +36,7 @@ def binary_crossentropy(target, output, from_logits=False):
     return loss.astype(dtype)
 
 
-def _check_axis(output, axis):
+def _check_axis(output: Any, axis: Any) -> None:
     ndim = np.asarray(output).ndim
     if axis != -1 and axis not in range(ndim):
         raise ValueError(
@@ -44,7 +46,7 @@ def _check_axis(output, axis):
 
 
 @op
-def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+def categorical_crossentropy(target: Any, output: Any, from_logits: bool = False, axis: Any = -1) -> Any:
     _check_axis(output, axis)
     dtype = np.asarray(output).dtype
     target, output = _f64(target, output)
@@ -58,7 +60,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 
 @op
-def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+def sparse_categorical_crossentropy(target: Any, output: Any, from_logits: bool = False, axis: Any = -1) -> Any:
     _check_axis(output, axis)
     output = np.asarray(output)
     axis = axis % output.ndim

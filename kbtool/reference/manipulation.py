@@ -1,6 +1,9 @@
 """Shape manipulation."""
 
+from typing import Any, Optional
+
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import floatx, normalize_data_format, op
 
@@ -29,33 +32,33 @@ __all__ = [
 
 
 @op
-def concatenate(tensors, axis=-1):
+def concatenate(tensors: Any, axis: Any = -1) -> NDArray[Any]:
     return np.concatenate([np.asarray(t) for t in tensors], axis=axis)
 
 
 @op
-def reshape(x, shape):
+def reshape(x: Any, shape: Any) -> NDArray[Any]:
     return np.reshape(x, shape)
 
 
 @op
-def one_hot(indices, num_classes):
+def one_hot(indices: Any, num_classes: Any) -> Any:
     indices = np.asarray(indices).astype("int64")
     return (indices[..., None] == np.arange(num_classes)).astype(floatx())
 
 
 @op
-def permute_dimensions(x, pattern):
+def permute_dimensions(x: Any, pattern: Any) -> NDArray[Any]:
     return np.transpose(x, tuple(pattern))
 
 
 @op
-def repeat_elements(x, rep, axis):
+def repeat_elements(x: Any, rep: Any, axis: Any) -> NDArray[Any]:
     return np.repeat(x, rep, axis=axis)
 
 
 @op
-def repeat(x, n):
+def repeat(x: Any, n: Any) -> NDArray[Any]:
     x = np.asarray(x)
     if x.ndim != 2:
         raise ValueError(f"repeat expects a 2D tensor (samples, dim), got rank {x.ndim}")
@@ -63,42 +66,42 @@ def repeat(x, n):
 
 
 @op
-def tile(x, n):
+def tile(x: Any, n: Any) -> NDArray[Any]:
     return np.tile(x, n)
 
 
 @op
-def flatten(x):
+def flatten(x: Any) -> NDArray[Any]:
     return np.reshape(x, (-1,))
 
 
 @op
-def batch_flatten(x):
+def batch_flatten(x: Any) -> NDArray[Any]:
     x = np.asarray(x)
     # (batch, prod of the other dims); a rank-1 input becomes (batch, 1), an empty batch stays empty
     return np.reshape(x, (x.shape[0], int(np.prod(x.shape[1:], dtype="int64"))))
 
 
 @op
-def expand_dims(x, axis=-1):
+def expand_dims(x: Any, axis: Any = -1) -> NDArray[Any]:
     return np.expand_dims(x, axis)
 
 
 @op
-def squeeze(x, axis):
+def squeeze(x: Any, axis: Any) -> Any:
     return np.squeeze(x, axis=axis)
 
 
-def _pad(x, pads):
+def _pad(x: Any, pads: Any) -> NDArray[Any]:
     return np.pad(np.asarray(x), pads)
 
 
 @op
-def temporal_padding(x, padding=(1, 1)):
+def temporal_padding(x: Any, padding: Any = (1, 1)) -> NDArray[Any]:
     return _pad(x, [(0, 0), tuple(padding), (0, 0)])
 
 
-def _spatial_padding(x, padding, data_format, rank):
+def _spatial_padding(x: Any, padding: Any, data_format: Optional[str], rank: Any) -> NDArray[Any]:
     data_format = normalize_data_format(data_format)
     padding = [tuple(p) for p in padding]
     if len(padding) != rank or any(len(p) != 2 for p in padding):
@@ -109,16 +112,18 @@ def _spatial_padding(x, padding, data_format, rank):
 
 
 @op
-def spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None):
+def spatial_2d_padding(x: Any, padding: Any = ((1, 1), (1, 1)), data_format: Optional[str] = None) -> NDArray[Any]:
     return _spatial_padding(x, padding, data_format, 2)
 
 
 @op
-def spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None):
+def spatial_3d_padding(
+    x: Any, padding: Any = ((1, 1), (1, 1), (1, 1)), data_format: Optional[str] = None
+) -> NDArray[Any]:
     return _spatial_padding(x, padding, data_format, 3)
 
 
-def _resize(x, factors, data_format):
+def _resize(x: Any, factors: Any, data_format: Optional[str]) -> Any:
     data_format = normalize_data_format(data_format)
     x = np.asarray(x)
     first = 2 if data_format == "channels_first" else 1
@@ -127,7 +132,7 @@ def _resize(x, factors, data_format):
     return x
 
 
-def _bilinear_axis(x, factor, axis):
+def _bilinear_axis(x: Any, factor: Any, axis: Any) -> Any:
     """Linear interpolation along one axis, upscaled by an integer factor: output pixel i samples input coordinate
     i / factor, the next input pixel clamped at the far edge (no half-pixel offset). Keras 2's contract: keras 2.3.1
     tensorflow_backend.py resize_images (TF 1's resize_bilinear, align_corners=False, half_pixel_centers=False) and
@@ -143,7 +148,9 @@ def _bilinear_axis(x, factor, axis):
 
 
 @op
-def resize_images(x, height_factor, width_factor, data_format=None, interpolation="nearest"):
+def resize_images(
+    x: Any, height_factor: Any, width_factor: Any, data_format: Optional[str] = None, interpolation: str = "nearest"
+) -> Any:
     if interpolation not in ("nearest", "bilinear"):
         raise ValueError("interpolation should be one of 'nearest' or 'bilinear'")
     if interpolation == "nearest":
@@ -158,28 +165,30 @@ def resize_images(x, height_factor, width_factor, data_format=None, interpolatio
 
 
 @op
-def resize_volumes(x, depth_factor, height_factor, width_factor, data_format=None):
+def resize_volumes(
+    x: Any, depth_factor: Any, height_factor: Any, width_factor: Any, data_format: Optional[str] = None
+) -> Any:
     return _resize(x, (depth_factor, height_factor, width_factor), data_format)
 
 
 @op
-def stack(x, axis=0):
+def stack(x: Any, axis: int = 0) -> NDArray[Any]:
     return np.stack([np.asarray(t) for t in x], axis=axis)
 
 
 @op
-def reverse(x, axes):
+def reverse(x: Any, axes: Any) -> NDArray[Any]:
     axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
     return np.flip(x, axes)
 
 
 @op
-def slice(x, start, size):
+def slice(x: Any, start: Any, size: Any) -> Any:
     x = np.asarray(x)
     index = tuple(np.s_[s : x.shape[i] if z == -1 else s + z] for i, (s, z) in enumerate(zip(start, size)))
     return x[index]
 
 
 @op
-def gather(reference, indices):
+def gather(reference: Any, indices: Any) -> Any:
     return np.asarray(reference)[np.asarray(indices).astype("int64")]

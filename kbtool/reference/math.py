@@ -1,5 +1,7 @@
 """Elementwise math."""
 
+from typing import Any
+
 import numpy as np
 
 from kbtool.reference.core import op
@@ -7,13 +9,13 @@ from kbtool.reference.core import op
 __all__ = ["abs", "clip", "cos", "exp", "log", "pow", "round", "sign", "sin", "sqrt", "square"]
 
 
-def _keep(x, fn):
+def _keep(x: Any, fn: Any) -> Any:
     x = np.asarray(x)
     return fn(x).astype(x.dtype)
 
 
 @op
-def clip(x, min_value, max_value):
+def clip(x: Any, min_value: Any, max_value: Any) -> Any:
     # Not in the docs, from every backend's source: a max below min is raised to min; None means unbounded.
     if max_value is not None and min_value is not None and max_value < min_value:
         max_value = min_value
@@ -24,53 +26,53 @@ def clip(x, min_value, max_value):
 
 
 @op
-def abs(x):
+def abs(x: Any) -> Any:
     return _keep(x, np.abs)
 
 
 @op
-def square(x):
+def square(x: Any) -> Any:
     return _keep(x, np.square)
 
 
 @op
-def sqrt(x):
+def sqrt(x: Any) -> Any:
     # Keras clips negatives to 0 before the root (TensorFlow and Theano backends alike)
     return _keep(x, lambda v: np.sqrt(np.maximum(v, 0)))
 
 
 @op
-def exp(x):
+def exp(x: Any) -> Any:
     return _keep(x, np.exp)
 
 
 @op
-def log(x):
+def log(x: Any) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         return _keep(x, np.log)
 
 
 @op
-def pow(x, a):
+def pow(x: Any, a: Any) -> Any:
     with np.errstate(divide="ignore", invalid="ignore"):
         return _keep(x, lambda v: np.power(v, a))
 
 
 @op
-def round(x):
+def round(x: Any) -> Any:
     return _keep(x, np.round)  # half to even, as tf.round and Theano's half_to_even
 
 
 @op
-def sign(x):
+def sign(x: Any) -> Any:
     return _keep(x, np.sign)
 
 
 @op
-def sin(x):
+def sin(x: Any) -> Any:
     return _keep(x, np.sin)
 
 
 @op
-def cos(x):
+def cos(x: Any) -> Any:
     return _keep(x, np.cos)

@@ -1,6 +1,9 @@
 """Activations and other neural-network helpers."""
 
+from typing import Any, Optional
+
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.reference.core import normalize_data_format, op
 
@@ -20,14 +23,14 @@ __all__ = [
 ]
 
 
-def _keep(x, fn):
+def _keep(x: Any, fn: Any) -> NDArray[Any]:
     x = np.asarray(x)
     with np.errstate(over="ignore"):
         return np.asarray(fn(x.astype("float64"))).astype(x.dtype)
 
 
 @op
-def softmax(x, axis=-1):
+def softmax(x: Any, axis: Any = -1) -> Any:
     x = np.asarray(x)
     shifted = x - np.max(x, axis=axis, keepdims=True)  # the stable form: exp never overflows
     e = np.exp(shifted)
@@ -35,11 +38,11 @@ def softmax(x, axis=-1):
 
 
 @op
-def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+def relu(x: Any, alpha: float = 0.0, max_value: Any = None, threshold: float = 0.0) -> NDArray[Any]:
     # Every backend's behaviour, not ko-2.2's formula (a doc error, see the spec's doc_errors): x is kept only
     # where x > threshold (so x == threshold gives 0), or max(x, 0) when threshold is 0; max_value clips the kept
     # part to [0, max_value]; alpha * (x - threshold) is added below the threshold.
-    def f(v):
+    def f(v: Any) -> Any:
         kept = np.where(v > threshold, v, 0.0) if threshold != 0 else np.maximum(v, 0.0)
         if max_value is not None:
             kept = np.clip(kept, 0.0, max_value)
@@ -49,39 +52,39 @@ def relu(x, alpha=0.0, max_value=None, threshold=0.0):
 
 
 @op
-def elu(x, alpha=1.0):
+def elu(x: Any, alpha: float = 1.0) -> NDArray[Any]:
     return _keep(x, lambda v: np.where(v > 0, v, alpha * np.expm1(np.minimum(v, 0))))
 
 
 @op
-def sigmoid(x):
+def sigmoid(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: 1.0 / (1.0 + np.exp(-v)))
 
 
 @op
-def hard_sigmoid(x):
+def hard_sigmoid(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: np.clip(0.2 * v + 0.5, 0.0, 1.0))
 
 
 @op
-def softplus(x):
+def softplus(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: np.logaddexp(0.0, v))
 
 
 @op
-def softsign(x):
+def softsign(x: Any) -> NDArray[Any]:
     return _keep(x, lambda v: v / (1.0 + np.abs(v)))
 
 
 @op
-def tanh(x):
+def tanh(x: Any) -> NDArray[Any]:
     return _keep(x, np.tanh)
 
 
 @op
-def l2_normalize(x, axis=None):
+def l2_normalize(x: Any, axis: Any = None) -> NDArray[Any]:
     # x / sqrt(max(sum(x**2), 1e-12)), as tf.nn.l2_normalize
-    def f(v):
+    def f(v: Any) -> Any:
         axes = tuple(axis) if isinstance(axis, list) else axis
         return v / np.sqrt(np.maximum(np.sum(v * v, axis=axes, keepdims=True), 1e-12))
 
@@ -89,7 +92,7 @@ def l2_normalize(x, axis=None):
 
 
 @op
-def in_top_k(predictions, targets, k):
+def in_top_k(predictions: Any, targets: Any, k: Any) -> Any:
     predictions = np.asarray(predictions)
     targets = np.asarray(targets).astype("int64").reshape(-1)
     target_scores = predictions[np.arange(len(targets)), targets]
@@ -99,7 +102,7 @@ def in_top_k(predictions, targets, k):
 
 
 @op
-def bias_add(x, bias, data_format=None):
+def bias_add(x: Any, bias: Any, data_format: Optional[str] = None) -> Any:
     data_format = normalize_data_format(data_format)
     x, bias = np.asarray(x), np.asarray(bias)
     if bias.ndim != 1 and bias.ndim != x.ndim - 1:
@@ -114,7 +117,7 @@ def bias_add(x, bias, data_format=None):
 
 
 @op
-def dropout(x, level, noise_shape=None, seed=None):
+def dropout(x: Any, level: Any, noise_shape: Any = None, seed: Any = None) -> Any:
     if not 0 <= level < 1:
         raise ValueError("Dropout level must be in interval [0, 1[.")
     x = np.asarray(x)

@@ -1,5 +1,7 @@
 """Batch normalisation: both documented formulas reduce to (x - mean) / sqrt(var + eps) * gamma + beta."""
 
+from typing import Any
+
 import numpy as np
 
 from kbtool.reference.core import multi_op, op
@@ -8,7 +10,9 @@ __all__ = ["batch_normalization", "normalize_batch_in_training"]
 
 
 @op
-def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
+def batch_normalization(
+    x: Any, mean: Any, var: Any, beta: Any, gamma: Any, axis: Any = -1, epsilon: float = 1e-3
+) -> Any:
     """ko-2.2's formula (x - mean) / sqrt(var + epsilon) * gamma + beta under NumPy broadcasting, so 1-D statistics
     lie along the LAST axis whatever `axis` says: keras 2.3.1 numpy_backend.py batch_normalization (Keras 2's own
     oracle) computes exactly this, as do its theano_backend.py (1-D statistics: reduction axes all but the last) and
@@ -22,7 +26,7 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
 
 
 @multi_op(lambda *args, **kwargs: 3)
-def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
+def normalize_batch_in_training(x: Any, gamma: Any, beta: Any, reduction_axes: Any, epsilon: float = 1e-3) -> Any:
     """Returns (normalized, mean, variance) with statistics over `reduction_axes`."""
     x = np.asarray(x)
     axes = tuple(reduction_axes)

@@ -1,33 +1,50 @@
 """What the reference expects of a case: its outcome, computed in-process through the same invoke path as the
 workers, once per case (cached; the run stage asks from one thread per backend)."""
 
+from __future__ import annotations
+
 import contextlib
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.capture import Captured
 from kbtool.reference.finite_differences import central_differences
 from kbtool.worker import invoke, protocol
 
+if TYPE_CHECKING:
+    from kbtool.specs.cases import Case
+
+Reply = Tuple[Dict[str, Any], List[Any]]  # (header, arrays), as a worker answers
+
 
 class Oracle:
     """The NumPy reference's outcome for each case, and a backend's own name for K.backend()."""
 
-    def __init__(self, module=None):
+    def __init__(self, module: Optional[ModuleType] = None) -> None:
         if module is None:
-            from kbtool import reference as module
-        self.module = module
+            from kbtool import reference
+
+            module = reference
+        self.module: ModuleType = module
         self._lock = threading.Lock()
-        self._cache = {}
+        self._cache: Dict[Tuple[Any, ...], Reply] = {}
 
     def expected(
-        self, case: Any, hello: Optional[Dict[str, Any]] = None, backend_name: Optional[str] = None
-    ) -> Tuple[Dict[str, Any], List[Any]]:
-        """The reply a backend should give for `case` (header, arrays)."""
+        self,
+        case: Case,
+        hello: Optional[Dict[str, Any]] = None,
+        backend_name: Optional[str] = None,
+        keras_name: Optional[Callable[[str], str]] = None,
+    ) -> Reply:
+        """The reply a backend should give for `case` (header, arrays). For K.backend() the caller names the
+        backend and gives `keras_name`, what Keras calls a built-in backend (the runners' registry knows it; the
+        reference does not import the runners); without it a backend is called by kbtool's name."""
         if case.expect_backend_name:
-            return own_name(backend_name, hello or {})
+            return own_name(backend_name or "", hello or {}, keras_name or _same_name)
         settings = getattr(case, "keras_config", None) or {}
         key = (case.op, case.id, tuple(sorted(settings.items())))
         with self._lock:
@@ -40,15 +57,21 @@ class Oracle:
                 self._cache[key] = header, arrays
             return self._cache[key]
 
-    def _outcome(self, case):
+    def _outcome(self, case: Case) -> Reply:
         if case.grad:
             return numeric_gradients(self.module, case)
         # the reference answers in the case's first mode (a placeholder-only case has no eager form)
-        return invoke.evaluate(self.module, case.request(case.modes[0]), case.arrays)
+        return evaluate(self.module, case.request(case.modes[0]), case.arrays)
+
+
+def evaluate(module: ModuleType, request: Mapping[str, Any], arrays: List[NDArray[Any]]) -> Reply:
+    """The worker's invoke path on the reference module."""
+    reply: Reply = invoke.evaluate(module, request, arrays)  # type: ignore[no-untyped-call]  # (the py36 worker is untyped)
+    return reply
 
 
 @contextlib.contextmanager
-def keras_settings(module, settings):
+def keras_settings(module: ModuleType, settings: Mapping[str, Any]) -> Iterator[None]:
     """The reference follows the case's keras.json settings while it computes the case (then gets its own back)."""
     keys = [k for k in ("floatx", "epsilon", "image_data_format") if k in settings]
     saved = {k: getattr(module, k)() for k in keys}
@@ -65,18 +88,18 @@ class _NoValue(Exception):
     pass
 
 
-def numeric_gradients(module, case):
+def numeric_gradients(module: ModuleType, case: Case) -> Reply:
     """d sum(op(...)) / d input by central differences in float64, for each input the case builds as a tensor."""
     request = dict(case.request("eager"), grad=False)
     arrays64 = [a.astype("float64") if a.dtype.kind == "f" else a for a in case.arrays]
 
-    def total(arrays):
-        header, outs = invoke.evaluate(module, request, arrays)
+    def total(arrays: List[NDArray[Any]]) -> float:
+        header, outs = evaluate(module, request, arrays)
         if header["status"] != protocol.OK:
             raise _NoValue(header)
         return float(sum(np.sum(o, dtype="float64") for o in outs))
 
-    def total_at(index):
+    def total_at(index: int) -> Callable[[NDArray[Any]], float]:
         return lambda value: total(arrays64[:index] + [value] + arrays64[index + 1 :])
 
     try:
@@ -92,16 +115,18 @@ def numeric_gradients(module, case):
     return {"status": protocol.OK, "outputs": outputs, "sequence": True}, grads
 
 
-def own_name(backend_name, hello):
-    """K.backend() should answer the backend's own name, as Keras names it (tensorflow1 is keras 2.3.1's
-    'tensorflow'; for `module@env`, the env's; for a custom module on kbtool's Python, what its worker reported at
-    start)."""
+def _same_name(name: str) -> str:
+    return name
+
+
+def own_name(backend_name: str, hello: Mapping[str, Any], keras_name: Callable[[str], str]) -> Reply:
+    """K.backend() should answer the backend's own name, as Keras names it (`keras_name`: tensorflow1 is keras
+    2.3.1's 'tensorflow'; for `module@env`, the env's; for a custom module on kbtool's Python, what its worker
+    reported at start)."""
     want = backend_name.split("@", 1)[1] if "@" in backend_name else backend_name
     if "." in want:
         want = hello.get("backend", want)
     else:
-        from kbtool.runners.registry import keras_name
-
         want = keras_name(want)
     return {
         "status": protocol.OK,

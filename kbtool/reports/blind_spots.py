@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from kbtool.errors import KbtoolError
 from kbtool.results import Status
+from kbtool.runners import names
 from kbtool.specs import coverage
 from kbtool.specs.cases import cases_for
 from kbtool.specs.coverage import ResultKey
@@ -106,7 +107,7 @@ def backend_modes(backend: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
         return tuple(recipe.modes), dict(recipe.unsupported_modes)
     if backend in registry.BUILTIN:
         return MODES, {}
-    module, _, env_name = backend.partition("@")
+    module, env_name = names.split_custom(backend)
     is_custom: Callable[[str], bool] = custom.is_custom
     importable: Callable[[str], bool] = custom.importable
     if is_custom(backend) and (env_name in registry.RECIPES if env_name else "." in module or importable(module)):

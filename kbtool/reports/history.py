@@ -30,7 +30,9 @@ from kbtool.errors import KbtoolError
 from kbtool.known.fingerprint import of_result
 from kbtool.reports.summary import COUNT_COLUMNS, backend_counts, pass_as_is, percent
 from kbtool.reports.text import plain
-from kbtool.runners.releases import NAME, PIN, base_name, normalise, version_key
+from kbtool.runners import names
+from kbtool.runners.names import base_of as base_name
+from kbtool.runners.releases import version_key
 
 Record = Dict[str, Any]
 
@@ -271,16 +273,8 @@ def read(path: str) -> Tuple[List[Tuple[Record, int]], List[str]]:
 def _pins(name: str) -> Optional[List[Tuple[str, str]]]:
     """A release name's pins [(package, version)], or None for any other name (read here without the registry: a
     history may name backends this machine does not have)."""
-    match = NAME.match(name)
-    if not match:
-        return None
-    pins = []
-    for part in match.group("pins").split(","):
-        pin = PIN.match(part.strip())
-        if not pin:
-            return None
-        pins.append((normalise(pin.group("package")), pin.group("version")))
-    return sorted(pins)
+    release = names.read_release(name)
+    return list(release.pins) if release is not None else None
 
 
 def _when(date: str) -> Any:

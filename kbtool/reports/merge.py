@@ -47,6 +47,7 @@ def distinct_files(names: Sequence[str]) -> List[str]:
 def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = False) -> Record:
     """The merged report of `parts`, a list of (name, report) (names as the user gave the files)."""
     from kbtool import known
+    from kbtool.runners import envs
 
     if not parts:
         raise KbtoolError("nothing to merge: name the reports")
@@ -71,7 +72,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         planned_ops=plan["ops"],
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
         by_regex=not plan["as_recorded"],
-        versions=known.reported_versions(infos),
+        versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
     )
     interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
     incomplete: Optional[Record] = None

@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool.reports.text import megabytes, plain, plural
 from kbtool.results import OPTIONAL_STATUSES, BackendStatus, Status
+from kbtool.runners import names
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -95,7 +96,7 @@ def short_versions(info: Record, verbosity: int) -> str:
     if not versions:  # it did not start: nothing to show
         return ""
     if info.get("kind") == "custom":
-        own = versions.get(info.get("module") or info["name"].split("@", 1)[0])
+        own = versions.get(info.get("module") or names.split_custom(info["name"]).module)
         return str(own) if own and own != "unknown" and not str(own).startswith("unavailable") else "custom"
     own = versions.get(info["name"])
     return str(own if own is not None else next(iter(versions.values()), ""))
@@ -104,19 +105,11 @@ def short_versions(info: Record, verbosity: int) -> str:
 def release_pins(name: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
     """(base, [(package, version), ...]) of a release backend's name (`tensorflow1[keras=2.2.4]`), None for another
     name. Read from the name alone, as written in the report (a view never needs the release's recipe)."""
-    from kbtool.runners.releases import NAME, PIN
-
-    match = NAME.match(name)
-    if not match:
-        return None
-    pins = [PIN.match(part.strip()) for part in match.group("pins").split(",") if part.strip()]
-    if not pins or not all(pins):
-        return None
-    return match.group("base"), [(p.group("package"), p.group("version")) for p in pins if p]
+    release = names.read_release(name)
+    return (release.base, list(release.pins)) if release is not None else None
 
 
-def _normalised(package: str) -> str:
-    return package.replace("_", "-").replace(".", "-").lower()
+_normalised = names.normalise
 
 
 def release_versions(report: Record) -> Dict[str, str]:
@@ -149,7 +142,7 @@ def release_versions(report: Record) -> Dict[str, str]:
         return ", ".join(f"{p} {v}" for p, v in parts if v)
 
     for name, pins in pinned.items():
-        base = name.split("[", 1)[0]
+        base = names.base_of(name)
         own = [p for p in packages[base] if p in dict(pins)] + [p for p in packages[base] if p not in dict(pins)]
         out[name] = words(name, own, dict(pins))
     for base, wanted in packages.items():

@@ -58,6 +58,7 @@ from kbtool.reports.summary import (
 from kbtool.reports.summary import ordered as _ordered
 from kbtool.reports.text import cell, plain, plural
 from kbtool.results import SEVERITY, BackendStatus, Status
+from kbtool.runners import names
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -206,13 +207,13 @@ def _matrix(report: Record, console: Console) -> None:
         # lines, where `tensorflow1[keras=2.2.4]` would take 24 columns); a base swept beside its releases shows its
         # own versions of the packages they pin
         pins = release_pins(name)
-        shown = name.split("[", 1)[0] if pins else name
+        shown = names.base_of(name) if pins else name
         label = (
             backend_label(shown, info[name])
             if info[name]["status"] == BackendStatus.AVAILABLE.value
             else "{} ({})".format(shown, info[name]["status"])
         )
-        under = "[" + name.split("[", 1)[1] if pins else releases.get(name) or short_versions(info[name], 1)
+        under = names.pins_text(name) if pins else releases.get(name) or short_versions(info[name], 1)
         headers[name] = escape(label) + "\n" + escape(under)
         cells[name] = [_cell(row["cells"][name]) for row in rows]
     op_width = max(cell_len(plain(row["op"])) for row in rows)

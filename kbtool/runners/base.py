@@ -1,16 +1,13 @@
-"""What a backend is, from the controller's side: a recipe for its environment and a launch line.
-
-A `Recipe` says how to build a backend's environment (interpreter, pinned packages, system
-libraries) and how to start a worker in it (module, shims, environment variables). The
-built-in recipes live in `kbtool/runners/<backend>.py`, one module per backend.
-"""
+"""What starting a backend's worker takes, from the controller's side: its Launch (interpreter, module, shims,
+environment, devices), kbtool's home and env folders, the private keras.json a worker reads, and Unavailable (why a
+backend cannot run). How a built-in backend's env is made is its Recipe (kbtool/runners/recipes/)."""
 
 import json
 import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
 
@@ -34,7 +31,7 @@ def kbtool_home() -> str:
     return home
 
 
-def envs_dir():
+def envs_dir() -> str:
     """kbtool_home()/envs; a KbtoolError when it exists and is not a directory."""
     from kbtool.errors import KbtoolError
 
@@ -44,7 +41,7 @@ def envs_dir():
     return path
 
 
-def keras_home_for(keras_config=None):
+def keras_home_for(keras_config: Optional[Mapping[str, Any]] = None) -> str:
     """A private KERAS_HOME whose keras.json holds exactly these settings (one directory per set of settings).
 
     Under kbtool's home; where that cannot be written (read-only, full), a temporary folder of this process
@@ -73,10 +70,10 @@ def keras_home_for(keras_config=None):
     return home
 
 
-_FALLBACK_HOME = None  # this process's temporary KERAS_HOME folder when kbtool's home cannot be written
+_FALLBACK_HOME: Optional[str] = None  # this process's temporary KERAS_HOME folder when kbtool's home cannot be written
 
 
-def _write_keras_home(home, text, write_atomic):
+def _write_keras_home(home: str, text: str, write_atomic: Callable[[str, str], None]) -> None:
     os.makedirs(home, exist_ok=True)
     path = os.path.join(home, "keras.json")
     try:
@@ -138,7 +135,7 @@ class Launch:
     per_worker_env: Callable[[int], Dict[str, str]] = lambda index: {}
     # the modes this backend can run (a case's other modes are not run); each one it cannot, with the reason, is
     # reported once for the backend instead of as a failure per case
-    modes: tuple = MODES
+    modes: Tuple[str, ...] = MODES
     unsupported_modes: Dict[str, str] = field(default_factory=dict)
     # a custom module run in a managed env (`mod@tensorflow`): the env's built-in backend and its modules (public
     # first, then fallbacks); the worker imports them too and says which functions the module shares with them
@@ -159,7 +156,7 @@ class Launch:
 
         return dataclasses.replace(self, env=dict(self.env, **self.per_worker_env(index)))
 
-    def argv(self):
+    def argv(self) -> List[str]:
         argv = [self.python, "-u", WORKER_MAIN, "--module", self.module, "--graph", self.graph]
         if self.apply_keras_json:
             argv.append("--apply-keras-json")
@@ -177,7 +174,7 @@ class Launch:
             argv += ["--version-of", name]
         return argv
 
-    def environ(self, keras_config=None):
+    def environ(self, keras_config: Optional[Mapping[str, Any]] = None) -> Dict[str, str]:
         """The worker's environment; its keras.json holds `keras_config` (the documented defaults when None)."""
         env = dict(os.environ)
         # The caller's KERAS_BACKEND / KERAS_HOME never reach a worker: only a recipe's own keras_backend (in
@@ -219,127 +216,3 @@ def on_device(launch: Launch, device: str = DEFAULT_DEVICE, precision: str = DEF
     # memory) and a second one could not start, so a backend gets gpu_workers (default 1) there
     workers = launch.gpu_workers if device != DEFAULT_DEVICE else launch.workers
     return dataclasses.replace(launch, env=env, device=device, workers=workers)
-
-
-@dataclass
-class Recipe:
-    """A managed environment for one backend."""
-
-    name: str
-    python_version: str  # "3.11" or "3.6": the interpreter the env is built from
-    packages: List[str]
-    module: str
-    keras_backend: Optional[str] = None  # value of KERAS_BACKEND for keras 2.3.1
-    bootstrap_packages: List[str] = field(default_factory=list)  # installed first (e.g. an older pip)
-    fallback_modules: List[str] = field(default_factory=list)
-    shims: List[str] = field(default_factory=list)
-    version_of: List[str] = field(default_factory=list)
-    graph: str = "none"
-    apt_packages: List[str] = field(default_factory=list)
-    env_vars: Callable[[str], Dict[str, str]] = lambda env_dir: {}
-    system_check: Callable[[], List[str]] = list  # problems with system libraries
-    prepare: Callable[[str], None] = lambda env_dir: None  # after pip: symlinks, caches
-    variants: Callable[[Any], List[Any]] = lambda case: []  # see Launch.variants
-    # the case-id suffix of each variant `variants` makes -> the ops it makes it for (known.py reads this data: an
-    # entry may name a variant's results by case glob and use the suffix as `verified_by`)
-    variant_suffixes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
-    workers: Optional[int] = None  # see Launch.workers
-    case_seconds: Optional[float] = None  # see Launch.case_seconds
-    clear_session: bool = False  # see Launch.clear_session
-    case_timeout: Optional[float] = None  # see Launch.case_timeout
-    per_worker_env: Callable[[str, int], Dict[str, str]] = lambda env_dir, index: {}  # see Launch.per_worker_env
-    env_name: Optional[str] = None  # another recipe's env this backend runs in (keras3 in tensorflow's); None: its own
-    modes: tuple = MODES  # the modes its cases run in; see Launch.modes
-    unsupported_modes: Dict[str, str] = field(default_factory=dict)  # mode -> why it cannot run (said once)
-    # `pip freeze` lines a wheel's metadata spells otherwise than its release (cntk 2.7.post2 says 2.7) -> lock line
-    freeze_aliases: Dict[str, str] = field(default_factory=dict)
-    notes: str = ""
-    # a test oracle rather than an engine (keras-numpy): checked like any backend, never timed by `kbtool bench`
-    oracle: bool = False
-    # another package index some of its packages come from (PyTorch's CPU wheels): used when its host answers, since
-    # pip retries an unreachable index for minutes per package
-    extra_index: Optional[str] = None
-    # the devices its engine computes on under kbtool (--device) -> the worker's extra environment variables there
-    # (env_dir -> variables); empty for a backend that runs on the CPU only (the Keras 2 backends: tensorflow's
-    # recipe hides the GPU with CUDA_VISIBLE_DEVICES=-1). See on_device.
-    devices: Dict[str, Callable[[str], Dict[str, str]]] = field(default_factory=dict)
-    cpu_only: str = ""  # why a backend without devices runs on the CPU only (said under --device gpu)
-    gpu_workers: int = 1  # see Launch.gpu_workers
-    # packages that follow another's release when a release pins it (tf-keras 2.16 needs tensorflow 2.16.*; tf-keras
-    # 2.14 does not say so itself): pinned package -> its followers, pinned to the same major.minor (releases.py)
-    release_couples: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
-    release: Any = None  # a release backend's releases.Release (None: the built-in recipe as it is)
-    layered_on: Optional[str] = None  # a release's base env: its venv sees the base env's packages after its own
-
-    @property
-    def env_owner(self):
-        """The name of the env this backend runs in (its own name unless it shares another recipe's)."""
-        return self.env_name or self.name
-
-    def env_dir(self):
-        if self.release is not None:
-            return os.path.join(envs_dir(), self.release.folder)
-        return os.path.join(envs_dir(), self.env_owner)
-
-    def env_python(self) -> str:
-        """The env's interpreter: the one `kbtool env use` registered, else the venv's bin/python."""
-        return registered_python(self.env_dir()) or os.path.join(self.env_dir(), "bin", "python")
-
-    def worker_env(self, env_dir: str, external: bool = False) -> Dict[str, str]:
-        """The environment variables a worker of this backend gets on top of the controller's. A venv kbtool built
-        ignores the user's site-packages; a registered interpreter (`external`) is the user's and runs as it is."""
-        env = {} if external else {"PYTHONNOUSERSITE": "1"}
-        if self.keras_backend:
-            env["KERAS_BACKEND"] = self.keras_backend
-        env.update(self.env_vars(env_dir))
-        return env
-
-    def not_installed(self) -> str:
-        """Why the backend cannot run when its env is not installed, and what to do: `kbtool env install NAME`, or,
-        when no Python of the env's version is found here, which Python it needs and the ways to get one."""
-        import shlex
-
-        from kbtool.runners.envs.interpreters import NoInterpreter, WrongInterpreter, find, hint
-
-        shared = "" if self.env_owner == self.name else f" (it runs in the {self.env_owner} env)"
-        try:
-            find(self.python_version, backend=self.name)
-        except NoInterpreter:
-            return f"not installed{shared}; {hint(self.python_version, self.name)}"
-        except WrongInterpreter as exc:  # KBTOOL_PYTHON_X_Y names something else
-            return f"not installed{shared}; {exc}"
-        return f"not installed: run `kbtool env install {shlex.quote(self.name)}`{shared}"
-
-    def launch(self):
-        env_dir = self.env_dir()
-        if not os.path.exists(os.path.join(env_dir, ENV_RECORD)):
-            raise Unavailable(self.not_installed())
-        external = registered_python(env_dir)
-        return Launch(
-            backend=self.name,
-            python=external or self.env_python(),
-            module=self.module,
-            fallback_modules=list(self.fallback_modules),
-            shims=list(self.shims),
-            version_of=list(self.version_of),
-            graph=self.graph,
-            env=self.worker_env(env_dir, external=bool(external)),
-            variants=self.variants,
-            workers=self.workers,
-            case_timeout=self.case_timeout,
-            case_seconds=self.case_seconds,
-            clear_session=self.clear_session,
-            per_worker_env=lambda index: self.per_worker_env(env_dir, index),
-            modes=tuple(self.modes),
-            unsupported_modes=dict(self.unsupported_modes),
-            devices={device: dict(variables(env_dir)) for device, variables in self.devices.items()},
-            cpu_only=self.cpu_only,
-            gpu_workers=self.gpu_workers,
-        )
-
-
-def find_interpreter(version: str) -> str:
-    """Path to a working CPython `version` ("3.6"); kbtool/runners/envs/interpreters.py looks (see its order)."""
-    from kbtool.runners.envs.interpreters import find_path
-
-    return find_path(version)

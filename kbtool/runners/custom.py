@@ -9,19 +9,23 @@ import difflib
 import importlib.util
 import os
 import sys
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, cast
 
 from kbtool.errors import KbtoolError
+from kbtool.runners import names
 from kbtool.runners.base import Launch
-from kbtool.vocabulary import MODULE_PATH
+
+if TYPE_CHECKING:
+    from kbtool.runners.recipes.recipe import Recipe
 
 
-def is_custom(name):
-    return bool(MODULE_PATH.fullmatch(name.split("@", 1)[0]))
+def is_custom(name: str) -> bool:
+    """Whether `name` is shaped as a custom module (`my_backend`, `my_package.my_module[@ENV]`)."""
+    return names.is_custom(name)
 
 
-def launch(name, recipes, builtin=()):
-    module, _, env_name = name.partition("@")
+def launch(name: str, recipes: Mapping[str, "Recipe"], builtin: Sequence[str] = ()) -> Launch:
+    module, env_name = names.split_custom(name)
     if env_name and env_name not in recipes:
         raise KbtoolError(
             "unknown environment {!r} in {!r}; managed environments: {}".format(env_name, name, ", ".join(recipes))
@@ -66,11 +70,12 @@ def inherited_from(hello: Mapping[str, Any], op: str) -> Optional[str]:
     neither has one), or None: a built-in backend, a plain custom module, or one that redefines `op`."""
     from kbtool.worker import inherit
 
-    found = inherit.inherited(hello.get("base"), op)
+    inherited = cast(Callable[[Any, str], object], inherit.inherited)  # the worker (Python 3.6) is unannotated
+    found = inherited(hello.get("base"), op)
     return found if isinstance(found, str) else None
 
 
-def importable(module):
+def importable(module: str) -> bool:
     """Whether `module` can be found on kbtool's path, PYTHONPATH or the current directory (without importing it)."""
     paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     added = [p for p in paths if p not in sys.path]

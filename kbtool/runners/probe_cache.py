@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from kbtool.runners import names
 from kbtool.runners.base import ENV_RECORD, WORKER_MAIN, Launch, kbtool_home
 
 CACHE_FILE = "probes.json"
@@ -77,7 +78,7 @@ def env_dir_of(name: str) -> Optional[str]:
     """The kbtool env a backend runs in (a built-in recipe's, or a custom module's `@ENV`), or None."""
     from kbtool.runners.registry import recipe_of
 
-    recipe = recipe_of(name if "@" not in name else name.partition("@")[2])
+    recipe = recipe_of(names.env_name(name))
     return recipe.env_dir() if recipe is not None else None
 
 
@@ -90,7 +91,7 @@ def identity(name: str, launch: Launch) -> str:
     python = launch.python
     worker_dir = os.path.dirname(WORKER_MAIN)
     env_dir = env_dir_of(name)
-    recipe = recipe_of(name if "@" not in name else name.partition("@")[2])
+    recipe = recipe_of(names.env_name(name))
     parts: Dict[str, Any] = {
         "backend": name,
         "kbtool": __version__,

@@ -1,65 +1,33 @@
 """The backends kbtool knows, by name: numpy (reference), the built-in recipes, custom modules."""
 
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from kbtool.errors import KbtoolError
 from kbtool.results import BackendStatus
-from kbtool.runners import (
-    cntk,
-    custom,
-    envs,
-    keras3,
-    keras3_jax,
-    keras3_numpy,
-    keras3_openvino,
-    keras3_tensorflow,
-    keras3_torch,
-    keras_numpy,
-    mxnet,
-    numpy,
-    plaidml,
-    releases,
-    tensorflow,
-    tensorflow1,
-    theano,
-)
+from kbtool.runners import custom, envs, names, releases
 from kbtool.runners.base import Launch, Unavailable
+from kbtool.runners.recipes import ORACLE_NAMES, RECIPES, Recipe
+from kbtool.runners.recipes.oracles import REFERENCE, reference_launch
 from kbtool.worker import protocol
 
-RECIPES = {
-    r.name: r
-    for r in (
-        tensorflow.RECIPE,
-        tensorflow1.RECIPE,
-        theano.RECIPE,
-        cntk.RECIPE,
-        mxnet.RECIPE,
-        plaidml.RECIPE,
-        keras3.RECIPE,
-        keras_numpy.RECIPE,
-        keras3_jax.RECIPE,
-        keras3_torch.RECIPE,
-        keras3_tensorflow.RECIPE,
-        keras3_numpy.RECIPE,
-        keras3_openvino.RECIPE,
-    )
-}
-BUILTIN = ["numpy"] + list(RECIPES)
-ORACLES = [name for name, recipe in RECIPES.items() if recipe.oracle]  # checked, never benched
+__all__ = ["RECIPES", "Recipe"]  # handed on: the table is recipes/'s
+
+BUILTIN = [REFERENCE] + list(RECIPES)
+ORACLES = list(ORACLE_NAMES)  # checked, never benched
 
 
 class BrokenEnv(Unavailable):
     """The backend's env is installed but cannot run (its interpreter is gone, its record unreadable, ...)."""
 
 
-def _checked_env(recipe: Any) -> None:
+def _checked_env(recipe: Recipe) -> None:
     """A BrokenEnv naming what is wrong with the env `recipe` runs in, before any worker is started in it."""
     problem = envs.problem(recipe)
     if problem:
         raise BrokenEnv(problem)
 
 
-def keras_name(name):
+def keras_name(name: str) -> str:
     """What K.backend() answers on a built-in backend: the KERAS_BACKEND its recipe sets where that is a name (keras
     2.3.1 on TF1 is 'tensorflow'), else kbtool's name for it."""
     recipe = RECIPES.get(name)
@@ -73,39 +41,39 @@ def variant_suffixes(op: str) -> list[str]:
     return sorted({suffix for r in RECIPES.values() for suffix, ops in r.variant_suffixes.items() if op in ops})
 
 
-def system_packages(names=None):
+def system_packages(backends: Optional[Sequence[str]] = None) -> List[str]:
     """The Debian packages the named recipes (default: every recipe) need, with those of the env each runs in (the
     union of their apt_packages), sorted."""
-    recipes = list(RECIPES.values()) if not names else [RECIPES[n] for n in names]
+    recipes = list(RECIPES.values()) if not backends else [RECIPES[n] for n in backends]
     recipes += [RECIPES[r.env_owner] for r in recipes if r.env_owner in RECIPES]
     return sorted({p for recipe in recipes for p in recipe.apt_packages})
 
 
 def is_builtin(name: str) -> bool:
     """A built-in backend, or a release of one (`tensorflow1[keras=2.2.4]`)."""
-    return name in BUILTIN or (releases.is_release(name) and releases.base_name(name) in RECIPES)
+    return name in BUILTIN or (names.is_release(name) and names.base_of(name) in RECIPES)
 
 
-def recipe_of(name: str) -> Any:
+def recipe_of(name: str) -> Optional[Recipe]:
     """The recipe a built-in backend or a release of one runs by (None for numpy and custom modules); a KbtoolError
     for a release name that is not well formed."""
     if name in RECIPES:
         return RECIPES[name]
-    if releases.is_release(name):
+    if names.is_release(name):
         return releases.recipe_for(name)
     return None
 
 
 def launch_for(name: str) -> Launch:
     """A Launch for `name`, or Unavailable with the reason."""
-    if name == "numpy":
-        return numpy.launch()
+    if name == REFERENCE:
+        return reference_launch()
     recipe = recipe_of(name)
     if recipe is not None:
         _checked_env(recipe)
         return recipe.launch()
     if custom.is_custom(name):
-        env_name = name.partition("@")[2]
+        env_name = names.split_custom(name).env
         if env_name in RECIPES:
             _checked_env(RECIPES[env_name])
         return custom.launch(name, RECIPES, BUILTIN)

@@ -11,106 +11,51 @@ apart. `--versions PKG=LO..HI` (check, bisect, bench) names every release of PKG
 
 import dataclasses
 import os
-import re
 import subprocess
+import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
-
-NAME = re.compile(r"^(?P<base>[A-Za-z0-9_.-]+)\[(?P<pins>[^\[\]]*)\]$")
-PIN = re.compile(r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<version>[0-9][A-Za-z0-9.+!-]*)$")
-RANGE = re.compile(
-    r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<lo>[0-9][A-Za-z0-9.+!-]*)\.\.(?P<hi>[0-9][A-Za-z0-9.+!-]*)$"
-)
-
-
-def normalise(package: str) -> str:
-    """A package name as PEP 503 compares them (Keras, keras, tf_keras and tf-keras name two packages)."""
-    return re.sub(r"[-_.]+", "-", package).lower()
-
-
-@dataclass(frozen=True)
-class Release:
-    """A base backend with packages pinned: ("tensorflow1", (("keras", "2.2.4"),)). Pins are sorted by package."""
-
-    base: str
-    pins: Tuple[Tuple[str, str], ...]
-
-    @property
-    def name(self) -> str:
-        return "{}[{}]".format(self.base, ",".join(f"{p}={v}" for p, v in self.pins))
-
-    @property
-    def folder(self) -> str:
-        """Its env's folder under envs/releases/<base>/ (no brackets or '=' in paths pip and shells see)."""
-        return os.path.join("releases", self.base, "+".join(f"{p}-{v}" for p, v in self.pins))
-
-    def version_of(self, package: str) -> Optional[str]:
-        return dict(self.pins).get(normalise(package))
-
-
-def is_release(name: str) -> bool:
-    return isinstance(name, str) and name.endswith("]") and "[" in name
+from kbtool.runners import envs, names, recipes
+from kbtool.runners.base import envs_dir
+from kbtool.runners.names import Release as Release
+from kbtool.runners.names import is_release as is_release
+from kbtool.runners.names import normalise as normalise
+from kbtool.runners.names import requirement_name as requirement_name
+from kbtool.runners.recipes import Recipe
 
 
 def parse(name: str) -> Release:
     """`BASE[PKG=VERSION,...]` as a Release; a KbtoolError (one line) naming what is wrong. The base must be a
     built-in backend with an env, each package one its recipe installs (a package of its recipe or lock)."""
-    from kbtool.runners.registry import RECIPES
-
-    match = NAME.match(name.strip())
-    if not match:
-        raise KbtoolError(f"{name!r}: a release is written BACKEND[PACKAGE=VERSION], e.g. tensorflow1[keras=2.2.4]")
-    base = match.group("base")
-    if base not in RECIPES:
-        raise KbtoolError(
-            "{!r}: {} is not a built-in backend with an env of its own; releases of {} can be asked".format(
-                name, base, ", ".join(RECIPES)
-            )
-        )
-    pins: Dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in match.group("pins").split(","))):
-        pin = PIN.match(part)
-        if not pin:
-            raise KbtoolError(f"{name!r}: {part!r} is not PACKAGE=VERSION (e.g. keras=2.2.4)")
-        package = normalise(pin.group("package"))
-        if package in pins:
-            raise KbtoolError(f"{name!r}: {package} is pinned twice")
-        pins[package] = pin.group("version")
-    if not pins:
-        raise KbtoolError(f"{name!r}: name at least one PACKAGE=VERSION in the brackets, e.g. {base}[keras=2.2.4]")
-    releasable = packages_of(RECIPES[base])
-    unknown = [p for p in pins if p not in releasable]
+    release = names.parse_release(name, bases=list(recipes.RECIPES))
+    releasable = packages_of(recipes.RECIPES[release.base])
+    unknown = [p for p, _ in release.pins if p not in releasable]
     if unknown:
         raise KbtoolError(
             "{!r}: {} {} not a package of the {} env; its packages: {}".format(
-                name, ", ".join(unknown), "is" if len(unknown) == 1 else "are", base, ", ".join(sorted(releasable))
+                name,
+                ", ".join(unknown),
+                "is" if len(unknown) == 1 else "are",
+                release.base,
+                ", ".join(sorted(releasable)),
             )
         )
-    return Release(base, tuple(sorted(pins.items())))
+    return release
 
 
-def packages_of(recipe: Any) -> List[str]:
+def packages_of(recipe: Recipe) -> List[str]:
     """The packages a release of `recipe` may pin: those its env's recipe names, and those its lock pins."""
-    from kbtool.runners import envs
-    from kbtool.runners.registry import RECIPES
-
-    owner = RECIPES.get(recipe.env_owner, recipe)
+    owner = recipes.RECIPES.get(recipe.env_owner, recipe)
     named = [requirement_name(p) for p in owner.packages]
     return sorted(set(named) | set(envs.read_lock(owner)))
 
 
-def requirement_name(requirement: str) -> str:
-    return normalise(re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0])
-
-
-def recipe(release: Release) -> Any:
+def recipe(release: Release) -> Recipe:
     """The Recipe of `release`: its base's (module, variants, known settings), with the pinned packages."""
-    from kbtool.runners.registry import RECIPES
-
-    base = RECIPES[release.base]
-    owner = RECIPES.get(base.env_owner, base)
+    base = recipes.RECIPES[release.base]
+    owner = recipes.RECIPES.get(base.env_owner, base)
     pins = dict(release.pins)
     wanted: Dict[str, str] = {}
     for package in owner.packages:
@@ -134,25 +79,20 @@ def recipe(release: Release) -> Any:
     )
 
 
-def recipe_for(name: str) -> Any:
+def recipe_for(name: str) -> Recipe:
     """A built-in backend's recipe by name, a release's included; a KbtoolError for any other name."""
-    from kbtool.runners.registry import RECIPES
-
-    if name in RECIPES:
-        return RECIPES[name]
+    if name in recipes.RECIPES:
+        return recipes.RECIPES[name]
     return recipe(parse(name))
 
 
 def installed(base: Optional[str] = None) -> List[Release]:
     """The releases whose env folder exists under kbtool's home (of `base`, or of every backend), sorted by base
     then version. A folder kbtool cannot read back as a release is passed over."""
-    from kbtool.runners.base import envs_dir
-    from kbtool.runners.registry import RECIPES
-
     root = os.path.join(envs_dir(), "releases")
     found: List[Release] = []
     for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
-        if name not in RECIPES or (base and name != base):
+        if name not in recipes.RECIPES or (base and name != base):
             continue
         for folder in sorted(os.listdir(os.path.join(root, name))):
             pins = []
@@ -177,24 +117,18 @@ def version_key(version: str) -> Any:
 
 
 def parse_range(text: str) -> Tuple[str, str, str]:
-    """`PKG=LO..HI` as (package, lo, hi); a KbtoolError when it is not that."""
-    match = RANGE.match(text.strip())
-    if not match:
-        raise KbtoolError(f"--versions {text!r}: write PACKAGE=LOW..HIGH, e.g. keras=2.2.4..2.3.1")
-    lo, hi = match.group("lo"), match.group("hi")
+    """`PKG=LO..HI` as (package, lo, hi); a KbtoolError when it is not that, or LO is newer than HI."""
+    package, lo, hi = names.parse_range(text)
     if version_key(lo) > version_key(hi):
         raise KbtoolError(f"--versions {text!r}: {lo} is newer than {hi}; write the older release first")
-    return normalise(match.group("package")), lo, hi
+    return package, lo, hi
 
 
 def index_versions(base: str, package: str, runner: Any = None) -> List[str]:
     """The releases of `package` the package index offers to the base env's Python (pip's own configuration: index,
     find-links), oldest first; pre-releases left out. Asked with `pip index versions` in the base env, else in an
     interpreter of its Python version."""
-    from kbtool.runners import envs
-    from kbtool.runners.registry import RECIPES
-
-    owner = RECIPES.get(RECIPES[base].env_owner, RECIPES[base])
+    owner = recipes.RECIPES.get(recipes.RECIPES[base].env_owner, recipes.RECIPES[base])
     python = owner.env_python()
     if not os.path.exists(python):
         python = envs.find_interpreter(owner.python_version, owner.name).path
@@ -229,11 +163,11 @@ def index_versions(base: str, package: str, runner: Any = None) -> List[str]:
 def expand(base: str, text: str, runner: Any = None) -> List[Release]:
     """The releases of `base` that `--versions PKG=LO..HI` names: every release of PKG on the index from LO to HI,
     both included, oldest first. LO and HI must be releases the index has (a typo is said, not widened)."""
-    from kbtool.runners.registry import RECIPES
-
     package, lo, hi = parse_range(text)
-    if base not in RECIPES:
-        raise KbtoolError(f"--versions applies to a built-in backend with an env ({', '.join(RECIPES)}), not {base}")
+    if base not in recipes.RECIPES:
+        raise KbtoolError(
+            f"--versions applies to a built-in backend with an env ({', '.join(recipes.RECIPES)}), not {base}"
+        )
     parse(f"{base}[{package}={lo}]")  # the package must be one of the env's
     versions = index_versions(base, package, runner=runner)
     missing = [v for v in (lo, hi) if v not in versions]
@@ -249,15 +183,11 @@ def expand(base: str, text: str, runner: Any = None) -> List[Release]:
 
 
 def base_name(name: str) -> str:
-    """The base backend of a release name (the name itself for any other backend)."""
-    return name.split("[", 1)[0] if is_release(name) else name
+    """The base backend of a release name (the name itself for any other backend): names.base_of."""
+    return names.base_of(name)
 
 
-def describe_pins(release: Release) -> str:
-    return ", ".join(f"{p} {v}" for p, v in release.pins)
-
-
-def sorted_by_release(names: Sequence[str]) -> List[str]:
+def sorted_by_release(backends: Sequence[str]) -> List[str]:
     """Backend names with each base's releases in version order after it."""
 
     def key(name: str) -> Any:
@@ -266,4 +196,126 @@ def sorted_by_release(names: Sequence[str]) -> List[str]:
         release = parse(name)
         return (release.base, 1, [(p, version_key(v)) for p, v in release.pins])
 
-    return sorted(names, key=key)
+    return sorted(backends, key=key)
+
+
+# --- the sweep's backends, and the one loop that installs releases (check's sweep, bisect, bench --versions) -------
+
+
+def expand_backends(backends: Sequence[str], text: str, runner: Any = None) -> List[str]:
+    """`kbtool check --versions PKG=LO..HI`: `backends` with each built-in backend whose env has the package of
+    `text` replaced, where it stands, by its releases in that range (expand: every release the package index has
+    from LO to HI, oldest first); a backend without PKG (another engine, a custom module, a release already pinned)
+    stays as named; duplicates said once. A KbtoolError (one line) when none has it, or when the range is malformed
+    or not on the index."""
+    package, _, _ = parse_range(text)
+    expanded: List[str] = []
+    swept = []
+    for name in backends:
+        if name in recipes.RECIPES and package in packages_of(recipes.RECIPES[name]):
+            swept.append(name)
+            expanded.extend(r.name for r in expand(name, text, runner=runner))
+        else:
+            expanded.append(name)
+    if not swept:
+        raise KbtoolError(
+            "--versions {}: no backend named has {} in its env ({}); name a built-in backend that installs it, "
+            "e.g. --backend tensorflow1 --versions keras=2.2.4..2.3.1".format(
+                text.strip(), package, ", ".join(backends)
+            )
+        )
+    return list(dict.fromkeys(expanded))
+
+
+def is_installed(name: str) -> bool:
+    """Whether the env of backend `name` (a built-in backend or a release of one) has its install record."""
+    return os.path.exists(os.path.join(recipe_for(name).env_dir(), envs.RECORD))
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What came of installing one release: its time, the error (None: installed), every line the install said,
+    and the envs that failed (the release's, or its base env's)."""
+
+    name: str
+    seconds: float
+    error: Optional[str] = None
+    said: Tuple[str, ...] = ()
+    failed: Tuple[str, ...] = ()
+
+
+def _quiet(*args: Any) -> None:
+    """Says nothing."""
+
+
+def install_releases(
+    backends: Sequence[str],
+    started: Callable[[int, int, str], None] = _quiet,
+    finished: Callable[[Installed], None] = _quiet,
+    out: Callable[[str], None] = _quiet,
+    err: Callable[[str], None] = _quiet,
+    install: Optional[Callable[[Recipe], Optional[str]]] = None,
+) -> List[Installed]:
+    """The one loop that installs releases: each release among `backends` whose env is not installed yet, in order,
+    one at a time (envs.install_all; its base env first where that is missing), timed. `started(i, n, name)` before
+    each and `finished(outcome)` after it say what the command says; `out` and `err` get what the install says as it
+    comes (every line is kept in the outcome too). One that fails never stops the others. `install(recipe)` (tests)
+    installs one release instead and returns its error, None when it worked."""
+    missing = [n for n in backends if is_release(n) and not is_installed(n)]
+    outcomes: List[Installed] = []
+    for i, name in enumerate(missing, 1):
+        started(i, len(missing), name)
+        said: List[str] = []
+        start = time.monotonic()
+        failed: List[str] = []
+        try:
+            recipe = recipe_for(name)
+            if install is not None:
+                error = install(recipe)
+                failed = [name] if error is not None else []
+            else:
+                failed = envs.install_all([recipe], False, out=_keep(said, out), err=_keep(said, err))
+                error = _error_of(said) if failed else None
+        except KbtoolError as exc:
+            error, failed = str(exc), [name]
+        outcome = Installed(name, time.monotonic() - start, error, tuple(said), tuple(failed))
+        finished(outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _keep(said: List[str], also: Callable[[str], None]) -> Callable[[str], None]:
+    def say(line: str) -> None:
+        said.append(line)
+        also(line)
+
+    return say
+
+
+def _error_of(said: Sequence[str]) -> str:
+    """The error a failed install said last (its `kbtool: error:` line), else its last line."""
+    errors = [line[len("kbtool: error: ") :] for line in said if line.startswith("kbtool: error: ")]
+    return errors[-1] if errors else (said[-1].strip() if said else "the install failed")
+
+
+def install_missing(
+    backends: Sequence[str],
+    say: Callable[[str], None],
+    install: Optional[Callable[[Recipe], Optional[str]]] = None,
+) -> Dict[str, str]:
+    """`kbtool check --versions`: install each release of `backends` that is not installed yet, in order; returns
+    {name: why} for those that failed (a backend that did not run, never the end of the check). `say` gets a
+    progress line per release ("installing 2 of 5 releases: ...") and what came of it, with its time; pip's own
+    progress is kept, not said."""
+
+    def started(i: int, n: int, name: str) -> None:
+        say(f"kbtool: installing {i} of {n} releases: {name}")
+
+    def finished(outcome: Installed) -> None:
+        if outcome.error is None:
+            say(f"kbtool: installed {outcome.name} in {outcome.seconds:.1f} s")
+        else:
+            say(f"kbtool: {outcome.name} could not be installed ({outcome.seconds:.1f} s): {outcome.error}")
+
+    outcomes = install_releases(backends, started, finished, install=install)
+    return {o.name: f"could not be installed: {o.error}" for o in outcomes if o.error is not None}

@@ -26,6 +26,7 @@ from kbtool.runners import messages as protocol
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.custom import inherited_from
 from kbtool.runners.messages import Hello, Reply, Request
+from kbtool.runners.registry import keras_name
 from kbtool.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ class BackendSession:
     def expected(self, case: Case, hello: Optional[Hello] = None) -> Expected:
         """The reference's reply for `case` (computed once per case by the oracle)."""
         try:
-            return Expected(reply=self.oracle.expected(case, hello, self.name))
+            return Expected(reply=self.oracle.expected(case, hello, self.name, keras_name))
         except Exception as exc:
             return Expected(why_not=_why(exc))
 
@@ -420,7 +421,7 @@ def _judge(case: Case, expected: Tuple[Dict[str, Any], List[Any]], actual: Reply
     """verdicts.judge, except that a reply it cannot read (a datetime64, string or structured array, ...) is an
     `error` result of its own case instead of an exception that ends the run."""
     try:
-        return verdicts.judge(case, expected, tuple(actual), shape_rules)
+        return verdicts.judge(case, expected, actual, shape_rules)
     except Exception as exc:
         return Verdict(Status.ERROR, f"kbtool could not compare the reply: {_why(exc)}")
 

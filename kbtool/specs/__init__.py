@@ -1,0 +1,1 @@
+"""The spec: specs/ops.yaml parsed once and checked, the cases it makes, its documented domains, shape rules and coverage."""

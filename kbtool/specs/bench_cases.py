@@ -9,21 +9,22 @@ import copy
 from typing import Dict, List
 
 from kbtool.specs import shapes
+from kbtool.specs.records import Entry, InputSpec, RawCase
 
 SIZES = ("small", "medium", "large")
 
 
-def inputs(raw: dict) -> List[dict]:
+def inputs(raw: RawCase) -> List[InputSpec]:
     """The raw case's input specs, flattened in order (a mapping's values, lists of inputs spread)."""
     given = raw.get("inputs", [])
     values = list(given.values()) if isinstance(given, dict) else list(given)
-    flat: List[dict] = []
+    flat: List[InputSpec] = []
     for value in values:
         flat.extend(value if isinstance(value, list) else [value])
     return flat
 
 
-def substitute(raw: dict, names: Dict[str, float]) -> dict:
+def substitute(raw: RawCase, names: Dict[str, float]) -> RawCase:
     """A family's case with every dim that is an expression of n, and every `{eval: expr}` kwarg, evaluated."""
     raw = copy.deepcopy(raw)
     for inp in inputs(raw):
@@ -35,14 +36,14 @@ def substitute(raw: dict, names: Dict[str, float]) -> dict:
     return raw
 
 
-def with_id(raw: dict, size: str) -> dict:
+def with_id(raw: RawCase, size: str) -> RawCase:
     """The raw case of one size, named bench.<size> (a family's `about` is not the case's)."""
     raw = dict(raw, id="bench." + size)
     raw.pop("about", None)
     return raw
 
 
-def declared_case(entry: dict, size: str) -> dict:
+def declared_case(entry: Entry, size: str) -> RawCase:
     """The raw case of one size of the family an op's `bench:` declares (shapes.ShapeExprError, ValueError or
     TypeError when an expression does not evaluate)."""
     declared = entry["bench"]

@@ -26,11 +26,12 @@ Every problem is a BindingError carrying its path within the case; `kbtool spec 
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from kbtool import files
+from kbtool.specs.records import ArgSpec, Entry, InputSpec, KeyPath, Param, RawCase
 from kbtool.vocabulary import CASE_DEFAULTS
 from kbtool.worker import steps
 
@@ -51,11 +52,13 @@ _RAW_KINDS = {
 }
 _INDEX_KINDS = ("tensor", "constant", "array")
 
+Shape = Optional[List[Any]]  # an input's shape (a list's: a list of shapes), None when unknown
+
 
 class BindingError(ValueError):
     """A case that does not bind to its op's signature; `path` is the key path within the case."""
 
-    def __init__(self, path, message):
+    def __init__(self, path: Sequence[Any], message: str) -> None:
         self.path = list(path)
         self.message = message
         super().__init__(f"{dotted(self.path)}: {message}")
@@ -63,16 +66,16 @@ class BindingError(ValueError):
 
 @dataclass
 class Binding:
-    inputs: List[dict]  # the input specs in array-index order (make_array draws array i from inputs[i])
-    args: List[dict]  # worker ARG specs
-    kwargs: Dict[str, dict]
+    inputs: List[InputSpec]  # the input specs in array-index order (make_array draws array i from inputs[i])
+    args: List[ArgSpec]  # worker ARG specs
+    kwargs: Dict[str, ArgSpec]
     tensor_indices: List[int]  # arrays the worker builds as tensors, in the order it builds them
     shape_names: Dict[str, Any] = field(default_factory=dict)  # what shape rules see: shapes and kwargs
     # the tensor parameters' static shapes in symbolic mode: their shapes with the placeholders' unknown dims None
     static_names: Dict[str, Any] = field(default_factory=dict)
 
 
-def _static_shape(spec, shape):
+def _static_shape(spec: Any, shape: Any) -> Any:
     """An input's shape as a placeholder has it in symbolic mode (None where it is made unknown); a list's, item by
     item; anything else (a weight, a constant, a NumPy array, a value) as it is."""
     if isinstance(spec, dict) and "list" in spec and isinstance(shape, list) and len(shape) == len(spec["list"]):
@@ -84,14 +87,14 @@ def _static_shape(spec, shape):
     return list(spec["ph_shape"]) if spec.get("ph_shape") is not None else shape
 
 
-def dotted(path):
+def dotted(path: Sequence[Any]) -> str:
     out = ""
     for key in path:
         out += f"[{key}]" if isinstance(key, int) else ("." if out else "") + str(key)
     return out
 
 
-def bind(op, entry, raw, ops=None):
+def bind(op: str, entry: Entry, raw: RawCase, ops: Optional[Collection[str]] = None) -> Binding:
     """The case `raw` bound to `entry`'s signature; raises the first BindingError found.
     `ops`, the spec's op names, is what raw `{call: ...}` and `then` may call; without it (expanding a case
     of a validated spec) neither call names nor then-calls are checked."""
@@ -101,12 +104,12 @@ def bind(op, entry, raw, ops=None):
     return binding
 
 
-def problems(op, entry, raw, ops=None):
+def problems(op: str, entry: Entry, raw: RawCase, ops: Optional[Collection[str]] = None) -> List[BindingError]:
     """Every BindingError of the case (binding, input specs, raw args, then-calls), without drawing any array."""
     return _Binder(op, entry, raw, ops).run()[1]
 
 
-def elements(inp):
+def elements(inp: InputSpec) -> int:
     """How many elements the array of one input spec has (0 for a literal NumPy cannot read)."""
     if "value" in inp:
         try:
@@ -119,7 +122,7 @@ def elements(inp):
     return math.prod(shape)
 
 
-def case_inputs(raw):
+def case_inputs(raw: RawCase) -> List[InputSpec]:
     """The input specs of a raw case, in order (lists in a mapping flattened)."""
     inputs = raw.get("inputs") or []
     if isinstance(inputs, dict):
@@ -127,12 +130,12 @@ def case_inputs(raw):
     return list(inputs)
 
 
-def tensor_indices(args, kwargs):
+def tensor_indices(args: Sequence[ArgSpec], kwargs: Dict[str, ArgSpec]) -> List[int]:
     """Array indices the worker builds as tensors, in its order: args left to right, then kwargs,
     recursing into lists and {call: ...} arguments; an index named twice is one tensor (built once)."""
-    found = []
+    found: List[int] = []
 
-    def walk(spec):  # tolerant of malformed raw specs: the binder reports them
+    def walk(spec: Any) -> None:  # tolerant of malformed raw specs: the binder reports them
         if not isinstance(spec, dict):
             return
         if "tensor" in spec:
@@ -153,11 +156,11 @@ def tensor_indices(args, kwargs):
     return found
 
 
-def _list(value):
+def _list(value: Any) -> List[Any]:
     return value if isinstance(value, list) else []
 
 
-def _literal_problems(inp, key, dtype, what, path):
+def _literal_problems(inp: InputSpec, key: str, dtype: str, what: str, path: KeyPath) -> List[BindingError]:
     """A literal `value` or `fill` that NumPy cannot make into `dtype` (or only by wrapping it)."""
     problem = _value_problem(inp[key], dtype)
     if not problem:
@@ -165,7 +168,7 @@ def _literal_problems(inp, key, dtype, what, path):
     return [BindingError(path + [key], f"{key} {files.quote(inp[key])} is not a {dtype} {what}: {problem}")]
 
 
-def input_problems(inp, path):
+def input_problems(inp: InputSpec, path: KeyPath) -> List[BindingError]:
     """Problems of one input spec that would otherwise only show when its array is drawn."""
     dtype = inp.get("dtype", "float32")
     if "value" in inp:
@@ -175,7 +178,7 @@ def input_problems(inp, path):
         return [BindingError(path + ["shape"], shape_problem)]
     if "fill" in inp:
         return _literal_problems(inp, "fill", dtype, "value", path)
-    found = []
+    found: List[BindingError] = []
     dist = inp.get("dist", "randint" if np.dtype(dtype).kind in "iub" else "normal")
     bounds = [key for key in ("low", "high") if key in inp and not _finite(inp[key])]
     if bounds and dist in ("randint", "uniform", "positive"):
@@ -218,14 +221,14 @@ def input_problems(inp, path):
     return found
 
 
-def _finite(number):
+def _finite(number: Any) -> bool:
     try:
         return math.isfinite(number)
     except (TypeError, OverflowError):  # a huge int: finite but not a float
         return False
 
 
-def _shape_problem(shape):
+def _shape_problem(shape: Any) -> Optional[str]:
     if not isinstance(shape, list):
         return None  # no shape: the schema says what is wrong
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
@@ -240,7 +243,7 @@ def _shape_problem(shape):
     return None
 
 
-def _value_problem(value, dtype):
+def _value_problem(value: Any, dtype: str) -> Optional[str]:
     try:
         plain = np.array(value)
         if plain.ndim > MAX_DIMS:  # as for a shape: NumPy 1.x (in the backends' envs) stops at 32
@@ -256,13 +259,13 @@ def _value_problem(value, dtype):
     return None
 
 
-def _shape(inp, path):
+def _shape(inp: InputSpec, path: KeyPath) -> List[Any]:
     if "value" in inp:  # converted by input_problems first: not ragged
         return list(np.shape(inp["value"]))
     return list(inp["shape"])
 
 
-def _step_problem(name, path):
+def _step_problem(name: Any, path: KeyPath) -> Optional[BindingError]:
     if not isinstance(name, str) or name not in steps.STEPS:
         return BindingError(
             path, "unknown step {} (known: {})".format(files.quote(name), ", ".join(sorted(steps.STEPS)))
@@ -270,26 +273,26 @@ def _step_problem(name, path):
     return None
 
 
-def _is_index(value):
+def _is_index(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 class _Binder:
-    def __init__(self, op, entry, raw, ops=None):
+    def __init__(self, op: str, entry: Entry, raw: RawCase, ops: Optional[Collection[str]] = None) -> None:
         self.op, self.raw, self.ops = op, raw, ops
-        self.reads_config = entry.get("reads_config", [])
-        self.shapes = []  # each input's shape (None when unknown), in index order
-        signature = entry.get("signature", [])
+        self.reads_config: List[str] = entry.get("reads_config", [])
+        self.shapes: List[Shape] = []  # each input's shape (None when unknown), in index order
+        signature: List[Param] = entry.get("signature", [])
         self.params = [p for p in signature if not p["name"].startswith("*")]
         self.by_name = {p["name"]: p for p in self.params}
         self.var_kw = any(p["name"].startswith("**") for p in signature)
-        self.found = []
-        self.inputs = []  # input specs in index order
+        self.found: List[BindingError] = []
+        self.inputs: List[InputSpec] = []  # input specs in index order
 
-    def problem(self, path, message):
+    def problem(self, path: KeyPath, message: str) -> None:
         self.found.append(BindingError(path, message))
 
-    def not_a_param(self, name, path):
+    def not_a_param(self, name: Any, path: KeyPath) -> None:
         self.problem(
             path,
             "{} is not a parameter of {} ({})".format(
@@ -297,7 +300,7 @@ class _Binder:
             ),
         )
 
-    def add_input(self, inp, path):
+    def add_input(self, inp: InputSpec, path: KeyPath) -> Tuple[int, Shape]:
         """Registers one input spec; returns (its array index, its shape or None if unknown)."""
         index = len(self.inputs)
         self.inputs.append(inp)
@@ -309,13 +312,15 @@ class _Binder:
         self.shapes.append(shape)
         return index, shape
 
-    def input_arg(self, inp, path, kind, param=None):
+    def input_arg(
+        self, inp: InputSpec, path: KeyPath, kind: str, param: Optional[Param] = None
+    ) -> Tuple[ArgSpec, Shape]:
         """(ARG spec, shape) of one input bound to a parameter of `kind`."""
         index, shape = self.add_input(inp, path)
         how = inp.get("as", "array" if kind == "array" else "tensor")
         if how != "tensor":
             return {how: index}, shape
-        spec = {"tensor": index}
+        spec: ArgSpec = {"tensor": index}
         if inp.get("none_dims") and shape is not None:
             spec["ph_shape"] = [None if d in inp["none_dims"] else s for d, s in enumerate(shape)]
         if inp.get("ndim_only"):
@@ -330,7 +335,7 @@ class _Binder:
             spec["sparse"] = True
         return spec, shape
 
-    def kwarg_arg(self, param, value, path):
+    def kwarg_arg(self, param: Optional[Param], value: Any, path: KeyPath) -> ArgSpec:
         kind = param.get("kind", "value") if param else "value"
         if isinstance(value, dict) and "step" in value:
             problem = _step_problem(value["step"], path + ["step"])
@@ -352,71 +357,24 @@ class _Binder:
             return {"tuple": value}
         return {"value": value}
 
-    def run(self):
+    def run(self) -> Tuple[Binding, List[BindingError]]:
         raw = self.raw
         inputs = raw.get("inputs") or []
-        kwargs = raw.get("kwargs") or {}
-        given, extra, shape_names = {}, {}, {}
+        kwargs: Dict[str, Any] = raw.get("kwargs") or {}
+        shape_names: Dict[str, Any] = {}  # what shape rules see: shapes of tensor params and kwargs' values
         if "args" in raw:
             args, kw = self.run_raw(raw["args"], inputs, kwargs)
             for param in self.params:  # what shape rules can still see: the kwargs, else the defaults
                 name = param["name"]
                 shape_names[name] = kwargs[name] if name in kwargs else param.get("default")
             return self.binding(args, kw, shape_names)
+        given: Dict[str, ArgSpec] = {}  # parameters of the signature
+        extra: Dict[str, ArgSpec] = {}  # names that go to **kwargs
         if isinstance(inputs, dict):
-            for name, value in inputs.items():
-                path = ["inputs", name]
-                if name not in self.by_name and (not self.var_kw or not isinstance(name, str)):
-                    self.not_a_param(name, path)
-                if name in kwargs:
-                    self.problem(["kwargs", name], f"{name!r} is given twice: as inputs.{name} and as kwargs.{name}")
-                param = self.by_name.get(name)
-                kind = param.get("kind", "value") if param else "value"
-                if isinstance(value, list):
-                    pairs = [self.input_arg(inp, path + [j], kind, param) for j, inp in enumerate(value)]
-                    spec, shape = {"list": [s for s, _ in pairs]}, [s for _, s in pairs]
-                else:
-                    spec, shape = self.input_arg(value, path, kind, param)
-                (given if param else extra)[name] = spec
-                if param:
-                    shape_names[name] = shape
+            self.bind_named_inputs(inputs, kwargs, given, extra, shape_names)
         else:
-            pending = list(enumerate(inputs))
-            for param in self.params:
-                name, kind = param["name"], param.get("kind", "value")
-                if kind not in _INPUT_KINDS or not pending:
-                    continue
-                taken = pending[:1] if kind != "tensors" else pending
-                pending = pending[len(taken) :]
-                if name in kwargs:
-                    self.problem(
-                        ["kwargs", name], f"{name!r} is given twice: by inputs[{taken[0][0]}] and as kwargs.{name}"
-                    )
-                if kind == "tensors":
-                    pairs = [self.input_arg(inp, ["inputs", i], "tensor") for i, inp in taken]
-                    given[name] = {"list": [s for s, _ in pairs]}
-                    shape_names[name] = [s for _, s in pairs]
-                else:
-                    ((i, inp),) = taken
-                    given[name], shape_names[name] = self.input_arg(inp, ["inputs", i], kind, param)
-            for i, inp in pending:
-                self.add_input(inp, ["inputs", i])
-                self.problem(
-                    ["inputs", i],
-                    f"inputs[{i}] is left over: {self.op} has no tensor parameter left to take it "
-                    "(name its parameter: `inputs: {name: ...}`)",
-                )
-        for name, value in kwargs.items():
-            if name in given or name in extra:
-                continue  # given twice: reported above
-            param = self.by_name.get(name)
-            if param is None and (not self.var_kw or not isinstance(name, str)):  # **kwargs take names only
-                self.not_a_param(name, ["kwargs", name])
-                continue
-            spec = self.kwarg_arg(param, value, ["kwargs", name])
-            (given if param else extra)[name] = spec
-            if param and param.get("kind", "value") == "value":
-                shape_names[name] = value["tuple"] if isinstance(value, dict) and set(value) == {"tuple"} else value
+            self.bind_listed_inputs(inputs, kwargs, given, shape_names)
+        self.bind_kwargs(kwargs, given, extra, shape_names)
         args, kw, positional = [], {}, True
         for param in self.params:
             name = param["name"]
@@ -431,7 +389,84 @@ class _Binder:
         static_names = {name: _static_shape(given[name], shape) for name, shape in shape_names.items() if name in given}
         return self.binding(args, kw, shape_names, static_names)
 
-    def run_raw(self, args, inputs, kwargs):
+    def bind_named_inputs(
+        self,
+        inputs: Dict[Any, Any],
+        kwargs: Dict[str, Any],
+        given: Dict[str, ArgSpec],
+        extra: Dict[str, ArgSpec],
+        shape_names: Dict[str, Any],
+    ) -> None:
+        """`inputs` as a mapping: each key names a parameter (or goes to **kwargs); a list is a list of tensors."""
+        for name, value in inputs.items():
+            path = ["inputs", name]
+            if name not in self.by_name and (not self.var_kw or not isinstance(name, str)):
+                self.not_a_param(name, path)
+            if name in kwargs:
+                self.problem(["kwargs", name], f"{name!r} is given twice: as inputs.{name} and as kwargs.{name}")
+            param = self.by_name.get(name)
+            kind = param.get("kind", "value") if param else "value"
+            if isinstance(value, list):
+                pairs = [self.input_arg(inp, path + [j], kind, param) for j, inp in enumerate(value)]
+                spec: ArgSpec = {"list": [s for s, _ in pairs]}
+                shape: Shape = [s for _, s in pairs]
+            else:
+                spec, shape = self.input_arg(value, path, kind, param)
+            (given if param else extra)[name] = spec
+            if param:
+                shape_names[name] = shape
+
+    def bind_listed_inputs(
+        self, inputs: List[Any], kwargs: Dict[str, Any], given: Dict[str, ArgSpec], shape_names: Dict[str, Any]
+    ) -> None:
+        """`inputs` as a list: in signature order to the tensor parameters (a `tensors` one takes all the rest)."""
+        pending = list(enumerate(inputs))
+        for param in self.params:
+            name, kind = param["name"], param.get("kind", "value")
+            if kind not in _INPUT_KINDS or not pending:
+                continue
+            taken = pending[:1] if kind != "tensors" else pending
+            pending = pending[len(taken) :]
+            if name in kwargs:
+                self.problem(
+                    ["kwargs", name], f"{name!r} is given twice: by inputs[{taken[0][0]}] and as kwargs.{name}"
+                )
+            if kind == "tensors":
+                pairs = [self.input_arg(inp, ["inputs", i], "tensor") for i, inp in taken]
+                given[name] = {"list": [s for s, _ in pairs]}
+                shape_names[name] = [s for _, s in pairs]
+            else:
+                ((i, inp),) = taken
+                given[name], shape_names[name] = self.input_arg(inp, ["inputs", i], kind, param)
+        for i, inp in pending:
+            self.add_input(inp, ["inputs", i])
+            self.problem(
+                ["inputs", i],
+                f"inputs[{i}] is left over: {self.op} has no tensor parameter left to take it "
+                "(name its parameter: `inputs: {name: ...}`)",
+            )
+
+    def bind_kwargs(
+        self,
+        kwargs: Dict[str, Any],
+        given: Dict[str, ArgSpec],
+        extra: Dict[str, ArgSpec],
+        shape_names: Dict[str, Any],
+    ) -> None:
+        """`kwargs` as literals for the parameters the inputs left (or **kwargs)."""
+        for name, value in kwargs.items():
+            if name in given or name in extra:
+                continue  # given twice: reported above
+            param = self.by_name.get(name)
+            if param is None and (not self.var_kw or not isinstance(name, str)):  # **kwargs take names only
+                self.not_a_param(name, ["kwargs", name])
+                continue
+            spec = self.kwarg_arg(param, value, ["kwargs", name])
+            (given if param else extra)[name] = spec
+            if param and param.get("kind", "value") == "value":
+                shape_names[name] = value["tuple"] if isinstance(value, dict) and set(value) == {"tuple"} else value
+
+    def run_raw(self, args: List[Any], inputs: Any, kwargs: Dict[str, Any]) -> Tuple[List[ArgSpec], Dict[str, ArgSpec]]:
         """Raw worker args: inputs are a plain list of arrays; kwargs only for params past the raw args."""
         if isinstance(inputs, dict):
             self.problem(
@@ -444,7 +479,7 @@ class _Binder:
             self.add_input(inp, ["inputs", i])
         self.check_raw(args, ["args"])
         positions = {p["name"]: i for i, p in enumerate(self.params)}
-        kw = {}
+        kw: Dict[str, ArgSpec] = {}
         for name, value in kwargs.items():
             if name not in positions and (not self.var_kw or not isinstance(name, str)):
                 self.not_a_param(name, ["kwargs", name])
@@ -457,7 +492,7 @@ class _Binder:
                 kw[name] = self.kwarg_arg(self.by_name.get(name), value, ["kwargs", name])
         return list(args), kw
 
-    def check_raw(self, specs, path):
+    def check_raw(self, specs: Any, path: KeyPath) -> None:
         """Raw ARG specs as the worker reads them (kbtool/worker/invoke.py)."""
         if not isinstance(specs, list):
             self.problem(path, f"a list of raw ARG specs, not {files.quote(specs)}")
@@ -465,7 +500,7 @@ class _Binder:
         for j, spec in enumerate(specs):
             self.check_raw_one(spec, path + [j])
 
-    def check_raw_one(self, spec, where):
+    def check_raw_one(self, spec: Any, where: KeyPath) -> None:
         if not isinstance(spec, dict):
             self.problem(where, "a raw ARG spec is a mapping such as {tensor: 0}, not " + files.quote(spec))
             return
@@ -524,7 +559,7 @@ class _Binder:
                             self.problem(where + ["kwargs", name], f"a keyword is a name, not {files.quote(name)}")
                         self.check_raw_one(item, where + ["kwargs", name])
 
-    def check_ph_shape(self, ph_shape, shape, where):
+    def check_ph_shape(self, ph_shape: Any, shape: Shape, where: KeyPath) -> None:
         if not (isinstance(ph_shape, list) and all(d is None or (_is_index(d) and d >= 0) for d in ph_shape)):
             self.problem(where, f"ph_shape is a list of sizes or nulls, not {files.quote(ph_shape)}")
         elif shape is not None and len(ph_shape) != len(shape):
@@ -532,7 +567,7 @@ class _Binder:
                 where, f"ph_shape has {len(ph_shape)} dimensions but the input has {len(shape)} (shape {shape})"
             )
 
-    def check_call_name(self, name, where):
+    def check_call_name(self, name: Any, where: KeyPath) -> None:
         """A raw {call: NAME} or a then-call: an op of the spec (unchecked when the binder has no op names)."""
         if not isinstance(name, str):
             self.problem(where, f"call names an op, not {files.quote(name)}")
@@ -547,7 +582,7 @@ class _Binder:
                 ),
             )
 
-    def check_then(self, then):
+    def check_then(self, then: Any) -> None:
         """then-calls: ops of the spec; {result: k} names a call already made (0 is the op's own)."""
         if not isinstance(then, list):
             return  # the schema says what is wrong
@@ -566,7 +601,13 @@ class _Binder:
                             f"no result {files.quote(k)} before then[{i}]: results 0 to {i} (0 is the op's own)",
                         )
 
-    def binding(self, args, kw, shape_names, static_names=None):
+    def binding(
+        self,
+        args: List[ArgSpec],
+        kw: Dict[str, ArgSpec],
+        shape_names: Dict[str, Any],
+        static_names: Optional[Dict[str, Any]] = None,
+    ) -> Tuple[Binding, List[BindingError]]:
         # shape rules see the keras.json settings too, and a data_format of None as the one that applies
         config = dict(CASE_DEFAULTS, **(self.raw.get("keras_config") or {}))
         for key in self.reads_config:

@@ -2,11 +2,13 @@
 
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.specs import binding, domains
+from kbtool.specs.records import ArgSpec, Entry, InputSpec, RawCase
 from kbtool.vocabulary import CASE_DEFAULTS, MODES
 
 if TYPE_CHECKING:
@@ -19,23 +21,23 @@ DEFAULT_MODES = MODES
 class Case:
     op: str
     id: str  # unique within the op: the case id, or "example:<id>" for documented examples
-    arrays: List[np.ndarray]
-    args: List[dict]
-    kwargs: Dict[str, dict]
+    arrays: List[NDArray[Any]]
+    args: List[ArgSpec]
+    kwargs: Dict[str, ArgSpec]
     modes: List[str]
     raises: Optional[str] = None
     match: Optional[str] = None
-    tolerance: Dict[str, dict] = field(default_factory=dict)  # the spec's overrides (see tolerances.case_overrides)
-    stats: Optional[dict] = None
+    tolerance: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # the spec's overrides (tolerances.py)
+    stats: Optional[Dict[str, Any]] = None
     grad: bool = False
     observe: bool = False
-    then: List[dict] = field(default_factory=list)
+    then: List[Dict[str, Any]] = field(default_factory=list)
     then_only: bool = False  # only the then-calls' results are compared (the op's own has no value)
     expect_backend_name: bool = False  # the result is the name of the backend under test (K.backend())
     shape_names: Dict[str, Any] = field(default_factory=dict)  # what shape rules see
     # tensor parameters whose symbolic-mode static shape has unknown (None) dims: that shape, by parameter name
     static_names: Dict[str, Any] = field(default_factory=dict)
-    shown: List[dict] = field(default_factory=list)  # what the docs show, for examples
+    shown: List[Dict[str, Any]] = field(default_factory=list)  # what the docs show, for examples
     about: str = ""
     # array indices the worker builds as tensors, in its order (the reference's gradients are w.r.t. these)
     tensor_indices: List[int] = field(default_factory=list)
@@ -61,7 +63,7 @@ class Case:
         return {"repeat": 2 if reproducible else 1, "seed": seed, "reseed": seed + 1}
 
     def request(self, mode: str) -> Dict[str, Any]:
-        request = {
+        request: Dict[str, Any] = {
             "cmd": "run",
             "op": self.op,
             "mode": mode,
@@ -81,11 +83,11 @@ class Case:
         return request
 
 
-def _rng(seed, op, case_id, index):
+def _rng(seed: int, op: str, case_id: str, index: int) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(f"{seed}:{op}:{case_id}:{index}".encode()))
 
 
-def make_array(spec, rng, floatx="float32"):
+def make_array(spec: InputSpec, rng: np.random.Generator, floatx: str = "float32") -> NDArray[Any]:
     """One input's array; an input with no dtype is floatx (as K.variable and K.placeholder make it)."""
     dtype = spec.get("dtype", floatx)
     if "value" in spec:
@@ -95,6 +97,7 @@ def make_array(spec, rng, floatx="float32"):
         return np.full(shape, spec["fill"], dtype=dtype)
     dist = spec.get("dist", "randint" if np.dtype(dtype).kind in "iub" else "normal")
     low, high = spec.get("low"), spec.get("high")
+    values: NDArray[Any]
     if dist == "normal":
         values = rng.standard_normal(shape)
     elif dist == "uniform":
@@ -111,12 +114,20 @@ def make_array(spec, rng, floatx="float32"):
     return np.asarray(values).astype(dtype)
 
 
-def _then_arg(value):
+def _then_arg(value: Any) -> Dict[str, Any]:
     """A literal, or {result: k}: the result of the case's call k (0 is the op's own)."""
     return value if isinstance(value, dict) and set(value) == {"result"} else {"value": value}
 
 
-def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None):
+def expand_case(
+    op: str,
+    entry: Entry,
+    raw: RawCase,
+    seed: int,
+    case_id: Optional[str] = None,
+    shown: Sequence[Dict[str, Any]] = (),
+    keras_config: Optional[Mapping[str, Any]] = None,
+) -> Case:
     """A raw spec case as a runnable Case; `keras_config` (a --keras-config override) wins over the case's own."""
     case_id = case_id or raw["id"]
     config = domains.settings(raw.get("keras_config"), keras_config)
@@ -160,7 +171,7 @@ def expand_case(op, entry, raw, seed, case_id=None, shown=(), keras_config=None)
     )
 
 
-def _seed_arg(entry, bound):
+def _seed_arg(entry: Entry, bound: binding.Binding) -> Optional[Dict[str, Any]]:
     """Where the call passes `seed`: {"index": i} positionally, {"index": None} as a keyword or not at all."""
     names = [p["name"] for p in entry.get("signature", [])]
     if "seed" not in names:
@@ -177,12 +188,12 @@ def modes_of(raw: Mapping[str, Any]) -> List[str]:
     return list(raw.get("modes", ["symbolic"] if raw.get("grad", False) else DEFAULT_MODES))
 
 
-def raw_cases(spec, op, grid="pairwise"):
+def raw_cases(spec: domains.SpecLike, op: str, grid: str = "pairwise") -> List[RawCase]:
     """The op's spec cases, then the cases generated from its grid (kbtool/specs/domains.py)."""
     return list(spec.ops[op].get("cases", [])) + domains.grid_cases(spec, op, grid)
 
 
-def case_ids(spec, op, grid="pairwise"):
+def case_ids(spec: domains.SpecLike, op: str, grid: str = "pairwise") -> List[str]:
     """The ids cases_for gives, without drawing any array."""
     entry = spec.ops[op]
     return [raw["id"] for raw in raw_cases(spec, op, grid)] + [

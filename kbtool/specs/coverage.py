@@ -15,9 +15,12 @@ from kbtool.specs.cases import modes_of, raw_cases
 from kbtool.vocabulary import CASE_KEYS, MODES
 
 ResultKey = Tuple[str, str, str]  # op, case id, mode
+Value = Tuple[str, Any]  # a dimension and one of its values (in domains.normal's form)
+Item = domains.Pair  # a documented value, or pair of values, as a tuple of one or two Values
+CaseRow = Tuple[str, List[str], domains.Row]  # a case's id, its modes and its value of each dimension
 
 
-def _case_rows(spec, op, dims):
+def _case_rows(spec: domains.SpecLike, op: str, dims: Mapping[str, Any]) -> Tuple[List[CaseRow], Set[str]]:
     """[(case id, modes, row)] for every case that exercises documented behaviour: the id a result carries (a spec
     case's, a grid row's 'grid.<k>=<v>...', 'example:<id>'), the modes it runs in and its value of each dimension."""
     entry = spec.ops[op]
@@ -26,12 +29,12 @@ def _case_rows(spec, op, dims):
     raws = [(raw["id"], raw) for raw in raw_cases(spec, op)] + [
         ("example:" + e["id"], dict(e["case"], id=e["id"])) for e in entry.get("examples", []) if "case" in e
     ]
-    rows = []
+    rows: List[CaseRow] = []
     for case_id, raw in raws:
         if raw.get("raises") and not raw["id"].startswith(domains.GRID_PREFIX):
             continue  # a hand-written error case exercises its bad value, not the others' (a grid row is meant)
         kwargs, config = raw.get("kwargs") or {}, domains.settings(raw.get("keras_config"))
-        row = {}
+        row: domains.Row = {}
         for name in dims:
             if name in CASE_KEYS and name not in defaults:
                 value = config[name]
@@ -42,38 +45,41 @@ def _case_rows(spec, op, dims):
     return rows, tuple_params
 
 
-def _exercised_rows(spec, op, dims):
+def _exercised_rows(spec: domains.SpecLike, op: str, dims: Mapping[str, Any]) -> Tuple[List[domains.Row], Set[str]]:
     rows, tuple_params = _case_rows(spec, op, dims)
     return [row for _, _, row in rows], tuple_params
 
 
-def _documented(spec, op, dims, tuple_params):
+def _documented(
+    spec: domains.SpecLike, op: str, dims: Dict[str, List[Any]], tuple_params: Set[str]
+) -> Tuple[Set[Value], Set[Item], Set[Item], Dict[str, Dict[Any, Any]]]:
     """(values, pairs, impossible pairs, shown): the documented values as (name, normal value), the pairs of two
     dimensions' values some allowed grid row holds and those every such row is excluded from, and each normal
     value's spelling in the spec."""
     normal_dims = {n: [domains.normal(v, n in tuple_params) for v in values] for n, values in dims.items()}
     shown = {n: {domains.normal(v, n in tuple_params): v for v in values} for n, values in dims.items()}
     values = {(n, v) for n, vs in normal_dims.items() for v in vs}
-    pairs, impossible = set(), set()
+    pairs: Set[Item] = set()
+    impossible: Set[Item] = set()
     if len(dims) > 1:
         rules = (spec.ops[op].get("grid") or {}).get("exclude", [])
         pairs, impossible = domains.required_pairs(dims, rules, tuple_params)
     return values, pairs, impossible, shown
 
 
-def op_coverage(spec, op):
+def op_coverage(spec: domains.SpecLike, op: str) -> Dict[str, Any]:
     """{dimensions, values: [exercised, documented], pairs: [...], unexercised: [...], excluded: [...]}."""
     dims = domains.all_domains(spec, op)
     rows, tuple_params = _exercised_rows(spec, op, dims)
     values, pairs, impossible, shown = _documented(spec, op, dims, tuple_params)
     hit_values = {(n, row[n]) for row in rows for n in dims if (n, row[n]) in values}
     names = list(dims)
-    hit_pairs = set()
+    hit_pairs: Set[Item] = set()
     for row in rows:
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 hit_pairs.add(((a, row[a]), (b, row[b])))
-    unexercised = []
+    unexercised: List[Dict[str, Any]] = []
     for n, v in sorted(values - hit_values, key=repr):
         unexercised.append({"op": op, "values": {n: shown[n][v]}})
     for pair in sorted(pairs - hit_pairs, key=repr):
@@ -89,7 +95,7 @@ def op_coverage(spec, op):
     }
 
 
-def undeclared(spec, op):
+def undeclared(spec: domains.SpecLike, op: str) -> List[str]:
     """The op's value parameters that declare no documented domain."""
     return [
         p["name"]
@@ -98,20 +104,22 @@ def undeclared(spec, op):
     ]
 
 
-def free(spec, op):
+def free(spec: domains.SpecLike, op: str) -> List[str]:
     """The op's value parameters that take any value of a type (no enumerable documented values)."""
     return [p["name"] for p in spec.ops[op].get("signature", []) if "free" in p]
 
 
-def _covered_ops(spec, ops=None):
+def _covered_ops(spec: domains.SpecLike, ops: Optional[Sequence[str]] = None) -> List[str]:
     """The ops coverage is about (aliases and ops that cannot be checked left out), sorted."""
     return [
         op for op in sorted(ops or spec.ops) if not (spec.ops[op].get("alias_of") or spec.ops[op].get("not_checkable"))
     ]
 
 
-def coverage(spec, ops=None):
-    per_op, unexercised, excluded = {}, [], []
+def coverage(spec: domains.SpecLike, ops: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    per_op: Dict[str, Dict[str, Any]] = {}
+    unexercised: List[Dict[str, Any]] = []
+    excluded: List[Dict[str, Any]] = []
     totals = {"values": [0, 0], "pairs": [0, 0]}
     for op in _covered_ops(spec, ops):
         result = op_coverage(spec, op)
@@ -137,11 +145,11 @@ def coverage(spec, ops=None):
     }
 
 
-def _values_text(values):
+def _values_text(values: Mapping[str, Any]) -> str:
     return " × ".join(f"{k}={domains.label(v)}" for k, v in values.items())
 
 
-def render(report):
+def render(report: Mapping[str, Any]) -> List[str]:
     lines = ["{}: {}".format(item["op"], _values_text(item["values"])) for item in report["unexercised"]]
     lines.append(
         "documented values: {} of {} exercised; pairs of values: {} of {} ({} excluded by grid rules); "
@@ -172,10 +180,10 @@ def render(report):
 # ---------------------------------------------------------------- blind spots: exercised only by results that fail
 
 
-def _items(row, names, values, pairs):
+def _items(row: domains.Row, names: Sequence[str], values: Set[Value], pairs: Set[Item]) -> Set[Item]:
     """The documented values and pairs of values one case's row holds."""
     keyed = [(n, row[n]) for n in names]
-    found = {(item,) for item in keyed if item in values}
+    found: Set[Item] = {(item,) for item in keyed if item in values}
     for i, a in enumerate(keyed):
         for b in keyed[i + 1 :]:
             if (a, b) in pairs:
@@ -184,7 +192,7 @@ def _items(row, names, values, pairs):
 
 
 def op_blind_spots(
-    spec: Any,
+    spec: domains.SpecLike,
     op: str,
     failing: Mapping[ResultKey, str],
     backend_modes: Sequence[str] = MODES,
@@ -238,22 +246,25 @@ def op_blind_spots(
                 {"case": c, "status": failing.get((op, c, mode), "unsupported") if runs else "unsupported"}
                 for c in exercised[item]
             ]
-            unsupported = not runs or all(c["status"] == "unsupported" for c in cases)
-            refused = all(c["status"] in ("error", "unsupported") for c in cases)
-            spots.append(
-                {
-                    "op": op,
-                    "values": {n: shown[n][v] for n, v in item},
-                    "mode": mode,
-                    "kind": "unsupported" if unsupported else "refused" if refused else "real",
-                    "cases": cases,
-                }
-            )
+            spots.append(_blind_spot(op, mode, runs, {n: shown[n][v] for n, v in item}, cases))
     return spots
 
 
+def _blind_spot(op: str, mode: str, runs: bool, values: Dict[str, Any], cases: List[Dict[str, str]]) -> Dict[str, Any]:
+    """One blind spot, of its kind: `unsupported`, `refused` or `real` (see op_blind_spots)."""
+    unsupported = not runs or all(c["status"] == "unsupported" for c in cases)
+    refused = all(c["status"] in ("error", "unsupported") for c in cases)
+    return {
+        "op": op,
+        "values": values,
+        "mode": mode,
+        "kind": "unsupported" if unsupported else "refused" if refused else "real",
+        "cases": cases,
+    }
+
+
 def blind_spots(
-    spec: Any,
+    spec: domains.SpecLike,
     failing: Mapping[ResultKey, str],
     backend_modes: Sequence[str] = MODES,
     variants: Callable[[str, str], Iterable[str]] = lambda op, case: (),

@@ -9,14 +9,15 @@ by the `>>>` prompt just before it.
 
 import os
 import re
+from typing import Dict, List
 
 _SIGNATURE = re.compile(r"^(?:keras\.backend\.|backend\.)?([a-z_][a-z0-9_]*)\(")
 
 
-def documented_functions(text):
+def documented_functions(text: str) -> List[str]:
     """Function names documented in one page, in order of appearance."""
     lines = text.splitlines()
-    names = []
+    names: List[str] = []
     for i, line in enumerate(lines):
         match = _SIGNATURE.match(line.strip().strip("`"))
         if not match:
@@ -29,13 +30,13 @@ def documented_functions(text):
     return names
 
 
-def seed_files(seed_dir):
+def seed_files(seed_dir: str) -> List[str]:
     return sorted(os.path.join(seed_dir, f) for f in os.listdir(seed_dir) if f.endswith(".txt"))
 
 
-def documented_union(seed_dir):
+def documented_union(seed_dir: str) -> Dict[str, List[str]]:
     """{name: [doc file basenames]} over every page in `seed_dir`."""
-    union = {}
+    union: Dict[str, List[str]] = {}
     for path in seed_files(seed_dir):
         with open(path, encoding="utf-8") as fh:
             for name in documented_functions(fh.read()):

@@ -14,9 +14,23 @@ when the row's effective data format (the `data_format` parameter, else keras.js
 """
 
 import itertools
+from typing import Any, Collection, Dict, List, Mapping, Optional, Protocol, Sequence, Set, Tuple
 
 from kbtool import vocabulary
 from kbtool.specs import shapes
+from kbtool.specs.records import Entry, RawCase
+
+Row = Dict[str, Any]  # one row of a grid: a value for each dimension (parameter or keras.json key)
+Domains = Mapping[str, Sequence[Any]]  # each dimension's documented values, in order
+Pair = Tuple[Tuple[str, Any], ...]  # one or two (dimension, normal value) pairs
+
+
+class SpecLike(Protocol):
+    """What this module reads of a spec: a loaded Spec (kbtool/specs/loader.py), or its data before it is one."""
+
+    data: Dict[str, Any]
+    ops: Dict[str, Entry]
+
 
 # the keras.json settings a case runs under and their documented defaults (defined in kbtool/vocabulary.py)
 CONFIG_KEYS = vocabulary.CASE_KEYS
@@ -30,11 +44,13 @@ class DomainError(ValueError):
     """A domain or grid the spec cannot mean (an unknown domain name, a rule that does not evaluate)."""
 
 
-def named_domains(spec):
-    return (spec.data.get("domains") or {}) if hasattr(spec, "data") else (spec.get("domains") or {})
+def named_domains(spec: Any) -> Dict[str, Any]:
+    named: Dict[str, Any]
+    named = (spec.data.get("domains") or {}) if hasattr(spec, "data") else (spec.get("domains") or {})
+    return named
 
 
-def resolve(domain, named):
+def resolve(domain: Any, named: Mapping[str, Any]) -> List[Any]:
     """A param's `domain:` as a list of values (a name refers to the spec's `domains:`)."""
     if isinstance(domain, str):
         if domain not in named:
@@ -43,30 +59,32 @@ def resolve(domain, named):
     return list(domain)
 
 
-def param_domains(spec, op):
+def param_domains(spec: SpecLike, op: str) -> Dict[str, List[Any]]:
     """{param: [values]} for the op's parameters that declare a documented domain, in signature order."""
     entry = spec.ops[op]
     named = named_domains(spec)
     return {p["name"]: resolve(p["domain"], named) for p in entry.get("signature", []) if "domain" in p}
 
 
-def config_domains(spec, op):
+def config_domains(spec: SpecLike, op: str) -> Dict[str, List[Any]]:
     """{keras.json key: [values]} for the settings the op reads (`reads_config`)."""
     named = named_domains(spec)
-    out = {}
+    out: Dict[str, List[Any]] = {}
     for key in spec.ops[op].get("reads_config", []):
         out[key] = resolve(key, named) if key in named else [CONFIG_DEFAULTS[key]]
     return out
 
 
-def all_domains(spec, op):
+def all_domains(spec: SpecLike, op: str) -> Dict[str, List[Any]]:
     """Parameters first, then keras.json settings: every dimension of the op's documented space."""
     out = dict(param_domains(spec, op))
     out.update(config_domains(spec, op))
     return out
 
 
-def settings(keras_config=None, override=None):
+def settings(
+    keras_config: Optional[Mapping[str, Any]] = None, override: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]:
     """The complete keras.json settings a case runs under: documented defaults, the case's own, then an override."""
     out = dict(CONFIG_DEFAULTS)
     out.update(keras_config or {})
@@ -74,9 +92,9 @@ def settings(keras_config=None, override=None):
     return out
 
 
-def parse_override(items):
+def parse_override(items: Sequence[Any]) -> Dict[str, Any]:
     """`--keras-config KEY=VALUE` (repeatable) as settings; a DomainError (one line) for anything else."""
-    out = {}
+    out: Dict[str, Any] = {}
     for item in items:
         key, sep, value = str(item).partition("=")
         key, value = key.strip(), value.strip()
@@ -86,7 +104,7 @@ def parse_override(items):
             )
         setting = vocabulary.SETTINGS[key]
         try:
-            parsed = setting.from_text(value)
+            parsed: Any = setting.from_text(value)
         except ValueError:
             parsed = value
         if setting.check(parsed) is None:
@@ -103,7 +121,7 @@ def parse_override(items):
 # ---------------------------------------------------------------- values: compare and name
 
 
-def normal(value, as_tuple_param=False):
+def normal(value: Any, as_tuple_param: bool = False) -> Any:
     """A hashable form of a domain value or a kwarg, so that a case's value and a domain value compare equal.
     For a parameter documented as a tuple (`tuple: true`), a list and `{tuple: [...]}` are the same value."""
     if isinstance(value, dict) and set(value) == {"tuple"}:
@@ -120,7 +138,7 @@ def normal(value, as_tuple_param=False):
     return repr(value)
 
 
-def label(value):
+def label(value: Any) -> str:
     """A value as it appears in a generated case id: none, true, 2x1, (0x2) for a tuple, -1, 0.001."""
     if isinstance(value, dict) and set(value) == {"tuple"}:
         return "({})".format(label(value["tuple"]))
@@ -131,7 +149,7 @@ def label(value):
     return str(value)
 
 
-def literal(value):
+def literal(value: Any) -> Any:
     """A domain value as a kwarg literal (the tuple marker stays: binding.py passes it as a tuple)."""
     return value
 
@@ -139,14 +157,14 @@ def literal(value):
 # ---------------------------------------------------------------- rows: pairwise and full grids
 
 
-def _allowed(row, rules):
+def _allowed(row: Row, rules: Sequence[Mapping[str, Any]]) -> bool:
     for rule in rules:
         if _holds(rule["when"], row):
             return False
     return True
 
 
-def _holds(expr, row):
+def _holds(expr: str, row: Row) -> bool:
     names = {k: _plain(v) for k, v in row.items()}
     names["fmt"] = effective_data_format(row, {k: row[k] for k in CONFIG_KEYS if k in row})
     try:
@@ -155,13 +173,13 @@ def _holds(expr, row):
         raise DomainError(f"grid rule {expr!r} does not evaluate on {row}: {exc}")
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, dict) and set(value) == {"tuple"}:
         return list(value["tuple"])
     return value
 
 
-def full_rows(domains, exclude=()):
+def full_rows(domains: Domains, exclude: Sequence[Mapping[str, Any]] = ()) -> List[Row]:
     """Every allowed row of the grid, in product order."""
     names = list(domains)
     total = 1
@@ -173,21 +191,21 @@ def full_rows(domains, exclude=()):
     return [row for row in rows if _allowed(row, exclude)]
 
 
-def _pairs(row, names, tuple_params=()):
+def _pairs(row: Row, names: Sequence[str], tuple_params: Collection[str] = ()) -> Set[Pair]:
     keyed = [(n, normal(row[n], n in tuple_params)) for n in names]
     if len(keyed) == 1:
         return {(keyed[0],)}
     return {(a, b) for a, b in itertools.combinations(keyed, 2)}
 
 
-def pairwise_rows(domains, exclude=()):
+def pairwise_rows(domains: Domains, exclude: Sequence[Mapping[str, Any]] = ()) -> List[Row]:
     """Greedy covering array of strength 2 over the allowed rows: every value, and every pair of values that some
     allowed row holds, appears in at least one chosen row. Deterministic (ties go to the earlier row)."""
     names = list(domains)
     candidates = full_rows(domains, exclude)
     covers = [_pairs(row, names) for row in candidates]
-    uncovered = set().union(*covers) if covers else set()
-    chosen = []
+    uncovered: Set[Pair] = set().union(*covers) if covers else set()
+    chosen: List[Row] = []
     while uncovered:
         best = max(range(len(candidates)), key=lambda i: (len(covers[i] & uncovered), -i))
         chosen.append(candidates[best])
@@ -195,15 +213,17 @@ def pairwise_rows(domains, exclude=()):
     return chosen
 
 
-def required_pairs(domains, exclude=(), tuple_params=()):
+def required_pairs(
+    domains: Domains, exclude: Sequence[Mapping[str, Any]] = (), tuple_params: Collection[str] = ()
+) -> Tuple[Set[Pair], Set[Pair]]:
     """(required, impossible): the value pairs (single values for one dimension) the documented space holds, split
     into those some allowed row holds and those every row holding them is excluded. For a parameter documented as a
     tuple (`tuple_params`), a list and its tuple form are one value."""
     names = list(domains)
-    everything = set()
+    everything: Set[Pair] = set()
     for row in full_rows(domains):
         everything |= _pairs(row, names, tuple_params)
-    possible = set()
+    possible: Set[Pair] = set()
     for row in full_rows(domains, exclude):
         possible |= _pairs(row, names, tuple_params)
     return possible, everything - possible
@@ -212,10 +232,10 @@ def required_pairs(domains, exclude=(), tuple_params=()):
 # ---------------------------------------------------------------- grid → raw cases
 
 
-def grid_rows(spec, op, mode="pairwise"):
+def grid_rows(spec: SpecLike, op: str, mode: str = "pairwise") -> List[Row]:
     entry = spec.ops[op]
     grid = entry["grid"]
-    domains = all_domains(spec, op)
+    domains: Domains = all_domains(spec, op)
     names = grid.get("params")
     if names:
         domains = {n: domains[n] for n in names if n in domains}
@@ -224,31 +244,31 @@ def grid_rows(spec, op, mode="pairwise"):
     return rows
 
 
-def case_id(row):
+def case_id(row: Row) -> str:
     return GRID_PREFIX + ".".join(f"{k}={label(v)}" for k, v in row.items())
 
 
-def effective_data_format(row_or_kwargs, keras_config):
+def effective_data_format(row_or_kwargs: Mapping[str, Any], keras_config: Optional[Mapping[str, Any]]) -> Any:
     data_format = row_or_kwargs.get("data_format")
     return data_format if data_format else settings(keras_config)["image_data_format"]
 
 
-def _channels_first(shape):
+def _channels_first(shape: Sequence[Any]) -> List[Any]:
     return [shape[0], shape[-1]] + list(shape[1:-1])
 
 
-def _move_channels(shape, to_format):
+def _move_channels(dims: Sequence[Any], to_format: str) -> List[Any]:
     """A shape moved between layouts: channels last → at axis 1, or back."""
-    shape = list(shape)
+    shape = list(dims)
     if to_format == "channels_first":
         return _channels_first(shape)
     return [shape[0]] + shape[2:] + [shape[1]]
 
 
-def _moved_input(inp, to_format):
+def _moved_input(given: Mapping[str, Any], to_format: str) -> Dict[str, Any]:
     import numpy as np
 
-    inp = dict(inp)
+    inp = dict(given)
     if "shape" in inp:
         rank = len(inp["shape"])
         inp["shape"] = _move_channels(inp["shape"], to_format)
@@ -264,7 +284,7 @@ def _moved_input(inp, to_format):
     return inp
 
 
-def follow_image_data_format(entry, raw, to_format):
+def follow_image_data_format(entry: Entry, raw: RawCase, to_format: str) -> RawCase:
     """A case written for one image_data_format, run under the other (--keras-config): where the op's data_format
     is left to keras.json (None), its data input (the first tensor parameter, rank 3 or more) moves to the layout
     keras.json now says, so the case asks the same question in the other layout. Other cases are unchanged."""
@@ -275,6 +295,7 @@ def follow_image_data_format(entry, raw, to_format):
         return raw
     data = next((p["name"] for p in params if p.get("kind") == "tensor"), None)
     inputs = raw.get("inputs")
+    key: Any  # the data input's parameter name, or its place in a list
     if isinstance(inputs, dict) and isinstance(inputs.get(data), dict):
         key = data
     elif isinstance(inputs, list) and inputs and isinstance(inputs[0], dict):
@@ -285,30 +306,30 @@ def follow_image_data_format(entry, raw, to_format):
     rank = len(inp["shape"]) if "shape" in inp else len(__import__("numpy").asarray(inp["value"]).shape)
     if rank < 3:
         return raw
-    moved = dict(inputs) if isinstance(inputs, dict) else list(inputs)
+    moved: Any = dict(inputs) if isinstance(inputs, dict) else list(inputs)
     moved[key] = _moved_input(inp, to_format)
     return dict(raw, inputs=moved)
 
 
-def grid_cases(spec, op, mode="pairwise"):
+def grid_cases(spec: SpecLike, op: str, mode: str = "pairwise") -> List[RawCase]:
     """The raw cases (spec-case dicts, as if written in ops.yaml) of the op's grid."""
     entry = spec.ops[op]
     if "grid" not in entry:
         return []
     grid = entry["grid"]
     config_keys = set(config_domains(spec, op))
-    out = []
+    out: List[Dict[str, Any]] = []
     for row in grid_rows(spec, op, mode):
         kwargs = {k: literal(v) for k, v in row.items() if k not in config_keys}
         keras_config = {k: v for k, v in row.items() if k in config_keys}
         fmt = effective_data_format(row, keras_config)
-        inputs = {}
-        for name, inp in grid["inputs"].items():
-            inp = dict(inp)
+        inputs: Dict[str, Any] = {}
+        for name, written in grid["inputs"].items():
+            inp = dict(written)
             if inp.pop("layout", None) == "channels" and fmt == "channels_first":
                 inp["shape"] = _channels_first(inp["shape"])
             inputs[name] = inp
-        raw = {"id": case_id(row), "inputs": inputs, "kwargs": {**grid.get("kwargs", {}), **kwargs}}
+        raw: RawCase = {"id": case_id(row), "inputs": inputs, "kwargs": {**grid.get("kwargs", {}), **kwargs}}
         if keras_config:
             raw["keras_config"] = keras_config
         for key in ("modes", "tolerance", "stats", "then", "then_only"):

@@ -12,7 +12,7 @@ most 150,000 values once aliases are expanded and 50 levels deep, so that no spe
 """
 
 import hashlib
-from typing import Any, Dict
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import regex
 import yaml
@@ -20,14 +20,21 @@ import yaml
 from kbtool import files, paths
 from kbtool.errors import KbtoolError
 from kbtool.specs import bench_cases, binding, schema, shapes
+from kbtool.specs.records import Entry, KeyPath, RawCase
 
 MAX_SPEC_ELEMENTS = 10**8  # the elements of every input of every case together (the shipped spec: 160,000)
 MAX_MATCH_CHARS = 1000  # a case's `match` regex
 MAX_PROBLEMS = 200  # problems listed; the rest are counted
 
+# A problem found in the data: (its key path within the spec, message); with the line it is at, once located.
+Problem = Tuple[KeyPath, str]
+LocatedProblem = Tuple[int, KeyPath, str]
+# id of a YAML mapping node → {key: (key node, value node)}
+NodeKeys = Dict[int, Dict[Any, Tuple[yaml.Node, yaml.Node]]]
+
 
 class SpecError(KbtoolError):
-    def __init__(self, problems, total=None):
+    def __init__(self, problems: List[str], total: Optional[int] = None) -> None:
         self.problems = problems  # the lines to list (past MAX_PROBLEMS, the last one counts the rest)
         total = len(problems) if total is None else total
         super().__init__(
@@ -42,7 +49,7 @@ class Spec:
         self.path = path
         self.data = data
         self.docs: Dict[str, Any] = data["docs"]
-        self.ops: Dict[str, Dict[str, Any]] = data["ops"]
+        self.ops: Dict[str, Entry] = data["ops"]
 
     def op(self, name: str) -> Dict[str, Any]:
         try:
@@ -59,7 +66,7 @@ class Spec:
         return canonical
 
 
-def _node_line(root, path, keys=None):
+def _node_line(root: yaml.Node, path: Sequence[Any], keys: Optional[NodeKeys] = None) -> int:
     """Line (1-based) of the YAML node at a JSON path, or of the deepest node that exists.
 
     `keys` caches each mapping's keys (id of the node → {key: (key node, value node)}), so that many problems in
@@ -67,7 +74,7 @@ def _node_line(root, path, keys=None):
     keys = {} if keys is None else keys
     node, line = root, root.start_mark.line + 1
     for key in path:
-        child = None
+        child: Optional[yaml.Node] = None
         if isinstance(node, yaml.MappingNode):
             index = keys.get(id(node))
             if index is None:
@@ -87,16 +94,16 @@ def _node_line(root, path, keys=None):
     return line
 
 
-def _dotted(path):
+def _dotted(path: Sequence[Any]) -> str:
     out = ""
     for key in path:
         out += f"[{key}]" if isinstance(key, int) else ("." if out else "") + str(key)
     return out or "(top)"
 
 
-def _duplicate_keys(node, path, found):
+def _duplicate_keys(node: yaml.Node, path: KeyPath, found: List[LocatedProblem]) -> None:
     if isinstance(node, yaml.MappingNode):
-        seen = set()
+        seen: Set[Any] = set()
         for k, v in node.value:
             if k.value in seen:
                 found.append((k.start_mark.line + 1, path + [k.value], f"duplicate key {k.value!r}"))
@@ -112,13 +119,14 @@ def _duplicate_keys(node, path, found):
 _CACHE: Dict[str, Any] = {}
 
 
-def load(path=None):
+def load(path: Optional[str] = None) -> Spec:
     """The validated spec at `path` (default: the shipped one); a SpecError lists its problems."""
     path = path or paths.spec_file()
     try:  # unreadable (missing, a directory, a device): a KbtoolError; read but refused: a SpecError
         text = files.read_text(path, "spec ")
     except files.FileProblem as exc:
         raise SpecError([str(exc)])
+    assert text is not None  # read_text returns None only for a missing file it was told may be missing
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     if key not in _CACHE:
         _CACHE.clear()  # one spec at a time is what a process uses
@@ -126,7 +134,7 @@ def load(path=None):
     return Spec(path, _CACHE[key])
 
 
-def _load(path, text):
+def _load(path: str, text: str) -> Spec:
     try:
         root, data = files.parse_yaml(path, text, "invalid YAML")
     except files.FileProblem as exc:
@@ -148,7 +156,7 @@ def _load(path, text):
     return Spec(path, data)
 
 
-def _validator():
+def _validator() -> Any:
     """The schema's validator, with a linear uniqueItems: jsonschema's own compares every pair of items when
     they are not all strings, which a long list in a hostile spec turns into minutes."""
     import jsonschema
@@ -156,7 +164,7 @@ def _validator():
     base = jsonschema.Draft202012Validator
     slow = base.VALIDATORS["uniqueItems"]
 
-    def unique_items(validator, unique, instance, schema_):
+    def unique_items(validator: Any, unique: Any, instance: Any, schema_: Any) -> Iterator[Any]:
         if not (unique and validator.is_type(instance, "array")):
             return
         if all(isinstance(item, str) for item in instance):
@@ -169,9 +177,9 @@ def _validator():
     return jsonschema.validators.extend(base, {"uniqueItems": unique_items})(schema.SPEC)
 
 
-def _schema_message(error):
+def _schema_message(error: Any) -> str:
     """jsonschema's message, quoting at most ~100 characters of the offending value."""
-    message = error.message
+    message: str = error.message
     if len(message) > files.QUOTE_CHARS:
         text = repr(error.instance)
         if len(text) > files.QUOTE_CHARS and text in message:
@@ -179,8 +187,9 @@ def _schema_message(error):
     return message
 
 
-def _find_problems(root, data):
-    found, keys = [], {}
+def _find_problems(root: yaml.Node, data: Dict[str, Any]) -> List[LocatedProblem]:
+    found: List[LocatedProblem] = []
+    keys: NodeKeys = {}
     _duplicate_keys(root, [], found)
     import jsonschema
 
@@ -196,9 +205,10 @@ def _find_problems(root, data):
     return found
 
 
-def _rule_problems(base, rule, params):
+def _rule_problems(base: KeyPath, rule: Dict[str, Any], params: Sequence[str]) -> Iterator[Problem]:
     """Each expression parses, and reads only the op's parameters and the `let`s before it."""
     known = set(params)
+    exprs: List[Tuple[KeyPath, Optional[str], Any]]
     exprs = [(["let", key], key, expr) for key, expr in (rule.get("let") or {}).items()]
     exprs += [([key], None, rule[key]) for key in ("when", "shape") if key in rule]
     for where, let, expr in exprs:
@@ -219,7 +229,7 @@ def _rule_problems(base, rule, params):
             known.add(let)
 
 
-def _regex_problem(pattern):
+def _regex_problem(pattern: Any) -> Optional[str]:
     """Why a case's `match` cannot be searched (kbtool/verdicts/raises.py uses the `regex` engine)."""
     if not isinstance(pattern, str):
         return "match must be a regex (a string)"
@@ -232,7 +242,7 @@ def _regex_problem(pattern):
     return None
 
 
-def _semantic_problems(data):
+def _semantic_problems(data: Dict[str, Any]) -> Iterator[Problem]:
     doc_ids = set(data["docs"])
     ops = data["ops"]
     elements = 0
@@ -249,7 +259,7 @@ def _semantic_problems(data):
         params = [p["name"] for p in entry.get("signature", []) if not p["name"].startswith("*")]
         for i, rule in enumerate(entry.get("shape_rules", [])):
             yield from _rule_problems(base + ["shape_rules", i], rule, params)
-        seen = set()
+        seen: Set[Any] = set()
         for section in ("cases", "examples"):
             for i, item in enumerate(entry.get(section, [])):
                 if item["id"] in seen:
@@ -267,9 +277,9 @@ def _semantic_problems(data):
             for problem in found:
                 yield where + problem.path, problem.message
             if "match" in raw:
-                problem = _regex_problem(raw["match"])
-                if problem:
-                    yield where + ["match"], problem
+                bad_match = _regex_problem(raw["match"])
+                if bad_match:
+                    yield where + ["match"], bad_match
             count = 0 if found else sum(binding.elements(inp) for inp in binding.case_inputs(raw))
             if elements <= MAX_SPEC_ELEMENTS < elements + count:
                 yield (
@@ -280,7 +290,7 @@ def _semantic_problems(data):
             elements += count
 
 
-def _doc_version_problems(base, name, entry, ops):
+def _doc_version_problems(base: KeyPath, name: str, entry: Entry, ops: Dict[str, Entry]) -> Iterator[Problem]:
     """A doc error, a raise, a signature change or a parameter names only doc versions that document the op
     (under its own name or a Keras 1.x alias's)."""
     documented = set(entry.get("documented_in", []))
@@ -299,7 +309,7 @@ def _doc_version_problems(base, name, entry, ops):
                     )
 
 
-def _bench_problems(name, entry, base, ops):
+def _bench_problems(name: str, entry: Entry, base: KeyPath, ops: Dict[str, Entry]) -> Iterator[Problem]:
     """A declared bench family's case must bind at every size, and its cost expressions must parse."""
     if "bench" not in entry:
         return
@@ -319,7 +329,7 @@ def _bench_problems(name, entry, base, ops):
             yield base + ["bench", "case"] + problem.path, f"at size {size}: {problem.message}"
 
 
-def _grid_problems(data, name, entry, base):
+def _grid_problems(data: Dict[str, Any], name: str, entry: Entry, base: KeyPath) -> Iterator[Problem]:
     """Domains resolve, grid rules read only the op's dimensions, and every generated case binds."""
     from kbtool.specs import domains
 
@@ -375,11 +385,12 @@ def _grid_problems(data, name, entry, base):
 class _SpecView:
     """What specs/domains.py reads of a spec, over data not yet wrapped in a Spec."""
 
-    def __init__(self, data):
-        self.data, self.ops = data, data["ops"]
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data: Dict[str, Any] = data
+        self.ops: Dict[str, Entry] = data["ops"]
 
 
-def _raw_cases(entry, base):
+def _raw_cases(entry: Entry, base: KeyPath) -> List[Tuple[KeyPath, RawCase]]:
     """Each case and example case of an entry, with its path: bound to the signature as cases.py will (unknown
     parameters and steps, inputs no parameter takes, kwargs that raw args make ignored, inputs whose arrays
     cannot be drawn or are too large, raw args and then-calls the worker would trip on)."""

@@ -17,22 +17,27 @@ or MemoryError, is a ShapeExprError.
 
 import ast
 import operator
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Type, Union
 
 from kbtool import files
+
+# Values in the language are the spec's own (shapes as lists of ints, kwargs' literals): genuinely dynamic.
+Names = Mapping[str, Any]  # what an expression's names stand for
+Rule = Mapping[str, Any]  # a shape rule of the spec ({shape, when?, let?})
 
 MAX_CHARS = 1000  # the shipped spec's longest expression: 147
 MAX_DEPTH = 30  # levels of the syntax tree (the shipped spec's deepest: 9)
 MAX_ITEMS = 64  # items of a list, tuple or string made during evaluation (a shape has at most 32 dims)
 MAX_INT = 2**31  # the magnitude of an integer made during evaluation
 
-_BINOPS = {
+_BINOPS: Dict[Type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_CMPOPS = {
+_CMPOPS: Dict[Type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Lt: operator.lt,
@@ -46,13 +51,13 @@ _CMPOPS = {
 }
 
 
-def _drop(seq, index):
+def _drop(seq: Sequence[Any], index: int) -> List[Any]:
     seq = list(seq)
     del seq[index]
     return seq
 
 
-FUNCTIONS = {
+FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "len": len,
     "max": max,
     "min": min,
@@ -74,7 +79,7 @@ FUNCTIONS = {
 _BUILDERS = ("list", "drop", "pick", "axes", "drop_axes", "ones_at", "broadcast", "infer_dim")
 
 
-def _infer_dim(shape, total):
+def _infer_dim(shape: Sequence[Any], total: int) -> List[Any]:
     shape = list(shape)
     if shape.count(-1) != 1:
         return shape
@@ -83,7 +88,7 @@ def _infer_dim(shape, total):
     return shape
 
 
-def _axes(shape, axis):
+def _axes(shape: Sequence[Any], axis: Any) -> List[int]:
     """A reduction's axis argument (None, an int, a list or tuple of ints, negative ones counted from the end) as
     the sorted, distinct axes of `shape` it names."""
     if axis is None:
@@ -95,11 +100,11 @@ def _axes(shape, axis):
     return sorted({a % len(shape) for a in named})
 
 
-def _broadcast(a, b):
-    a, b = list(a), list(b)
+def _broadcast(a_shape: Sequence[Any], b_shape: Sequence[Any]) -> List[Any]:
+    a, b = list(a_shape), list(b_shape)
     rank = max(len(a), len(b))
     a, b = [1] * (rank - len(a)) + a, [1] * (rank - len(b)) + b
-    out = []
+    out: List[Any] = []
     for m, n in zip(a, b):
         if m != n and 1 not in (m, n):
             raise ShapeExprError(f"shapes {a} and {b} do not broadcast")
@@ -107,7 +112,7 @@ def _broadcast(a, b):
     return out
 
 
-def _prod(seq):
+def _prod(seq: Sequence[Any]) -> Any:
     total = 1
     for v in seq:
         total *= v
@@ -151,11 +156,11 @@ _ALLOWED = (
 )
 
 
-def _quoted(text):
+def _quoted(text: Any) -> str:
     return files.quote(text)
 
 
-def parse(text):
+def parse(text: Any) -> ast.expr:
     """Parse and check an expression; raises ShapeExprError naming the disallowed construct."""
     if not isinstance(text, str):
         raise ShapeExprError(f"a shape expression is a string, not {_quoted(text)}")
@@ -167,7 +172,7 @@ def parse(text):
         raise ShapeExprError(f"syntax error in {_quoted(text)}: {exc.msg}")
     except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; nesting the parser refuses
         raise ShapeExprError(f"cannot parse {_quoted(text)}: {type(exc).__name__}")
-    depths = [(tree, 1)]  # iterative: the tree may be deeper than Python's recursion limit
+    depths: List[Tuple[ast.AST, int]] = [(tree, 1)]  # iterative: the tree may be deeper than Python's recursion limit
     while depths:
         node, depth = depths.pop()
         if depth > MAX_DEPTH:
@@ -186,11 +191,11 @@ def parse(text):
     return tree.body
 
 
-def _check_constants(node, text):
+def _check_constants(root: ast.expr, text: str) -> None:
     """Evaluates each largest part that reads no name (`prod([7] * 2000000)`), so that one breaking the bounds is
     refused when the spec is validated; other errors are left to evaluation (the part may be in a branch never
     taken)."""
-    pending = [node]
+    pending: List[ast.AST] = [root]
     while pending:
         node = pending.pop()
         if isinstance(node, ast.Constant):
@@ -206,17 +211,17 @@ def _check_constants(node, text):
         pending.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
 
 
-def _is_text(node):
+def _is_text(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
-def names(node):
+def names(node: ast.AST) -> Set[str]:
     """The names an expression reads (not the functions it calls)."""
     called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
 
 
-def evaluate(text_or_node, names):
+def evaluate(text_or_node: Union[str, ast.expr], names: Names) -> Any:
     node = parse(text_or_node) if isinstance(text_or_node, str) else text_or_node
     try:
         return _eval(node, names)
@@ -226,7 +231,7 @@ def evaluate(text_or_node, names):
         raise ShapeExprError("expression needs too much memory")
 
 
-def _bounded(value):
+def _bounded(value: Any) -> Any:
     """`value`, if within the language's bounds (see the module docstring)."""
     if isinstance(value, (list, tuple, str, bytes)):
         if len(value) > MAX_ITEMS:
@@ -236,7 +241,7 @@ def _bounded(value):
     return value
 
 
-def _binop(op, left, right):
+def _binop(op: Type[ast.operator], left: Any, right: Any) -> Any:
     if op is ast.Mult:  # a sequence repeated: its size is known before it is built
         for seq, times in ((left, right), (right, left)):
             if isinstance(seq, (list, tuple, str, bytes)) and isinstance(times, int):
@@ -250,7 +255,7 @@ def _binop(op, left, right):
     return _BINOPS[op](left, right)
 
 
-def _eval(node, names):
+def _eval(node: ast.expr, names: Names) -> Any:
     if isinstance(node, ast.Name):  # the spec's own values (shapes and kwargs) are as they are
         if node.id in names:
             return names[node.id]
@@ -258,7 +263,7 @@ def _eval(node, names):
     return _bounded(_eval_node(node, names))
 
 
-def _eval_node(node, names):
+def _eval_node(node: ast.expr, names: Names) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple)):
@@ -292,7 +297,7 @@ def _eval_node(node, names):
                 return list(value[slice(*parts)])
             return list(_bounded(value))[slice(*parts)]
         return value[_eval(node.slice, names)]
-    if isinstance(node, ast.Call):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # parse() allows no other call
         args = [_eval(a, names) for a in node.args]
         if node.func.id in _BUILDERS:  # functions that copy a sequence: bounded before they copy it
             for arg in args:
@@ -301,11 +306,11 @@ def _eval_node(node, names):
     raise ShapeExprError(f"{type(node).__name__} is not allowed in shape rules")
 
 
-def _normal(value):
+def _normal(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def expected_shape(rules, names):
+def expected_shape(rules: Sequence[Rule], names: Names) -> Tuple[Optional[List[int]], Optional[int]]:
     """Apply the first rule whose `when` holds; returns (shape or None, rule index)."""
     for index, rule in enumerate(rules):
         scope = dict(names)
@@ -341,7 +346,9 @@ def expected_shape(rules, names):
 _SHIFTS = (101, 263)
 
 
-def expected_static_shape(rules, names, static_names):
+def expected_static_shape(
+    rules: Sequence[Rule], names: Names, static_names: Mapping[str, Any]
+) -> Tuple[Optional[List[Optional[int]]], Optional[int], bool]:
     """What K.int_shape should say of a symbolic result: (dims, rule index, determined).
 
     `names` are what the rules see (the inputs' real shapes); `static_names` the tensor parameters whose static shape
@@ -355,7 +362,7 @@ def expected_static_shape(rules, names, static_names):
         return None, None, True
     if not static_names:
         return list(want), index, True
-    unknown = set()
+    unknown: Set[int] = set()
     for shift in _SHIFTS:
         shifted = dict(names)
         for name, static in static_names.items():
@@ -371,11 +378,11 @@ def expected_static_shape(rules, names, static_names):
     return [None if i in unknown else d for i, d in enumerate(want)], index, True
 
 
-def _shifted(shape, static, shift):
+def _shifted(shape: Any, static: Any, shift: int) -> Any:
     """`shape` with the dims that `static` leaves unknown (None) made `shift` larger (lists of shapes item by item)."""
     if not isinstance(shape, list) or not isinstance(static, list) or len(shape) != len(static):
         return shape
-    out = []
+    out: List[Any] = []
     for size, known in zip(shape, static):
         if isinstance(size, list):
             out.append(_shifted(size, known, shift))

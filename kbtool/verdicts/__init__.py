@@ -12,13 +12,15 @@
 `judge` applies them in order; an outcome is a worker reply `(header, arrays)`.
 """
 
-from typing import Any
+from typing import Optional, Sequence
 
 from kbtool.results import Details, Status, Verdict
+from kbtool.specs.cases import Case
+from kbtool.specs.shapes import Rule
 from kbtool.verdicts.doc_claims import doc_check
 from kbtool.verdicts.raises import judge_backend_raised, judge_raises
 from kbtool.verdicts.repeats import is_random, judge_runs
-from kbtool.verdicts.replies import output_values
+from kbtool.verdicts.replies import Reply, output_values
 from kbtool.verdicts.shape_rules import judge_shape_rules, judge_static_shape
 from kbtool.verdicts.stats import draws_of, judge_stats
 from kbtool.verdicts.tolerances import case_overrides
@@ -36,7 +38,7 @@ _REPLY_VERDICTS = {
 }
 
 
-def judge(case: Any, expected: Any, actual: Any, shape_rules: Any = None) -> Verdict:
+def judge(case: Case, expected: Reply, actual: Reply, shape_rules: Optional[Sequence[Rule]] = None) -> Verdict:
     """The verdict on `actual` (a backend's reply) for `case`, against the reference's reply `expected`."""
     exp_header, exp_arrays = expected
     act_header, act_arrays = actual

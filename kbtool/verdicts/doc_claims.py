@@ -1,20 +1,21 @@
 """Documented examples: does what a doc version shows match what a backend returned?"""
 
-from typing import Any
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
 from kbtool.verdicts.values import py_equal
 
 
-def doc_check(shown: Any, values: Any) -> Any:
+def doc_check(shown: Sequence[Mapping[str, Any]], values: Sequence[Any]) -> List[Dict[str, Any]]:
     """One verdict per claim: {docs, shown, matches}; matches is None for a textual claim (shown, not judged)."""
-    verdicts = []
+    verdicts: List[Dict[str, Any]] = []
     for claim in shown:
         if not values:
             verdicts.append({"docs": claim["docs"], "matches": False})
             continue
         out = values[0] if len(values) == 1 else values
+        matches: Optional[bool]
         if "shape" in claim:
             got = list(np.shape(out)) if isinstance(out, np.ndarray) else _plain(out)  # several outputs: never a shape
             matches = py_equal(got, claim["shape"])
@@ -29,7 +30,7 @@ def doc_check(shown: Any, values: Any) -> Any:
     return verdicts
 
 
-def claim_matches(want, got):
+def claim_matches(want: Any, got: Any) -> bool:
     """A doc's shown value against an output: numbers within 1e-4, anything else by equality."""
     if _contains_none(want):  # None would become nan as float64: compare item by item
         got = _plain(got)
@@ -46,13 +47,13 @@ def claim_matches(want, got):
     return want_array.shape == got_array.shape and bool(np.allclose(got_array, want_array, atol=1e-4))
 
 
-def _contains_none(value):
+def _contains_none(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return any(_contains_none(v) for v in value)
     return value is None
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, (list, tuple)):

@@ -1,15 +1,17 @@
 """Expected exceptions: the case (or the reference) raised, so the backend must raise the same type."""
 
+from typing import Any, Mapping, Optional
+
 import regex
 
 from kbtool.results import Details, Status, Verdict
-from kbtool.verdicts.replies import shape_note
+from kbtool.verdicts.replies import Header, shape_note
 from kbtool.worker import protocol
 
 MATCH_TIMEOUT = 1.0  # seconds a case's `match` search may take
 
 
-def judge_raises(want, match, actual_header):
+def judge_raises(want: str, match: Optional[str], actual_header: Header) -> Verdict:
     """`want` is an exception class name that must be in the raised error's MRO; `match` a regex on its message."""
     if actual_header["status"] != protocol.RAISED:
         return Verdict(Status.FAIL, f"expected {want} to be raised, got a result{shape_note(actual_header)}")
@@ -35,7 +37,7 @@ def judge_raises(want, match, actual_header):
     return Verdict(Status.PASS)
 
 
-def judge_backend_raised(error):
+def judge_backend_raised(error: Mapping[str, Any]) -> Verdict:
     """The backend raised where the reference returned a value: unsupported when it says it lacks the feature."""
     if "NotImplementedError" in error["mro"]:
         # the backend says itself that it lacks the feature (e.g. keras 2.3.1's CNTK arange, ctc_*)

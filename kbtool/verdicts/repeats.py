@@ -25,7 +25,9 @@ def is_random(case: Any, request: Mapping[str, Any], entry: Optional[Mapping[str
     `repeat` times or `reseed`), or a case of an op the spec files under `random`."""
     if getattr(case, "stats", None) or "repeat" in request or "reseed" in request:
         return True
-    return bool(entry) and entry.get("category") == "random"  # type: ignore[union-attr]
+    if not entry:
+        return False
+    return entry.get("category") == "random"
 
 
 def judge_runs(replies: Sequence[Tuple[Mapping[str, Any], List[Any]]]) -> Optional[Verdict]:

@@ -1,22 +1,25 @@
 """The spec's shape rules (documented output shapes) applied to a result that otherwise passed: the evaluated shape
 in every mode, and in symbolic mode the static shape the backend infers before running the graph (K.int_shape)."""
 
-from typing import Any, List, Optional
+from typing import List, Optional, Sequence
 
 from kbtool.results import Details, Status, Verdict
 from kbtool.specs import shapes
-from kbtool.verdicts.replies import array_shapes
+from kbtool.specs.cases import Case
+from kbtool.verdicts.replies import Header, array_shapes
+
+Rules = Optional[Sequence[shapes.Rule]]  # the op's shape rules (None: it has none)
 
 
-def _applies(rules: Any, case: Any, header: Any) -> bool:
+def _applies(rules: Rules, case: Case, header: Header) -> bool:
     """Rules apply to plain calls with one array output: not to raises, gradients or observed updates, whose outputs
     are not the op's result."""
     return bool(rules) and not case.raises and not case.grad and not case.observe and len(array_shapes(header)) == 1
 
 
-def judge_shape_rules(rules: Any, case: Any, header: Any) -> Optional[Verdict]:
+def judge_shape_rules(rules: Rules, case: Case, header: Header) -> Optional[Verdict]:
     """A failing Verdict when the documented shape disagrees with the one array output, else None."""
-    if not _applies(rules, case, header):
+    if not rules or not _applies(rules, case, header):
         return None
     outputs = array_shapes(header)
     try:
@@ -36,7 +39,7 @@ def _text(shape: Optional[List[Optional[int]]]) -> str:
     return "unknown (int_shape returned None)" if shape is None else str(tuple(shape))
 
 
-def judge_static_shape(rules: Any, case: Any, header: Any) -> Optional[Verdict]:
+def judge_static_shape(rules: Rules, case: Case, header: Header) -> Optional[Verdict]:
     """In symbolic mode: a failing Verdict when the backend's K.int_shape of the one array output disagrees with the
     static shape the spec's shape rule predicts from the placeholders' shapes, else None.
 
@@ -44,7 +47,7 @@ def judge_static_shape(rules: Any, case: Any, header: Any) -> Optional[Verdict]:
     real size (a backend may know more, e.g. an unknown dim broadcast against a known one), never another size.
     A backend with no int_shape, or one that raises, is not judged here (the reply says so; the case stands).
     """
-    if not _applies(rules, case, header):
+    if not rules or not _applies(rules, case, header):
         return None
     (output,) = [o for o in header.get("outputs", []) if o["kind"] == "array"]
     if "static_shape" not in output:

@@ -6,11 +6,12 @@ values, an unseeded call new values each time, and the same seed twice the same 
 """
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from kbtool.results import Details, Status, Verdict
+from kbtool.specs.cases import Case
 from kbtool.verdicts.distributions import ALPHA, Law, law_of
 
 
@@ -27,7 +28,7 @@ class Draws:
 MEASURES = ("mean", "std", "min", "max")
 
 
-def draws_of(case: Any) -> Draws:
+def draws_of(case: Case) -> Draws:
     """The documented law of a stats case's call (its bound arguments, x for dropout) and how it was drawn."""
     x = None
     for arg in list(case.args) + list(case.kwargs.values()):
@@ -38,7 +39,9 @@ def draws_of(case: Any) -> Draws:
     return Draws(law_of(case.op, case.shape_names, x), plan["repeat"], plan["seed"], plan["reseed"])
 
 
-def judge_stats(stats: Any, expected: Any, values: Any, draws: Optional[Draws] = None) -> Verdict:
+def judge_stats(
+    stats: Mapping[str, Any], expected: Sequence[Any], values: Sequence[Any], draws: Optional[Draws] = None
+) -> Verdict:
     """`stats` holds [low, high] bounds per measure and `reproducible`; `values` are the backend's draws;
     `draws` (when known) the documented law and how the values were drawn."""
     if not values or not isinstance(values[0], np.ndarray):
@@ -85,7 +88,7 @@ def judge_stats(stats: Any, expected: Any, values: Any, draws: Optional[Draws] =
     return Verdict(Status.PASS)
 
 
-def _seeds(act: np.ndarray, values: Any, draws: Draws) -> Optional[Verdict]:
+def _seeds(act: np.ndarray, values: Sequence[Any], draws: Draws) -> Optional[Verdict]:
     """Another seed draws other values; unseeded calls draw new values each time (not all `repeat` draws equal)."""
     if draws.law is None or draws.law.chance_equal(act.size) > ALPHA:
         return None  # draws that may well be equal by chance are not compared

@@ -5,14 +5,17 @@ shapes must be equal before values are compared; NaN equals NaN at the same plac
 compares the values (loosest tolerance of the two dtypes), so that it never hides a value difference.
 """
 
+from typing import Any, Optional, Sequence
+
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool.results import Details, Status, Verdict
 from kbtool.verdicts.replies import kind_of
-from kbtool.verdicts.tolerances import loosest, tolerance_for
+from kbtool.verdicts.tolerances import Overrides, Tolerance, loosest, tolerance_for
 
 
-def compare_outputs(expected, actual, tolerance=None):
+def compare_outputs(expected: Sequence[Any], actual: Sequence[Any], tolerance: Optional[Overrides] = None) -> Verdict:
     """Lists of output values (ndarray or Python values) → Verdict."""
     if len(expected) != len(actual):
         return Verdict(Status.FAIL, f"returned {len(actual)} outputs, reference returned {len(expected)}")
@@ -25,7 +28,8 @@ def compare_outputs(expected, actual, tolerance=None):
     return Verdict(Status.PASS)
 
 
-def compare_value(exp, act, tolerance):
+def compare_value(exp: Any, act: Any, tolerance: Overrides) -> Verdict:
+    """One output (an ndarray or a Python value) against the reference's."""
     exp, act = _scalar_as_number(exp), _scalar_as_number(act)
     exp_is_array, act_is_array = isinstance(exp, np.ndarray), isinstance(act, np.ndarray)
     if not exp_is_array or not act_is_array:
@@ -75,7 +79,7 @@ def compare_value(exp, act, tolerance):
     return compare_arrays(exp, act, tolerance_for(str(exp.dtype), tolerance))
 
 
-def compare_arrays(exp, act, tol):
+def compare_arrays(exp: NDArray[Any], act: NDArray[Any], tol: Tolerance) -> Verdict:
     """Two arrays of one shape and dtype; floats within `tol` (NaN equal to NaN), everything else exactly."""
     if exp.dtype.kind in "fc":
         ok = np.isclose(act, exp, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
@@ -134,19 +138,19 @@ def compare_arrays(exp, act, tol):
     return Verdict(Status.FAIL, message, details)
 
 
-def _mask_digest(ok):
+def _mask_digest(ok: NDArray[np.bool_]) -> str:
     """Eight hex digits that name which elements differ (the same mask, the same digest)."""
     import hashlib
 
     return hashlib.sha1(np.packbits(~ok).tobytes() + repr(ok.shape).encode()).hexdigest()[:8]
 
 
-def _wide(dtype):
+def _wide(dtype: np.dtype[Any]) -> str:
     """The dtype differences are computed in: complex128 for complex values, float64 for everything else."""
     return "complex128" if dtype.kind == "c" else "float64"
 
 
-def _max_diff(values):
+def _max_diff(values: NDArray[Any]) -> Optional[float]:
     """The largest difference, NaN when any is NaN (a NaN against a number), inf when any is inf; None when there
     is none."""
     if not values.size:
@@ -156,17 +160,17 @@ def _max_diff(values):
     return float(np.max(values))
 
 
-def _scalar_as_number(value):
+def _scalar_as_number(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
         return value.item()
     return value
 
 
-def _is_number(value):
+def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """A JSON-safe form of a value for the report's details (NaN and inf as strings)."""
     if isinstance(value, np.ndarray):
         value = value.tolist()
@@ -181,10 +185,11 @@ def _plain(value):
     return repr(value)
 
 
-def py_equal(a, b):
+def py_equal(a: Any, b: Any) -> bool:
     """Python values, lists and tuples alike."""
 
-    def norm(v):
+    def norm(v: Any) -> Any:
         return [norm(x) for x in v] if isinstance(v, (list, tuple)) else v
 
-    return norm(a) == norm(b)
+    same: bool = norm(a) == norm(b)
+    return same

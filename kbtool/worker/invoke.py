@@ -189,78 +189,106 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     printed = CapturedStdout() if request["op"] == "print_tensor" else None
     try:
         with context, printed or contextlib.ExitStack():
-            observe = bool(request.get("observe"))
-            builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
-            args = [builder.build(a) for a in request.get("args", [])]
-            kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
-            result = fn(*args, **kwargs)
-            if request.get("repeat") or request.get("reseed"):
-                # random ops: the same call again (a seeded call must draw the same values, an unseeded one new
-                # values), then with "reseed" the call once more with another seed (it must draw other values)
-                result = (result,) + tuple(fn(*args, **kwargs) for _ in range((request.get("repeat") or 1) - 1))
-                reseed = request.get("reseed")
-                if reseed:
-                    other_args, other_kwargs = list(args), dict(kwargs)
-                    if reseed.get("index") is not None:
-                        other_args[reseed["index"]] = reseed["value"]
-                    else:
-                        other_kwargs["seed"] = reseed["value"]
-                    result = result + (fn(*other_args, **other_kwargs),)
-            if request["op"] == "function" and callable(result):
-                # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
-                # callable too, so only this op's result is called)
-                result = result(builder.feeds)
-            if request.get("then"):
-                # documented examples that continue with more calls (set_floatx, then floatx())
-                builder.results.append(result)
-                for call in request["then"]:
-                    then_fn, _ = resolve_op(modules, call["op"])
-                    then_args = [builder.build(a) for a in call.get("args", [])]
-                    builder.results.append(then_fn(*then_args))
-                result = tuple(builder.results[1:] if request.get("then_only") else builder.results)
-            if observe:
-                if mode == "eager" and request.get("observe") == "eval":
-                    K.eval(result)  # run the update op as an eager caller would (a Theano pair cannot be)
-                elif mode == "symbolic" and result is not None:
-                    # a dummy output: some backends refuse a function with no outputs
-                    K.function([], [K.sum(K.constant(0.0))], updates=[result])([])
-                result = [K.get_value(t) for t in builder.tensors]
-            if request.get("grad"):
-                result = K.gradients(K.sum(result), builder.tensors)
-            leaves, is_sequence = flatten_result(result)
-            statics = static_shapes(K, leaves) if mode == "symbolic" else [None] * len(leaves)
-            values = evaluate_leaves(K, leaves, builder, mode)
+            values, statics, is_sequence = compute(K, fn, modules, request, arrays, mode)
         if printed is not None and len(values) == 1:
             values = values + list(describe_printed(printed.text, values[0]))
             statics = statics + [None, None]
             is_sequence = True
     except Exception as exc:  # the backend's own error is the finding; report it whole
         return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
-    outputs, out_arrays = [], []
     try:
-        for value, static in zip(values, statics):
-            if is_python_value(value):
-                outputs.append({"kind": "python", "value": _jsonable(value), "pytype": type(value).__name__})
-            else:
-                array = np.asarray(value)
-                if array.dtype == object:
-                    raise TypeError("result of type {} is not an array".format(type(value).__name__))
-                output = {
-                    "kind": "array",
-                    "index": len(out_arrays),
-                    "dtype": str(array.dtype),
-                    "shape": list(array.shape),
-                }
-                if static is not None:
-                    output.update(static)
-                outputs.append(output)
-                out_arrays.append(array)
+        outputs, out_arrays = encode_values(values, statics)
     except Exception as exc:
         return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
     header = {"status": protocol.OK, "outputs": outputs, "sequence": is_sequence}
     if module_index:
         header["note"] = "not in the public module; found in {}".format(modules[module_index].__name__)
     return header, out_arrays
+
+
+def compute(K, fn, modules, request, arrays, mode):
+    """The request's call, its follow-ups, observed variables or gradients, evaluated to values:
+    (values, static shapes, whether the result is a sequence). Runs inside the mode's context."""
+    observe = bool(request.get("observe"))
+    builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
+    args = [builder.build(a) for a in request.get("args", [])]
+    kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
+    result = call_op(fn, args, kwargs, request)
+    if request["op"] == "function" and callable(result):
+        # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
+        # callable too, so only this op's result is called)
+        result = result(builder.feeds)
+    if request.get("then"):
+        result = then_calls(modules, request, builder, result)
+    if observe:
+        result = observed_values(K, request, builder, mode, result)
+    if request.get("grad"):
+        result = K.gradients(K.sum(result), builder.tensors)
+    leaves, is_sequence = flatten_result(result)
+    statics = static_shapes(K, leaves) if mode == "symbolic" else [None] * len(leaves)
+    values = evaluate_leaves(K, leaves, builder, mode)
+    return values, statics, is_sequence
+
+
+def call_op(fn, args, kwargs, request):
+    """The op called once; a random op's "repeat" calls it again and "reseed" once more with another seed."""
+    result = fn(*args, **kwargs)
+    if request.get("repeat") or request.get("reseed"):
+        # random ops: the same call again (a seeded call must draw the same values, an unseeded one new
+        # values), then with "reseed" the call once more with another seed (it must draw other values)
+        result = (result,) + tuple(fn(*args, **kwargs) for _ in range((request.get("repeat") or 1) - 1))
+        reseed = request.get("reseed")
+        if reseed:
+            other_args, other_kwargs = list(args), dict(kwargs)
+            if reseed.get("index") is not None:
+                other_args[reseed["index"]] = reseed["value"]
+            else:
+                other_kwargs["seed"] = reseed["value"]
+            result = result + (fn(*other_args, **other_kwargs),)
+    return result
+
+
+def then_calls(modules, request, builder, result):
+    """Documented examples that continue with more calls (set_floatx, then floatx()): every result in order."""
+    builder.results.append(result)
+    for call in request["then"]:
+        then_fn, _ = resolve_op(modules, call["op"])
+        then_args = [builder.build(a) for a in call.get("args", [])]
+        builder.results.append(then_fn(*then_args))
+    return tuple(builder.results[1:] if request.get("then_only") else builder.results)
+
+
+def observed_values(K, request, builder, mode, result):
+    """An update op's effect: run it, then read the variables it was given."""
+    if mode == "eager" and request.get("observe") == "eval":
+        K.eval(result)  # run the update op as an eager caller would (a Theano pair cannot be)
+    elif mode == "symbolic" and result is not None:
+        # a dummy output: some backends refuse a function with no outputs
+        K.function([], [K.sum(K.constant(0.0))], updates=[result])([])
+    return [K.get_value(t) for t in builder.tensors]
+
+
+def encode_values(values, statics):
+    """The protocol's output descriptions and the arrays they index (a Python value travels in its header)."""
+    outputs, out_arrays = [], []
+    for value, static in zip(values, statics):
+        if is_python_value(value):
+            outputs.append({"kind": "python", "value": _jsonable(value), "pytype": type(value).__name__})
+        else:
+            array = np.asarray(value)
+            if array.dtype == object:
+                raise TypeError("result of type {} is not an array".format(type(value).__name__))
+            output = {
+                "kind": "array",
+                "index": len(out_arrays),
+                "dtype": str(array.dtype),
+                "shape": list(array.shape),
+            }
+            if static is not None:
+                output.update(static)
+            outputs.append(output)
+            out_arrays.append(array)
+    return outputs, out_arrays
 
 
 def is_tensor_leaf(leaf):

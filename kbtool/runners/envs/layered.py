@@ -11,13 +11,15 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 from kbtool import files
 from kbtool.errors import KbtoolError
+from kbtool.runners.envs.record import RECORD, read_record
+from kbtool.runners.names import normalise, requirement_name
 
 PTH = "kbtool-base.pth"  # in the release venv's site-packages: the base env's site-packages, after its own
 SITE = "import sysconfig, json; p = sysconfig.get_paths(); print(json.dumps(sorted({p['purelib'], p['platlib']})))"
 
 
 def _base_recipe(recipe: Any) -> Any:
-    from kbtool.runners.registry import RECIPES
+    from kbtool.runners.recipes import RECIPES
 
     return RECIPES[recipe.layered_on]
 
@@ -25,17 +27,15 @@ def _base_recipe(recipe: Any) -> Any:
 def base_of(recipe: Any) -> Dict[str, Any]:
     """The base env's record (python, python_version, created) and folder; a KbtoolError when it is not installed
     as a venv kbtool built (a release cannot be layered on an interpreter `kbtool env use` registered)."""
-    from kbtool.runners import envs
-
     base = _base_recipe(recipe)
     env_dir = base.env_dir()
-    path = os.path.join(env_dir, envs.RECORD)
+    path = os.path.join(env_dir, RECORD)
     if not os.path.exists(path):
         raise KbtoolError(
             f"{recipe.name} is layered on the {base.name} env, which is not installed: run `kbtool env install "
             f"{base.name}` first"
         )
-    record = envs._read_record(path)
+    record = read_record(path)
     if record.get("external"):
         raise KbtoolError(
             f"{recipe.name}: the {base.name} env is an interpreter registered by `kbtool env use`; a release is "
@@ -70,8 +70,6 @@ def _site_dirs(python: str) -> List[str]:
 def check_pins(recipe: Any, frozen: List[str]) -> None:
     """The release's first install must give every pinned release, and every package its recipe asks, as asked."""
     from packaging.requirements import InvalidRequirement, Requirement
-
-    from kbtool.runners.releases import normalise
 
     have = {normalise(line.split("==", 1)[0]): line.split("==", 1)[1] for line in frozen if "==" in line}
     wrong = []
@@ -120,8 +118,6 @@ def follow_requirements(recipe: Any, install: Callable[[List[str]], Any], pip: L
     """A --no-deps release: install what the pinned packages (and what they brought) require but the env does not
     give them (keras 2.2.0 imports keras_applications' 1.0.2 API), --no-deps again, however the base's packages
     disagree (TensorFlow 1.15 wants keras-applications 1.0.8: `pip check` records that as unmet)."""
-    from kbtool.runners.releases import normalise
-
     ours = {p for p, _ in recipe.release.pins}
     for _ in range(FOLLOW_ROUNDS):
         wanted = []
@@ -132,7 +128,7 @@ def follow_requirements(recipe: Any, install: Callable[[List[str]], Any], pip: L
         if not wanted:
             return
         install(["--no-deps"] + wanted)
-        ours |= {normalise(re.split(r"[<>=!~;\[ ]", w, maxsplit=1)[0]) for w in wanted}
+        ours |= {requirement_name(w) for w in wanted}
 
 
 def write_lock(recipe: Any, frozen: List[str], path: str, no_deps: bool = False) -> None:
@@ -156,15 +152,13 @@ def base_problem(recipe: Any, record: Dict[str, Any]) -> Optional[str]:
     """Why a release env cannot run although it is installed: its base env was removed, or no longer gives what the
     release's install froze. A base reinstalled or rebuilt with the same packages (every `kbtool env install --all`
     reinstalls it) is the same base to its releases: what counts is the packages, not when the base was built."""
-    from kbtool.runners import envs
-
     base = _base_recipe(recipe)
     fix = f"`kbtool env install '{recipe.name}' --force` layers it again"
-    path = os.path.join(base.env_dir(), envs.RECORD)
+    path = os.path.join(base.env_dir(), RECORD)
     if not os.path.exists(path):
         return f"{recipe.name} env is broken: its base env {base.name} was removed; install it, then {fix}"
     try:
-        base_record = envs._read_record(path)
+        base_record = read_record(path)
     except KbtoolError as exc:
         return f"{recipe.name} env is broken: its base env {base.name}: {exc}"
     env_dir = recipe.env_dir()
@@ -193,8 +187,6 @@ def base_changes(base: Dict[str, str], release: Dict[str, str], own: Set[str]) -
 
 
 def _frozen(lines: Any) -> Dict[str, str]:
-    from kbtool.runners.releases import normalise
-
     pairs = (line.split("==", 1) for line in lines or [] if isinstance(line, str) and "==" in line)
     return {normalise(name): version.strip() for name, version in pairs}
 
@@ -218,8 +210,6 @@ def _layered_sites(env_dir: str) -> List[str]:
 
 def _own(env_dir: str) -> Set[str]:
     """The packages installed in the release venv itself (its `*.dist-info` / `*.egg-info` folders), normalised."""
-    from kbtool.runners.releases import normalise
-
     names = set()
     for site in _own_sites(env_dir):
         for entry in os.listdir(site):

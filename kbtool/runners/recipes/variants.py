@@ -1,12 +1,12 @@
-"""Theano backend: keras 2.3.1 + theano 1.0.5 on Python 3.11 with numpy 1.23 and OpenBLAS."""
+"""A backend's variants of a case: the same call with a transformed input, judged against the case's reference.
 
-import ctypes.util
+Theano's is the one today: keras 2.3.1's Theano backend convolves where the others cross-correlate, so its
+convolution cases also run with the kernel flipped (Recipe.variants, Recipe.variant_suffixes)."""
+
 import dataclasses
-import os
+from typing import Any, List
 
 import numpy as np
-
-from kbtool.runners.base import Recipe, kbtool_home
 
 KERNEL_FLIPPED = ".kernel_flipped"
 # keras 2.3.1's Theano backend calls T.nnet.conv2d / conv3d (and their gradInputs for the transposed ones) with
@@ -17,24 +17,7 @@ KERNEL_FLIPPED = ".kernel_flipped"
 FLIPPED_KERNEL_OPS = ("conv1d", "conv2d", "conv3d", "conv2d_transpose", "conv3d_transpose")
 
 
-def _theano_flags(env_dir, worker=0):
-    # Each worker has a compile cache of its own: Theano locks a shared one even to load a cached module, and a
-    # worker that finds it locked sleeps for seconds (theano/gof/compilelock.py), so two workers on one cache run
-    # no faster than one. The cases are shared out the same way every run, so each cache stays warm. Theano's
-    # releases (`theano[theano=1.0.2]`) share it, as Theano's own default compiledir does: a module is keyed by its
-    # generated C source, so a release reuses only what it would have compiled identically.
-    compiledir = os.path.join(kbtool_home(), "cache", "theano" if worker == 0 else f"theano-worker{worker}")
-    # Without a real BLAS, Theano's batched dot fails to link `dgemm_`.
-    return {"THEANO_FLAGS": f"blas.ldflags=-lopenblas,base_compiledir={compiledir}"}
-
-
-def _system_check():
-    if not ctypes.util.find_library("openblas"):
-        return ["OpenBLAS not found (Debian: apt-get install libopenblas-dev)"]
-    return []
-
-
-def kernel_flipped_variants(case):
+def kernel_flipped_variants(case: Any) -> List[Any]:
     """For a convolution that Theano computes as a true convolution, the same case with its kernel reversed along
     the spatial axes (as Keras 2's own tests compared Theano after convert_kernel): judged against the original
     case's reference, it passes where flipping is the only difference.
@@ -55,11 +38,11 @@ def kernel_flipped_variants(case):
     return [dataclasses.replace(case, id=case.id + KERNEL_FLIPPED, arrays=arrays)]
 
 
-def _uses(case, index):
+def _uses(case: Any, index: int) -> int:
     """How many arguments name array `index` (a kernel shared with another argument cannot be flipped alone)."""
-    found = []
+    found: List[Any] = []
 
-    def walk(spec):
+    def walk(spec: Any) -> None:
         if isinstance(spec, dict):
             found.extend(v for k, v in spec.items() if k in ("tensor", "array", "constant") and v == index)
             for value in spec.values():
@@ -71,27 +54,3 @@ def _uses(case, index):
 
     walk(list(case.args) + list(case.kwargs.values()))
     return len(found)
-
-
-RECIPE = Recipe(
-    name="theano",
-    python_version="3.11",
-    packages=["numpy==1.23.5", "scipy==1.10.1", "theano==1.0.5", "keras==2.3.1"],
-    module="keras.backend",
-    keras_backend="theano",
-    shims=["collections_abc", "theano_no_c_scan", "fractions_gcd"],
-    version_of=["theano", "keras", "numpy"],
-    apt_packages=["libopenblas-dev"],
-    env_vars=_theano_flags,
-    system_check=_system_check,
-    variants=kernel_flipped_variants,
-    variant_suffixes={KERNEL_FLIPPED: FLIPPED_KERNEL_OPS},
-    # Theano builds and optimises a graph for every call (K.eval too), so its cases take most of a check's time (about
-    # 0.08 s each, measured alone): the pool starts it first, and a second worker joins it from the back of its queue
-    # once the other backends are done (kbtool/runners/pool.py)
-    case_seconds=0.08,
-    per_worker_env=_theano_flags,
-    # compiling a scan graph (ctc_batch_cost, rnn) cold takes minutes on 2 cores while the other worker compiles
-    # too; a warm cache answers in seconds. A hang still ends, and --timeout still wins.
-    case_timeout=600.0,
-)

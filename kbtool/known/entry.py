@@ -1,0 +1,186 @@
+"""One known-differences entry (`KnownEntry`): what it targets (op, case, backend, mode, device, the backend's
+versions) and explains (status and message regex), numbered as in its file; and the spec's alias entries."""
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+from kbtool.known.globs import Globs, backend_matches, backend_of, device_of, matches
+from kbtool.known.regexes import Number, search
+from kbtool.known.versions import BackendVersions, Ranges, Versions, satisfies, versions_of
+from kbtool.results import Result, Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kbtool.specs.loader import Spec
+
+ENTRY_FIELDS = (
+    "op",
+    "case",
+    "backend",
+    "mode",
+    "device",
+    "status",
+    "versions",
+    "match",
+    "reason",
+    "count",
+    "verified_by",
+    "source",
+    "results",
+)
+# the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too);
+# "*.*" is any custom backend module
+KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras3-*", "*.*"]
+# the forms earlier kbtools wrote alias entries in: a report they wrote still loads (before the keras3-* backends)
+EARLIER_KERAS2_BACKENDS = [["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]]
+
+
+def _frozen_globs(value: Any) -> Optional[Globs]:
+    return None if value is None else value if isinstance(value, str) else tuple(value)
+
+
+def plain(value: Optional[Globs]) -> Any:
+    """Globs as the file spells them (a list, or one string)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    """One validated entry: built once from the file's (or a report's) validated dict, then asked whether it
+    targets or explains a result; nothing else reads entries by key. Absent optional keys are None; `number` is
+    the entry's number in its file (counted from 1, as problems name it), or 'spec alias'."""
+
+    op: Globs
+    backend: Globs
+    reason: str
+    case: Optional[Globs] = None
+    mode: Optional[Globs] = None
+    # the devices its results ran on (--device; a glob or a list); None: any device, as before devices existed
+    device: Optional[Globs] = None
+    status: Optional[Globs] = None
+    # the releases of its backends' packages it is about ({package: PEP 440 specifiers}); None: every release
+    versions: Optional[Ranges] = None
+    match: Optional[str] = None
+    count: Optional[int] = None
+    verified_by: Optional[str] = None
+    source: Optional[str] = None
+    # the machine part `kbtool known record` writes: {result key: fingerprint} of every result the entry explained
+    # in the recorded run (None: never recorded, the entry explains by status and regex alone)
+    results: Optional[Mapping[str, str]] = field(default=None, compare=False, repr=False)
+    number: Number = field(default=0, compare=False)
+    keys: Tuple[str, ...] = field(default=(), compare=False, repr=False)  # the dict's key order, kept for to_dict
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any], number: Number = 0) -> "KnownEntry":
+        """From a dict that passed `validate` (or an alias entry of the spec)."""
+        return cls(
+            op=_frozen_globs(entry["op"]) or "",
+            backend=_frozen_globs(entry["backend"]) or "",
+            reason=entry["reason"],
+            case=_frozen_globs(entry.get("case")),
+            mode=_frozen_globs(entry.get("mode")),
+            device=_frozen_globs(entry.get("device")),
+            status=_frozen_globs(entry.get("status")),
+            versions=tuple((str(k), str(v)) for k, v in entry["versions"].items())
+            if isinstance(entry.get("versions"), dict)
+            else None,
+            match=entry.get("match"),
+            count=entry.get("count"),
+            verified_by=entry.get("verified_by"),
+            source=entry.get("source"),
+            results=dict(entry["results"]) if isinstance(entry.get("results"), dict) else None,
+            number=number,
+            keys=tuple(str(key) for key in entry),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The entry as the file (or the report's known_entries) spells it: keys in the file's order."""
+        out: Dict[str, Any] = {}
+        order = self.keys + tuple(k for k in ENTRY_FIELDS if k not in self.keys)
+        for key in order:
+            value = getattr(self, key) if key in ENTRY_FIELDS else None
+            if value is not None:
+                out[key] = dict(value) if key in ("results", "versions") else plain(value)
+        return out
+
+    @property
+    def from_spec(self) -> bool:
+        return self.source == "spec"
+
+    @property
+    def recorded(self) -> bool:
+        """Whether `kbtool known record` recorded the results the entry explains (then it explains those alone)."""
+        return self.results is not None
+
+    def targets(self, result: Any, versions: "Union[Versions, BackendVersions, None]" = None) -> bool:
+        """Whether the entry is about this result (op, case, backend, mode, device, and the backend's versions),
+        whatever its outcome. `result` is a Result or anything with op, case, backend and mode (and device: the CPU
+        when it has none). A derived backend's result of a function it shares with its base backend (`inherits`) is
+        the base's result: the base's entries are about it. A base backend's entries are about its releases too
+        (`backend_matches`); an entry with `versions` only about results of a backend whose versions (`versions`:
+        the caller's lookup, or the versions the workers reported by backend name) satisfy them."""
+        return self.names(result) and self.in_range(result, versions)
+
+    def names(self, result: Any) -> bool:
+        """The globs alone (op, case, backend, mode, device): whether the entry names this result, whatever the
+        versions of its backend."""
+        return (
+            matches(result.op, self.op)
+            and matches(result.case, "*" if self.case is None else self.case)
+            and backend_matches(backend_of(result), self.backend)
+            and matches(result.mode, "*" if self.mode is None else self.mode)
+            and (self.device is None or matches(device_of(result), self.device))
+        )
+
+    def in_range(self, result: Any, versions: "Union[Versions, BackendVersions, None]" = None) -> bool:
+        """Whether the versions of the result's backend satisfy the entry's `versions` (always, without them)."""
+        if not self.versions:
+            return True
+        return satisfies(versions_of(result, versions), self.versions)
+
+    def explains(self, result: Result, versions: "Union[Versions, BackendVersions, None]" = None) -> bool:
+        """Whether the entry targets the result (`versions` as for `targets`) and the result is a non-passing one
+        with the entry's status and message (a regex search that times out does not match)."""
+        return self.targets(result, versions) and self.judge(result) is True
+
+    def judge(self, result: Result, timeout: Optional[float] = None) -> Optional[bool]:
+        """The status and match condition alone: True, False, or None when the regex timed out on the message."""
+        status = Status(result.status)
+        if status == Status.PASS or not matches(status.value, "*" if self.status is None else self.status):
+            return False
+        return True if not self.match else search(self.match, result.message, timeout)
+
+
+def entry_of(entry: Union[KnownEntry, Mapping[str, Any]]) -> KnownEntry:
+    """A KnownEntry, from a validated dict where need be."""
+    return entry if isinstance(entry, KnownEntry) else KnownEntry.from_dict(entry)
+
+
+def numbered(entries: Iterable[Union[KnownEntry, Mapping[str, Any]]]) -> List[KnownEntry]:
+    """Entries as KnownEntry, numbered as in their file (the spec's alias entries are 'spec alias' and are not
+    counted): the one place entries are numbered. Dicts must have passed `validate`."""
+    out, number = [], 0
+    for entry in entries:
+        from_spec = (entry.source if isinstance(entry, KnownEntry) else entry.get("source")) == "spec"
+        number += 0 if from_spec else 1
+        label: Number = "spec alias" if from_spec else number
+        if isinstance(entry, KnownEntry):
+            out.append(entry if entry.number == label else replace(entry, number=label))
+        else:
+            out.append(KnownEntry.from_dict(entry, label))
+    return out
+
+
+def alias_entries(spec: "Spec") -> List[KnownEntry]:
+    """One entry per Keras 1.x alias in the spec: Keras 2 backends do not have the old name."""
+    return [
+        KnownEntry(
+            op=name,
+            backend=tuple(KERAS2_BACKENDS),
+            status=Status.UNSUPPORTED.value,
+            reason="Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"]),
+            source="spec",
+            number="spec alias",
+        )
+        for name, entry in sorted(spec.ops.items())
+        if entry.get("alias_of")
+    ]

@@ -1,0 +1,374 @@
+"""`kbtool env install`: a backend's env built from its recipe (a venv, pip, the lock), checked and recorded in
+kbtool-env.json; a release's env layered on its base env (layered.py)."""
+
+import datetime
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from kbtool import files
+from kbtool.errors import KbtoolError
+from kbtool.runners.base import Unavailable, registered_python
+from kbtool.runners.envs import interpreters, layered, state
+from kbtool.runners.envs.interpreters import Interpreter, NoInterpreter
+from kbtool.runners.envs.pip import freeze, index_args, pip_environ, run
+from kbtool.runners.envs.record import (
+    MARKER,
+    RECORD,
+    delete,
+    lock_drift,
+    lock_path,
+    made_by_kbtool,
+    read_lock,
+    refuse_unless_kbtools,
+)
+
+if TYPE_CHECKING:
+    from kbtool.runners.recipes.recipe import Recipe
+
+
+class MissingInterpreter(KbtoolError):
+    """No Python of the recipe's version here (`env install --all` skips the env and says so; exit 0)."""
+
+    def __init__(self, message: str, version: str) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+@dataclass
+class _Build:
+    """One install under way: what its steps share."""
+
+    recipe: "Recipe"
+    env_dir: str
+    base: Optional[Dict[str, Any]]  # a release's base env (layered.base_of); None for a base env
+    log: Callable[[str], None]
+    terminal: Optional[IO[str]]
+    pip: List[str]  # the env's pip, as a command line
+    pip_env: Dict[str, str]
+    use_lock: bool
+    no_deps: bool
+
+    def pip_install(self, args: List[str], terminal: bool = True) -> None:
+        run(self.pip + ["install"] + args, self.log, self.pip_env, terminal=self.terminal if terminal else None)
+
+    def freeze(self) -> List[str]:
+        return freeze(self.pip, self.pip_env, self.env_dir)
+
+
+# pip, not uv: measured on this machine (2 shared cores, pip and uv caches warm, the keras3-numpy lock into a fresh
+# env): `kbtool env install` 15-22 s (72 s under load 8), `uv venv` + `uv pip install -r LOCK` 0.4-1.2 s, and uv
+# also built the cntk (Python 3.6) and mxnet (3.7) envs from their locks. uv stays out because it ignores pip's
+# configuration (pip.conf's index, find-links, constraints and certificates: what a user's machine or CI sets up)
+# and is not a dependency of kbtool; an opt-in installer would have to translate that configuration first.
+def install(
+    recipe: "Recipe",
+    log: Callable[[str], None] = print,
+    force: bool = False,
+    locked: bool = True,
+    interpreter: Optional[Interpreter] = None,
+    terminal: Optional[IO[str]] = None,
+    no_deps: bool = False,
+) -> Dict[str, Any]:
+    """Build the env for `recipe`; returns its record. Idempotent: pip skips what is installed.
+
+    `no_deps` (a release only, `env install --no-deps`; kept in its lock for reinstalls): the pinned packages are
+    installed alone over the base env, their own requirements unchecked (pip cannot resolve keras 2.2.0, which pins
+    keras-applications 1.0.2, with TensorFlow 1.15, which needs 1.0.8); the requirements left unmet are recorded.
+
+    With a lock (kbtool/runners/locks/<env>.txt) every package is installed at its locked version, and the env must
+    then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made).
+    The venv is made from `interpreter` (`--python PATH`, checked by the caller), else from the Python
+    interpreters.find finds (MissingInterpreter when there is none). With `terminal`, pip writes to it as it runs."""
+    registered = registered_python(recipe.env_dir())
+    if registered:
+        raise KbtoolError(registered_line(recipe, registered))
+    problems = recipe.system_check()
+    if problems:
+        raise KbtoolError("{}: {}".format(recipe.name, "; ".join(problems)))
+    started = time.monotonic()
+    base = layered.base_of(recipe) if recipe.layered_on else None
+    interpreter = _interpreter_for(recipe, base, interpreter)
+    log(interpreter.describe())
+    env_dir = recipe.env_dir()
+    _make_folder(recipe, env_dir, force, base is not None, log)
+    if not os.path.exists(os.path.join(env_dir, "bin", "python")):
+        run([interpreter.path, "-m", "venv", env_dir], log)
+    else:
+        _say_other_base(env_dir, interpreter, recipe, log)
+    if base is not None:
+        layered.layer(env_dir, base, log)
+    use_lock = locked and os.path.exists(lock_path(recipe))
+    if base is not None:
+        no_deps = no_deps or (use_lock and layered.lock_says_no_deps(lock_path(recipe)))
+    elif no_deps:
+        raise KbtoolError(
+            f"{recipe.name}: --no-deps is for a release (e.g. 'tensorflow1[keras=2.2.0]'), not a base env"
+        )
+    pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
+    build = _Build(recipe, env_dir, base, log, terminal, pip, pip_environ(), use_lock, no_deps)
+    _install_packages(build)
+    recipe.prepare(env_dir)
+    frozen, unmet = _settle(build)
+    record = _record(build, interpreter, frozen, unmet, started)
+    try:  # atomic: an interrupted install never leaves a half-written record
+        files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {os.path.join(env_dir, RECORD)}: {exc.strerror or exc}")
+    return record
+
+
+def _interpreter_for(recipe: "Recipe", base: Optional[Dict[str, Any]], given: Optional[Interpreter]) -> Interpreter:
+    """The Python the env is made from: a release's base env's own (so the base's packages load in the release),
+    else `given` (`--python PATH`), else the one interpreters.find finds."""
+    if base is not None:
+        return Interpreter(base["python"], base.get("python_version") or recipe.python_version, "its base env")
+    if given is not None:
+        return given
+    try:
+        return find_interpreter(recipe.python_version, recipe.name)
+    except NoInterpreter as exc:
+        raise MissingInterpreter(f"{recipe.name}: {exc}", recipe.python_version)
+    except Unavailable as exc:  # KBTOOL_PYTHON_X_Y names no Python X.Y
+        raise KbtoolError(f"{recipe.name}: {exc}")
+
+
+def _make_folder(recipe: "Recipe", env_dir: str, force: bool, release: bool, log: Callable[[str], None]) -> None:
+    """The env's folder, kbtool's (its marker written first); with `force` deleted first, a release's generated
+    lock too. A folder kbtool did not make is refused."""
+    if force and os.path.lexists(env_dir):
+        refuse_unless_kbtools(recipe, env_dir)
+        delete(env_dir, log)
+    if force and release and os.path.exists(lock_path(recipe)):  # a release's lock is kbtool's: made again
+        os.unlink(lock_path(recipe))
+        log(f"removed its generated lock {lock_path(recipe)}: resolved again")
+    elif os.path.lexists(env_dir) and not made_by_kbtool(env_dir):
+        raise KbtoolError(
+            f"{env_dir}: exists and is not an environment kbtool made (no {RECORD}); move it away, kbtool will not "
+            "install into it"
+        )
+    try:
+        os.makedirs(env_dir, exist_ok=True)
+        with open(os.path.join(env_dir, MARKER), "w") as fh:
+            fh.write(f"made by kbtool env install {recipe.name}\n")
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {exc.filename or env_dir}: {exc.strerror or exc}")
+
+
+def _install_packages(build: _Build) -> None:
+    """pip install: the lock (or the recipe's packages), after the bootstrap packages; nothing when an installed
+    env already matches its lock."""
+    recipe = build.recipe
+    installed = os.path.exists(os.path.join(build.env_dir, RECORD))
+    if build.use_lock and installed and not lock_drift(recipe, build.freeze()):
+        build.log(f"already matches its lock {lock_path(recipe)}")  # nothing for pip to do (cntk would reinstall)
+        return
+    if recipe.bootstrap_packages:
+        build.pip_install(recipe.bootstrap_packages)
+    wanted = ["-r", lock_path(recipe)] if build.use_lock else recipe.packages
+    if build.no_deps:  # over the base env as it is: only the pins (a lock: its lines, none of them resolved)
+        pins = recipe.release.pins if recipe.release is not None else ()
+        wanted = ["--no-deps"] + (wanted if build.use_lock else [f"{p}=={v}" for p, v in pins])
+    try:
+        build.pip_install(index_args(recipe, build.log) + wanted)
+    except KbtoolError as exc:
+        if build.base is not None and not build.no_deps and "conflicting dependencies" in str(exc):
+            raise KbtoolError(
+                f"{exc}; `kbtool env install {shlex.quote(recipe.name)} --no-deps` installs "
+                f"{layered.pins_text(recipe)} alone over the base env, its own requirements unchecked"
+            )
+        raise
+
+
+def _settle(build: _Build) -> Tuple[List[str], List[str]]:
+    """(the env's `pip freeze`, the requirements --no-deps left unmet), once it is checked: against its lock, or
+    for a release's first install against its pins (and then written as its lock)."""
+    recipe = build.recipe
+    frozen = build.freeze()
+    drift = lock_drift(recipe, frozen) if build.use_lock else []
+    if build.no_deps and not build.use_lock:  # the pins' own requirements come too, unresolved against the base's
+        layered.follow_requirements(
+            recipe, lambda args: build.pip_install(args, terminal=False), build.pip, build.pip_env
+        )
+        frozen = build.freeze()
+    unmet = layered.unmet(build.pip, build.pip_env, build.env_dir) if build.no_deps else []
+    for line in unmet:
+        build.log(f"unmet (--no-deps): {line}")
+    if build.base is not None and not build.use_lock:  # its first install: the env, once checked, is its lock
+        layered.check_pins(recipe, frozen)
+        layered.write_lock(recipe, frozen, lock_path(recipe), no_deps=build.no_deps)
+        build.use_lock = True
+    if drift:
+        raise KbtoolError(
+            "{}: the env does not match its lock {} after install: {}{}; `kbtool env install --force "
+            "{}` rebuilds it".format(
+                recipe.name, lock_path(recipe), "; ".join(drift[:3]), " ..." if len(drift) > 3 else "", recipe.name
+            )
+        )
+    return frozen, unmet
+
+
+def _record(
+    build: _Build, interpreter: Interpreter, frozen: List[str], unmet: List[str], started: float
+) -> Dict[str, Any]:
+    """The env's install record (kbtool-env.json)."""
+    recipe = build.recipe
+    record: Dict[str, Any] = {
+        "backend": recipe.name,
+        "env": recipe.env_owner,
+        "python": interpreter.path,
+        "python_version": interpreter.version,
+        "python_source": interpreter.source,
+        "packages": recipe.packages,
+        "lock": os.path.basename(lock_path(recipe)) if build.use_lock else None,
+        "installed": frozen,
+        "install_seconds": round(time.monotonic() - started, 1),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    if build.base is not None and recipe.release is not None:
+        record.update(
+            lock=lock_path(recipe),
+            release={"base": recipe.release.base, "pins": dict(recipe.release.pins)},
+            layered_on={"env": recipe.layered_on, "path": build.base["env_dir"], "created": build.base.get("created")},
+        )
+        if build.no_deps:
+            record.update(no_deps=True, unmet=unmet)
+    return record
+
+
+def find_interpreter(version: str, backend: Optional[str] = None) -> Interpreter:
+    """The Python `version` an env is built from (interpreters.find: its sources and order)."""
+    return interpreters.find(version, backend=backend)
+
+
+def _say_other_base(env_dir: str, interpreter: Interpreter, recipe: Any, log: Callable[[str], None]) -> None:
+    """Log when the existing venv was made from another interpreter than `interpreter` (pip then installs into the
+    venv as it is; `--force` rebuilds it from `interpreter`)."""
+    try:
+        with open(os.path.join(env_dir, "pyvenv.cfg")) as fh:
+            cfg = {key.strip(): value.strip() for key, value in (line.split("=", 1) for line in fh if "=" in line)}
+    except (OSError, UnicodeDecodeError):
+        return
+    home = cfg.get("home", "")
+    if home and os.path.realpath(home) != os.path.realpath(os.path.dirname(interpreter.path)):
+        log(
+            f"note: the env exists, made from the Python in {home}; pip installs into it as it is (`kbtool env "
+            f"install {recipe.name} --force` rebuilds it from {interpreter.path})"
+        )
+
+
+def registered_line(recipe: Any, python: str) -> str:
+    """Why `kbtool env install` leaves a registered env alone, and how to unregister it."""
+    owner = recipe.env_owner
+    return (
+        f"{owner} uses the interpreter {python} registered by `kbtool env use`: kbtool installs nothing into it; "
+        f"`kbtool env remove {owner}` unregisters it (the interpreter stays), then `kbtool env install {recipe.name}` "
+        "builds a venv"
+    )
+
+
+def install_all(
+    recipes: Sequence["Recipe"],
+    force: bool,
+    out: Callable[[str], None],
+    err: Callable[[str], None],
+    skip_registered: bool = False,
+    interpreter: Optional[Interpreter] = None,
+    skip_missing: bool = False,
+    terminal: Optional[IO[str]] = None,
+    no_deps: bool = False,
+) -> List[str]:
+    """`kbtool env install`: each recipe's env built once, in order (`no_deps`: the releases named, see install). A
+    recipe that runs in another's env (keras3 in tensorflow's) builds that env, and a later recipe of the same env is only told where it is. What happens goes to
+    `out` (one line per env) and `err` (pip's progress, errors); one env failing never stops the others.
+    An env registered by `kbtool env use` is a failure when named, passed over (said on `out`) with
+    `skip_registered` (`--all`). `interpreter` (`--python PATH`) builds every env named. With `skip_missing`
+    (`--all`) an env whose Python is nowhere here is skipped, not failed: said as it comes, then in one `skipped:`
+    line per Python version at the end. Returns the names of the recipes whose env failed."""
+    from kbtool.runners.recipes import RECIPES
+
+    failed: List[str] = []
+    skipped: Dict[str, List[str]] = {}  # Python version -> the recipes skipped for want of it
+    done: Dict[str, str] = {}  # env -> what became of it, in words
+    for recipe in _bases_first(recipes):
+        owner = RECIPES.get(recipe.env_owner, recipe)
+        if owner.name in done:
+            out(f"{recipe.name}: runs in the {owner.name} env, {done[owner.name]}")
+            if owner.python_version in skipped and owner.name in skipped[owner.python_version]:
+                skipped[owner.python_version].append(recipe.name)
+            continue
+        registered = registered_python(owner.env_dir())
+        if registered and skip_registered:
+            done[owner.name] = f"which uses the registered interpreter {registered}"
+            out(f"{recipe.name}: uses the registered interpreter {registered}, not installed")
+            continue
+        err(
+            "== {} (Python {}: {}{})".format(
+                owner.name, owner.python_version, " ".join(owner.packages), ", locked" if read_lock(owner) else ""
+            )
+        )
+        try:
+            record = install(
+                owner,
+                log=lambda line: err("   " + line),
+                force=force,
+                interpreter=interpreter,
+                terminal=terminal,
+                no_deps=no_deps and owner.release is not None,
+            )
+        except KbtoolError as exc:
+            done[owner.name] = _failed(exc, recipe, owner, skip_missing, skipped, out, err)
+            if done[owner.name] == FAILED:
+                failed.append(recipe.name)
+            continue
+        done[owner.name] = f"installed in {owner.env_dir()}"
+        size = state.describe(owner).get("size_mb")
+        out(f"{owner.name}: installed in {owner.env_dir()} ({record['install_seconds']} s, {size} MB)")
+        if recipe is not owner:
+            out(f"{recipe.name}: runs in the {owner.name} env")
+    for version, names in skipped.items():
+        out(f"skipped: {', '.join(names)} (no Python {version}; {interpreters.get_one(version)})")
+    return failed
+
+
+FAILED = "which failed to install"
+
+
+def _failed(
+    exc: KbtoolError,
+    recipe: "Recipe",
+    owner: "Recipe",
+    skip_missing: bool,
+    skipped: Dict[str, List[str]],
+    out: Callable[[str], None],
+    err: Callable[[str], None],
+) -> str:
+    """Say why `owner`'s env was not installed; what became of it, in words (FAILED, or skipped for want of its
+    Python under `skip_missing`, noted in `skipped`)."""
+    if not isinstance(exc, MissingInterpreter) or not skip_missing:
+        err(f"kbtool: error: {exc}")
+        return FAILED
+    if exc.version not in skipped:  # every place looked and every way to get one, once per version
+        err(f"kbtool: skipped: {exc}")
+    skipped.setdefault(exc.version, []).append(owner.name)
+    out(f"{owner.name}: skipped, no Python {exc.version} here")
+    if recipe is not owner:
+        skipped[exc.version].append(recipe.name)
+    return f"which was skipped (no Python {exc.version})"
+
+
+def _bases_first(recipes: Sequence["Recipe"]) -> List["Recipe"]:
+    """`recipes` with the base env of each release before it where that base is not installed yet."""
+    from kbtool.runners.recipes import RECIPES
+
+    ordered: List[Recipe] = []
+    for recipe in recipes:
+        base = RECIPES.get(recipe.layered_on) if recipe.layered_on else None
+        if base is not None and base not in ordered and not os.path.exists(os.path.join(base.env_dir(), RECORD)):
+            ordered.append(base)
+        if recipe not in ordered:
+            ordered.append(recipe)
+    return ordered
