@@ -23,9 +23,10 @@ def help_text(words):
     ctx = click.Context(main, info_name="kbtool", terminal_width=80, max_content_width=80)
     command = main
     for word in words:
-        if not isinstance(command, click.Group) or word not in command.commands:
+        found = command.get_command(ctx, word) if isinstance(command, click.Group) else None
+        if found is None:
             raise ValueError(f"kbtool-help marker: no command `kbtool {' '.join(words)}`")
-        command = command.commands[word]
+        command = found
         ctx = click.Context(command, info_name=word, parent=ctx)
     return command.get_help(ctx)
 

@@ -175,7 +175,9 @@ def synthetic(
         spec_ops=set(checkable),
         versions=known.lookup(results, None, envs.read_lock),  # (as before: the locks, not the infos' versions)
     )
-    report = assemble_mod.assemble(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
+    report = assemble_mod.assemble(
+        assemble_mod.CheckRun(plan, infos, results, applied, 1.5, known_entries=entries, strict=strict)
+    )
     assert assemble_mod.validate(report) == []
     return json.loads(json.dumps(report))
 

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from kbtool.bench import html_view, markdown_view, stats, terminal, units
 from kbtool.bench import report as bench_report
+from kbtool.errors import KbtoolError
 
 
 def result(op, backend, mode, size, n, median, status="ok", message=None, samples=None, flops=None):
@@ -107,7 +108,17 @@ def synthetic():
         "seed": 0,
     }
     return bench_report.assemble(
-        "kbtool bench --sizes all", machine, peak, settings, families, backends, results, stats.scaling(results), 12.5
+        bench_report.BenchRun(
+            "kbtool bench --sizes all",
+            machine,
+            peak,
+            settings,
+            families,
+            backends,
+            results,
+            stats.scaling(results),
+            12.5,
+        )
     )
 
 
@@ -230,3 +241,30 @@ def test_terminal_shows_every_backend_the_table_the_slowest_and_the_verdict():
     assert "cntk: not installed (run `kbtool env install cntk`)" in text
     assert "1.23 ms ± " in text and "gate FAILED" in text.splitlines()[-1]
     assert "slowest relative to the fastest backend: " in text
+
+
+def test_the_bench_document_is_built_from_one_record_and_written_by_extension(tmp_path):
+    """report.py owns the bench's JSON (assemble from a BenchRun, dumps, load); output.py writes each format by the
+    file's extension with the view that renders it."""
+    from kbtool.bench import output
+
+    data = synthetic()
+    assert data["format"] == "kbtool-bench" and data["summary"]["measured"] == 26
+    assert data["summary"]["ok"] == bench_report.is_ok(data)
+    assert output.format_of("a.json") == "json" and output.format_of("b.md") == "markdown"
+    assert output.format_of("c.html") == "html"
+    with pytest.raises(KbtoolError):
+        output.format_of("d.txt")
+    assert output.render(data, "json") == bench_report.dumps(data)
+    assert output.render(data, "markdown") == markdown_view.render(data)
+    paths = [str(tmp_path / "b.json"), str(tmp_path / "b.md")]
+    assert output.write_all(data, paths) == []
+    assert bench_report.load(paths[0]) == data
+    assert (tmp_path / "b.md").read_text(encoding="utf-8") == markdown_view.render(data)
+    failed = bench_report.assemble(bench_report.BenchRun(**dict(_run_of(data), incomplete={"note": "SIGINT"})))
+    assert not failed["summary"]["ok"] and failed["incomplete"] == {"note": "SIGINT"}
+
+
+def _run_of(data):
+    keys = ("command", "machine", "peak", "settings", "families", "backends", "results", "scaling", "wall_seconds")
+    return {key: data[key] for key in keys}

@@ -168,3 +168,82 @@ def test_every_command_that_prints_data_takes_json(tmp_path, keras_home):
     assert code == 1 and doc["valid"] is False and "floatx must be one of" in doc["problems"][0]
     code, doc = data("env", "system-packages", "--json")
     assert code == 0 and "libopenblas-dev" in doc
+
+
+# ---------------------------------------------------------------------------- the group and its table of commands
+
+
+def _fresh_group():
+    """A kbtool group of its own, none of its commands loaded yet."""
+    from kbtool import cli
+
+    return cli.Group(name="kbtool", lazy_commands=cli.COMMANDS, callback=main.callback, help=main.help)
+
+
+def test_the_table_summaries_are_the_commands_own():
+    from kbtool.cli import COMMANDS, load_command
+
+    for name, entry in COMMANDS.items():
+        command = load_command(entry.target)
+        assert command.get_short_help_str(limit=200) == entry.summary, name
+
+
+def test_the_command_list_is_the_same_loaded_or_not():
+    import click
+
+    lazy, loaded = _fresh_group(), _fresh_group()
+    for name in loaded.list_commands(click.Context(loaded)):
+        loaded.get_command(click.Context(loaded), name)
+    for width in (40, 60, 80, 120):
+        texts = [g.get_help(click.Context(g, info_name="kbtool", terminal_width=width)) for g in (lazy, loaded)]
+        assert texts[0] == texts[1], width
+    assert set(lazy.commands) == set()  # listing them loaded none
+
+
+def test_help_and_one_command_import_only_what_they_need():
+    code = (
+        "import sys; from kbtool.cli import run\n"
+        "sys.argv = ['kbtool'] + sys.argv[1:]\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m == 'kbtool.completion' or m.endswith('.command')))"
+    )
+    for args, loaded in (
+        (["--help"], []),
+        (["config", "path"], ["kbtool.config.command"]),
+        (["spec", "--help"], ["kbtool.specs.command"]),
+    ):
+        out = subprocess.run([sys.executable, "-c", code] + args, stdout=subprocess.PIPE, check=True).stdout.decode()
+        assert out.strip().splitlines()[-1] == repr(loaded), args
+
+
+def test_no_command_module_imports_another_or_the_group():
+    """kbtool.completion (the completers every command module takes, and the `completion` command) is the one
+    module the others share."""
+    import ast
+    import os
+
+    from kbtool.cli import COMMANDS
+
+    targets = {entry.target.partition(":")[0] for entry in COMMANDS.values()} - {"kbtool.completion"} | {"kbtool.cli"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for module in sorted(targets - {"kbtool.cli"}):
+        with open(os.path.join(root, *module.split(".")) + ".py", encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        imported = {
+            node.module if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        imported |= {
+            f"{node.module}.{alias.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
+        assert imported & (targets - {module}) == set(), module
+
+
+def test_a_mistyped_command_is_told_the_close_ones_as_before():
+    code, out = run("chek")
+    assert code == 2 and "No such command 'chek'. Did you mean 'check'?" in out

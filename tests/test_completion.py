@@ -5,7 +5,7 @@ import pytest
 from click.shell_completion import BashComplete
 from click.testing import CliRunner
 
-from kbtool import completion
+from kbtool import options
 from kbtool.cli import main
 from kbtool.runners.registry import BUILTIN
 from kbtool.specs import loader
@@ -18,7 +18,7 @@ def complete(args, incomplete):
 
 
 def test_the_line_scan_finds_exactly_the_specs_op_names_in_order():
-    assert completion.spec_op_names() == list(loader.load().ops)
+    assert options.spec_op_names() == list(loader.load().ops)
 
 
 @pytest.mark.parametrize(

@@ -67,8 +67,9 @@ def test_help_markers_name_real_commands_and_every_command_has_its_help_in_the_d
 
     def leaves(command, path):
         if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                yield from leaves(sub, path + (name,))
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                yield from leaves(command.get_command(ctx, name), path + (name,))
         else:
             yield path
 

@@ -439,10 +439,20 @@ def test_each_result_and_backend_status_bench_writes_is_read_back(measured, tmp_
     measure.finish(results, {("abs", "small"): (item.family, item.case)}, data["peak"])
     backends = [dict(data["backends"][0], name=word, status=word) for word in bench_report.BACKEND_STATUSES]
     written = bench_report.assemble(
-        "kbtool bench", data["machine"], data["peak"], data["settings"], data["families"], backends, results, [], 1.0
+        bench_report.BenchRun(
+            "kbtool bench",
+            data["machine"],
+            data["peak"],
+            data["settings"],
+            data["families"],
+            backends,
+            results,
+            [],
+            1.0,
+        )
     )
     path = tmp_path / "b.json"
-    path.write_text(bench_report.render(written, "json"))
+    path.write_text(bench_report.dumps(written))
     assert bench_report.load(str(path)) == json.loads(json.dumps(written))
     code, stdout, stderr = bench("--from", path)
     assert code == 1 and stderr == "" and "broken could not start" in stdout.splitlines()[-1]

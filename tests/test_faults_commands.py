@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 import kbtool
-from kbtool import completion, files
+from kbtool import files, options
 from kbtool.cli import main
 from kbtool.runners import base, envs
 from kbtool.runners.envs.interpreters import Interpreter
@@ -368,7 +368,7 @@ class _Ctx:
 def test_completion_on_a_hostile_spec_offers_nothing_at_once(tmp_path, name, make):
     path = make(tmp_path)
     got = []
-    worker = threading.Thread(target=lambda: got.append(completion.complete_op(_Ctx(path), None, "")), daemon=True)
+    worker = threading.Thread(target=lambda: got.append(options.complete_op(_Ctx(path), None, "")), daemon=True)
     started = time.monotonic()
     worker.start()
     worker.join(10)

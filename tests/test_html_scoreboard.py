@@ -20,7 +20,7 @@ import pytest
 
 from kbtool import paths
 from kbtool.reports import html, summary
-from kbtool.reports.assemble import summarize
+from kbtool.reports.verdict import summarize
 from kbtool.results import Details
 
 from .helpers import available, broken, make_report, not_installed, record, renderer_report

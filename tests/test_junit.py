@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from kbtool.reports import junit
-from kbtool.reports.assemble import exit_code, summarize
+from kbtool.reports.verdict import exit_code, summarize
 
 from .helpers import STALE, available, broken, make_report, not_installed, record
 

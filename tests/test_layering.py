@@ -253,7 +253,13 @@ def test_exactly_one_module_starts_backend_workers():
 
 @pytest.mark.parametrize(
     "module",
-    ["kbtool.execute", "kbtool.pytest_plugin.runner", "kbtool.explore.engine", "kbtool.bench.measure", "kbtool.cli"],
+    [
+        "kbtool.execute",
+        "kbtool.pytest_plugin.runner",
+        "kbtool.explore.engine",
+        "kbtool.bench.measure",
+        "kbtool.runners.command",
+    ],
 )
 def test_every_driver_of_workers_is_a_client_of_the_session(module):
     with open(modules()[module], encoding="utf-8") as f:

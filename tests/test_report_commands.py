@@ -15,7 +15,7 @@ from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.reports import assemble as assemble_mod
 from kbtool.reports import merge as merge_mod
-from kbtool.reports import view
+from kbtool.reports import verdict, view
 from kbtool.reports.diff import diff
 
 from .helpers import synthetic
@@ -483,7 +483,7 @@ def test_strict_fails_on_explained_unsupported_results(tmp_path, small_known):
         "unrecorded": 1,  # the file's entry was never recorded
     }
     assert "--strict: 1 unsupported result" in strict.stdout
-    assert assemble_mod.verdict_reasons(report) == [
+    assert verdict.verdict_reasons(report) == [
         "--strict: 1 unsupported result",
         "--strict: 1 result explained by unrecorded known differences",
     ]
@@ -492,12 +492,12 @@ def test_strict_fails_on_explained_unsupported_results(tmp_path, small_known):
 def test_strict_fails_on_results_explained_by_unrecorded_entries():
     unrecorded = synthetic(ROWS, entries=ENTRIES[:1], strict=True)
     assert unrecorded["summary"]["strict_failures"] == {"unsupported": 1, "unrecorded": 1}
-    assert "--strict: 1 result explained by unrecorded known differences" in assemble_mod.verdict_reasons(unrecorded)
+    assert "--strict: 1 result explained by unrecorded known differences" in verdict.verdict_reasons(unrecorded)
     assert synthetic(ROWS, entries=ENTRIES[:1])["summary"]["ok"]  # without --strict: an unrecorded entry explains
     exact = [dict(ENTRIES[0], results={"abs b numpy eager": "unsupported | no autodiff"})]
     assert synthetic(ROWS, entries=exact, strict=True)["summary"]["strict_failures"]["unrecorded"] == 0
     clean = synthetic([r for r in ROWS if r[4] == "pass"], strict=True)
-    assert clean["summary"]["ok"] and clean["summary"]["strict"] and assemble_mod.verdict_reasons(clean) == []
+    assert clean["summary"]["ok"] and clean["summary"]["strict"] and verdict.verdict_reasons(clean) == []
 
 
 # ---------------------------------------------------------------------------- --last-failed

@@ -20,7 +20,8 @@ from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.reports import format_of, html, junit, markdown, matrix, prepare_outputs, progress, render, terminal, write
-from kbtool.reports.assemble import SCHEMA_VERSION, exit_code, schema, validate
+from kbtool.reports.report import SCHEMA_VERSION, schema, validate
+from kbtool.reports.verdict import exit_code
 from kbtool.results import BackendStatus, Details, Result, Status
 from kbtool.runners import registry
 from kbtool.runners.base import Unavailable
@@ -697,3 +698,18 @@ def test_write_through_a_symlink_updates_its_target_and_keeps_the_link(tmp_path)
     link.symlink_to(target)
     files.write_atomic(str(link), "[1]")
     assert link.is_symlink() and target.read_text() == "[1]"
+
+
+def test_the_verdict_is_computed_by_its_own_module_below_the_format_and_the_views():
+    """verdict.py computes the summary the format writes and the reasons every view says; assemble keeps the old
+    names (their old home) as the same functions."""
+    from kbtool.reports import assemble as assemble_mod
+    from kbtool.reports import verdict
+    from kbtool.reports.report import Report
+
+    report = make_report([available("numpy")], [record("abs", "basic", "numpy", "fail", message="off by one")])
+    assert report["summary"] == verdict.summarize(report)
+    assert Report.from_dict(json.loads(json.dumps(report))).to_dict()["summary"] == report["summary"]
+    assert verdict.verdict_reasons(report) == ["1 divergence"] and verdict.exit_code(report) == 1
+    for name in ("summarize", "verdict_reasons", "strict_reasons", "strict_failures", "exit_code"):
+        assert getattr(assemble_mod, name) is getattr(verdict, name)

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from kbtool.cli import main
 from kbtool.reports import matrix, progress, render, summary, terminal
-from kbtool.reports.assemble import summarize
+from kbtool.reports.verdict import summarize
 from kbtool.results import Result, Status
 
 from .helpers import PASSES, STALE, available, broken, make_report, not_installed, record
@@ -686,3 +686,18 @@ def test_check_at_80_columns_has_no_line_wider_than_80():
     assert widest(lines) <= 80, [line for line in lines if cell_len(line) > 80]
     assert any(line.startswith("backend ") and "pass as is" in line for line in lines)
     assert "pass as is" in lines[-2] + lines[-1] and lines[-1].endswith("known)")
+
+
+def test_the_console_wraps_items_between_items_and_a_command_between_its_arguments():
+    """console.py, shared by the terminal views: a list wraps between its items (lines after the first indented),
+    a repro between its arguments with a shell continuation, so that what is pasted still runs."""
+    from kbtool.reports import console as console_mod
+
+    lines = console_mod.pack("keys: ", ["alpha", "beta", "gamma", "delta"], 20, ", ", "  ")
+    assert lines == ["keys: alpha, beta,", "  gamma, delta"]
+    out = io.StringIO()
+    console_mod.say_command(Console(file=out, width=30, color_system=None), "kbtool check --op abs --case 'a b'", "")
+    printed_lines = out.getvalue().splitlines()
+    assert all(line.endswith(" \\") for line in printed_lines[:-1]) and len(printed_lines) > 1
+    assert " ".join(line.rstrip(" \\").strip() for line in printed_lines) == "kbtool check --op abs --case 'a b'"
+    assert console_mod.escape("[red]x\x1b[0m") == "\\[red]x"

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional,
 import click
 
 from kbtool import options
-from kbtool.completion import complete_backend, complete_op
 from kbtool.errors import KbtoolError
+from kbtool.options import complete_backend, complete_op
 from kbtool.vocabulary import MODES
 
 if TYPE_CHECKING:  # the heavy modules load with the command's run, not with `kbtool --help`
@@ -279,10 +279,11 @@ def _check(request: _Request) -> None:
 
 def _load_baseline(request: _Request) -> Optional[Dict[str, Any]]:
     """The --compare baseline (None without one); the -o files are checked writable first."""
+    from kbtool.bench import output as bench_output
     from kbtool.bench import report as bench_report
 
     base = bench_report.load(request.baseline) if request.baseline else None
-    bench_report.prepare_outputs(request.outputs)
+    bench_output.prepare_outputs(request.outputs)
     return base
 
 
@@ -474,18 +475,20 @@ def _assemble(
     versions_note = pair and _pair_note(pair, request.versions or "", request.seed, request.sizes)
     notes = [n for n in [measure.skipped_note(skipped), versions_note] if n]
     data: Dict[str, Any] = bench_report.assemble(
-        " ".join(["kbtool"] + sys.argv[1:]),
-        machine,
-        measured.peak,
-        settings.as_dict(list(families)),
-        families,
-        measured.infos,
-        measured.results,
-        scaling,
-        time.time() - started,
-        comparison=comparison,
-        incomplete=measured.incomplete,
-        notes=notes,
+        bench_report.BenchRun(
+            " ".join(["kbtool"] + sys.argv[1:]),
+            machine,
+            measured.peak,
+            settings.as_dict(list(families)),
+            families,
+            measured.infos,
+            measured.results,
+            scaling,
+            time.time() - started,
+            comparison=comparison,
+            incomplete=measured.incomplete,
+            notes=notes,
+        )
     )
     return data
 
@@ -592,16 +595,17 @@ def _show(
     interrupted: Optional[str] = None,
 ) -> NoReturn:
     """Write the -o files, print the chosen view, exit with the bench's code."""
+    from kbtool.bench import output as bench_output
     from kbtool.bench import report as bench_report
     from kbtool.bench import terminal
     from kbtool.bench.units import verdict_line
 
-    failures = bench_report.write_all(data, outputs)
+    failures = bench_output.write_all(data, outputs)
     for path in outputs:
         if not any(path in f for f in failures):
             say(f"kbtool: wrote {path}")
     if as_json:
-        click.echo(bench_report.render(data, "json"), nl=False)
+        click.echo(bench_report.dumps(data), nl=False)
     elif quiet:
         click.echo(verdict_line(data))
     else:

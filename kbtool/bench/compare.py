@@ -14,7 +14,7 @@ selection: another op, size, mode or backend) and `not comparable` when the base
 against its older one): the newer one's results paired with the older one's by op, size and mode."""
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from kbtool.bench.units import fmt_seconds
 
@@ -23,7 +23,7 @@ MIN_EFFECT_PCT = 5.0
 FAIL_OVER_PCT = 10.0
 
 
-def _key(r):
+def _key(r: Dict[str, Any]) -> Tuple[str, str, str, str]:
     return r["op"], r["size"], r["backend"], r["mode"]
 
 
@@ -58,55 +58,22 @@ def _absent(current: Dict[str, Any], backend: str) -> str:
     return "gone: no result now (measured in the baseline)"
 
 
-def compare(current, baseline, baseline_name, alpha=ALPHA, min_effect_pct=MIN_EFFECT_PCT, fail_over_pct=FAIL_OVER_PCT):
+def compare(
+    current: Dict[str, Any],
+    baseline: Dict[str, Any],
+    baseline_name: str,
+    alpha: float = ALPHA,
+    min_effect_pct: float = MIN_EFFECT_PCT,
+    fail_over_pct: float = FAIL_OVER_PCT,
+) -> Dict[str, Any]:
     """The comparison of `current` (a bench, or {"results", "settings", "backends"}) with `baseline`."""
-    from scipy.stats import mannwhitneyu
-
     before = {_key(r): r for r in baseline.get("results", [])}
     rows = []
     for r in current["results"]:
         old = before.pop(_key(r), None)
         row = _row(r, old)
         row["median_s"] = r.get("median_s")
-        was_ok = old is not None and old.get("status") == "ok"
-        if old is None:
-            row["verdict"] = "new"
-        elif not was_ok:
-            row["verdict"] = "not comparable"  # the baseline has no time to compare with: nothing to lose
-        elif r["status"] != "ok":
-            row.update(
-                verdict="failed",
-                fails_gate=True,
-                reason="{} now{}; {} in the baseline".format(
-                    r["status"],
-                    ": " + str(r["message"])[:200] if r.get("message") else "",
-                    fmt_seconds(old.get("median_s")),
-                ),
-            )
-        elif _usable(old) or _usable(r):
-            which = "the baseline's" if _usable(old) else "this bench's"
-            row.update(
-                verdict="not comparable",
-                fails_gate=True,
-                reason=f"{which} {_usable(old) or _usable(r)}: cannot be compared",
-            )
-        else:
-            change = (r["median_s"] / old["median_s"] - 1.0) * 100.0
-            p_value = float(mannwhitneyu(r["samples_s"], old["samples_s"], alternative="two-sided").pvalue)
-            if not (math.isfinite(change) and math.isfinite(p_value)):  # cannot happen with usable samples
-                row.update(verdict="not comparable", fails_gate=True, reason="the change cannot be computed")
-            else:
-                significant = p_value < alpha and abs(change) >= min_effect_pct
-                row.update(
-                    change_pct=change,
-                    p_value=p_value,
-                    verdict=("worse" if change > 0 else "better") if significant else "unchanged",
-                )
-                row["fails_gate"] = row["verdict"] == "worse" and change > fail_over_pct
-                if row["fails_gate"]:
-                    row["reason"] = "{:+.1f} % slower ({} → {}, p = {:.3g}), beyond {:g} %".format(
-                        change, fmt_seconds(old["median_s"]), fmt_seconds(r["median_s"]), p_value, fail_over_pct
-                    )
+        row.update(_judged(r, old, alpha, min_effect_pct, fail_over_pct))
         rows.append(row)
     for old in before.values():  # in the baseline, not measured now
         row = _row(old, old)
@@ -125,6 +92,49 @@ def compare(current, baseline, baseline_name, alpha=ALPHA, min_effect_pct=MIN_EF
         "rows": rows,
         "failed": any(row["fails_gate"] for row in rows),
     }
+
+
+def _judged(
+    r: Dict[str, Any], old: Optional[Dict[str, Any]], alpha: float, min_effect_pct: float, fail_over_pct: float
+) -> Dict[str, Any]:
+    """A result of this bench against its baseline's (None: not in the baseline): its row's verdict, and the change,
+    p-value, gate and reason where they are known."""
+    from scipy.stats import mannwhitneyu
+
+    if old is None:
+        return {"verdict": "new"}
+    if old.get("status") != "ok":
+        return {"verdict": "not comparable"}  # the baseline has no time to compare with: nothing to lose
+    if r["status"] != "ok":
+        return dict(
+            verdict="failed",
+            fails_gate=True,
+            reason="{} now{}; {} in the baseline".format(
+                r["status"],
+                ": " + str(r["message"])[:200] if r.get("message") else "",
+                fmt_seconds(old.get("median_s")),
+            ),
+        )
+    if _usable(old) or _usable(r):
+        which = "the baseline's" if _usable(old) else "this bench's"
+        return dict(
+            verdict="not comparable",
+            fails_gate=True,
+            reason=f"{which} {_usable(old) or _usable(r)}: cannot be compared",
+        )
+    change = (r["median_s"] / old["median_s"] - 1.0) * 100.0
+    p_value = float(mannwhitneyu(r["samples_s"], old["samples_s"], alternative="two-sided").pvalue)
+    if not (math.isfinite(change) and math.isfinite(p_value)):  # cannot happen with usable samples
+        return dict(verdict="not comparable", fails_gate=True, reason="the change cannot be computed")
+    significant = p_value < alpha and abs(change) >= min_effect_pct
+    verdict = ("worse" if change > 0 else "better") if significant else "unchanged"
+    judged: Dict[str, Any] = dict(change_pct=change, p_value=p_value, verdict=verdict)
+    judged["fails_gate"] = verdict == "worse" and change > fail_over_pct
+    if judged["fails_gate"]:
+        judged["reason"] = "{:+.1f} % slower ({} → {}, p = {:.3g}), beyond {:g} %".format(
+            change, fmt_seconds(old["median_s"]), fmt_seconds(r["median_s"]), p_value, fail_over_pct
+        )
+    return judged
 
 
 def between(
@@ -173,8 +183,8 @@ def gate_lines(comparison: Dict[str, Any]) -> List[str]:
     ]
 
 
-def counts(comparison):
-    found = {}
+def counts(comparison: Dict[str, Any]) -> Dict[str, int]:
+    found: Dict[str, int] = {}
     for row in comparison["rows"]:
         found[row["verdict"]] = found.get(row["verdict"], 0) + 1
     return found

@@ -2,12 +2,14 @@
 bytes it must move at least (the family's `bytes` model, or its inputs' and outputs' bytes), and what that makes
 of a measured time: GFLOP/s, GB/s and the fraction of this machine's peak."""
 
+from typing import Any, Callable, Dict, List, Optional, Union, cast
+
 import numpy as np
 
 from kbtool.specs import shapes
 
 
-def cost_names(case, outputs):
+def cost_names(case: Any, outputs: List[Dict[str, Any]]) -> Dict[str, Any]:
     """What a cost expression sees: the shape-rule names of the case (input shapes by parameter name, the
     kwargs, data_format), `out` (the first output's shape) and `itemsize` (bytes per element of the first input)."""
     names = dict(case.shape_names)
@@ -16,17 +18,17 @@ def cost_names(case, outputs):
     return names
 
 
-def flops(family, case, outputs):
+def flops(family: Any, case: Any, outputs: List[Dict[str, Any]]) -> Optional[float]:
     """Floating-point operations of one call, or None where the family has no model."""
     if not family.flops:
         return None
-    return float(shapes.evaluate(family.flops, cost_names(case, outputs)))
+    return float(_evaluate(family.flops, cost_names(case, outputs)))
 
 
-def bytes_moved(family, case, outputs):
+def bytes_moved(family: Any, case: Any, outputs: List[Dict[str, Any]]) -> float:
     """Bytes one call reads and writes at least."""
     if family.bytes:
-        return float(shapes.evaluate(family.bytes, cost_names(case, outputs)))
+        return float(_evaluate(family.bytes, cost_names(case, outputs)))
     read = sum(int(np.asarray(a).nbytes) for a in case.arrays)
     written = sum(
         int(np.prod(o["shape"], dtype=np.int64)) * np.dtype(o["dtype"]).itemsize
@@ -36,14 +38,22 @@ def bytes_moved(family, case, outputs):
     return float(read + written)
 
 
-def _numeric(dtype):
+def _evaluate(expression: Any, names: Dict[str, Any]) -> Union[int, float]:
+    """specs/shapes.py's evaluate, typed for the cost models (shapes.py is not annotated), looked up at each call."""
+    evaluate = cast(Callable[[Any, Dict[str, Any]], Union[int, float]], shapes.evaluate)
+    return evaluate(expression, names)
+
+
+def _numeric(dtype: Any) -> bool:
     try:
-        return np.dtype(dtype).kind in "biufc"
+        return bool(np.dtype(dtype).kind in "biufc")
     except TypeError:
         return False
 
 
-def rates(flop_count, byte_count, seconds, peak):
+def rates(
+    flop_count: Optional[float], byte_count: Optional[float], seconds: Optional[float], peak: Dict[str, Any]
+) -> Dict[str, Any]:
     """GFLOP/s, GB/s, the fraction of the peak that bounds the op and which peak that is ("matmul" for an op with
     a flop model, else "copy")."""
     if not seconds or seconds <= 0:

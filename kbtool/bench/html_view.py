@@ -9,9 +9,10 @@ import hashlib
 import math
 import os
 from collections import OrderedDict
-from typing import Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 import jinja2
+import markupsafe
 
 from kbtool.bench import load as bench_load
 from kbtool.bench import stats
@@ -31,6 +32,7 @@ from kbtool.bench.units import (
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 DASH = {"eager": "", "symbolic": "5,3"}
 SIZES = ("small", "medium", "large")
+Record = Dict[str, Any]  # a bench, or one of its records, as JSON data
 
 
 TEMPLATES = os.path.join(os.path.dirname(__file__), "templates")
@@ -61,7 +63,7 @@ def style() -> Tuple[str, str]:
     return css, f"default-src 'none'; style-src 'sha256-{digest}'"
 
 
-def render(report):
+def render(report: Record) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
@@ -71,7 +73,7 @@ def render(report):
     colours = {b["name"]: PALETTE[i % len(PALETTE)] for i, b in enumerate(report["backends"])}
     swatches = {b["name"]: f"c{i % len(PALETTE)}" for i, b in enumerate(report["backends"])}
     css, csp = style()
-    ops = OrderedDict()
+    ops: Dict[str, List[Record]] = OrderedDict()
     for r in sorted(
         report["results"], key=lambda r: (r["op"], SIZES.index(r["size"]), r["mode"], r.get("median_s") or math.inf)
     ):
@@ -107,7 +109,7 @@ def render(report):
     )
 
 
-def verdict_class(report):
+def verdict_class(report: Record) -> str:
     """The banner's colour: red when the bench is not ok, amber when it is but some results are unstable or the
     machine was busy, green only when neither."""
     if not report["summary"]["ok"]:
@@ -117,11 +119,11 @@ def verdict_class(report):
     return "ok"
 
 
-def markup(svg):
-    return jinja2.Markup(svg) if hasattr(jinja2, "Markup") else __import__("markupsafe").Markup(svg)
+def markup(svg: str) -> markupsafe.Markup:
+    return markupsafe.Markup(svg)  # what jinja2.Markup was (jinja2 3 dropped the name)
 
 
-def _row(r):
+def _row(r: Record) -> Dict[str, str]:
     ok = r["status"] == "ok"
     return {
         "op": r["op"],
@@ -149,25 +151,25 @@ W, H, LEFT, BOTTOM, TOP, FONT, ENTRY = 560, 340, 72, 44, 28, 13, 18
 CHAR = 7.8  # a generous width of one character at FONT px (the legend's room is made from it)
 
 
-def _log_axis(values):
+def _log_axis(values: Sequence[float]) -> Tuple[int, int]:
     """(low, high) powers of ten around the values."""
     lows = math.floor(math.log10(min(values)))
     highs = math.ceil(math.log10(max(values)))
     return lows, max(highs, lows + 1)
 
 
-def _label(backend, mode):
+def _label(backend: str, mode: str) -> str:
     return f"{backend} {mode}"
 
 
-def growth_svg(op, rows, colours):
+def growth_svg(op: str, rows: Iterable[Record], colours: Dict[str, str]) -> str:
     """Median time against n on log-log axes, a line per backend × mode, and a legend that names each in full;
     '' with fewer than two sizes."""
-    lines = OrderedDict()
+    found: Dict[Tuple[str, str], List[Tuple[float, float]]] = OrderedDict()
     for r in rows:
         if r["status"] == "ok" and r["n"] > 0:  # log axes: a fixed family's n of 0 has no place on them
-            lines.setdefault((r["backend"], r["mode"]), []).append((float(r["n"]), r["median_s"]))
-    lines = OrderedDict((k, sorted(v)) for k, v in lines.items() if len({n for n, _ in v}) >= 2)
+            found.setdefault((r["backend"], r["mode"]), []).append((float(r["n"]), r["median_s"]))
+    lines = OrderedDict((k, sorted(v)) for k, v in found.items() if len({n for n, _ in v}) >= 2)
     if not lines:
         return ""
     xs = [n for points in lines.values() for n, _ in points]
@@ -176,8 +178,13 @@ def growth_svg(op, rows, colours):
     legend_x = LEFT + W + 16
     width = int(legend_x + 34 + CHAR * max(len(_label(*key)) for key in lines) + 8)
     height = max(TOP + H + BOTTOM, TOP + ENTRY * len(lines) + 8)
-    px = lambda n: LEFT + (math.log10(n) - x0) / (x1 - x0) * W  # noqa: E731
-    py = lambda t: TOP + H - (math.log10(t) - y0) / (y1 - y0) * H  # noqa: E731
+
+    def px(n: float) -> float:
+        return LEFT + (math.log10(n) - x0) / (x1 - x0) * W
+
+    def py(t: float) -> float:
+        return TOP + H - (math.log10(t) - y0) / (y1 - y0) * H
+
     parts = [
         f'<rect x="{LEFT}" y="{TOP}" width="{W}" height="{H}" fill="none" stroke="#999"/>'
         f'<text x="{LEFT}" y="{FONT + 2}" font-size="{FONT + 1}" font-weight="bold">'
@@ -216,7 +223,7 @@ def growth_svg(op, rows, colours):
     return _svg(width, height, parts)
 
 
-def one_time_svg(rows, colours):
+def one_time_svg(rows: Iterable[Record], colours: Dict[str, str]) -> str:
     """At the largest size measured: the one-time cost and the steady-state call per backend × mode, log scale."""
     ok = [r for r in rows if r["status"] == "ok"]
     if not ok:
@@ -230,7 +237,10 @@ def one_time_svg(rows, colours):
     plot = 520
     height = TOP + 6 + BOTTOM + len(ok) * (2 * bar + gap)
     width = names + plot + 30
-    px = lambda t: names + (math.log10(max(t, 10.0**lo)) - lo) / (hi - lo) * plot  # noqa: E731
+
+    def px(t: float) -> float:
+        return names + (math.log10(max(t, 10.0**lo)) - lo) / (hi - lo) * plot
+
     parts = [
         f'<text x="4" y="{FONT + 2}" font-size="{FONT + 1}" font-weight="bold">{SIZES[largest]}: one-time (light) '
         "and per call (dark), log scale</text>"
@@ -258,11 +268,11 @@ def one_time_svg(rows, colours):
     return _svg(width, height, parts)
 
 
-def _svg(width, height, parts):
+def _svg(width: float, height: float, parts: Iterable[str]) -> str:
     return '<svg width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif">{2}</svg>'.format(
         width, height, "".join(parts)
     )
 
 
-def _esc(text):
+def _esc(text: Any) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

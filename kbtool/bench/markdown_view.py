@@ -1,6 +1,8 @@
 """The Markdown view of a bench report: verdict, machine and peak, the harness's cost, one table per size, the
 growth exponents, the comparison and the slowest pairs. Rendered from the JSON alone."""
 
+from typing import Any, Dict, Iterable, List, Sequence
+
 from kbtool.bench import compare, stats
 from kbtool.bench import load as bench_load
 from kbtool.bench.units import (
@@ -17,20 +19,22 @@ from kbtool.bench.units import (
 from kbtool.reports.markdown import _code
 from kbtool.reports.text import markdown as _escape
 
+Record = Dict[str, Any]  # a bench, or one of its records, as JSON data
 
-def _cell(value):
+
+def _cell(value: Any) -> str:
     """Report text as Markdown text, as check's Markdown shows it (reports/text.py: no escape sequence, one line,
     < > | ` escaped); and no link or image either (a backend's message may hold `![x](http://...)`)."""
     return _escape(value).replace("[", "\\[").replace("]", "\\]")
 
 
-def _table(header, rows):
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def render(report):
+def render(report: Record) -> str:
     out = ["# kbtool bench", "", f"**{_cell(verdict_line(report))}**", ""]
     for banner in filter(None, (bench_load.warning(report), unstable_note(report))):
         out += ["> **Warning:** " + _cell(banner), ""]
@@ -39,67 +43,80 @@ def render(report):
         rows = [r for r in report["results"] if r["size"] == size]
         if rows:
             out += [f"## Size {_cell(size)}", "", results_table(rows), ""]
-    failed = [r for r in report["results"] if r["status"] != "ok"]
-    if failed:
-        out += [
-            "## Not measured",
-            "",
-            _table(
-                ["op", "size", "backend", "mode", "status", "why"],
-                [
-                    [r["op"], r["size"], r["backend"], r["mode"], r["status"], (r.get("message") or "")[:300]]
-                    for r in failed
-                ],
-            ),
-            "",
-        ]
-    if report["scaling"]:
-        out += [
-            "## Growth: time ∝ n^k",
-            "",
-            _table(
-                ["op", "backend", "mode", "k", "n (from → to)"],
-                [
-                    [
-                        row["op"],
-                        row["backend"],
-                        row["mode"],
-                        "{:.2f}".format(row["exponent"]),
-                        "{:g} → {:g}".format(row["points"][0][0], row["points"][-1][0]),
-                    ]
-                    for row in report["scaling"]
-                ],
-            ),
-            "",
-        ]
-    slowest = stats.slowest_pairs(report["results"], 10)
-    if slowest:
-        out += [
-            "## Furthest behind the fastest backend",
-            "",
-            _table(
-                ["op", "backend", "× fastest", "size", "mode", "median", "fastest there"],
-                [
-                    [
-                        r["op"],
-                        r["backend"],
-                        fmt_ratio(r["ratio_to_fastest"]),
-                        r["size"],
-                        r["mode"],
-                        fmt_seconds(r["median_s"]),
-                        fmt_seconds(r["median_s"] / r["ratio_to_fastest"]),
-                    ]
-                    for r in slowest
-                ],
-            ),
-            "",
-        ]
+    out += _not_measured(report) + _growth(report) + _slowest(report)
     if report.get("comparison"):
         out += comparison_section(report["comparison"])
     return "\n".join(out).rstrip() + "\n"
 
 
-def _facts(report):
+def _not_measured(report: Record) -> List[str]:
+    failed = [r for r in report["results"] if r["status"] != "ok"]
+    if not failed:
+        return []
+    return [
+        "## Not measured",
+        "",
+        _table(
+            ["op", "size", "backend", "mode", "status", "why"],
+            [
+                [r["op"], r["size"], r["backend"], r["mode"], r["status"], (r.get("message") or "")[:300]]
+                for r in failed
+            ],
+        ),
+        "",
+    ]
+
+
+def _growth(report: Record) -> List[str]:
+    if not report["scaling"]:
+        return []
+    return [
+        "## Growth: time ∝ n^k",
+        "",
+        _table(
+            ["op", "backend", "mode", "k", "n (from → to)"],
+            [
+                [
+                    row["op"],
+                    row["backend"],
+                    row["mode"],
+                    "{:.2f}".format(row["exponent"]),
+                    "{:g} → {:g}".format(row["points"][0][0], row["points"][-1][0]),
+                ]
+                for row in report["scaling"]
+            ],
+        ),
+        "",
+    ]
+
+
+def _slowest(report: Record) -> List[str]:
+    slowest = stats.slowest_pairs(report["results"], 10)
+    if not slowest:
+        return []
+    return [
+        "## Furthest behind the fastest backend",
+        "",
+        _table(
+            ["op", "backend", "× fastest", "size", "mode", "median", "fastest there"],
+            [
+                [
+                    r["op"],
+                    r["backend"],
+                    fmt_ratio(r["ratio_to_fastest"]),
+                    r["size"],
+                    r["mode"],
+                    fmt_seconds(r["median_s"]),
+                    fmt_seconds(r["median_s"] / r["ratio_to_fastest"]),
+                ]
+                for r in slowest
+            ],
+        ),
+        "",
+    ]
+
+
+def _facts(report: Record) -> List[str]:
     m, peak = report["machine"], report["peak"]
     figures = bench_load.describe(m.get("load"))
     lines = [
@@ -153,8 +170,8 @@ def _facts(report):
     return lines + [""] + ["> " + _cell(n) for n in notes] + ([""] if notes else [])
 
 
-def results_table(results):
-    rows = []
+def results_table(results: Iterable[Record]) -> str:
+    rows: List[List[Any]] = []
     for r in sorted(results, key=lambda r: (r["op"], r["mode"], r.get("median_s") or float("inf"))):
         if r["status"] != "ok":
             rows.append([r["op"], r["backend"], r["mode"], "", r["status"], "", "", "", "", "", "", ""])
@@ -188,7 +205,7 @@ def results_table(results):
     )
 
 
-def comparison_section(comparison):
+def comparison_section(comparison: Record) -> List[str]:
     counts = compare.counts(comparison)
     head = [
         f"## {_cell(against(comparison, capital=True))}",

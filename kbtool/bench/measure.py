@@ -7,11 +7,17 @@ per-call cost, then times every op × size in each mode it runs (kbtool/worker/t
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from kbtool.bench import families as fam
 from kbtool.errors import KbtoolError
 from kbtool.vocabulary import MODES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kbtool.runners.session import BackendSession, Cancel
+
+Record = Dict[str, Any]  # a result or a backend's info, as JSON data
+Progress = Callable[[str, Record], None]  # (backend, result) as each result is known
 
 
 @dataclass
@@ -27,7 +33,7 @@ class Settings:
     device: str = "cpu"  # --device (runners.base.on_device)
     precision: str = "default"  # --precision
 
-    def request_fields(self):
+    def request_fields(self) -> Dict[str, Any]:
         return {
             "budget": self.budget,
             "min_sample": self.min_sample,
@@ -36,7 +42,7 @@ class Settings:
             "warmup": self.warmup,
         }
 
-    def as_dict(self, ops):
+    def as_dict(self, ops: Iterable[str]) -> Dict[str, Any]:
         from kbtool.bench.stats import UNSTABLE_CV
 
         return {
@@ -59,11 +65,13 @@ class Settings:
 class Item:
     family: fam.Family
     size: str
-    case: object
+    case: Any  # specs.cases.Case
     n: float
 
 
-def plan_items(spec, ops, sizes, seed=0):
+def plan_items(
+    spec: Any, ops: Sequence[str], sizes: Iterable[str], seed: int = 0
+) -> Tuple[List[Item], Dict[str, Record], Dict[str, str]]:
     """(items, families' descriptions, skipped {op: why}) for the ops (default: every benchable op)."""
     benchable = fam.benchable_ops(spec)
     for op in ops:
@@ -79,7 +87,9 @@ def plan_items(spec, ops, sizes, seed=0):
                     else spec.ops[op].get("not_checkable") or "it has no case",
                 )
             )
-    items, described, skipped = [], {}, {}
+    items: List[Item] = []
+    described: Dict[str, Record] = {}
+    skipped: Dict[str, str] = {}
     for op in list(dict.fromkeys(ops)) or benchable:
         try:
             family = fam.family_for(spec, op)
@@ -88,7 +98,7 @@ def plan_items(spec, ops, sizes, seed=0):
                 raise KbtoolError(str(exc))
             skipped[op] = str(exc)
             continue
-        ns = {}
+        ns: Dict[str, float] = {}
         for size in sizes:
             case, n = fam.bench_case(spec, family, size, seed)
             items.append(Item(family, size, case, n))
@@ -103,13 +113,21 @@ class Timed:
     `infos` and each result to `results` as soon as known (an interrupted bench keeps what it measured). `cancel` (a
     session.Cancel, set by a signal) kills the worker at once."""
 
-    def __init__(self, slot, settings, infos, results, progress=None, cancel=None):
+    def __init__(
+        self,
+        slot: Any,
+        settings: Settings,
+        infos: List[Record],
+        results: List[Record],
+        progress: Optional[Progress] = None,
+        cancel: Optional["Cancel"] = None,
+    ) -> None:
         self.slot, self.settings, self.infos, self.results = slot, settings, infos, results
         self.progress, self.cancel = progress, cancel
         self.ready = False
-        self._session = None
+        self._session: Optional[BackendSession] = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Timed":
         from kbtool.runners.messages import Request
         from kbtool.runners.registry import backend_info
         from kbtool.runners.session import BackendSession, Cancel
@@ -117,10 +135,10 @@ class Timed:
 
         # a first call and a compile come on top of the samples; past this the op is reported as timed out
         timeout = max(60.0, 12 * self.settings.max_seconds)
-        self._session = BackendSession(
+        opened = self._session = BackendSession(
             self.slot.name, self.slot.launch, settings=RunSettings(case_timeout=timeout), cancel=self.cancel or Cancel()
         )
-        session = self._session.__enter__()
+        session = opened.__enter__()
         try:
             worker = session.worker()
             info = backend_info(self.slot.name, worker.hello)
@@ -133,23 +151,29 @@ class Timed:
                 if overhead.ok:
                     info["overhead"] = {k: overhead.header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
         except BaseException:  # a signal or a failure while it starts: its worker is stopped all the same
-            self._session.__exit__(None, None, None)
+            opened.__exit__(None, None, None)
             raise
         return self
 
-    def __exit__(self, *exc):
-        return self._session.__exit__(*exc)
+    def __exit__(self, *exc: Any) -> Any:
+        return self._open().__exit__(*exc)
 
-    def modes(self, item):
+    def _open(self) -> "BackendSession":
+        """The worker's session (entered: `with Timed(...)` first)."""
+        if self._session is None:
+            raise RuntimeError("a Timed measures inside its `with` only")
+        return self._session
+
+    def modes(self, item: Item) -> List[str]:
         """The modes in which both the item and the backend run (in the item's order)."""
         allowed = set(self.slot.launch.modes)
         return [mode for mode in item.case.modes if mode in self.settings.modes and mode in allowed]
 
-    def measure(self, item, mode):
+    def measure(self, item: Item, mode: str) -> bool:
         """Time `item` in `mode`: False when the bench was cancelled (nothing more is measured)."""
         from kbtool.runners.messages import Request
 
-        session = self._session
+        session = self._open()
         if session.cancel.is_set():
             return False
         request = Request.from_header(item.case.request(mode), item.case.arrays)
@@ -167,7 +191,15 @@ class Timed:
         return True
 
 
-def measure_backend(slot, items, settings, infos, results, progress=None, cancel=None):
+def measure_backend(
+    slot: Any,
+    items: Iterable[Item],
+    settings: Settings,
+    infos: List[Record],
+    results: List[Record],
+    progress: Optional[Progress] = None,
+    cancel: Optional["Cancel"] = None,
+) -> None:
     """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
     the backend run."""
     with Timed(slot, settings, infos, results, progress, cancel) as timed:
@@ -179,7 +211,15 @@ def measure_backend(slot, items, settings, infos, results, progress=None, cancel
                     return
 
 
-def measure_in_turns(slots, items, settings, infos, results, progress=None, cancel=None):
+def measure_in_turns(
+    slots: Sequence[Any],
+    items: Iterable[Item],
+    settings: Settings,
+    infos: List[Record],
+    results: List[Record],
+    progress: Optional[Progress] = None,
+    cancel: Optional["Cancel"] = None,
+) -> None:
     """Two releases of one backend (`bench --versions`), timed in turns: both workers started first, then each
     result on one and right after on the other, which goes first alternating from one result to the next (ABBA), so
     a machine that drifts (its clock, its load) drifts under both alike. Only one worker runs at a time; the other
@@ -199,9 +239,9 @@ def measure_in_turns(slots, items, settings, infos, results, progress=None, canc
                 turn += 1
 
 
-def result_of(backend, item, mode, header):
+def result_of(backend: str, item: Item, mode: str, header: Dict[str, Any]) -> Dict[str, Any]:
     """One result for the report from the worker's reply (timing fields summarized later)."""
-    result = {
+    result: Dict[str, Any] = {
         "op": item.family.op,
         "size": item.size,
         "n": item.n,
@@ -235,9 +275,9 @@ def result_of(backend, item, mode, header):
     return result
 
 
-def _jsonable(kwargs):
+def _jsonable(kwargs: Dict[str, Any]) -> Dict[str, Any]:
     """The case's kwargs as the report shows them: the literal values (tensor arguments by their index)."""
-    out = {}
+    out: Dict[str, Any] = {}
     for key, arg in kwargs.items():
         if isinstance(arg, dict) and "value" in arg:
             out[key] = arg["value"]
@@ -246,7 +286,12 @@ def _jsonable(kwargs):
     return out
 
 
-def finish(results, families, peak, unstable_cv=None):
+def finish(
+    results: List[Record],
+    families: Dict[Tuple[str, str], Tuple["fam.Family", Any]],
+    peak: Dict[str, Any],
+    unstable_cv: Optional[float] = None,
+) -> List[Record]:
     """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows."""
     from kbtool.bench import cost, stats
 
@@ -266,7 +311,7 @@ def finish(results, families, peak, unstable_cv=None):
     return stats.scaling(results)
 
 
-def machine():
+def machine() -> Dict[str, Any]:
     import os
     import platform
 
@@ -285,10 +330,10 @@ def machine():
         memory = 0.0
     from kbtool.runners.pool import default_jobs
 
-    found = {
+    found: Dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": cpu,
-        "cores": default_jobs(),
+        "cores": cast(Callable[[], int], default_jobs)(),
         "memory_gb": round(memory, 1),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -299,7 +344,7 @@ def machine():
     return found
 
 
-def _blas():
+def _blas() -> Optional[str]:
     try:
         import numpy as np
 
@@ -310,7 +355,7 @@ def _blas():
         return None
 
 
-def backend_slots(names, device="cpu", precision="default"):
+def backend_slots(names: Sequence[str], device: str = "cpu", precision: str = "default") -> List[Any]:
     from kbtool.errors import KbtoolError
     from kbtool.plan import resolve_backends
     from kbtool.runners import registry
@@ -325,7 +370,7 @@ def backend_slots(names, device="cpu", precision="default"):
     return resolve_backends(list(names) or engines, registry.launch_for, engines, device, precision)
 
 
-def skipped_note(skipped: dict) -> Optional[str]:
+def skipped_note(skipped: Dict[str, str]) -> Optional[str]:
     if not skipped:
         return None
     return "not benched: " + "; ".join(skipped[op] for op in sorted(skipped))

@@ -3,6 +3,7 @@ measured before any backend runs and again after the last one. The best sample s
 capability, not its typical speed; a shared machine's clock moves during a long bench); all samples are kept."""
 
 import time
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 
@@ -10,7 +11,7 @@ MATMUL_N = 2048
 COPY_MB = 64
 
 
-def measure(matmul_n=MATMUL_N, copy_mb=COPY_MB, repeats=5):
+def measure(matmul_n: int = MATMUL_N, copy_mb: int = COPY_MB, repeats: int = 5) -> Dict[str, Any]:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
     b = rng.standard_normal((matmul_n, matmul_n), dtype=np.float32)
@@ -30,8 +31,8 @@ def measure(matmul_n=MATMUL_N, copy_mb=COPY_MB, repeats=5):
     }
 
 
-def _samples(call, repeats):
-    out = []
+def _samples(call: Callable[[], Any], repeats: int) -> List[float]:
+    out: List[float] = []
     for _ in range(repeats):
         started = time.perf_counter()
         call()
@@ -39,7 +40,7 @@ def _samples(call, repeats):
     return out
 
 
-def combine(before, after):
+def combine(before: Dict[str, Any], after: Dict[str, Any]) -> Dict[str, Any]:
     """The peak of two measurements (before and after the backends): the best of each, every sample kept."""
     out = dict(before)
     for key in ("matmul_samples_s", "copy_samples_s"):

@@ -1,16 +1,16 @@
-"""The versioned JSON of a bench (the source of truth), its validation, and the views rendered from it."""
+"""The versioned JSON of a bench (the source of truth): its one builder, reading it back, its validation, its
+verdict. The views (terminal, markdown_view, html_view) only read it; output.py writes it in each format."""
 
 import datetime
 import json
 import math
 import os
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, cast
 
 from kbtool import __version__, files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.results import BackendStatus
 
-EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html"}
 # a backend's status in a bench: kbtool/results.py's BackendStatus (available, not installed, broken), and one that
 # only a bench has: an interrupted bench never reached it
 NOT_RUN = "not run"
@@ -21,7 +21,13 @@ MAX_DEPTH = 64  # no bench nests deeper than about 6 (a kwargs value may hold a 
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench.schema.json")
 
 
-def schema():
+def one_line(text: object, limit: Optional[int] = None) -> str:
+    """files.one_line, typed here (files.py's is not annotated), looked up at each call."""
+    flatten = cast(Callable[..., str], files.one_line)
+    return flatten(text) if limit is None else flatten(text, limit)
+
+
+def schema() -> Dict[str, Any]:
     return schemas.load(SCHEMA_FILE)
 
 
@@ -30,20 +36,27 @@ def validate(report: Any) -> List[str]:
     return schemas.problems(SCHEMA_FILE, report)
 
 
-def assemble(
-    command,
-    machine,
-    peak,
-    settings,
-    families,
-    backends,
-    results,
-    scaling,
-    wall_seconds,
-    comparison=None,
-    incomplete=None,
-    notes=(),
-):
+class BenchRun(NamedTuple):
+    """What one bench measured: all its report is assembled from (`comparison`: the gate's rows against a baseline
+    or the other release; `incomplete`: {signal, note} of an interrupted bench; `notes`: said under the verdict)."""
+
+    command: str
+    machine: Dict[str, Any]
+    peak: Dict[str, Any]
+    settings: Dict[str, Any]
+    families: Dict[str, Any]
+    backends: List[Dict[str, Any]]
+    results: List[Dict[str, Any]]
+    scaling: List[Dict[str, Any]]
+    wall_seconds: float
+    comparison: Optional[Dict[str, Any]] = None
+    incomplete: Optional[Dict[str, Any]] = None
+    notes: Sequence[str] = ()
+
+
+def assemble(run: BenchRun) -> Dict[str, Any]:
+    """The bench's JSON document, its summary computed from its results."""
+    results, backends, comparison, incomplete = run.results, run.backends, run.comparison, run.incomplete
     failed = [r for r in results if r["status"] not in ("ok", "unsupported")]
     measured = [r for r in results if r["status"] == "ok"]
     could_not_start = problems({"backends": backends})
@@ -52,15 +65,15 @@ def assemble(
         "schema_version": 1,
         "kbtool": __version__,
         "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
-        "command": command,
-        "machine": machine,
-        "peak": peak,
-        "settings": settings,
-        "families": families,
+        "command": run.command,
+        "machine": run.machine,
+        "peak": run.peak,
+        "settings": run.settings,
+        "families": run.families,
         "backends": backends,
         "results": results,
-        "scaling": scaling,
-        "wall_seconds": round(wall_seconds, 3),
+        "scaling": run.scaling,
+        "wall_seconds": round(run.wall_seconds, 3),
         "summary": {
             "measured": len(measured),
             "failed": len(failed),
@@ -70,7 +83,7 @@ def assemble(
             and not incomplete
             and not could_not_start
             and not (comparison and comparison["failed"]),
-            "notes": list(notes),
+            "notes": list(run.notes),
         },
     }
     if comparison is not None:
@@ -83,7 +96,7 @@ def assemble(
 def problems(report: Dict[str, Any]) -> List[str]:
     """Why a bench is not ok whatever it measured: each backend that could not start (never green, as in check)."""
     return [
-        "{} could not start: {}".format(b["name"], files.one_line(b.get("reason") or "no reason given", 300))
+        "{} could not start: {}".format(b["name"], one_line(b.get("reason") or "no reason given", 300))
         for b in report["backends"]
         if b["status"] == BackendStatus.BROKEN.value
     ]
@@ -101,15 +114,15 @@ def is_ok(report: Dict[str, Any]) -> bool:
     )
 
 
-def exit_code(report):
+def exit_code(report: Dict[str, Any]) -> int:
     """0 when something was measured and no gate failed; 1 otherwise (nothing measured, a significant slowdown
     beyond --fail-over, or an interrupted run)."""
     return 0 if report["summary"]["ok"] else 1
 
 
-def load(path):
+def load(path: str) -> Dict[str, Any]:
     """A bench report from a file (a baseline for --compare), or a one-line KbtoolError."""
-    text = files.read_text(path, "bench report ")
+    text = files.read_text(path, "bench report ") or ""  # never None: a missing file is a KbtoolError
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -121,7 +134,7 @@ def load(path):
     found = unusable(data) or validate(data) or inconsistent(data)
     if found:
         raise KbtoolError(
-            files.one_line(
+            one_line(
                 "{}: not a valid bench report: {}{}".format(
                     path, files.clip(found[0], 300), f" (and {len(found) - 1} more)" if len(found) > 1 else ""
                 )
@@ -174,44 +187,6 @@ def inconsistent(data: Dict[str, Any]) -> List[str]:
     return found
 
 
-def format_of(path):
-    fmt = EXTENSIONS.get(os.path.splitext(path)[1])
-    if fmt is None:
-        raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(EXTENSIONS)))
-    return fmt
-
-
-def render(report, fmt):
-    if fmt == "json":
-        return json.dumps(report, indent=1, sort_keys=False) + "\n"
-    if fmt == "markdown":
-        from kbtool.bench import markdown_view
-
-        return markdown_view.render(report)
-    if fmt == "html":
-        from kbtool.bench import html_view
-
-        return html_view.render(report)
-    raise KbtoolError(f"unknown bench format {fmt!r}")
-
-
-def prepare_outputs(paths):
-    """Check the -o paths before a bench (a long run never ends in an unwritable file)."""
-    from kbtool.reports import check_writable
-
-    for path in paths:
-        format_of(path)
-        check_writable(path)
-
-
-def write_all(report, paths):
-    """Write every -o file atomically; returns the failures' messages (each costs only its own file)."""
-    from kbtool.reports import encodable
-
-    failures = []
-    for path in paths:
-        try:
-            files.write_atomic(path, encodable(render(report, format_of(path))))
-        except (KbtoolError, OSError, UnicodeError, ValueError) as exc:
-            failures.append(str(exc) if isinstance(exc, KbtoolError) else f"cannot write {path}: {exc}")
-    return failures
+def dumps(report: Dict[str, Any]) -> str:
+    """The bench as its JSON file says it."""
+    return json.dumps(report, indent=1, sort_keys=False) + "\n"

@@ -5,14 +5,17 @@ deviation / mean) passes `unstable_cv`, or when fewer than MIN_STABLE_SAMPLES sa
 
 import math
 from collections import defaultdict
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+Record = Dict[str, Any]  # a bench result, as JSON data
 
 UNSTABLE_CV = 0.10
 MIN_STABLE_SAMPLES = 3
 
 
-def summarize(samples, unstable_cv=UNSTABLE_CV):
+def summarize(samples: Sequence[float], unstable_cv: float = UNSTABLE_CV) -> Record:
     """median, IQR (75th - 25th percentile), min, sample count, CV and the unstable flag of one result."""
     values = np.asarray(samples, dtype="float64")
     q1, median, q3 = np.percentile(values, [25, 50, 75])
@@ -28,20 +31,20 @@ def summarize(samples, unstable_cv=UNSTABLE_CV):
     }
 
 
-def growth_exponent(points):
+def growth_exponent(points: Iterable[Tuple[float, float]]) -> Optional[float]:
     """k of time = c * n**k, fitted by least squares on log-log axes over (n, seconds) points; None below two
     distinct sizes."""
-    points = [(n, t) for n, t in points if n > 0 and t > 0]
-    if len({n for n, _ in points}) < 2:
+    positive = [(n, t) for n, t in points if n > 0 and t > 0]
+    if len({n for n, _ in positive}) < 2:
         return None
-    logs = np.log([[n, t] for n, t in points])
+    logs = np.log([[n, t] for n, t in positive])
     slope, _ = np.polyfit(logs[:, 0], logs[:, 1], 1)
     return float(slope)
 
 
-def scaling(results):
+def scaling(results: Iterable[Record]) -> List[Record]:
     """One row per op × backend × mode measured at two sizes or more: the fitted exponent and its points."""
-    grouped = defaultdict(list)
+    grouped: Dict[Tuple[str, str, str], List[Tuple[float, float]]] = defaultdict(list)
     for r in results:
         if r["status"] == "ok":
             grouped[(r["op"], r["backend"], r["mode"])].append((float(r["n"]), r["median_s"]))
@@ -61,9 +64,10 @@ def scaling(results):
     return rows
 
 
-def add_ratios(results, reference="numpy"):
+def add_ratios(results: List[Record], reference: str = "numpy") -> None:
     """Each ok result's median over the fastest backend's (same op, size, mode) and over the NumPy reference's."""
-    fastest, numpy_median = {}, {}
+    fastest: Dict[Tuple[str, str, str], float] = {}
+    numpy_median: Dict[Tuple[str, str, str], float] = {}
     for r in results:
         if r["status"] != "ok":
             continue
@@ -78,10 +82,10 @@ def add_ratios(results, reference="numpy"):
         r["ratio_to_numpy"] = r["median_s"] / numpy_median[key] if ok and numpy_median.get(key) else None
 
 
-def slowest_pairs(results, count=3):
+def slowest_pairs(results: Iterable[Record], count: int = 3) -> List[Record]:
     """The op × backend pairs furthest behind the fastest backend (largest ratio_to_fastest), one row per pair:
     its worst size and mode."""
-    worst = {}
+    worst: Dict[Tuple[str, str], Record] = {}
     for r in results:
         if r.get("ratio_to_fastest") is None or r["ratio_to_fastest"] <= 1.0:  # the fastest is behind nobody
             continue

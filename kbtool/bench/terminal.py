@@ -9,7 +9,7 @@ the table names what it left out)."""
 import os
 import sys
 import textwrap
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from rich import box
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.table import Table
 
 from kbtool.bench import compare, stats
 from kbtool.bench import load as bench_load
+from kbtool.bench.report import one_line
 from kbtool.bench.units import (
     PEAK_ABOVE,
     against,
@@ -28,8 +29,7 @@ from kbtool.bench.units import (
     unstable_note,
     verdict_line,
 )
-from kbtool.files import one_line
-from kbtool.reports.terminal import escape
+from kbtool.reports.console import escape
 from kbtool.reports.text import plain
 
 MAX_ROWS = 200
@@ -53,42 +53,68 @@ def wrap(text: str, width: int) -> List[str]:
     ) or [""]
 
 
-def render(report, console=None, verbose=False):
+Say = Callable[[str], None]
+
+
+def render(report: Dict[str, Any], console: Optional[Console] = None, verbose: bool = False) -> None:
     whole = False  # a log's lines stay whole (grep finds them); a terminal's or a given width's are broken
     if console is None:
         console, whole = console_for(sys.stdout), not sized(sys.stdout)
+    out = console
 
-    def say(text):  # a plain line: no markup, no escape sequence, broken between words at the console's width
-        for line in [plain(text)] if whole else wrap(text, console.width):
-            console.print(line, markup=False, soft_wrap=True, highlight=False)
+    def say(text: str) -> None:  # a plain line: no markup, no escape sequence, broken at the console's width
+        for line in [plain(text)] if whole else wrap(text, out.width):
+            out.print(line, markup=False, soft_wrap=True, highlight=False)
 
+    for line in machine_lines(report):
+        say(line)
+    results = report["results"]
+    _results(results, console, say, verbose)
+    for line in not_measured_lines(results, console.width):
+        say(line)
+    if report["scaling"] and verbose:
+        console.print(scaling_table(report["scaling"]))
+    if report.get("comparison"):
+        console.print(comparison_table(report["comparison"]))
+        for line in compare.gate_lines(report["comparison"]):
+            say(line)
+    for line in closing_lines(report):
+        say(line)
+
+
+def machine_lines(report: Dict[str, Any]) -> List[str]:
+    """What the bench ran on: the machine, its load, its peak, and each backend's status or harness cost."""
     m, peak = report["machine"], report["peak"]
-    say(
+    lines = [
         "machine: {} ({} cores, {:.0f} GiB), Python {}, NumPy {}{}".format(
             m["cpu"], m["cores"], m["memory_gb"], m["python"], m["numpy"], ", " + m["blas"] if m.get("blas") else ""
         )
-    )
+    ]
     figures = bench_load.describe(m.get("load"))
     if figures:
-        say("load: " + figures)
+        lines.append("load: " + figures)
     if peak is None:
-        say("peak: not measured (the bench was interrupted first)")
+        lines.append("peak: not measured (the bench was interrupted first)")
     else:
-        say(
+        lines.append(
             "peak (measured now, all cores): {:.1f} GFLOP/s float32 matmul at {}², {:.1f} GB/s copy of {:.0f} MB".format(
                 peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]
             )
         )
     for b in report["backends"]:
         if b["status"] != "available":
-            say("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")))
+            lines.append("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")))
         elif b.get("overhead"):
-            say(
+            lines.append(
                 "{}: harness {} per call over a bare loop ({} a no-op call)".format(
                     b["name"], fmt_seconds(b["overhead"]["harness_s"]), fmt_seconds(b["overhead"]["noop_call_s"])
                 )
             )
-    results = report["results"]
+    return lines
+
+
+def _results(results: List[Dict[str, Any]], console: Console, say: Say, verbose: bool) -> None:
+    """The results table (every result up to MAX_ROWS or with -v, else the 30 furthest behind) and its notes."""
     shown, note = results, None
     if len(results) > MAX_ROWS and not verbose:
         shown = sorted(
@@ -106,33 +132,38 @@ def render(report, console=None, verbose=False):
             say(line)
     if note:
         say(note)
+
+
+def not_measured_lines(results: List[Dict[str, Any]], width: int) -> List[str]:
+    """The results not measured (the first 20, with their message) and those whose output varied (flagged)."""
     failed = [r for r in results if r["status"] not in ("ok",)]
-    for r in failed[:20]:
-        say(
-            "{} {} {} {}: {}: {}".format(
-                r["op"],
-                r["size"],
-                r["backend"],
-                r["mode"],
-                r["status"],
-                one_line(r.get("message") or "", min(200, max(60, 2 * console.width - 60))),
-            )
+    lines = [
+        "{} {} {} {}: {}: {}".format(
+            r["op"],
+            r["size"],
+            r["backend"],
+            r["mode"],
+            r["status"],
+            one_line(r.get("message") or "", min(200, max(60, 2 * width - 60))),
         )
+        for r in failed[:20]
+    ]
     if len(failed) > 20:
-        say(f"... and {len(failed) - 20} more not measured (see --json)")
+        lines.append(f"... and {len(failed) - 20} more not measured (see --json)")
     for r in [r for r in results if r.get("output_varies")][:20]:
-        say("{} {} {} {}: flagged: {}".format(r["op"], r["size"], r["backend"], r["mode"], one_line(r["message"], 200)))
-    if report["scaling"] and verbose:
-        console.print(scaling_table(report["scaling"]))
-    if report.get("comparison"):
-        console.print(comparison_table(report["comparison"]))
-        for line in compare.gate_lines(report["comparison"]):
-            say(line)
-    for line in report["summary"].get("notes") or []:  # what was not benched; how --versions timed its releases
-        say(line)
+        lines.append(
+            "{} {} {} {}: flagged: {}".format(r["op"], r["size"], r["backend"], r["mode"], one_line(r["message"], 200))
+        )
+    return lines
+
+
+def closing_lines(report: Dict[str, Any]) -> List[str]:
+    """The bench's notes, its slowest pairs, the load and stability warnings, and the verdict line last."""
+    results = report["results"]
+    lines = list(report["summary"].get("notes") or [])  # what was not benched; how --versions timed its releases
     slowest = stats.slowest_pairs(results, 3)
     if slowest and len({r["backend"] for r in results}) > 1:
-        say(
+        lines.append(
             "slowest relative to the fastest backend: "
             + "; ".join(
                 "{} on {} {} ({} {})".format(
@@ -141,9 +172,9 @@ def render(report, console=None, verbose=False):
                 for r in slowest
             )
         )
-    for line in filter(None, [bench_load.warning(report), unstable_note(report)]):
-        say(line)
-    say(verdict_line(report))
+    lines.extend(filter(None, [bench_load.warning(report), unstable_note(report)]))
+    lines.append(verdict_line(report))
+    return lines
 
 
 # the results table's columns: (name, justify); the cells of a result come from row_cells in this order
@@ -283,12 +314,12 @@ def results_table(results: Sequence[Dict[str, Any]], width: Optional[int] = None
     return fitted_table(results, width if width is not None else 10**6)[0]
 
 
-def _cells(*values):
+def _cells(*values: Any) -> List[str]:
     """Table cells from report text: shown as text (no rich markup applied, no escape sequence)."""
     return [escape(v) for v in values]
 
 
-def scaling_table(rows):
+def scaling_table(rows: Iterable[Dict[str, Any]]) -> Table:
     table = Table(title="growth: time ∝ n^k", show_edge=False, pad_edge=False)
     for name in ("op", "backend", "mode", "k", "sizes"):
         table.add_column(name)
@@ -299,7 +330,7 @@ def scaling_table(rows):
     return table
 
 
-def comparison_table(comparison):
+def comparison_table(comparison: Dict[str, Any]) -> Table:
     counts = compare.counts(comparison)
     table = Table(
         title="{} ({})".format(escape(against(comparison)), ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))),

@@ -1,11 +1,13 @@
 """Numbers as every bench view writes them: times in adaptive units, rates, percentages, ratios, the verdict."""
 
 import math
+from typing import Any, Dict, List, Optional
 
+from kbtool.bench.report import problems
 from kbtool.bench.stats import MIN_STABLE_SAMPLES
 
 
-def fmt_seconds(seconds):
+def fmt_seconds(seconds: Optional[float]) -> str:
     """3 significant digits in ns, µs, ms or s ('' for None)."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return ""
@@ -16,7 +18,7 @@ def fmt_seconds(seconds):
     return f"{seconds / 1e-9:.3g} ns"
 
 
-def fmt_rate(value):
+def fmt_rate(value: Optional[float]) -> str:
     """A rate (GFLOP/s, GB/s) to 3 significant digits, never an exponent: 0.0123, 45.6, 1,230; below 0.001 as
     such."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -29,11 +31,11 @@ def fmt_rate(value):
     return _plain(value) if value < 1000 else _grouped(value)
 
 
-def fmt_pct(fraction):
+def fmt_pct(fraction: Optional[float]) -> str:
     return "" if fraction is None else f"{fraction * 100:.1f} %"
 
 
-def fmt_peak(fraction):
+def fmt_peak(fraction: Optional[float]) -> str:
     """The fraction of this machine's measured peak; above 1 it says "> 100 %" (the why: PEAK_ABOVE)."""
     if fraction is None:
         return ""
@@ -55,7 +57,7 @@ PEAK_FLAG = {
 }
 
 
-def fmt_ratio(ratio):
+def fmt_ratio(ratio: Optional[float]) -> str:
     """A ratio as a reader reads it: ×1.23, ×45.6, ×789, ×2,520, ×2,520,000 (3 significant digits, never an
     exponent); below 0.01 as a fraction: ×1/2,500."""
     if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
@@ -70,26 +72,26 @@ def fmt_ratio(ratio):
     return "×" + _grouped(ratio)
 
 
-def _plain(value):
+def _plain(value: float) -> str:
     """3 significant digits without an exponent (0.0123, 1.23, 12.3, 123)."""
     value = float(f"{value:.3g}")  # rounded first: 9.996 is 10.0, not 10.00
     digits = max(0, 2 - int(math.floor(math.log10(abs(value)))))
     return f"{value:.{digits}f}"
 
 
-def _grouped(value):
+def _grouped(value: float) -> str:
     """A large number to 3 significant digits, grouped by thousands: 2,520,000."""
     return f"{float(f'{value:.3g}'):,.0f}"
 
 
-def fmt_median(r):
+def fmt_median(r: Dict[str, Any]) -> str:
     """A measured result's median ± IQR, or its one sample said as such ('58.9 s (1 sample)', not '± 0 ns')."""
     if r.get("n_samples", len(r.get("samples_s") or ())) == 1:
         return "{} (1 sample)".format(fmt_seconds(r["median_s"]))
     return "{} ± {}".format(fmt_seconds(r["median_s"]), fmt_seconds(r["iqr_s"]))
 
 
-def unstable_words(settings):
+def unstable_words(settings: Dict[str, Any]) -> str:
     """What unstable means, for a note beside the count."""
     return (
         "the samples' CV (standard deviation / mean) above {:.0%}, or fewer than {} samples: their medians are less "
@@ -99,7 +101,7 @@ def unstable_words(settings):
     )
 
 
-def unstable_note(report):
+def unstable_note(report: Dict[str, Any]) -> Optional[str]:
     """'N of M results unstable (what that means)', or None when none is."""
     s = report["summary"]
     if not s.get("unstable"):
@@ -107,7 +109,7 @@ def unstable_note(report):
     return "{:,} of {:,} results unstable: {}".format(s["unstable"], s["measured"], unstable_words(report["settings"]))
 
 
-def measured_cells(r):
+def measured_cells(r: Dict[str, Any]) -> List[str]:
     """The cells every view shows of a measured result: one-time, median ± IQR, min, GFLOP/s, GB/s, % peak and
     × fastest."""
     return [
@@ -121,7 +123,7 @@ def measured_cells(r):
     ]
 
 
-def flags(r):
+def flags(r: Dict[str, Any]) -> List[str]:
     """What a view says beside a measured result's numbers: unstable, and the result's message."""
     said = []
     if r.get("unstable"):  # a CV of one sample says nothing: too few samples say so instead
@@ -132,15 +134,15 @@ def flags(r):
             else "unstable (CV {:.0%}, {})".format(r["cv"], samples(r["n_samples"]))
         )
     if (r.get("peak_fraction") or 0) > 1.0:
-        said.append(PEAK_FLAG.get(r.get("peak_kind"), "above the peak"))
+        said.append(PEAK_FLAG.get(r.get("peak_kind") or "", "above the peak"))
     return said + ([r["message"]] if r.get("message") else [])
 
 
-def samples(n):
+def samples(n: int) -> str:
     return "1 sample" if n == 1 else f"{n} samples"
 
 
-def against(comparison, capital=False):
+def against(comparison: Dict[str, Any], capital: bool = False) -> str:
     """What a comparison is of, as every view titles it: "against BASELINE.json" ("Against" with `capital`), or
     "NEW against OLD" for two backends of one bench (`kbtool bench --versions`)."""
     pair = comparison.get("pair")
@@ -149,7 +151,7 @@ def against(comparison, capital=False):
     return "{} {}".format("Against" if capital else "against", comparison["baseline"])
 
 
-def comparison_cells(row):
+def comparison_cells(row: Dict[str, Any]) -> List[str]:
     """The cells every view shows of a gate row: op, size, backend, mode, baseline and new medians, change, p and
     the verdict."""
     return [
@@ -165,7 +167,7 @@ def comparison_cells(row):
     ]
 
 
-def verdict_line(report):
+def verdict_line(report: Dict[str, Any]) -> str:
     """The one line that says what a bench measured and whether its gate holds."""
     s = report["summary"]
     parts = ["{} measured".format(s["measured"])]
@@ -182,7 +184,7 @@ def verdict_line(report):
         gate = [r for r in comparison["rows"] if r["fails_gate"]]
         worse = sum(r["verdict"] == "worse" for r in comparison["rows"])
         better = sum(r["verdict"] == "better" for r in comparison["rows"])
-        failing = {}
+        failing: Dict[str, int] = {}
         for r in gate:
             word = (
                 "slower beyond {:g} %".format(comparison["fail_over_pct"]) if r["verdict"] == "worse" else r["verdict"]
@@ -200,8 +202,6 @@ def verdict_line(report):
         )
     if report.get("incomplete"):
         parts.append("incomplete ({})".format(report["incomplete"].get("note", "interrupted")))
-    from kbtool.bench.report import problems
-
     for problem in problems(report):
         parts.append(problem + ": not ok")
     if s["measured"] == 0:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from kbtool import execute, known, paths
 from kbtool.interrupts import Interrupts
 from kbtool.plan import Plan, checkable_ops
-from kbtool.reports.assemble import assemble
+from kbtool.reports.assemble import CheckRun, assemble
 from kbtool.runners import envs
 from kbtool.runners.session import Cancel
 
@@ -81,17 +81,19 @@ def run_check(
         versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
     )
     return assemble(
-        plan,
-        infos,
-        results,
-        applied,
-        time.time() - started,
-        incomplete=incomplete,
-        known_entries=entries,
-        known_path=read_from,
-        strict=settings.strict,
-        usage=usage,
-        repeat=settings.repeat,
+        CheckRun(
+            plan,
+            infos,
+            results,
+            applied,
+            time.time() - started,
+            incomplete=incomplete,
+            known_entries=entries,
+            known_path=read_from,
+            strict=settings.strict,
+            usage=usage,
+            repeat=settings.repeat,
+        )
     )
 
 

@@ -5,6 +5,10 @@ markdown.py     for PR comments, reports/  html.py      one self-contained page
 junit.py        for CI dashboards          matrix.py    the op × backend matrix they share
 github.py       GitHub's step summary and PR comment (fits 65,536 characters)
 annotations.py  GitHub workflow commands: an ::error per unexplained group, at its spec line
+
+Beneath them: report.py owns the JSON document (its schema, reading, writing), verdict.py its summary and verdict,
+assemble.py builds it from a check (a CheckRun); console.py is what the terminal views share (terminal.py and its
+backend_table.py, and bench's).
 """
 
 import importlib

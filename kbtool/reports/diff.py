@@ -245,6 +245,15 @@ def render_text(found: Record, old_name: str = "OLD", new_name: str = "NEW") -> 
             )
         if len(rows) > LISTED:
             lines.append(f"  ... {len(rows) - LISTED} more (--json lists every one)")
+    lines.extend(_other_lines(found))
+    tally = ", ".join(f"{n} {TITLES[kind]}" for kind, n in found["counts"].items() if n) or "no result changed"
+    lines.append("{}: {}".format("worse" if found["worse"] else "not worse", tally))
+    return "\n".join(lines) + "\n"
+
+
+def _other_lines(found: Record) -> List[str]:
+    """The lines on what changed besides results: the backends, the known differences' counts, the newly stale."""
+    lines: List[str] = []
     for change in found["backends"]:
         parts = []
         if change["old_status"] != change["new_status"]:
@@ -272,9 +281,7 @@ def render_text(found: Record, old_name: str = "OLD", new_name: str = "NEW") -> 
                 _names(entry["op"]), _names(entry["backend"]), plain(entry["reason"])[:120]
             )
         )
-    tally = ", ".join(f"{n} {TITLES[kind]}" for kind, n in found["counts"].items() if n) or "no result changed"
-    lines.append("{}: {}".format("worse" if found["worse"] else "not worse", tally))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _names(value: Any) -> str:

@@ -13,7 +13,6 @@ text.markdown, as in markdown.py.
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kbtool.reports.assemble import verdict_reasons
 from kbtool.reports.matrix import SYMBOLS
 from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
@@ -29,6 +28,7 @@ from kbtool.reports.summary import (
 )
 from kbtool.reports.text import markdown as _escape
 from kbtool.reports.text import plain, plural
+from kbtool.reports.verdict import verdict_reasons
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

@@ -314,11 +314,15 @@ def _counts_text(counts: Optional[Dict[str, int]]) -> str:
     return ", ".join(f"{n} {k}" for k, n in counts.items()) or "no results"
 
 
+Pins = Optional[List[Tuple[str, str]]]
+Track = List[Tuple[Any, Record, Pins]]  # (sort key, history entry, its release pins) of one series
+
+
 def series_of(entries: Sequence[Record]) -> List[Record]:
     """The history's series, grouped by base backend (in order of first appearance): [{base, series: [...]}]. A
     series is a base's releases (in version order, runs of one release by date) or one backend's plain runs (by
     date); each with its points and its changes by release."""
-    tracks: Dict[Tuple[str, str], List[Tuple[Any, Record, Optional[List[Tuple[str, str]]]]]] = {}
+    tracks: Dict[Tuple[str, str], Track] = {}
     for entry in entries:
         pins = _pins(entry["backend"])
         if pins is not None:
@@ -331,66 +335,7 @@ def series_of(entries: Sequence[Record]) -> List[Record]:
     bases: Dict[str, List[Record]] = {}
     for (name, kind), items in tracks.items():
         items.sort(key=lambda item: item[0])
-        every = items
-        gaps = [(entry, pins) for _, entry, pins in every if entry.get("did_not_run")]
-        items = [item for item in every if not item[1].get("did_not_run")]
-        base = every[0][1]["base"]
-        title = f"{name} releases" if kind == "releases" else f"{name} runs over time"
-        ident = _anchor(f"{name}-{kind}")
-        labels = [_label(entry, pins) for _, entry, pins in items]
-        repeated = {label for label in labels if labels.count(label) > 1}
-        points = []
-        for (_, entry, pins), label in zip(items, labels):
-            figure = entry["pass_as_is"]
-            points.append(
-                {
-                    "label": label + (f" ({_short_date(entry['date'])})" if label in repeated else ""),
-                    "tick": (", ".join(v for _, v in pins) if pins else entry["date"][:10])[:16],
-                    "backend": entry["backend"],
-                    "date": entry["date"],
-                    "versions": entry["versions"],
-                    "pass_as_is": figure["percent"],
-                    "pass": figure["pass"],
-                    "ran": figure["ran"],
-                    "conformance": entry["conformance"],
-                    "results": entry["results"],
-                    "counts": entry["counts"],
-                    "spec_sha256": entry["spec"]["sha256"],
-                    "kbtool": entry["kbtool"],
-                    "filters": entry.get("filters", []),
-                    "ops": len(entry["ops"]),
-                }
-            )
-        changes = changes_of([entry for _, entry, _ in items], points, ident)
-        order = [entry["backend"] for _, entry, _ in every]
-        for change in changes:  # a release between the two that did not run may be the one that changed it
-            old, new = items[change["index"] - 1][1], items[change["index"]][1]
-            between = order[order.index(old["backend"]) + 1 : order.index(new["backend"])]
-            skipped = [_label(e, p) for e, p in gaps if e["backend"] in between]
-            if skipped:
-                change["notes"].append(
-                    "did not run between them: {} (the change may have come with one of them)".format(
-                        ", ".join(skipped)
-                    )
-                )
-        first: Dict[str, str] = {}
-        for change in changes:
-            for op in change["ops"]:
-                first.setdefault(op["op"], change["after"])
-        bases.setdefault(base, []).append(
-            {
-                "id": ident,
-                "kind": kind,
-                "title": title,
-                "points": points,
-                "changes": changes,
-                "first_changed": next((c["after"] for c in changes if c["ops"]), None),
-                "first_changed_by_op": [{"op": op, "release": label} for op, label in sorted(first.items())],
-                "not_run": [
-                    {"label": _label(entry, pins), "reason": entry["did_not_run"]["reason"]} for entry, pins in gaps
-                ],
-            }
-        )
+        bases.setdefault(items[0][1]["base"], []).append(_series(name, kind, items))
     return [
         {
             "base": base,
@@ -399,6 +344,65 @@ def series_of(entries: Sequence[Record]) -> List[Record]:
         }
         for base, items in bases.items()
     ]
+
+
+def _series(name: str, kind: str, every: Track) -> Record:
+    """One series (a base's releases, or one backend's runs) from its entries in order: its points, its changes."""
+    gaps = [(entry, pins) for _, entry, pins in every if entry.get("did_not_run")]
+    items = [item for item in every if not item[1].get("did_not_run")]
+    ident = _anchor(f"{name}-{kind}")
+    labels = [_label(entry, pins) for _, entry, pins in items]
+    repeated = {label for label in labels if labels.count(label) > 1}
+    points = [
+        _point(entry, pins, label + (f" ({_short_date(entry['date'])})" if label in repeated else ""))
+        for (_, entry, pins), label in zip(items, labels)
+    ]
+    changes = changes_of([entry for _, entry, _ in items], points, ident)
+    order = [entry["backend"] for _, entry, _ in every]
+    for change in changes:  # a release between the two that did not run may be the one that changed it
+        old, new = items[change["index"] - 1][1], items[change["index"]][1]
+        between = order[order.index(old["backend"]) + 1 : order.index(new["backend"])]
+        skipped = [_label(e, p) for e, p in gaps if e["backend"] in between]
+        if skipped:
+            change["notes"].append(
+                "did not run between them: {} (the change may have come with one of them)".format(", ".join(skipped))
+            )
+    first: Dict[str, str] = {}
+    for change in changes:
+        for op in change["ops"]:
+            first.setdefault(op["op"], change["after"])
+    return {
+        "id": ident,
+        "kind": kind,
+        "title": f"{name} releases" if kind == "releases" else f"{name} runs over time",
+        "points": points,
+        "changes": changes,
+        "first_changed": next((c["after"] for c in changes if c["ops"]), None),
+        "first_changed_by_op": [{"op": op, "release": label} for op, label in sorted(first.items())],
+        "not_run": [{"label": _label(entry, pins), "reason": entry["did_not_run"]["reason"]} for entry, pins in gaps],
+    }
+
+
+def _point(entry: Record, pins: Pins, label: str) -> Record:
+    """One run in a series, as the views draw it."""
+    figure = entry["pass_as_is"]
+    return {
+        "label": label,
+        "tick": (", ".join(v for _, v in pins) if pins else entry["date"][:10])[:16],
+        "backend": entry["backend"],
+        "date": entry["date"],
+        "versions": entry["versions"],
+        "pass_as_is": figure["percent"],
+        "pass": figure["pass"],
+        "ran": figure["ran"],
+        "conformance": entry["conformance"],
+        "results": entry["results"],
+        "counts": entry["counts"],
+        "spec_sha256": entry["spec"]["sha256"],
+        "kbtool": entry["kbtool"],
+        "filters": entry.get("filters", []),
+        "ops": len(entry["ops"]),
+    }
 
 
 def changes_of(entries: Sequence[Record], points: Sequence[Record], ident: str) -> List[Record]:

@@ -18,7 +18,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, cast
 import jinja2
 import markupsafe
 
-from kbtool.reports.assemble import strict_reasons, summarize
 from kbtool.reports.matrix import build, doc_claims, present, symbols
 from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
@@ -32,6 +31,7 @@ from kbtool.reports.summary import (
 )
 from kbtool.reports.summary import pass_as_is_text as _pass_as_is_text
 from kbtool.reports.text import plain, plural
+from kbtool.reports.verdict import strict_reasons, summarize
 from kbtool.results import OPTIONAL_STATUSES, SEVERITY, Status
 from kbtool.vocabulary import CASE_DEFAULTS, MODES
 
@@ -156,7 +156,7 @@ def op_info(report: Record) -> Dict[str, Tuple[str, str]]:
     has the recorded sha256 (so a report rendered on another machine or checkout gets the same page); failing that
     the first that loads; {} when none does (the page then says 'unknown')."""
     from kbtool import paths
-    from kbtool.reports.assemble import _sha256_of
+    from kbtool.reports.assemble import sha256_of
     from kbtool.specs import loader
 
     spec_file = paths.spec_file
@@ -165,7 +165,7 @@ def op_info(report: Record) -> Dict[str, Tuple[str, str]]:
     spec = report.get("spec") or {}
     candidates = [p for p in dict.fromkeys([spec.get("path"), spec_file()]) if p]
     if spec.get("sha256"):
-        candidates.sort(key=lambda p: _sha256_of(p).get("sha256") != spec["sha256"])  # stable: recorded first
+        candidates.sort(key=lambda p: sha256_of(p).get("sha256") != spec["sha256"])  # stable: recorded first
     for path in candidates:
         try:
             ops = load(path).ops

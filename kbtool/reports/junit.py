@@ -157,59 +157,92 @@ def render(report: Record) -> str:
         by_backend.setdefault(record["backend"], []).append(record)
     infos = {b["name"]: b for b in report["backends"]}
     names = [b["name"] for b in report["backends"]] + [n for n in by_backend if n not in infos]
-    closed = []
     releases = release_versions(report)
+    closed = []
     for backend in names:
         info = infos.get(backend, {"name": backend, "status": BackendStatus.AVAILABLE.value})
-        records = by_backend.get(backend, [])
-        device = info.get("device")
-        on_device = f" ({device})" if device and device != "cpu" else ""  # a CPU run's names as they always were
-        suite = _Suite(suites, f"kbtool.{backend}{on_device}", timestamp)
-        suite.property("device", device)
-        suite.property("backend.status", info.get("status"))
-        suite.property("python", info.get("python"))
-        suite.property("module", info.get("module"))
-        for package, version in sorted((info.get("versions") or {}).items()):
-            suite.property(f"version.{package}", version)
-        release = release_pins(backend)
-        if release is not None:  # a release backend: its base and the versions that tell it from the base
-            suite.property("release.base", release[0])
-            suite.property("release.versions", releases.get(backend))
-        for key in ("import_seconds", "restarts", "workers"):
-            suite.property(key, info.get(key))
-        _common_properties(suite, report)
-        if records:  # the headline of every view: pass / results that ran, e.g. "57.4 % (752/1310)"
-            ran = [r for r in records if r["status"] != Status.COULD_NOT_START.value]
-            passed = sum(1 for r in ran if r["status"] == Status.PASS.value)
-            suite.property("pass_as_is", pass_as_is_text(pass_as_is(passed, len(ran))))
-        if info.get("status") == BackendStatus.BROKEN.value:  # could not start: never green, results or not
-            suite.case(
-                f"kbtool.{backend}",
-                "start",
-                outcome="error",
-                message="could not start: {}".format(info.get("reason", "")),
-                output=info.get("start_output", ""),
-            )
-        elif info.get("status") in DID_NOT_RUN and not records:
-            suite.case(
-                f"kbtool.{backend}", "start", outcome="skipped", message="not run: {}".format(info.get("reason", ""))
-            )
-        for mode, why in sorted((info.get("unsupported_modes") or {}).items()):  # one testcase, not one per case
-            suite.case(
-                f"kbtool.{backend}", f"{mode} mode", outcome="skipped", message=f"{mode} mode unsupported: {why}"
-            )
-        for r in records:
-            outcome, message = _outcome(r, strict)
-            suite.case(
-                "kbtool.{}.{}".format(backend, r["op"]),
-                "{}[{}]{}".format(r["case"], r["mode"], on_device),
-                r["seconds"],
-                outcome,
-                message,
-                text=r.get("repro", "") if outcome in ("failure", "error") else "",
-                output=_output(r),
-            )
+        suite = _backend_suite(suites, timestamp, report, info, releases)
+        _backend_cases(suite, info, by_backend.get(backend, []), strict)
         closed.append(suite)
+    closed.extend(_run_suites(suites, timestamp, report))
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    time = 0.0
+    for suite in closed:
+        suite.close()
+        for key in totals:
+            totals[key] += suite.counts[key]
+        time += suite.time
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    suites.set("time", _seconds(time))
+    return ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _on_device(info: Record) -> str:
+    """' (gpu)' after a name on a device other than the CPU ('' on the CPU: a CPU run's names as they always were)."""
+    device = info.get("device")
+    return f" ({device})" if device and device != "cpu" else ""
+
+
+def _backend_suite(
+    suites: ET.Element, timestamp: Optional[str], report: Record, info: Record, releases: Dict[str, str]
+) -> "_Suite":
+    """A backend's testsuite with its properties: how it ran, its versions, the run's settings."""
+    backend = info["name"]
+    suite = _Suite(suites, f"kbtool.{backend}{_on_device(info)}", timestamp)
+    suite.property("device", info.get("device"))
+    suite.property("backend.status", info.get("status"))
+    suite.property("python", info.get("python"))
+    suite.property("module", info.get("module"))
+    for package, version in sorted((info.get("versions") or {}).items()):
+        suite.property(f"version.{package}", version)
+    release = release_pins(backend)
+    if release is not None:  # a release backend: its base and the versions that tell it from the base
+        suite.property("release.base", release[0])
+        suite.property("release.versions", releases.get(backend))
+    for key in ("import_seconds", "restarts", "workers"):
+        suite.property(key, info.get(key))
+    _common_properties(suite, report)
+    return suite
+
+
+def _backend_cases(suite: "_Suite", info: Record, records: List[Record], strict: bool) -> None:
+    """A backend's testcases: its start when it did not start or run, its unsupported modes, one per result."""
+    backend, on_device = info["name"], _on_device(info)
+    if records:  # the headline of every view: pass / results that ran, e.g. "57.4 % (752/1310)"
+        ran = [r for r in records if r["status"] != Status.COULD_NOT_START.value]
+        passed = sum(1 for r in ran if r["status"] == Status.PASS.value)
+        suite.property("pass_as_is", pass_as_is_text(pass_as_is(passed, len(ran))))
+    if info.get("status") == BackendStatus.BROKEN.value:  # could not start: never green, results or not
+        suite.case(
+            f"kbtool.{backend}",
+            "start",
+            outcome="error",
+            message="could not start: {}".format(info.get("reason", "")),
+            output=info.get("start_output", ""),
+        )
+    elif info.get("status") in DID_NOT_RUN and not records:
+        suite.case(
+            f"kbtool.{backend}", "start", outcome="skipped", message="not run: {}".format(info.get("reason", ""))
+        )
+    for mode, why in sorted((info.get("unsupported_modes") or {}).items()):  # one testcase, not one per case
+        suite.case(f"kbtool.{backend}", f"{mode} mode", outcome="skipped", message=f"{mode} mode unsupported: {why}")
+    for r in records:
+        outcome, message = _outcome(r, strict)
+        suite.case(
+            "kbtool.{}.{}".format(backend, r["op"]),
+            "{}[{}]{}".format(r["case"], r["mode"], on_device),
+            r["seconds"],
+            outcome,
+            message,
+            text=r.get("repro", "") if outcome in ("failure", "error") else "",
+            output=_output(r),
+        )
+
+
+def _run_suites(suites: ET.Element, timestamp: Optional[str], report: Record) -> List["_Suite"]:
+    """The run's own testsuites: its stale known differences (each a failure), and an interrupted check."""
+    closed = []
     stale = report.get("stale_known_differences") or []
     if stale:
         suite = _Suite(suites, "kbtool.known_differences", timestamp)
@@ -228,17 +261,7 @@ def render(report: Record) -> str:
         suite = _Suite(suites, "kbtool.incomplete", timestamp)
         suite.case("kbtool.incomplete", "interrupted", outcome="error", message=incomplete["note"])
         closed.append(suite)
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    time = 0.0
-    for suite in closed:
-        suite.close()
-        for key in totals:
-            totals[key] += suite.counts[key]
-        time += suite.time
-    for key, value in totals.items():
-        suites.set(key, str(value))
-    suites.set("time", _seconds(time))
-    return ET.tostring(suites, encoding="unicode") + "\n"
+    return closed
 
 
 def _names(value: Any) -> str:

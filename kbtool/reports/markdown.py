@@ -8,7 +8,6 @@ no raw HTML, no table pipes, no backticks, no control characters reach the page.
 
 from typing import Any, Dict, Iterable, List
 
-from kbtool.reports.assemble import verdict_reasons
 from kbtool.reports.matrix import SYMBOLS, build, doc_claims, symbols
 from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
@@ -29,6 +28,7 @@ from kbtool.reports.summary import (
 )
 from kbtool.reports.text import markdown as _escape
 from kbtool.reports.text import plain, plural
+from kbtool.reports.verdict import verdict_reasons
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 

@@ -74,22 +74,6 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         by_regex=not plan["as_recorded"],
         versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
     )
-    interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
-    incomplete: Optional[Record] = None
-    if interrupted:
-        incomplete = {
-            "signal": interrupted[0][1]["incomplete"]["signal"],
-            "planned": sum(
-                p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
-                for _, p in parts
-            ),
-            "ran": len(results),
-            "note": "merged from {} reports, {} of them interrupted: {}".format(
-                len(parts),
-                len(interrupted),
-                "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
-            ),
-        }
     return Report(
         kbtool=__version__,
         created=now(),
@@ -111,24 +95,44 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         known_file=first.get("known_file"),
         known_entries=entries,
         plan=plan,
-        incomplete=incomplete,
+        incomplete=_incomplete(parts, len(results)),
         merged_from=[_part(name, report) for name, report in parts],
         strict=strict,
     ).to_dict()
+
+
+def _incomplete(parts: List[Part], ran: int) -> Optional[Record]:
+    """The merged report's `incomplete` when a part was interrupted (None when none was)."""
+    interrupted = [(name, report) for name, report in parts if report.get("incomplete")]
+    if not interrupted:
+        return None
+    return {
+        "signal": interrupted[0][1]["incomplete"]["signal"],
+        "planned": sum(
+            p["incomplete"].get("planned", len(p["results"])) if p.get("incomplete") else len(p["results"])
+            for _, p in parts
+        ),
+        "ran": ran,
+        "note": "merged from {} reports, {} of them interrupted: {}".format(
+            len(parts),
+            len(interrupted),
+            "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
+        ),
+    }
 
 
 def _entries(name: str, report: Record) -> List[KnownEntry]:
     """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
     recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
     from kbtool import known
-    from kbtool.reports.assemble import _sha256_of
+    from kbtool.reports.assemble import sha256_of
 
     entries = known.from_report(report["known_entries"], name)
     recorded = report.get("known_file") or {}
     path, digest = recorded.get("path"), recorded.get("sha256")
     if path and not os.path.isabs(path) and not os.path.exists(path):  # relative to where the check ran: try
         path = os.path.join(os.path.dirname(os.path.abspath(name)), path)  # beside the report too
-    if path and digest and _sha256_of(path).get("sha256") == digest:
+    if path and digest and sha256_of(path).get("sha256") == digest:
         try:
             written = known.load(path)
         except KbtoolError:

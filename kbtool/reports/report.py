@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, cast
 from kbtool import files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.known import KnownEntry
+from kbtool.reports.verdict import summarize
 from kbtool.results import OPTIONAL_FIELDS, Result, Status
 from kbtool.vocabulary import DEVICES, MODES
 
@@ -75,8 +76,6 @@ class Report:
 
     def to_dict(self) -> Dict[str, Any]:
         """The report as JSON data, in the key order kbtool writes, with its summary computed from the results."""
-        from kbtool.reports.assemble import summarize
-
         out: Dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "kbtool": self.kbtool,
@@ -150,8 +149,6 @@ class Report:
     def load_data(cls, path: str) -> Dict[str, Any]:
         """What `load(path).to_dict()` gives, without a Result per record (a 100 MB report holds 300,000): the
         validated data, its known entries held to the known file's rules, its summary computed from its results."""
-        from kbtool.reports.assemble import summarize
-
         data = read_data(path)
         if data.get("known_entries") is not None:
             _entries(data, f"report {path}")

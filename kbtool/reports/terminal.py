@@ -18,29 +18,25 @@ reaches the terminal (text.plain) and no rich markup is interpreted (escape, or 
 """
 
 import math
-import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape as _markup_escape
 from rich.table import Table
 from rich.text import Text
 
-from kbtool.reports.assemble import verdict_reasons
+from kbtool.reports import backend_table
+from kbtool.reports.console import BAND_STYLES as BAND_STYLES  # their old home, re-exported
+from kbtool.reports.console import SHELL_WORD, entry_names, escape, pack, say, say_command, say_items
+from kbtool.reports.console import STYLES as STYLES
 from kbtool.reports.matrix import SYMBOLS, build, doc_claims
 from kbtool.reports.matrix import symbols as present_symbols
 from kbtool.reports.summary import (
-    COUNT_COLUMNS,
-    PASS_AS_IS_LEGEND,
     PASS_BANDS,
-    backend_counts,
     backend_label,
-    backend_rows,
     changed_results,
     claim_kind,
-    count_columns,
     details_text,
     failure_groups,
     known_groups,
@@ -52,12 +48,12 @@ from kbtool.reports.summary import (
     run_pass_as_is,
     settings_items,
     short_versions,
-    table_backends,
     unexplained,
 )
 from kbtool.reports.summary import ordered as _ordered
 from kbtool.reports.text import cell, plain, plural
-from kbtool.results import SEVERITY, BackendStatus, Status
+from kbtool.reports.verdict import verdict_reasons
+from kbtool.results import SEVERITY, BackendStatus
 from kbtool.runners import names
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
@@ -71,37 +67,6 @@ GROUP_LINES = 3  # ... and where its group's line would take more screen lines t
 _RANK = [str(s) for s in SEVERITY]
 
 
-def escape(text: Any) -> str:
-    """A table cell: no markup, no control character, one line."""
-    return _markup_escape(cell(text))
-
-
-def _names(value: Any) -> str:
-    """An entry's op or backend field: a glob or a list of them."""
-    return ", ".join(value) if isinstance(value, list) else str(value)
-
-
-STYLES = {
-    str(k): v
-    for k, v in {
-        Status.PASS: "green",
-        "known": "yellow",
-        Status.FAIL: "red",
-        Status.ERROR: "red",
-        Status.CRASH: "bold red",
-        Status.TIMEOUT: "magenta",
-        Status.UNSUPPORTED: "dim",
-        Status.COULD_NOT_START: "bold red",
-        Status.CHANGED: "bold magenta",
-        Status.NONDETERMINISTIC: "bold yellow",
-    }.items()
-}
-
-
-# a matrix cell's passed/total (and a backend's pass as is) shaded by its pass-as-is band (summary.pass_band)
-BAND_STYLES = {"all": "bold green", "most": "green", "half": "yellow", "few": "red", "none": "bold white on red"}
-
-
 def render(report: Record, console: Optional[Console] = None, verbosity: int = 1) -> str:
     """Print the summary of `report` on `console` (stdout by default); returns "" (the text is printed)."""
     console = console or Console()
@@ -109,7 +74,7 @@ def render(report: Record, console: Optional[Console] = None, verbosity: int = 1
         _header(report, console, verbosity)
         if verbosity >= 2 or len({r["op"] for r in report["results"]}) <= MATRIX_OPS:
             _matrix(report, console)
-        _backends(report, console, verbosity)
+        backend_table.render(report, console, verbosity)
         _failures(report, console, verbosity)
         _known(report, console, verbosity)
         _doc_examples(report, console, verbosity)
@@ -118,50 +83,6 @@ def render(report: Record, console: Optional[Console] = None, verbosity: int = 1
 
 
 _count = plural
-
-
-def _say(console: Console, text: Any, **options: Any) -> None:
-    """Print a line, wrapped between words at the console's width."""
-    console.print(text, highlight=False, **options)
-
-
-def _items(console: Console, first: str, items: Sequence[str], sep: str = ", ", indent: str = "  ") -> None:
-    """`first` and the items joined by `sep`, wrapped between items (an item is never split unless it alone is
-    wider than the console); lines after the first are indented. Plain text."""
-    for line in _pack(first, items, console.width, sep, indent):
-        _say(console, Text(line), overflow="fold")
-
-
-def _pack(first: str, items: Sequence[str], width: int, sep: str, indent: str, tail: str = "") -> List[str]:
-    """The lines of `_items`: `first` (ending with a space, or empty) then the items; `tail` ends each line but the
-    last (a shell continuation)."""
-    lines: List[str] = []
-    line, fresh = first, True  # fresh: the line holds no item yet (an item too wide goes on a line of its own)
-    for i, item in enumerate(items):
-        last = i == len(items) - 1
-        piece = item + ("" if last else sep.rstrip())
-        gap = "" if fresh else " "
-        if fresh or cell_len(line + gap + piece) + (0 if last else cell_len(tail)) <= width:
-            line += gap + piece
-        else:
-            lines.append(line + tail)
-            line = indent + piece
-        fresh = False
-    lines.append(line)
-    return lines
-
-
-_TOKEN = re.compile(r"""(?:[^\s'"]+|'[^']*'|"(?:\\.|[^"\\])*")+""")
-
-
-def _command(console: Console, command: str, indent: str) -> None:
-    """A shell command (a repro) at `indent`, wrapped between its arguments with ` \\` continuations, so that what
-    is pasted from the screen still runs."""
-    tokens = _TOKEN.findall(plain(command).replace("\n", " "))
-    if not tokens:
-        return
-    for line in _pack(indent, tokens, console.width, " ", indent + "    ", tail=" \\"):
-        _say(console, Text(line), overflow="fold")
 
 
 # ------------------------------------------------------------------------------------------------ header
@@ -179,13 +100,13 @@ def _header(report: Record, console: Console, verbosity: int) -> None:
         parts.append("created {}".format(report.get("created", "?")))
         if report.get("resources"):
             parts.append(resources_line(report["resources"]))
-    lines = _pack("kbtool check · ", [plain(p) for p in parts], console.width, " · ", "  ")
+    lines = pack("kbtool check · ", [plain(p) for p in parts], console.width, " · ", "  ")
     first = Text.assemble(("kbtool check", "bold"), lines[0][len("kbtool check") :])
     for line in [first] + [Text(line) for line in lines[1:]]:
-        _say(console, line, overflow="fold")
+        say(console, line, overflow="fold")
     settings = settings_items(report)
     if settings:
-        _items(console, "keras.json settings: ", [plain(item) for item in settings])
+        say_items(console, "keras.json settings: ", [plain(item) for item in settings])
 
 
 # ------------------------------------------------------------------------------------------------ matrix
@@ -239,13 +160,13 @@ def _matrix(report: Record, console: Console) -> None:
             table.add_row(escape(row["op"]), *[cells[name][i] for name in group])
         console.print(table)
     legend = [f"{SYMBOLS[k]} {k.replace('_', ' ')}" for k in present_symbols(report)]
-    _items(console, "Each cell: its worst result (", legend[:-1] + [legend[-1] + ")"] if legend else [], ", ", "  ")
+    say_items(console, "Each cell: its worst result (", legend[:-1] + [legend[-1] + ")"] if legend else [], ", ", "  ")
     bands = Text("  passed/total shaded by pass as is: ")
     for i, (band, words) in enumerate(PASS_BANDS):
         bands.append(words, style=BAND_STYLES[band])
         if i < len(PASS_BANDS) - 1:
             bands.append(", ")
-    _say(console, bands)
+    say(console, bands)
 
 
 def _cell(cell: Record) -> Text:
@@ -257,169 +178,6 @@ def _cell(cell: Record) -> Text:
         " ",
         ("{}/{}".format(cell["passed"], cell["total"]), BAND_STYLES[pass_band(cell["passed"], cell["total"])]),
     )
-
-
-# ------------------------------------------------------------------------------------------------ backends
-# dropped in this order, while all zero, when the table is wider than the console (CI logs are 80 wide)
-_DROPPABLE = [
-    "could_not_start",
-    "changed",
-    "nondeterministic",
-    "timeout",
-    "crash",
-    "unsupported",
-    "error",
-    "fail",
-    "known",
-]
-# then these, which "pass as is" already shows (752/1310: the passes and the results that ran)
-_REDUNDANT = ["results", "pass"]
-# and last, only where the table is still too wide: " (active)" becomes " *", then the count columns that are not
-# zero go (a line under the table names them); pass as is, conformance and unexplained always stay, no number is cut
-# and no backend name folds
-_LAST_RESORT = ["changed", "nondeterministic", "timeout", "crash", "error", "unsupported", "fail", "known"]
-ACTIVE, ACTIVE_SHORT = " (active)", " *"
-_KEYS = (
-    ["backend", "version", "pass_as_is", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
-)
-
-
-def _keys(report: Record) -> List[str]:
-    """The backend table's column keys for this report (summary.count_columns: a --repeat column where it has one)."""
-    return (
-        ["backend", "version", "pass_as_is", "results"]
-        + [key for key, _ in count_columns(report)]
-        + ["conformance", "unexplained"]
-    )
-
-
-def _fit(
-    header: List[str],
-    rows: List[List[str]],
-    width: int,
-    verbosity: int,
-    keys: Optional[List[str]] = None,
-    sweep: bool = False,
-) -> Tuple[List[int], List[int]]:
-    """(column indices to show, indices left out that were not all zero). Every column fits, or, in this order:
-    the versions go (-v keeps them), the count columns that are zero on every backend, results and pass (pass as
-    is shows both), then the active backend's " (active)" becomes " *" (in `rows`), then the other count columns
-    go. Numbers are never cut; a backend name folds only where the table cannot fit otherwise. In a `sweep` (release
-    backends: the version column says what tells them apart) the versions go after results and pass, not first."""
-    keys = keys or _KEYS
-    keep = [
-        i
-        for i, key in enumerate(keys)
-        if key not in ("could_not_start", "changed", "nondeterministic") or any(row[i] != "0" for row in rows)
-    ]
-
-    def wide() -> bool:
-        # rich's padding (0, 1) without edges: two spaces between columns
-        return sum(max(cell_len(t[i]) for t in [header] + rows) for i in keep) + 2 * (len(keep) - 1) > width
-
-    def drop(key: str, only_zero: bool) -> bool:
-        i = keys.index(key) if key in keys else -1
-        if i in keep and (not only_zero or all(row[i] == "0" for row in rows)):
-            keep.remove(i)
-            return True
-        return False
-
-    if wide() and verbosity < 2 and not sweep:
-        keep.remove(1)
-    for key in _DROPPABLE:
-        if wide():
-            drop(key, only_zero=True)
-    for key in _REDUNDANT:
-        if wide():
-            drop(key, only_zero=False)
-    if wide() and verbosity < 2 and sweep:
-        keep.remove(1)
-    if wide():
-        for row in rows:
-            if row[0].endswith(ACTIVE):
-                row[0] = row[0][: -len(ACTIVE)] + ACTIVE_SHORT
-    dropped: List[int] = []
-    for key in _LAST_RESORT:
-        if wide() and key in keys and drop(key, only_zero=False):
-            dropped.append(keys.index(key))
-    return keep, dropped
-
-
-def _align_pass_as_is(rows: List[List[str]], i: int) -> None:
-    """`92.0 % (2491/2706)` over ` 52.7 %  (691/1310)`: the percents and the counts each in line."""
-    parts = [row[i].split(" (", 1) if " (" in row[i] else [row[i], ""] for row in rows]
-    wide = [max(cell_len(p[k]) for p in parts) for k in (0, 1)]
-    for row, (pct, counts) in zip(rows, parts):
-        row[i] = pct.rjust(wide[0]) + (" " + ("(" + counts).rjust(wide[1] + 1) if wide[1] else "")
-
-
-def _backends(report: Record, console: Console, verbosity: int) -> None:
-    header, rows = backend_rows(report, verbosity)
-    if rows:
-        keys = _keys(report)
-        _align_pass_as_is(rows, keys.index("pass_as_is"))
-        sweep = any(release_pins(b["name"]) for b in report["backends"])
-        keep, dropped = _fit(header, rows, console.width, verbosity, keys, sweep)
-        counts = backend_counts(report)
-        names = table_backends(report, counts)
-        table = Table(box=None, pad_edge=False, padding=(0, 1), header_style="bold")
-        for i in keep:
-            table.add_column(
-                header[i],
-                justify="left" if i < 2 else "right",
-                no_wrap=not ((verbosity >= 2 and i == 1) or i == 0),
-                overflow="fold" if i == 0 else "ellipsis",
-                min_width=max(cell_len(t[i]) for t in [header] + rows) if i else None,
-            )
-        for name, row in zip(names, rows):
-            bad = row[-1] != "0"
-            c = counts[name]
-            band = pass_band(c.get("pass", 0), c["ran"])
-            styles = dict(
-                {key: "dim" if row[i] == "0" else STYLES.get(key, "") for i, key in enumerate(keys)},
-                backend="bold",
-                version="",
-                pass_as_is=BAND_STYLES.get(band, ""),
-                results="",
-                conformance="red" if bad else "green",
-                unexplained="bold red" if bad else "dim",
-            )
-            table.add_row(*[Text(row[i], style=styles[keys[i]]) for i in keep])
-        console.print(table)
-        notes = [PASS_AS_IS_LEGEND]
-        if any(row[0].endswith(ACTIVE_SHORT) for row in rows):
-            notes.append("* the active backend")
-        if dropped:
-            notes.append("left out at this width: {}".format(", ".join(header[i] for i in dropped)))
-        _say(console, Text(" · ".join(notes), style="dim"))
-    # backends that did not run, those with the same reason (their name aside) on one line: a fresh machine's
-    # thirteen "not installed: run `kbtool env install NAME`" read as one
-    down: Dict[str, List[str]] = {}
-    for b in report["backends"]:
-        if b["status"] != BackendStatus.AVAILABLE.value:
-            reason = b.get("reason") or ""
-            why = reason if reason.startswith(b["status"]) else "{} — {}".format(b["status"], reason)
-            down.setdefault(why.replace(b["name"], "NAME"), []).append(b["name"])
-    for why, names in down.items():
-        text = why if len(names) > 1 else why.replace("NAME", names[0])
-        _say(console, "[yellow]{}[/]: {}".format(escape(", ".join(names)), escape(text)))
-    for b in report["backends"]:
-        for mode, why in sorted((b.get("unsupported_modes") or {}).items()):
-            # one screen row by default (the reason is cut; -v has it whole)
-            _say(
-                console,
-                "[yellow]{}[/]: {} mode unsupported, none of its cases ran in it — {}".format(
-                    escape(b["name"]), mode, escape(why)
-                ),
-                **({} if verbosity >= 2 else {"no_wrap": True, "overflow": "ellipsis"}),
-            )
-    if verbosity >= 2:
-        for b in report["backends"]:
-            if b.get("start_output"):
-                _say(
-                    console,
-                    "[dim]{} printed while starting: {}[/]".format(escape(b["name"]), escape(b["start_output"])),
-                )
 
 
 # ------------------------------------------------------------------------------------------------ failures
@@ -481,11 +239,11 @@ def _group_screen(
     """A group as the screen shows it: (marker, the lines of what failed, wrapped under the marker, the repro's
     lines)."""
     marker, what, repro = _group_lines(item)
-    lines = _pack(marker + " ", what.lstrip(" ").split(" "), width, " ", "      ")
+    lines = pack(marker + " ", what.lstrip(" ").split(" "), width, " ", "      ")
     if len(lines) > GROUP_LINES:  # the message is cut (-v has it whole)
         lines = lines[:GROUP_LINES]
         lines[-1] = (lines[-1] if cell_len(lines[-1]) < width else lines[-1][: width - 1].rstrip()) + "…"
-    return marker, lines, _pack("      ", _TOKEN.findall(repro), width, " ", "          ", tail=" \\")
+    return marker, lines, pack("      ", SHELL_WORD.findall(repro), width, " ", "          ", tail=" \\")
 
 
 def _group_rows(item: Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]], width: int) -> int:
@@ -498,7 +256,7 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
     if not records:
         return
     groups = failure_groups(report)
-    _say(
+    say(
         console,
         "[bold red]Unexplained failures[/] ({} in {}):".format(
             _count(len(records), "result"), _count(len(groups), "group")
@@ -506,7 +264,7 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
     )
     if verbosity >= 2:
         for r in records:
-            _say(
+            say(
                 console,
                 Text.assemble(
                     ("  {} {}".format(SYMBOLS.get(r["status"], "?"), r["status"]), STYLES.get(r["status"], "")),
@@ -519,17 +277,17 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
             )
             numbers = details_text(r.get("details"))
             if numbers:
-                _say(console, "      " + escape(numbers))
+                say(console, "      " + escape(numbers))
             for side, text in sorted((r.get("captured") or {}).items()):
-                _say(console, f"      [dim]{side} printed: {escape(_cut(text, 1000))}[/]")
-            _command(console, "reproduce: " + (r.get("repro") or ""), "      ")
+                say(console, f"      [dim]{side} printed: {escape(_cut(text, 1000))}[/]")
+            say_command(console, "reproduce: " + (r.get("repro") or ""), "      ")
         return
     picked = _pick(groups, FAILURE_ROWS, console.width)
     for item in picked:
         marker, lines, repro = _group_screen(item, console.width)
-        _say(console, Text.assemble((marker, STYLES.get(item[0][1], "")), lines[0][len(marker) :]), overflow="fold")
+        say(console, Text.assemble((marker, STYLES.get(item[0][1], "")), lines[0][len(marker) :]), overflow="fold")
         for line in lines[1:] + repro:
-            _say(console, Text(line), overflow="fold")
+            say(console, Text(line), overflow="fold")
     shown = {id(item) for item in picked}
     rest = [item for item in groups if id(item) not in shown]
     if rest:
@@ -537,14 +295,14 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
             "… {} ({}): -v lists every one (with --status unexplained, only those); the JSON report (-o FILE.json) "
             "has them all".format(_count(len(rest), "more group"), _count(sum(len(item[1]) for item in rest), "result"))
         )
-        _items(console, "  ", more.split(" "), " ", "    ")
+        say_items(console, "  ", more.split(" "), " ", "    ")
 
 
 # ------------------------------------------------------------------------------------------------ known
 def _known(report: Record, console: Console, verbosity: int) -> None:
     groups = known_groups(report)
     if groups:
-        _say(
+        say(
             console,
             "[bold]Known differences[/] ({}, {}; re-checked this run):".format(
                 _count(sum(g["results"] for g in groups), "result"), _count(len(groups), "reason")
@@ -553,7 +311,7 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
         shown = groups if verbosity >= 2 else groups[:KNOWN_REASONS]
         if verbosity >= 2:
             for g in shown:
-                _say(
+                say(
                     console,
                     "  [yellow]≈[/] {} on {}, {} ({}): {}".format(
                         _count(g["results"], "result"),
@@ -564,39 +322,49 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
                     ),
                 )
         else:
-            rows = [
-                (
-                    str(g["results"]),
-                    ", ".join(g["backends"]),
-                    g["ops"][0] if len(g["ops"]) == 1 else "{} ops".format(len(g["ops"])),
-                    g["reason"],
-                )
-                for g in shown
-            ]
-            # the backends and the ops take at most a third and a sixth of the line: the reason gets the rest
-            caps = [None, max(12, console.width // 3), max(8, console.width // 6)]
-            rows = [(c, _cut(b, caps[1] or 0), _cut(o, caps[2] or 0), r) for c, b, o, r in rows]
-            widths = [max(cell_len(plain(row[i])) for row in rows) for i in range(3)]
-            for count, backends, ops, reason in rows:
-                line = Text("  ")
-                line.append("≈ " + count.rjust(widths[0]), style="yellow")
-                line.append(
-                    "  {}  {}  {}".format(
-                        plain(backends).ljust(widths[1]), plain(ops).ljust(widths[2]), plain(reason).replace("\n", " ")
-                    )
-                )
-                console.print(line, no_wrap=True, overflow="ellipsis", highlight=False)
+            _known_rows(shown, console)
             if len(groups) > len(shown):
-                _say(
+                say(
                     console,
                     "  … {} ({}): -v lists every one".format(
                         _count(len(groups) - len(shown), "more reason"),
                         _count(sum(g["results"] for g in groups[len(shown) :]), "result"),
                     ),
                 )
+    _known_problems(report, console)
+
+
+def _known_rows(shown: List[Record], console: Console) -> None:
+    """The default view's known-difference reasons: a screen row each (count, backends, ops, the reason cut)."""
+    rows = [
+        (
+            str(g["results"]),
+            ", ".join(g["backends"]),
+            g["ops"][0] if len(g["ops"]) == 1 else "{} ops".format(len(g["ops"])),
+            g["reason"],
+        )
+        for g in shown
+    ]
+    # the backends and the ops take at most a third and a sixth of the line: the reason gets the rest
+    caps = [None, max(12, console.width // 3), max(8, console.width // 6)]
+    rows = [(c, _cut(b, caps[1] or 0), _cut(o, caps[2] or 0), r) for c, b, o, r in rows]
+    widths = [max(cell_len(plain(row[i])) for row in rows) for i in range(3)]
+    for count, backends, ops, reason in rows:
+        line = Text("  ")
+        line.append("≈ " + count.rjust(widths[0]), style="yellow")
+        line.append(
+            "  {}  {}  {}".format(
+                plain(backends).ljust(widths[1]), plain(ops).ljust(widths[2]), plain(reason).replace("\n", " ")
+            )
+        )
+        console.print(line, no_wrap=True, overflow="ellipsis", highlight=False)
+
+
+def _known_problems(report: Record, console: Console) -> None:
+    """Known results that changed, and stale known differences: a red line each."""
     for result in changed_results(report):
         change = result["changed"]
-        _say(
+        say(
             console,
             "[red]changed known result[/]: {} {} on {} ({}), entry {}: recorded {}; now {}".format(
                 escape(result["op"]),
@@ -609,12 +377,12 @@ def _known(report: Record, console: Console, verbosity: int) -> None:
             ),
         )
     for entry in report.get("stale_known_differences", []):
-        _say(
+        say(
             console,
             "[red]stale known difference[/]: {} {} on {}: {} ({})".format(
-                escape(_names(entry["op"])),
+                escape(entry_names(entry["op"])),
                 escape(str(entry.get("case", "*"))),
-                escape(_names(entry["backend"])),
+                escape(entry_names(entry["backend"])),
                 escape(entry["reason"]),
                 escape(entry["note"]),
             ),
@@ -628,7 +396,7 @@ def _doc_examples(report: Record, console: Console, verbosity: int) -> None:
         return
     if verbosity < 2:
         kinds = [claim_kind(c) for c in claims]
-        _say(
+        say(
             console,
             "[bold]Documentation examples[/]: {} shown by the docs: [green]{} hold on every backend[/], "
             "[yellow]{} on some[/], [red]{} on none[/], {} text (not judged) (-v lists them)".format(
@@ -636,7 +404,7 @@ def _doc_examples(report: Record, console: Console, verbosity: int) -> None:
             ),
         )
         return
-    _say(console, "[bold]Documentation examples[/] (what each doc version shows vs what ran):")
+    say(console, "[bold]Documentation examples[/] (what each doc version shows vs what ran):")
     for c in claims:
         kind = claim_kind(c)
         if kind == "text":
@@ -649,7 +417,7 @@ def _doc_examples(report: Record, console: Console, verbosity: int) -> None:
             verdict = "[yellow]holds on {} only; not on {}[/]".format(
                 escape(", ".join(c["holds"])), escape(", ".join(c["fails"]))
             )
-        _say(
+        say(
             console,
             "  {} {} \\[{}] shows {}: {}".format(
                 escape(c["op"]), escape(c["case"]), escape(", ".join(c["docs"])), escape(c["shown"]), verdict
@@ -669,10 +437,10 @@ def _verdict(report: Record, console: Console) -> None:
     facts, verdict = _verdict_parts(report)
     line = facts + ": " + verdict
     if cell_len(Text.from_markup(line).plain) <= console.width:
-        _say(console, line)
+        say(console, line)
     else:
-        _say(console, facts + ":")
-        _say(console, "  " + verdict)
+        say(console, facts + ":")
+        say(console, "  " + verdict)
 
 
 def verdict_line(report: Record) -> str:

@@ -1,0 +1,169 @@
+"""The `kbtool bisect` command, which finds the release of a package where a result changed (the search is
+bisect/search.py's)."""
+
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Optional, Tuple
+
+import click
+
+from kbtool import options
+from kbtool.errors import KbtoolError
+from kbtool.options import complete_backend, complete_op
+from kbtool.vocabulary import MODES
+
+if TYPE_CHECKING:
+    from kbtool.bisect.search import Bisection, CheckRunner
+    from kbtool.interrupts import Interrupts
+
+
+@click.command()
+@click.option("--op", "ops", multiple=True, required=True, help="Op to run (repeatable).", shell_complete=complete_op)
+@click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
+@click.option(
+    "--backend",
+    "backend",
+    required=True,
+    shell_complete=complete_backend,
+    help="The built-in backend whose package releases are bisected (one with an env of its own, e.g. tensorflow1).",
+)
+@click.option(
+    "--versions",
+    "versions",
+    required=True,
+    metavar="PKG=LO..HI",
+    help="The package and the range: every release the package index has from LO to HI, both on the index.",
+)
+@click.option(
+    "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Evaluation mode (repeatable; default: both)."
+)
+@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@options.SPEC
+@options.TIMEOUT
+@options.jobs("the two ends run together")
+@click.option(
+    "--output", "-o", "output", type=click.Path(dir_okay=False), help="Also write the bisect as JSON to this file."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the bisect as JSON to stdout instead of the text view.")
+def bisect(
+    ops: Tuple[str, ...],
+    case_patterns: Tuple[str, ...],
+    backend: str,
+    versions: str,
+    modes: Tuple[str, ...],
+    seed: int,
+    spec_path: Optional[str],
+    case_timeout: Optional[float],
+    jobs: Optional[int],
+    output: Optional[str],
+    as_json: bool,
+) -> None:
+    """Find the release of a package where a result changed.
+
+    Runs the selection (--op, --case, --mode) on BACKEND at both ends of the range, with the package at LO and at
+    HI (each release a backend of its own, `tensorflow1[keras=2.2.4]`), and compares each result's outcome: its
+    status and its message's words (numbers left out) and, for a failing value, its shape and dtype. For each result
+    that differs it bisects the index's releases between the ends for the first one whose outcome is no longer LO's.
+    A probed release runs the whole selection once, so results share probes; release envs it lacks are installed
+    (seconds for a keras release), those installed are reused. A probe whose outcome is neither end's is said
+    (non-monotonic). Each change shows both sides and the command that runs each again.
+
+    \b
+    Exit codes:
+      0  a result changed between the ends; each change located
+      1  nothing differs between the ends
+      2  bad input: unknown op or backend, a bad range, LO or HI not on
+         the index, a package not in the env; or a release that failed
+         to install
+      130/143  interrupted by SIGINT/SIGTERM
+
+    \b
+    Examples:
+      kbtool bisect --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
+      kbtool bisect --op dot --backend theano --versions theano=1.0.0..1.0.5
+    """
+    from kbtool import reports
+    from kbtool.bisect import search as bisect_mod
+    from kbtool.interrupts import Interrupts
+    from kbtool.runners.session import Cancel
+    from kbtool.specs import loader
+
+    started = time.monotonic()
+    package, lo, hi = _checked_range(backend, versions)
+    if output:
+        reports.check_writable(output)
+    with Interrupts(Cancel(), "the bisect stops here") as interrupts:
+        runner = bisect_mod.CheckRunner(
+            backend,
+            package,
+            loader.load(spec_path),
+            ops,
+            case_patterns=case_patterns,
+            modes=modes,
+            seed=seed,
+            case_timeout=case_timeout,
+            jobs=jobs,
+            cancel=interrupts.cancel,
+            note=_note,
+        )
+        runner.plan([])  # an unknown op, or a case glob that matches nothing, is said before any install
+        found = _search(runner, backend, versions, (package, lo, hi), interrupts)
+    wall = time.monotonic() - started
+    selection = {"ops": list(ops), "cases": list(case_patterns), "modes": list(modes)}
+    doc = bisect_mod.document(found, backend, package, selection, runner.installs, wall, runner.release_name)
+    if output:
+        bisect_mod.write(output, doc)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for line in bisect_mod.render(found, package, runner.installs, wall):
+            click.echo(line)
+    sys.exit(0 if found.changes else 1)
+
+
+def _checked_range(backend: str, versions: str) -> Tuple[str, str, str]:
+    """(package, LO, HI) of --versions, refused unless BACKEND is a built-in base backend whose env has the package."""
+    from kbtool.runners import releases
+    from kbtool.runners.registry import RECIPES
+
+    package, lo, hi = releases.parse_range(versions)
+    if releases.is_release(backend):
+        raise KbtoolError(
+            f"--backend {backend}: name the base backend ({releases.base_name(backend)}); --versions names the releases"
+        )
+    if backend not in RECIPES:
+        raise KbtoolError(
+            "--backend {}: bisect runs releases of a built-in backend with an env of its own: {}".format(
+                backend, ", ".join(RECIPES)
+            )
+        )
+    releases.parse(f"{backend}[{package}={lo}]")  # the package must be one of the env's
+    return package, lo, hi
+
+
+def _search(
+    runner: "CheckRunner", backend: str, versions: str, span: Tuple[str, str, str], interrupts: "Interrupts"
+) -> "Bisection":
+    """The index's releases in the range, said on stderr, bisected (an interrupt exits 128+N)."""
+    from kbtool.bisect import search as bisect_mod
+    from kbtool.runners import releases
+
+    package, lo, hi = span
+    chosen = releases.expand(backend, versions)
+    if len(chosen) < 2:
+        raise KbtoolError(f"--versions {versions}: LO and HI name the same release; a bisect needs two")
+    _note(
+        "kbtool: {} releases of {} from {} to {}: {}".format(
+            len(chosen), package, lo, hi, ", ".join(r.version_of(package) or "?" for r in chosen)
+        )
+    )
+    try:
+        return bisect_mod.search([r.version_of(package) or "" for r in chosen], runner)
+    except bisect_mod.Interrupted:
+        sys.exit(interrupts.exit_code or 130)
+
+
+def _note(line: str) -> None:
+    """A line for the user on stderr (stdout is for the bisect: --json, the text view)."""
+    click.echo(line, err=True)

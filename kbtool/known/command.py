@@ -1,0 +1,87 @@
+"""The `kbtool known` commands, which edit the known-differences file (`known record` writes the results each entry
+explains)."""
+
+import os
+from typing import Optional
+
+import click
+
+from kbtool import options
+from kbtool.errors import KbtoolError
+
+
+@click.group()
+def known() -> None:
+    """Known differences: record them from a run.
+
+    \b
+    Examples:
+      kbtool known record full.json
+    """
+
+
+@known.command("record")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=False))
+@options.KNOWN
+def known_record(report_path: str, known_path: Optional[str]) -> None:
+    """Record the results each known difference explains.
+
+    Writes, for every entry of the known-differences file, the key and fingerprint of each result it explains
+    in REPORT.json (`kbtool check -o REPORT.json`), and their count: from then on the entry explains exactly those
+    results, each while its fingerprint holds (a known result that fails differently is `changed`).
+
+    The file is edited in place as text (comments and layout stay) for review in the diff. A report of part of
+    the spec records the op and backend pairs it ran and keeps the rest. Exit code: 0 written (or already
+    current), 2 a report that cannot be recorded (interrupted, filtered by case or mode, other settings), an entry
+    that is stale or dead in it, or a file that cannot be read or written.
+
+    \b
+    Examples:
+      kbtool check -o full.json
+      kbtool known record full.json
+      kbtool known record full.json --known my_known.yaml
+    """
+    from kbtool import files, paths
+    from kbtool import known as known_mod
+    from kbtool.check.run import known_entries_for
+    from kbtool.known import record as record_mod
+    from kbtool.reports.report import Report
+    from kbtool.runners import envs
+    from kbtool.specs import loader
+
+    report = Report.load(report_path)
+    problem = record_mod.comparable_problem(report.to_dict())
+    if problem:
+        raise KbtoolError(f"{report_path}: {problem}")
+    path = known_path or paths.known_differences_file()
+    spec = loader.load()
+    entries, _ = known_entries_for(spec, path)
+    if not entries:
+        raise KbtoolError(f"{path}: no known-difference entries to record")
+    text = files.read_text(path)
+    assert text is not None  # not missing_ok: a missing file is a KbtoolError
+    root, _ = files.parse_yaml(path, text)
+    done = record_mod.record(
+        text,
+        root,
+        known_mod.numbered(entries),
+        report.results,
+        versions=known_mod.lookup(report.results, known_mod.reported_versions(report.backends), envs.read_lock),
+    )
+    _, written = files.parse_yaml(path, done.text)
+    problems = known_mod.validate(
+        written,
+        spec if os.path.dirname(os.path.realpath(spec.path)) == os.path.dirname(os.path.realpath(path)) else None,
+    )
+    if problems:  # pragma: no cover - the record is made from validated entries
+        raise KbtoolError(f"{path}: the recorded file would not load ({problems[0]}); nothing written")
+    if done.text != text:
+        files.write_atomic(path, done.text)
+    click.echo(
+        "{}: {} entries, {} results recorded; {}".format(
+            path,
+            done.entries,
+            done.results,
+            f"{len(done.changed_entries)} entries changed" if done.text != text else "already current",
+        )
+    )

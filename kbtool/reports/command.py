@@ -1,0 +1,311 @@
+"""The `kbtool report` commands, which render, merge and compare JSON reports, draw their parity history and write
+the migration table."""
+
+import json
+import os
+import sys
+from typing import Optional, Tuple
+
+import click
+
+from kbtool import options
+from kbtool.errors import KbtoolError
+
+
+@click.group()
+def report() -> None:
+    """Render, merge and compare JSON reports.
+
+    A JSON report is what `kbtool check -o FILE.json` writes.
+
+    \b
+    Examples:
+      kbtool report render all.json -o all.html
+      kbtool report diff before.json after.json
+    """
+
+
+# render and merge: the files to write
+_REPORT_OUTPUT = click.option(
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
+)
+
+
+@report.command("render")
+@click.argument("file", type=click.Path(dir_okay=False))
+@_REPORT_OUTPUT
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["terminal", "json", "markdown", "html", "junit", "github", "annotations"]),
+    help="Print this format on stdout (default: the terminal view, when no -o is given). github: a Markdown "
+    "summary that fits a PR comment and $GITHUB_STEP_SUMMARY; annotations: ::error lines for GitHub Actions.",
+)
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    metavar="STATUS",
+    help="The terminal view shows only these results (as `check --status`).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="The terminal view: the verdict line only.")
+@click.option("-v", "--verbose", is_flag=True, help="The terminal view: everything (as `check -v`).")
+def report_render(
+    file: str, outputs: Tuple[str, ...], fmt: Optional[str], statuses: Tuple[str, ...], quiet: bool, verbose: bool
+) -> None:
+    """Render a JSON report again.
+
+    Writes the same files `kbtool check -o` wrote from it.
+
+    \b
+    Examples:
+      kbtool report render all.json
+      kbtool report render all.json -o all.md -o all.xml
+      kbtool report render reports/parity.json --status unexplained
+    """
+    verbosity = options.verbosity(quiet, verbose)
+    from kbtool import reports
+    from kbtool.reports import view
+    from kbtool.reports.load import read_report
+    from kbtool.reports.text import encodable
+
+    statuses = view.check_statuses(statuses)
+    fmt = fmt or (None if outputs else "terminal")
+    if statuses and fmt != "terminal":
+        raise KbtoolError(
+            "--status filters the terminal view only; files and --format {} hold the whole report".format(fmt or "json")
+        )
+    report = read_report(file)
+    reports.prepare_outputs(outputs)
+    failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
+    if fmt == "terminal":
+        shown = view.filtered(report, statuses)
+        reports.render(shown, "terminal", verbosity=verbosity)
+        if statuses:
+            click.echo(view.shown_line(report, shown, statuses), err=True)
+    elif fmt:
+        click.echo(encodable(reports.render(report, fmt)), nl=False)
+    if failures:
+        click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+    sys.exit(2 if failures else 0)
+
+
+@report.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_REPORT_OUTPUT
+@click.option("--allow-incomplete", is_flag=True, help="Merge interrupted reports too (the merge is incomplete).")
+@click.option("--strict", is_flag=True, help="Judge the merged report as `check --strict` does.")
+def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incomplete: bool, strict: bool) -> None:
+    """Merge shards' or backends' reports into one.
+
+    The parts are the JSON reports of shards (`check --shard K/N`) or of backends run apart. They must come from the same spec, seed, grid, --keras-config and known differences and hold no result twice.
+    With no -o the merged JSON goes to stdout. Exit code: 0 the merged run is ok, 1 it is not (as `check`),
+    2 reports that cannot be merged or a file that could not be written.
+
+    \b
+    Examples:
+      kbtool report merge part1.json part2.json -o all.json -o all.html
+      kbtool report merge part*.json --strict -o all.json
+    """
+    from kbtool import reports
+    from kbtool.reports import merge as merge_mod
+    from kbtool.reports.assemble import exit_code, verdict_reasons
+    from kbtool.reports.load import read_report
+
+    parts = [(name, read_report(name)) for name in merge_mod.distinct_files(files)]
+    merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
+    reports.prepare_outputs(outputs)
+    failures = reports.write_all(merged, outputs, echo=lambda line: click.echo(line, err=True))
+    if not outputs:
+        click.echo(reports.render(merged, "json"), nl=False)
+    reasons = verdict_reasons(merged)
+    click.echo(
+        "kbtool: merged {} reports: {} results; {}".format(
+            len(parts), len(merged["results"]), "ok" if merged["summary"]["ok"] else "not ok: " + ", ".join(reasons)
+        ),
+        err=True,
+    )
+    if failures:
+        click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+    sys.exit(2 if failures else exit_code(merged))
+
+
+@report.command("diff")
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
+def report_diff(old: str, new: str, as_json: bool) -> None:
+    """Show what changed from OLD to NEW report.
+
+    Per op × backend: new failures, fixed, other status changes, results no longer run or new, backend
+    versions, known-difference counts, newly stale or grown entries.
+
+    Exit code: 1 when something got worse (a new unexplained failure, a result no longer run, a backend that no
+    longer starts, a newly stale or grown known difference), 0 otherwise, 2 on unreadable reports.
+
+    \b
+    Examples:
+      kbtool report diff reports/parity.json new.json
+      kbtool report diff before.json after.json --json
+    """
+    from kbtool.reports import diff as diff_mod
+    from kbtool.reports.load import read_report
+
+    found = diff_mod.diff(read_report(old), read_report(new))
+    if as_json:
+        click.echo(json.dumps(found, indent=2))
+    else:
+        click.echo(diff_mod.render_text(found, old, new), nl=False)
+    sys.exit(1 if found["worse"] else 0)
+
+
+@report.command("history-add")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="REPORT.json...")
+@click.option(
+    "--history",
+    "history_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The history file (JSON Lines) to append to; made when missing.",
+)
+def report_history_add(files: Tuple[str, ...], history_path: str) -> None:
+    """Append saved reports' runs to a parity history file.
+
+    One line per backend per report: its date, versions, counts by status, pass as is, conformance, spec SHA-256
+    and a digest per op. Earlier lines are never rewritten; a run the file already holds (same date and backend)
+    is skipped. Every report is read before anything is written. Exit code: 0 appended, 2 a report or the history
+    file that cannot be used.
+
+    \b
+    Examples:
+      kbtool report history-add k224.json k225.json --history parity.jsonl
+      kbtool report history parity.jsonl -o history.html
+    """
+    from kbtool.reports import history
+    from kbtool.reports.load import read_report
+    from kbtool.reports.merge import distinct_files
+
+    history.check_target(history_path)
+    lines = []
+    for name in distinct_files(files):
+        try:
+            lines.extend(history.lines_of(read_report(name)))
+        except KbtoolError as exc:
+            text = str(exc)
+            raise KbtoolError(text if name in text else f"{name}: {text}")
+    written, skipped = history.append(history_path, lines)
+    click.echo(
+        "kbtool: appended {} line{} to {}{}".format(
+            written,
+            "" if written == 1 else "s",
+            history_path,
+            f" ({skipped} already there)" if skipped else "",
+        ),
+        err=True,
+    )
+
+
+@report.command("history")
+@click.argument("history_path", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option(
+    "--output", "-o", "output", type=click.Path(dir_okay=False), help="Write the page here (.html, .md or .json)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["terminal", "markdown", "json", "html"]),
+    help="The format (default: by -o's extension, else the terminal view on stdout).",
+)
+def report_history(history_path: str, output: Optional[str], fmt: Optional[str]) -> None:
+    """Draw a parity history file: parity per backend over releases, and the ops that changed.
+
+    Per base backend: pass as is and conformance over its releases in version order (and a backend's plain runs
+    by date), as a chart and a table, then the changes by release: for each consecutive pair the ops whose
+    results changed, with their counts before and after. A bad line is named by its line number (stderr and the
+    page) and left out. Exit code: 0 drawn, 2 a file that cannot be read or written.
+
+    \b
+    Examples:
+      kbtool report history parity.jsonl
+      kbtool report history parity.jsonl -o history.html
+      kbtool report history parity.jsonl --format json
+    """
+    from kbtool.reports import check_writable, history
+    from kbtool.reports.text import encodable
+
+    if output:
+        by_extension = history.format_of(output)
+        if fmt and fmt != by_extension:
+            raise KbtoolError(f"--format {fmt} does not match {output!r}")
+        fmt = by_extension
+        check_writable(output)
+    entries, problems = history.read(history_path)
+    for problem in problems:
+        click.echo(f"kbtool: warning: bad history line: {problem}", err=True)
+    text = encodable(history.render(history.view(history_path, entries, problems), fmt or "terminal"))
+    _emit(text, output)
+
+
+@report.command("migration")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the table here (.md or .html).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "html"]),
+    help="The format (default: by -o's extension, else markdown on stdout).",
+)
+@options.MAP
+@options.SPEC
+def report_migration(
+    files: Tuple[str, ...], output: Optional[str], fmt: Optional[str], map_path: Optional[str], spec_path: Optional[str]
+) -> None:
+    """Write the K.* -> Keras 3 migration table.
+
+    Every function of the spec with its Keras 3 expression (or why there is none), and beside it the parity
+    verdict of each keras3-* engine in the given check reports (none given: no verdicts).
+
+    \b
+    Examples:
+      kbtool report migration reports/parity.json -o migration.md
+      kbtool report migration reports/parity.json --format html
+    """
+    from kbtool.reports import check_writable, migration
+    from kbtool.reports.load import read_report
+    from kbtool.reports.merge import distinct_files
+    from kbtool.reports.text import encodable
+    from kbtool.specs import keras3_map as map_mod
+    from kbtool.specs import loader
+
+    if output:
+        extension = os.path.splitext(output)[1]
+        by_extension = {".md": "markdown", ".html": "html"}.get(extension)
+        if by_extension is None:
+            raise KbtoolError(f"cannot tell the format of {output!r}: use .md or .html")
+        if fmt and fmt != by_extension:
+            raise KbtoolError(f"--format {fmt} does not match {output!r}")
+        fmt = by_extension
+        check_writable(output)
+    keras3_map = map_mod.load(map_path, list(loader.load(spec_path).ops))
+    reports = [read_report(name) for name in distinct_files(files)] if files else []
+    text = encodable(migration.render(keras3_map, reports, fmt or "markdown"))
+    _emit(text, output)
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    """A rendered view: to stdout, or written (atomically) to `output` and said on stderr."""
+    from kbtool.files import write_atomic
+
+    if not output:
+        click.echo(text, nl=False)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise KbtoolError(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"wrote {output}", err=True)
