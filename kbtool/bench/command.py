@@ -315,7 +315,7 @@ def _render_saved(request: _Request, source: str, base: Optional[Dict[str, Any]]
     data = bench_report.load(source)
     if base is not None:
         data["comparison"] = compare.compare(
-            data, base, request.baseline, min_effect_pct=request.min_effect, fail_over_pct=request.fail_over
+            data, base, request.baseline or "", min_effect_pct=request.min_effect, fail_over_pct=request.fail_over
         )
     data["summary"]["ok"] = bench_report.is_ok(data)
     _show(data, request.outputs, request.as_json, request.quiet, request.verbose, _stderr_lines)
@@ -422,7 +422,7 @@ def _measure(
         }
         done.infos = _after_interrupt(slots, done.infos, bench_report.NOT_RUN)
         request.say(f"kbtool: {name}: stopping; the partial bench follows")
-    if done.results and not done.incomplete:
+    if done.results and not done.incomplete and done.peak is not None:  # (results come after the first peak)
         request.say("kbtool bench: measuring this machine's peak again")
         try:
             done.peak = peak.combine(done.peak, peak.measure())
@@ -471,7 +471,7 @@ def _assemble(
     if pair:
         comparison = compare.between(current, pair[0].name, pair[1].name, **limits)
     elif base is not None:
-        comparison = compare.compare(current, base, request.baseline, **limits)
+        comparison = compare.compare(current, base, request.baseline or "", **limits)
     versions_note = pair and _pair_note(pair, request.versions or "", request.seed, request.sizes)
     notes = [n for n in [measure.skipped_note(skipped), versions_note] if n]
     data: Dict[str, Any] = bench_report.assemble(

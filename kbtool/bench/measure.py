@@ -7,7 +7,7 @@ per-call cost, then times every op × size in each mode it runs (kbtool/worker/t
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from kbtool.bench import families as fam
 from kbtool.errors import KbtoolError
@@ -333,7 +333,7 @@ def machine() -> Dict[str, Any]:
     found: Dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": cpu,
-        "cores": cast(Callable[[], int], default_jobs)(),
+        "cores": default_jobs(),
         "memory_gb": round(memory, 1),
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -171,7 +171,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     backend_names, not_run = _swept(opts)
     chosen = Selection(
         ops=opts.ops,
-        backends=(settings.active_backend,) if opts.active else backend_names,
+        backends=(str(settings.active_backend),) if opts.active else backend_names,
         case_patterns=opts.case_patterns,
         modes=opts.modes,
         examples=opts.examples,
