@@ -22,12 +22,13 @@ import os
 import shlex
 import textwrap
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool import __version__, files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.known import fingerprint
+from kbtool.settings import RunSettings
 
 Key = Tuple[str, str, str]  # (op, case id, mode)
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bisect.schema.json")
@@ -207,19 +208,18 @@ class CheckRunner:
         ops: Sequence[str],
         case_patterns: Sequence[str] = (),
         modes: Sequence[str] = (),
-        seed: int = 0,
-        case_timeout: Optional[float] = None,
-        jobs: Optional[int] = None,
+        run: Optional[RunSettings] = None,
         cancel: Any = None,
         note: Callable[[str], None] = lambda line: None,
     ) -> None:
+        """`run`: the probes' seed, case timeout and --jobs (the keras.json overrides are the documented defaults)."""
         from kbtool import keras_settings
 
         self.base, self.package, self.spec = base, package, spec
         self.ops, self.case_patterns, self.modes = tuple(ops), tuple(case_patterns), tuple(modes)
-        self.seed, self.case_timeout, self.jobs = seed, case_timeout, jobs
         self.cancel, self.note = cancel, note
         self.settings = keras_settings.resolve(())
+        self.run = replace(run or RunSettings(), keras_config=self.settings.override)
         self.installs: List[Install] = []
 
     def release_name(self, version: str) -> str:
@@ -232,14 +232,10 @@ class CheckRunner:
         the CLI says an unknown op or a case glob that matches nothing before it installs anything."""
         from kbtool import keras_settings
         from kbtool.plan import Selection, make_plan
-        from kbtool.settings import RunSettings
 
-        backends = [self.release_name(v) for v in versions] or ["numpy"]
+        backends = tuple(self.release_name(v) for v in versions) or ("numpy",)
         chosen = Selection(ops=self.ops, backends=backends, case_patterns=self.case_patterns, modes=self.modes)
-        run = RunSettings(
-            seed=self.seed, case_timeout=self.case_timeout, jobs=self.jobs, keras_config=self.settings.override
-        )
-        plan = make_plan(self.spec, chosen, run)
+        plan = make_plan(self.spec, chosen, self.run)
         keras_settings.apply(plan, self.settings)
         return plan
 
