@@ -13,7 +13,7 @@ backend). A check honours them the same way:
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Dict, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, TypeVar
 
 from kbtool.config import keras_json as config
 from kbtool.errors import KbtoolError
@@ -34,7 +34,7 @@ class CheckSettings:
     config_file: Optional[str] = None
     pinned_defaults: bool = False  # `--keras-config defaults`: keras.json's settings were ignored
 
-    def header(self):
+    def header(self) -> str:
         """One line saying which settings ran and where they came from."""
         parts = (
             ["backend {} (active; {})".format(self.active_backend, self.sources["backend"])]
@@ -45,11 +45,13 @@ class CheckSettings:
             parts.append(f"{key} {self.values[key]} ({self.sources[key]})")
         return "keras.json settings: " + ", ".join(parts)
 
-    def as_report(self):
+    def as_report(self) -> Dict[str, Any]:
         return {"values": dict(self.values), "source": dict(self.sources), "file": self.config_file}
 
 
-def resolve(items=(), environ=None, path=None):
+def resolve(
+    items: Iterable[str] = (), environ: Optional[Mapping[str, str]] = None, path: Optional[str] = None
+) -> CheckSettings:
     """The check's settings from keras.json, KERAS_BACKEND and `--keras-config` items (KEY=VALUE or `defaults`).
 
     A keras.json kbtool cannot read, or a setting Keras would refuse, is a one-line error that names the way out."""
@@ -104,13 +106,13 @@ def resolve(items=(), environ=None, path=None):
     return out
 
 
-def _same(key, value, default):
+def _same(key: str, value: Any, default: Any) -> bool:
     if key == "epsilon":
         return math.isclose(float(value), float(default), rel_tol=1e-9)  # 1e-7 spelt 1.0e-07: the same
-    return value == default
+    return bool(value == default)
 
 
-def _source(source, path):
+def _source(source: str, path: Optional[str]) -> str:
     if source.startswith("environment"):
         return "KERAS_BACKEND"
     if source.startswith("file"):
@@ -118,7 +120,18 @@ def _source(source, path):
     return "documented default: no keras.json" if "no file" in source else "documented default"
 
 
-def apply(plan, settings):
+class _Planned(Protocol):
+    """What `apply` needs of a plan (plan.Plan), said here so that this module does not import the plan's."""
+
+    settings: Optional[CheckSettings]
+    active_backend: Optional[str]
+    backends: List[Any]  # each has a `name`
+
+
+Planned = TypeVar("Planned", bound=_Planned)
+
+
+def apply(plan: Planned, settings: CheckSettings) -> Planned:
     """Record the settings on the plan and put the active backend first (every view follows the plan's order)."""
     plan.settings, plan.active_backend = settings, settings.active_backend
     plan.backends.sort(key=lambda slot: slot.name != settings.active_backend)  # stable: the others keep their order

@@ -9,14 +9,18 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 import click
 from click.decorators import FC
 from click.shell_completion import CompletionItem
 
 from kbtool.errors import KbtoolError
+from kbtool.settings import RunSettings
 from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECISIONS, choice_problem
+
+if TYPE_CHECKING:
+    from kbtool.keras_settings import CheckSettings
 
 MAX_CASE_SECONDS = 86400  # --timeout: a day at most
 
@@ -238,6 +242,22 @@ class CheckOptions:
     def verbosity(self) -> int:
         """The terminal's: 0 with -q, 2 with -v, else 1."""
         return verbosity(self.quiet, self.verbose)
+
+    def run_settings(self, keras: "CheckSettings") -> RunSettings:
+        """The run's settings, built once from these options and the keras.json settings resolved from them."""
+        return RunSettings(
+            seed=self.seed,
+            repeat=self.repeat,
+            case_timeout=self.case_timeout,
+            jobs=self.jobs,
+            device=self.device,
+            precision=self.precision,
+            strict=self.strict,
+            spec_path=self.spec_path,
+            known_path=self.known_path,
+            keras_config=keras.override,
+            keras_defaults=keras.pinned_defaults,
+        )
 
 
 # ---------------------------------------------------------------------------- shell completion of the flags' values

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from kbtool.errors import KbtoolError
+from kbtool.settings import DEFAULTS, RunSettings
 from kbtool.specs import cases as cases_mod
 from kbtool.vocabulary import (
     CASE_DEFAULTS,
@@ -56,13 +57,12 @@ class Plan:
     ops: List[str]
     work: Work  # (spec entry, case), modes already filtered
     backends: List[PlannedBackend]
-    seed: int = 0
+    run: RunSettings = field(default_factory=RunSettings)  # the run's settings (seed, device, --keras-config, ...)
     case_patterns: Tuple[str, ...] = ()
     modes: Tuple[str, ...] = ()
     examples_only: bool = False
     filters: List[str] = field(default_factory=list)  # what narrowed the run, in words
     grid: str = "pairwise"  # how the grids of the spec's parameter domains are expanded (specs/domains.py)
-    keras_config: Optional[Dict[str, Any]] = None  # --keras-config: settings every case runs under instead of its own
     active_backend: Optional[str] = None  # the user's configured Keras backend (keras_settings.apply)
     settings: Optional[CheckSettings] = None  # every setting and where it came from (keras_settings.apply)
     shard: Optional[Tuple[int, int]] = None  # --shard K/N: this plan's work is part K of N (kbtool/shard.py)
@@ -71,9 +71,26 @@ class Plan:
     only: Optional[Dict[str, Set[ResultKey]]] = None
     shard_share: Optional[Share] = None  # how much of the work this shard runs
     notes: List[str] = field(default_factory=list)  # what the user should know about how the plan was chosen
-    device: str = DEFAULT_DEVICE  # --device: where backends with devices compute (runners.base.on_device)
-    precision: str = DEFAULT_PRECISION  # --precision: their engines' float32 setting (KBTOOL_PRECISION)
     named_backends: Tuple[str, ...] = ()  # --backend (or --active): the backends the user named; () every built-in
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def keras_config(self) -> Optional[Dict[str, Any]]:
+        """--keras-config: settings every case runs under instead of its own (None: each case its own)."""
+        return dict(self.run.keras_config) if self.run.keras_config else None
+
+    @property
+    def device(self) -> str:
+        """--device: where backends with devices compute (runners.base.on_device)."""
+        return self.run.device
+
+    @property
+    def precision(self) -> str:
+        """--precision: their engines' float32 setting (KBTOOL_PRECISION)."""
+        return self.run.precision
 
     @property
     def counts_comparable(self) -> bool:
@@ -143,36 +160,51 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class PlanRequest:
-    """What the user asked a check to run (the flags of `kbtool check`, the --kbtool-* options): make_plan's input.
-
-    `launcher(name)` gives a Launch or raises Unavailable, `builtin` the backends run when none is named (both:
-    the registry's when None). `shard` (K, N) keeps part K of N of the work (kbtool/shard.py, balanced by
-    `timings`, default specs/timings.json); `last_failed` (failures_of(the last report)) keeps what failed."""
+class Selection:
+    """What the user asked a check to run (the selecting flags of `kbtool check`, the --kbtool-* options): which ops,
+    backends, cases and modes. `shard` (K, N) keeps part K of N of the work (kbtool/shard.py); `last_failed`
+    (failures_of(the last report)) keeps what failed. Sequences given as lists are kept as tuples."""
 
     ops: Tuple[str, ...] = ()
     backends: Tuple[str, ...] = ()
     case_patterns: Tuple[str, ...] = ()
     modes: Tuple[str, ...] = ()
     examples: bool = False
-    seed: int = 0
-    launcher: Optional[Launcher] = None
-    builtin: Optional[Tuple[str, ...]] = None
     grid: str = "pairwise"
-    keras_config: Optional[Mapping[str, Any]] = None
     shard: Optional[Tuple[int, int]] = None
     last_failed: Optional[Failures] = None
-    timings: Optional[Timings] = None
-    device: str = DEFAULT_DEVICE
-    precision: str = DEFAULT_PRECISION
-    # a sweep's (--versions) releases that could not be installed: {name: why}; each is a backend that did not run
-    # (broken: a check that asked for it is not green), never a usage error
-    not_run: Optional[Mapping[str, str]] = None
+
+    def __post_init__(self) -> None:
+        for name in ("ops", "backends", "case_patterns", "modes"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.shard is not None:
+            object.__setattr__(self, "shard", (self.shard[0], self.shard[1]))
 
     @property
     def patterns(self) -> Tuple[str, ...]:
         """The case-id patterns the work is selected by: --case's, else the examples' under --examples."""
         return self.case_patterns or ((EXAMPLES,) if self.examples else ())
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where a plan's backends and case times come from (None: the registry's, specs/timings.json). `launcher(name)`
+    gives a Launch or raises Unavailable; `builtin` are the backends run when none is named; `not_run` are a
+    sweep's (--versions) releases that could not be installed, {name: why}: each a backend that did not run
+    (broken: a check that asked for it is not green), never a usage error."""
+
+    launcher: Optional[Launcher] = None
+    builtin: Optional[Tuple[str, ...]] = None
+    timings: Optional[Timings] = None
+    not_run: Optional[Mapping[str, str]] = None
+
+    def registry(self) -> Tuple[Launcher, Tuple[str, ...]]:
+        """(launcher, builtin): the given ones, else the registry's."""
+        if self.launcher is not None and self.builtin is not None:
+            return self.launcher, tuple(self.builtin)
+        from kbtool.runners import registry
+
+        return self.launcher or registry.launch_for, tuple(self.builtin or registry.BUILTIN)
 
 
 def backend_modes(slot: Optional[PlannedBackend]) -> Tuple[str, ...]:
@@ -282,88 +314,85 @@ def resolve_backends(
 
 
 def make_plan(
-    spec: Spec,
-    *,
-    ops: Sequence[str] = (),
-    backends: Sequence[str] = (),
-    case_patterns: Sequence[str] = (),
-    modes: Sequence[str] = (),
-    examples: bool = False,
-    seed: int = 0,
-    launcher: Optional[Launcher] = None,
-    builtin: Optional[Sequence[str]] = None,
-    grid: str = "pairwise",
-    keras_config: Optional[Mapping[str, Any]] = None,
-    shard: Optional[Tuple[int, int]] = None,
-    last_failed: Optional[Failures] = None,
-    timings: Optional[Timings] = None,
-    device: str = DEFAULT_DEVICE,
-    precision: str = DEFAULT_PRECISION,
-    not_run: Optional[Mapping[str, str]] = None,
+    spec: Spec, selection: Selection = Selection(), settings: RunSettings = DEFAULTS, sources: Sources = Sources()
 ) -> Plan:
-    """Decide what a check runs: plan_for(spec, PlanRequest(...)) with these keywords (see PlanRequest)."""
-    request = PlanRequest(
-        ops=tuple(ops),
-        backends=tuple(backends),
-        case_patterns=tuple(case_patterns),
-        modes=tuple(modes),
-        examples=examples,
-        seed=seed,
-        launcher=launcher,
-        builtin=None if builtin is None else tuple(builtin),
-        grid=grid,
-        keras_config=keras_config,
-        shard=None if shard is None else (shard[0], shard[1]),
-        last_failed=last_failed,
-        timings=timings,
-        device=device,
-        precision=precision,
-        not_run=dict(not_run) if not_run else None,
-    )
-    return plan_for(spec, request)
-
-
-def plan_for(spec: Spec, request: PlanRequest) -> Plan:
-    """Decide what a check runs. Under `last_failed`, what failed within the other selections; when nothing of it
-    is selected, the plan is the normal one and `notes` says so."""
-    if request.last_failed:
-        restricted = _last_failed_plan(spec, request, request.last_failed)
+    """Decide what a check of `selection` runs under `settings`. Under `last_failed`, what failed within the other
+    selections; when nothing of it is selected, the plan is the normal one and `notes` says so."""
+    if selection.last_failed:
+        restricted = _last_failed_plan(spec, selection, settings, sources)
         if restricted is not None:
             return restricted
-        plan = plan_for(spec, replace(request, last_failed=None))
+        plan = make_plan(spec, replace(selection, last_failed=None), settings, sources)
         plan.notes.append("the last run's failures are outside this selection; running everything selected")
         return plan
+    _check_choices(selection)
+    op_names = select_ops(spec, selection.ops, selection.examples)
+    work = _work_of(spec, op_names, selection, settings)
+    slots = _runnable_backends(selection, settings, sources, work)
+    plan = Plan(
+        spec=spec,
+        ops=op_names,
+        work=work,
+        backends=slots,
+        run=settings,
+        case_patterns=selection.case_patterns,
+        modes=selection.modes,
+        examples_only=selection.examples,
+        filters=_filters(selection, settings),
+        grid=selection.grid,
+        named_backends=selection.backends,
+    )
+    if not selection.backends and [s.name for s in slots if s.launch] == ["numpy"] and len(slots) > 1:
+        # the numpy backend is kbtool's own reference: alone, it checks no Keras engine
+        plan.notes.append(
+            "only numpy (kbtool's own reference) can run here: no Keras backend is installed "
+            "(`kbtool backends` says why; `kbtool env install --all` installs them)"
+        )
+    return _sharded(plan, selection.shard, sources.timings)
+
+
+def _check_choices(selection: Selection) -> None:
+    """A one-line KbtoolError for a --grid or --mode kbtool does not know."""
     from kbtool.specs.domains import GRID_MODES
 
-    grid, modes, examples, case_patterns = request.grid, request.modes, request.examples, request.case_patterns
-    if grid not in GRID_MODES:
-        raise KbtoolError("unknown grid {!r}; grids are {}".format(grid, ", ".join(GRID_MODES)))
-    launcher, builtin = request.launcher, request.builtin
-    if launcher is None or builtin is None:
-        from kbtool.runners import registry
-
-        launcher, builtin = launcher or registry.launch_for, builtin or tuple(registry.BUILTIN)
-    bad_modes = [m for m in modes if m not in MODES]
+    if selection.grid not in GRID_MODES:
+        raise KbtoolError("unknown grid {!r}; grids are {}".format(selection.grid, ", ".join(GRID_MODES)))
+    bad_modes = [m for m in selection.modes if m not in MODES]
     if bad_modes:
         raise KbtoolError("unknown mode {}; modes are {}".format(", ".join(bad_modes), ", ".join(MODES)))
-    op_names = select_ops(spec, request.ops, examples)
-    work = select_work(spec, op_names, request.patterns, modes, request.seed, grid, request.keras_config)
-    if examples:
+
+
+def _work_of(spec: Spec, op_names: List[str], selection: Selection, settings: RunSettings) -> Work:
+    """The selected (entry, case) work of `op_names`; a KbtoolError when it is empty (a run that checks nothing)."""
+    work = select_work(
+        spec, op_names, selection.patterns, selection.modes, settings.seed, selection.grid, settings.keras_config
+    )
+    if selection.examples:
         work = [(entry, case) for entry, case in work if case.id.startswith("example:")]
     if not work:
         raise KbtoolError(
             "nothing to check: no case of {} matches{}{}{}".format(
                 _names(op_names),
-                " --case " + " ".join(case_patterns) if case_patterns else "",
-                " --mode " + " ".join(modes) if modes else "",
-                " --examples (no documented example)" if examples else "",
+                " --case " + " ".join(selection.case_patterns) if selection.case_patterns else "",
+                " --mode " + " ".join(selection.modes) if selection.modes else "",
+                " --examples (no documented example)" if selection.examples else "",
             )
         )
-    slots = resolve_backends(request.backends, launcher, builtin, request.device, request.precision, request.not_run)
+    return work
+
+
+def _runnable_backends(
+    selection: Selection, settings: RunSettings, sources: Sources, work: Work
+) -> List[PlannedBackend]:
+    """The plan's backends; a KbtoolError when none of them can run here, or none can run a mode of the work."""
+    launcher, builtin = sources.registry()
+    slots = resolve_backends(
+        selection.backends, launcher, builtin, settings.device, settings.precision, sources.not_run
+    )
     if not any(s.launch for s in slots):
         raise KbtoolError(
             "nothing to check: no backend can run here{} ({})".format(
-                "" if request.device == DEFAULT_DEVICE else f" on the {request.device}",
+                "" if settings.device == DEFAULT_DEVICE else f" on the {settings.device}",
                 "; ".join(f"{s.name}: {s.unavailable}" for s in slots),
             )
         )
@@ -371,40 +400,22 @@ def plan_for(spec: Spec, request: PlanRequest) -> Plan:
         raise KbtoolError(
             "nothing to check: {} cannot run {} mode ({})".format(
                 ", ".join(s.name for s in slots if s.launch),
-                "/".join(modes or MODES),
+                "/".join(selection.modes or MODES),
                 "; ".join(f"{s.name}: {r}" for s in slots if s.launch for r in s.launch.unsupported_modes.values()),
             )
         )
-    filters = (
-        ["--case " + p for p in case_patterns] + ["--mode " + m for m in modes] + (["--examples"] if examples else [])
-    )
-    plan = Plan(
-        spec=spec,
-        ops=op_names,
-        work=work,
-        backends=slots,
-        seed=request.seed,
-        case_patterns=case_patterns,
-        modes=modes,
-        examples_only=examples,
-        filters=filters,
-        grid=grid,
-        keras_config=dict(request.keras_config) if request.keras_config else None,
-        device=request.device,
-        precision=request.precision,
-        named_backends=tuple(request.backends),
-    )
-    if not request.backends and [s.name for s in slots if s.launch] == ["numpy"] and len(slots) > 1:
-        # the numpy backend is kbtool's own reference: alone, it checks no Keras engine
-        plan.notes.append(
-            "only numpy (kbtool's own reference) can run here: no Keras backend is installed "
-            "(`kbtool backends` says why; `kbtool env install --all` installs them)"
-        )
-    if request.device != DEFAULT_DEVICE:
-        plan.filters.append(f"--device {request.device}")
-    if request.precision != DEFAULT_PRECISION:
-        plan.filters.append(f"--precision {request.precision}")
-    return _sharded(plan, request.shard, request.timings)
+    return slots
+
+
+def _filters(selection: Selection, settings: RunSettings) -> List[str]:
+    """What narrowed the run, in words (the report's plan says them)."""
+    filters = ["--case " + p for p in selection.case_patterns] + ["--mode " + m for m in selection.modes]
+    filters += ["--examples"] if selection.examples else []
+    if settings.device != DEFAULT_DEVICE:
+        filters.append(f"--device {settings.device}")
+    if settings.precision != DEFAULT_PRECISION:
+        filters.append(f"--precision {settings.precision}")
+    return filters
 
 
 def failures_of(report: Mapping[str, Any]) -> Failures:
@@ -434,37 +445,26 @@ def failures_of(report: Mapping[str, Any]) -> Failures:
     return dict(sorted(selection.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
 
 
-def _last_failed_plan(spec: Spec, request: PlanRequest, last_failed: Failures) -> Optional[Plan]:
+def _last_failed_plan(spec: Spec, selection: Selection, settings: RunSettings, sources: Sources) -> Optional[Plan]:
     """The plan of --last-failed, or None when none of the failures is within the selection."""
-    selection = {b: keys for b, keys in last_failed.items() if not request.backends or b in request.backends}
-    failing_ops: Optional[Set[str]] = None  # a backend that could not start reruns everything selected
-    if not any(keys is None for keys in selection.values()):
-        failing_ops = {op for keys in selection.values() if keys for op, _, _ in keys if op in spec.ops}
-    for op in request.ops:
-        spec.op(op)  # a misspelt --op is an error, not a selection without failures
-    if request.ops:
-        narrowed = [op for op in request.ops if failing_ops is None or op in failing_ops]
-    else:
-        narrowed = sorted(failing_ops or ())
-    if not selection or (failing_ops is not None and not narrowed):
+    last_failed = selection.last_failed or {}
+    chosen = {b: keys for b, keys in last_failed.items() if not selection.backends or b in selection.backends}
+    narrowed = _failing_ops(spec, selection, chosen)
+    if narrowed is None:
         return None
-    chosen_ops = select_ops(spec, narrowed, request.examples)
     if not select_work(
-        spec, chosen_ops, request.patterns, request.modes, request.seed, request.grid, request.keras_config
+        spec,
+        select_ops(spec, narrowed, selection.examples),
+        selection.patterns,
+        selection.modes,
+        settings.seed,
+        selection.grid,
+        settings.keras_config,
     ):
         return None  # no case of the failing ops is selected (--case, --mode)
-    plan = plan_for(
-        spec, replace(request, ops=tuple(narrowed), backends=tuple(selection), shard=None, last_failed=None)
-    )
-    only: Dict[str, Set[ResultKey]] = {}
-    for name, keys in selection.items():
-        if keys is None:
-            continue
-        chosen: Set[ResultKey] = set()
-        for _, case in plan.work:
-            every = (case.op, None, None) in keys
-            chosen.update((case.op, case.id, m) for m in case.modes if every or (case.op, case.id, m) in keys)
-        only[name] = chosen
+    narrower = replace(selection, ops=tuple(narrowed), backends=tuple(chosen), shard=None, last_failed=None)
+    plan = make_plan(spec, narrower, settings, sources)
+    only = _failed_keys(plan, chosen)
     plan.only = only
     runs = {slot.name for slot in plan.backends if slot.name not in only or only[slot.name]}
     plan.backends = [slot for slot in plan.backends if slot.name in runs]
@@ -475,7 +475,37 @@ def _last_failed_plan(spec: Spec, request: PlanRequest, last_failed: Failures) -
         return None
     plan.last_failed = True
     plan.filters.append("--last-failed")
-    return _sharded(plan, request.shard, request.timings)
+    return _sharded(plan, selection.shard, sources.timings)
+
+
+def _failing_ops(spec: Spec, selection: Selection, chosen: Failures) -> Optional[List[str]]:
+    """The ops --last-failed reruns within the selection (None: none of the failures is within it)."""
+    failing_ops: Optional[Set[str]] = None  # a backend that could not start reruns everything selected
+    if not any(keys is None for keys in chosen.values()):
+        failing_ops = {op for keys in chosen.values() if keys for op, _, _ in keys if op in spec.ops}
+    for op in selection.ops:
+        spec.op(op)  # a misspelt --op is an error, not a selection without failures
+    if selection.ops:
+        narrowed = [op for op in selection.ops if failing_ops is None or op in failing_ops]
+    else:
+        narrowed = sorted(failing_ops or ())
+    if not chosen or (failing_ops is not None and not narrowed):
+        return None
+    return narrowed
+
+
+def _failed_keys(plan: Plan, chosen: Failures) -> Dict[str, Set[ResultKey]]:
+    """Per backend with failed keys, the (op, case id, mode) of the plan's work it reruns."""
+    only: Dict[str, Set[ResultKey]] = {}
+    for name, keys in chosen.items():
+        if keys is None:
+            continue
+        picked: Set[ResultKey] = set()
+        for _, case in plan.work:
+            every = (case.op, None, None) in keys
+            picked.update((case.op, case.id, m) for m in case.modes if every or (case.op, case.id, m) in keys)
+        only[name] = picked
+    return only
 
 
 def _sharded(plan: Plan, shard: Optional[Tuple[int, int]], timings: Optional[Timings]) -> Plan:

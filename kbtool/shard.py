@@ -15,17 +15,20 @@ import os
 import re
 import statistics
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from kbtool import files, paths
 from kbtool.errors import KbtoolError
 
 if TYPE_CHECKING:
-    from kbtool.plan import Work
+    from kbtool.specs.cases import Case
 
 Timings = Dict[str, Dict[str, float]]  # {op: {case id: seconds}}, as specs/timings.json holds them
 
 SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*\Z")
+# a plan's (spec entry, case) pair: the shard keeps the pairs as they are (its own type, so that the plan, which
+# imports this module, is not imported back)
+Piece = TypeVar("Piece", bound=Tuple[Any, "Case"])
 DEFAULT_SECONDS = 1.0  # each case's weight when no time is recorded at all (an empty or missing timings file)
 
 
@@ -108,7 +111,9 @@ class Share:
         return f"shard {self.index}/{self.count}: {self.cases} of {self.total_cases} cases, about {self.seconds:.0f} s of {self.total_seconds:.0f} s recorded case time"
 
 
-def select(work: Work, index: int, count: int, timings: Optional[Timings] = None) -> Tuple[Work, Share]:
+def select(
+    work: Sequence[Piece], index: int, count: int, timings: Optional[Timings] = None
+) -> Tuple[List[Piece], Share]:
     """(the part `index` of `count` of `work` ((entry, case) pairs), its Share). A part that would be empty (more
     parts than cases) is a one-line KbtoolError."""
     timings = load_timings() if timings is None else timings

@@ -13,6 +13,7 @@ from kbtool.reports.verdict import summarize
 from kbtool.results import BackendStatus, Result, Status
 from kbtool.runners import envs
 from kbtool.runners.registry import not_installed_info
+from kbtool.settings import RunSettings
 
 # the one-doc spec header of hand-written spec files (specs, known differences)
 HEADER = """schema_version: 1
@@ -156,7 +157,7 @@ def synthetic(
         ops=ops,
         work=[],
         backends=[],
-        seed=seed,
+        run=RunSettings(seed=seed),
         filters=list(filters),
         shard=shard,
         case_patterns=() if all_cases else ("x*",),

@@ -7,10 +7,11 @@ installed fails these tests with kbtool's own reason: they never skip.
 import pytest
 
 from kbtool.check.run import run_check
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, make_plan
 from kbtool.runners.base import Unavailable
 from kbtool.runners.registry import BUILTIN, launch_for
 from kbtool.runners.session import probe
+from kbtool.settings import RunSettings
 
 pytestmark = pytest.mark.backends
 
@@ -104,7 +105,7 @@ def test_whole_spec_on_backend(spec, backend):
     except Unavailable as exc:
         pytest.fail(f"{backend}: {exc}")
     ops = sorted(spec.ops)
-    plan = make_plan(spec, ops=ops, backends=[backend], seed=0)
+    plan = make_plan(spec, Selection(ops=ops, backends=[backend]), settings=RunSettings(seed=0))
     report = run_check(plan)
     assert len(ops) == 154
     (info,) = report["backends"]
@@ -136,7 +137,8 @@ def test_custom_backend_inside_a_managed_environment(spec, custom_backend):
     module = custom_backend("userkb", "wrapped", "from keras.backend import *\nfrom keras.backend import batch_dot\n")
     name = module + "@theano"
     report = run_check(
-        make_plan(spec, ops=["batch_dot"], backends=[name], case_patterns=["rank2_default_axes"]), known_entries=[]
+        make_plan(spec, Selection(ops=["batch_dot"], backends=[name], case_patterns=["rank2_default_axes"])),
+        known_entries=[],
     )
     (info,) = report["backends"]
     assert info["status"] == "available" and info["versions"]["theano"] == "1.0.5"
@@ -152,7 +154,11 @@ def test_keras_numpy_is_keras_2_3_1s_own_numpy_backend_without_tensorflow(spec):
     assert info["module_file"].endswith("/site-packages/keras/backend/numpy_backend.py")
     assert "/envs/tensorflow1/" in info["module_file"] and info["versions"]["keras"] == "2.3.1"
     assert "tensorflow" not in info["versions"] and info["import_seconds"] < 3
-    plan = make_plan(spec, ops=["batch_dot", "softmax", "constant", "zeros_like"], backends=["keras-numpy"], seed=0)
+    plan = make_plan(
+        spec,
+        Selection(ops=["batch_dot", "softmax", "constant", "zeros_like"], backends=["keras-numpy"]),
+        settings=RunSettings(seed=0),
+    )
     report = run_check(plan)
     results = {(r["op"], r["case"]): r for r in report["results"]}
     assert {r["mode"] for r in report["results"]} == {"eager"}

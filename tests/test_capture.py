@@ -122,10 +122,12 @@ def test_a_backend_that_prints_a_lot_is_cut(custom_backend):
         "    os.write(2, b'y' * 100000)\n    return _t(x, *a, **k)\n",
     )
     from kbtool.check.run import run_check
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
     from kbtool.specs import loader
 
-    plan = make_plan(loader.load(), ops=["transpose"], case_patterns=["rank3"], modes=["eager"], backends=[module])
+    plan = make_plan(
+        loader.load(), Selection(ops=["transpose"], case_patterns=["rank3"], modes=["eager"], backends=[module])
+    )
     report = run_check(plan, known_entries=[])
     printed = report["results"][0]["captured"]["backend"]
     assert printed.startswith("y" * LIMIT) and len(printed) < LIMIT + 100 and "more" in printed
@@ -133,7 +135,7 @@ def test_a_backend_that_prints_a_lot_is_cut(custom_backend):
 
 def test_what_a_worker_said_before_it_died_is_kept_with_the_crash(custom_backend):
     from kbtool.check.run import run_check
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
     from kbtool.specs import loader
 
     module = custom_backend(
@@ -143,7 +145,9 @@ def test_what_a_worker_said_before_it_died_is_kept_with_the_crash(custom_backend
         "def transpose(x, *a, **k):\n"
         "    os.write(1, b'DYING WORDS\\n')\n    os._exit(7)\n",
     )
-    plan = make_plan(loader.load(), ops=["transpose"], case_patterns=["rank3"], modes=["eager"], backends=[module])
+    plan = make_plan(
+        loader.load(), Selection(ops=["transpose"], case_patterns=["rank3"], modes=["eager"], backends=[module])
+    )
     (result,) = run_check(plan, known_entries=[])["results"]
     assert result["status"] == "crash" and "exited with code 7" in result["message"]
     assert result["captured"] == {"backend": "DYING WORDS"}

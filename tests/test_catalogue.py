@@ -153,7 +153,8 @@ def test_evidence_is_checked_status_message_and_details():
 @pytest.mark.backends
 def test_named_cases_show_their_evidence_on_their_backend(catalogue, spec):
     from kbtool.check.run import run_check
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
+    from kbtool.settings import RunSettings
 
     by_backend = {}
     for d in catalogue["divergences"]:
@@ -164,7 +165,9 @@ def test_named_cases_show_their_evidence_on_their_backend(catalogue, spec):
     for backend, named in sorted(by_backend.items()):
         ops = sorted({_named_case(found)[0] for _, found, _ in named})
         cases = sorted({_named_case(found)[1] for _, found, _ in named})
-        report = run_check(make_plan(spec, ops=ops, backends=[backend], case_patterns=cases, seed=0))
+        report = run_check(
+            make_plan(spec, Selection(ops=ops, backends=[backend], case_patterns=cases), settings=RunSettings(seed=0))
+        )
         for div_id, found, expect in named:
             op, case = _named_case(found)
             results = [

@@ -16,7 +16,7 @@ import pytest
 from kbtool import known
 from kbtool.check.run import run_check
 from kbtool.paths import CHECKOUT_ROOT
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, Sources, make_plan
 from kbtool.reports.merge import merge
 from kbtool.reports.report import Report, dumps, validate
 from kbtool.results import Result, Status
@@ -115,7 +115,9 @@ def test_known_entries_target_the_base_of_an_inherited_result():
 
 
 def test_inherits_round_trips_through_the_report(tmp_path, spec):
-    report = run_check(make_plan(spec, ops=["abs"], backends=["numpy"], case_patterns=["basic"]), known_entries=[])
+    report = run_check(
+        make_plan(spec, Selection(ops=["abs"], backends=["numpy"], case_patterns=["basic"])), known_entries=[]
+    )
     report["results"][0]["inherits"] = "tensorflow"
     assert validate(report) == []
     path = tmp_path / "report.json"
@@ -172,7 +174,11 @@ def test_a_derived_module_gets_its_base_verdicts_and_a_redefined_op_loses_them(s
 
     names = ["tensorflow", same + "@tensorflow", own + "@tensorflow"]
     # eager only: the reference, run as a backend, differentiates no symbolic graph of variables
-    plan = make_plan(spec, ops=["abs", "relu"], backends=names, modes=["eager"], launcher=launcher, builtin=names)
+    plan = make_plan(
+        spec,
+        Selection(ops=["abs", "relu"], backends=names, modes=["eager"]),
+        sources=Sources(launcher=launcher, builtin=names),
+    )
     entry = {"op": "abs", "backend": "tensorflow", "status": "fail", "match": "^", "reason": "abs scaled", "count": 1}
     report = run_check(plan, known_entries=[entry])
     assert validate(report) == []
@@ -226,7 +232,7 @@ def test_a_module_re_exporting_tf_keras_gets_tensorflow_s_verdicts(spec, custom_
         "    return _K.binary_crossentropy(target, output, from_logits=from_logits)\n",
     )
     names = ["tensorflow", same + "@tensorflow", own + "@tensorflow"]
-    report = run_check(make_plan(spec, ops=TF_OPS, backends=names))
+    report = run_check(make_plan(spec, Selection(ops=TF_OPS, backends=names)))
     assert [b["status"] for b in report["backends"]] == ["available"] * 3
     by = {
         name: {(r["op"], r["case"], r["mode"]): r for r in report["results"] if r["backend"] == name} for name in names
@@ -253,7 +259,9 @@ def test_a_base_that_cannot_be_imported_breaks_nothing_and_gives_nothing(spec, c
     recipes = {"tensorflow": _Recipe(base, str(tmp_path / "custom_backends"))}
     name = mine + "@tensorflow"
     plan = make_plan(
-        spec, ops=["abs"], backends=[name], modes=["eager"], launcher=lambda n: custom.launch(n, recipes), builtin=[]
+        spec,
+        Selection(ops=["abs"], backends=[name], modes=["eager"]),
+        sources=Sources(launcher=lambda n: custom.launch(n, recipes), builtin=[]),
     )
     report = run_check(plan, known_entries=[])
     assert validate(report) == []

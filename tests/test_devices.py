@@ -17,7 +17,7 @@ from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.known import fingerprint
 from kbtool.known import record as known_record
-from kbtool.plan import make_plan, resolve_backends
+from kbtool.plan import Selection, Sources, make_plan, resolve_backends
 from kbtool.reports import report as report_mod
 from kbtool.reports.verdict import exit_code
 from kbtool.results import BackendStatus, Result, Status
@@ -25,6 +25,7 @@ from kbtool.runners import custom, registry
 from kbtool.runners.base import DeviceUnsupported, Launch, on_device
 from kbtool.runners.recipes import Recipe
 from kbtool.runners.recipes import keras3 as keras3_engines
+from kbtool.settings import RunSettings
 
 from .helpers import available, make_report, record
 
@@ -122,7 +123,12 @@ def test_a_backend_without_the_device_is_listed_not_run_even_when_named(spec, cu
     assert slots[1].status == BackendStatus.DEVICE_UNSUPPORTED.value
     assert "custom module on kbtool's own Python runs on the CPU only" in slots[1].unavailable
     with pytest.raises(KbtoolError, match=r"^nothing to check: no backend can run here on the gpu \(cpuonly.kb: "):
-        make_plan(spec, ops=["abs"], backends=[cpu_only], launcher=launcher, builtin=[], device="gpu")
+        make_plan(
+            spec,
+            Selection(ops=["abs"], backends=[cpu_only]),
+            settings=RunSettings(device="gpu"),
+            sources=Sources(launcher=launcher, builtin=[]),
+        )
 
 
 @pytest.mark.parametrize(
@@ -134,7 +140,9 @@ def test_a_backend_without_the_device_is_listed_not_run_even_when_named(spec, cu
 )
 def test_a_plan_refuses_an_unknown_device_or_precision(spec, device, precision, message):
     with pytest.raises(KbtoolError) as caught:
-        make_plan(spec, ops=["abs"], backends=["numpy"], device=device, precision=precision)
+        make_plan(
+            spec, Selection(ops=["abs"], backends=["numpy"]), settings=RunSettings(device=device, precision=precision)
+        )
     assert str(caught.value) == message
 
 
@@ -147,9 +155,12 @@ def test_a_worker_that_cannot_open_its_device_is_a_backend_that_could_not_start(
         return with_devices(launch) if n == name else launch
 
     plan = make_plan(
-        spec, ops=["abs"], backends=[name, other], modes=["eager"], launcher=launcher, builtin=[], device="gpu"
+        spec,
+        Selection(ops=["abs"], backends=[name, other], modes=["eager"]),
+        settings=RunSettings(device="gpu", jobs=2),
+        sources=Sources(launcher=launcher, builtin=[]),
     )
-    report = run_check(plan, known_entries=[], jobs=2)
+    report = run_check(plan, known_entries=[])
     infos = {b["name"]: b for b in report["backends"]}
     assert infos[name]["status"] == BackendStatus.BROKEN.value
     assert "KBTOOL_DEVICE=gpu but no GPU is visible to jax" in infos[name]["reason"]
@@ -167,13 +178,11 @@ def test_on_the_cpu_the_same_module_runs_and_its_results_carry_the_device(spec, 
     name = custom_backend("gpumod", "kb", GPU_AT_IMPORT)
     plan = make_plan(
         spec,
-        ops=["abs"],
-        backends=[name],
-        modes=["eager"],
-        launcher=lambda n: with_devices(custom.launch(n, {})),
-        builtin=[],
+        Selection(ops=["abs"], backends=[name], modes=["eager"]),
+        settings=RunSettings(jobs=1),
+        sources=Sources(launcher=lambda n: with_devices(custom.launch(n, {})), builtin=[]),
     )
-    report = run_check(plan, known_entries=[], jobs=1)
+    report = run_check(plan, known_entries=[])
     assert report["backends"][0]["status"] == "available" and report["backends"][0]["device"] == "cpu"
     assert report["results"] and all(r["status"] == "pass" and r["device"] == "cpu" for r in report["results"])
     assert "device" not in report["plan"] and report["filters"] == ["--mode eager"]
@@ -359,8 +368,8 @@ def test_a_gpu_results_repro_names_the_device():
 
 
 def test_a_repro_names_a_precision_that_is_not_the_default():
-    from kbtool.repro import RunFlags, command
+    from kbtool.repro import command
 
     failed = result("gpu")
-    assert command(failed, flags=RunFlags(precision="highest")).endswith(" --device gpu --precision highest")
-    assert "--precision" not in command(failed, flags=RunFlags(precision="default"))
+    assert command(failed, settings=RunSettings(precision="highest")).endswith(" --device gpu --precision highest")
+    assert "--precision" not in command(failed, settings=RunSettings(precision="default"))

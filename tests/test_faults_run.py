@@ -34,7 +34,7 @@ import kbtool
 from kbtool import reports
 from kbtool.check.run import run_check
 from kbtool.cli import main
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, make_plan
 from kbtool.reports import html, junit, markdown, terminal
 from kbtool.reports.report import validate
 from kbtool.reports.verdict import exit_code
@@ -43,13 +43,14 @@ from kbtool.runners.client import WorkerClient
 from kbtool.runners.messages import Reply, Request
 from kbtool.runners.registry import launch_for
 from kbtool.runners.session import BackendSession, Cancel, Expected, Worker
+from kbtool.settings import RunSettings
 from kbtool.specs import loader
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))  # the kbtool under test
 SPEC = loader.load()
 # the results one backend gives for transpose: every case in each of its modes
-TRANSPOSE = sum(len(case.modes) for _, case in make_plan(SPEC, ops=["transpose"], backends=["numpy"]).work)
-_FIRST = make_plan(SPEC, ops=["transpose"], backends=["numpy"]).work[0][1]
+TRANSPOSE = sum(len(case.modes) for _, case in make_plan(SPEC, Selection(ops=["transpose"], backends=["numpy"])).work)
+_FIRST = make_plan(SPEC, Selection(ops=["transpose"], backends=["numpy"])).work[0][1]
 FIRST_TRANSPOSE, FIRST_MODE = _FIRST.id, _FIRST.modes[0]  # the case (and its mode) a worker runs first
 TRANSPOSE_EAGER = ["example:variable", "int32", "rank3", "vector"]  # transpose's cases that run eagerly
 
@@ -137,7 +138,7 @@ def transpose(x):
 @pytest.mark.parametrize("kind", sorted(BAD_REPLIES))
 def test_a_bad_reply_costs_only_its_case(kind, custom_backend, tmp_path):
     module = custom_backend("bad_" + kind, "kb", BAD_SOURCE.format(value=BAD_REPLIES[kind]))
-    the_plan = make_plan(SPEC, ops=["transpose"], backends=[module], modes=["eager"])
+    the_plan = make_plan(SPEC, Selection(ops=["transpose"], backends=[module], modes=["eager"]))
     report = run_check(the_plan, known_entries=[])
     assert validate(report) == []
     by_case = {r["case"]: r for r in report["results"]}
@@ -189,7 +190,7 @@ def test_an_exception_in_one_backends_thread_costs_only_that_backend(custom_back
         raise BrokenPipeError("stderr is gone")  # a progress line that cannot be printed costs nothing
 
     monkeypatch.setattr(BackendSession, "_judged", flaky_judged)
-    the_plan = make_plan(SPEC, ops=["transpose"], backends=["numpy", module])
+    the_plan = make_plan(SPEC, Selection(ops=["transpose"], backends=["numpy", module]))
     report = run_check(the_plan, known_entries=[], progress=failing_progress)
     assert validate(report) == []
     info = {b["name"]: b for b in report["backends"]}
@@ -204,7 +205,7 @@ def test_an_exception_in_one_backends_thread_costs_only_that_backend(custom_back
 
 
 def test_judge_raising_is_an_error_result():
-    case = [c for _, c in make_plan(SPEC, ops=["transpose"], backends=["numpy"]).work if c.id == "rank3"][0]
+    case = [c for _, c in make_plan(SPEC, Selection(ops=["transpose"], backends=["numpy"])).work if c.id == "rank3"][0]
 
     class Client:
         def request(self, request):
@@ -382,7 +383,9 @@ def test_cancel_ends_an_in_process_run_with_the_results_that_ran(custom_backend,
 
     threading.Thread(target=cancel_when_hung, daemon=True).start()
     started = time.monotonic()
-    report = run_check(make_plan(SPEC, ops=["transpose"], backends=["numpy", module]), known_entries=[], cancel=cancel)
+    report = run_check(
+        make_plan(SPEC, Selection(ops=["transpose"], backends=["numpy", module])), known_entries=[], cancel=cancel
+    )
     assert time.monotonic() - started < 10
     pids = [int(p) for p in marker.read_text().split()]
     reaper[1].extend(pids)
@@ -620,9 +623,12 @@ def test_a_short_timeout_is_that_timeout(custom_backend, tmp_path, monkeypatch, 
     module = custom_backend("hang_timeout", "kb", HANG_SOURCE)
     monkeypatch.setenv("HANG_MARKER", str(tmp_path / "marker"))
     report = run_check(
-        make_plan(SPEC, ops=["transpose"], backends=[module], case_patterns=["rank3"]),
+        make_plan(
+            SPEC,
+            Selection(ops=["transpose"], backends=[module], case_patterns=["rank3"]),
+            RunSettings(case_timeout=0.5),
+        ),
         known_entries=[],
-        case_timeout=0.5,
     )
     reaper[1].extend(int(p) for p in (tmp_path / "marker").read_text().split())
     assert [r["status"] for r in report["results"]] == ["pass", "timeout"]

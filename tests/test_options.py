@@ -88,6 +88,28 @@ def test_a_process_kbtool_owns_ignores_a_late_signal_once_one_stopped_the_comman
     assert {s: signal.getsignal(s) for s in before} == before
 
 
+def test_a_command_that_writes_its_partial_output_lets_one_more_signal_pass_and_exits_on_the_next(capfd):
+    """bench's staging through the one handler: the first signal raises in the main thread (and says nothing: the
+    command says it), one more lets the writing go on, the next exits at once with its own code, unwinding."""
+    from kbtool.interrupts import Interrupted
+
+    with Interrupts(Cancel(), what=None, raise_in_main=True, while_writing="being written") as interrupts:
+        with pytest.raises(Interrupted) as first:
+            interrupts._handle(signal.SIGTERM, None)
+        assert first.value.name == "SIGTERM" and interrupts.exit_code == 143
+        interrupts._handle(signal.SIGINT, None)  # while writing: no exit
+        with pytest.raises(SystemExit) as last:
+            interrupts._handle(signal.SIGINT, None)
+        assert last.value.code == 130
+    err = capfd.readouterr().err
+    assert err == "kbtool: SIGINT: being written\nkbtool: SIGINT again: exiting at once\n"
+    with Interrupts(Cancel(), what=None, raise_in_main=True, while_writing="being written") as interrupts:
+        interrupts.finishing()  # the work is over: a first signal no longer interrupts
+        interrupts._handle(signal.SIGINT, None)
+        assert not interrupts.caught and interrupts.later == 1
+    assert capfd.readouterr().err == "kbtool: SIGINT: being written\n"
+
+
 def test_an_ignored_signal_stays_ignored():
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:

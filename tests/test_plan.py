@@ -9,9 +9,10 @@ import dataclasses
 import pytest
 
 from kbtool.errors import KbtoolError
-from kbtool.plan import EXAMPLES, MODES, PlanRequest, checkable_ops, make_plan, plan_for
+from kbtool.plan import EXAMPLES, MODES, Selection, Sources, checkable_ops, make_plan
 from kbtool.runners import registry
 from kbtool.runners.base import Launch, Unavailable
+from kbtool.settings import RunSettings
 from kbtool.specs import loader
 from kbtool.specs.cases import cases_for
 
@@ -91,8 +92,18 @@ def fake_launcher(installed, calls=None):
     return launch
 
 
+RUN_FIELDS = {f.name for f in dataclasses.fields(RunSettings)}
+
+
+def planned(spec, sources, **kwargs):
+    """make_plan with the selecting keywords as a Selection, the run's as RunSettings."""
+    run = {k: v for k, v in kwargs.items() if k in RUN_FIELDS}
+    chosen = Selection(**{k: v for k, v in kwargs.items() if k not in RUN_FIELDS})
+    return make_plan(spec, chosen, RunSettings(**run), sources)
+
+
 def plan_of(spec, installed=("numpy",), builtin=("numpy", "tensorflow"), **kwargs):
-    return make_plan(spec, launcher=fake_launcher(installed), builtin=list(builtin), **kwargs)
+    return planned(spec, Sources(launcher=fake_launcher(installed), builtin=tuple(builtin)), **kwargs)
 
 
 def work_of(plan):
@@ -250,7 +261,7 @@ def test_examples_select_only_example_cases(tiny, kwargs, expected):
 def test_usage_errors(tiny, kwargs, message):
     calls = []
     with pytest.raises(KbtoolError) as info:
-        make_plan(tiny, launcher=fake_launcher(["numpy"], calls), builtin=["numpy"], **kwargs)
+        planned(tiny, Sources(launcher=fake_launcher(["numpy"], calls), builtin=("numpy",)), **kwargs)
     assert str(info.value) == message.format(path=tiny.path)
     assert calls == []  # refused before any backend is looked at
 
@@ -286,7 +297,11 @@ def test_default_backends_list_the_ones_not_installed(tiny):
 )
 def test_named_backends(tiny, named, installed, expected):
     calls = []
-    plan = make_plan(tiny, backends=named, launcher=fake_launcher(installed, calls), builtin=["numpy", "cntk"])
+    plan = make_plan(
+        tiny,
+        Selection(backends=named),
+        sources=Sources(launcher=fake_launcher(installed, calls), builtin=["numpy", "cntk"]),
+    )
     assert [(s.name, s.launch, s.unavailable) for s in plan.backends] == [(n, launch_of(n), None) for n in expected]
     assert calls == expected  # the built-in list is not consulted when backends are named
 
@@ -311,12 +326,12 @@ def test_launcher_errors_other_than_unavailable_propagate(tiny):
         raise KbtoolError(f"unknown backend {name!r}")
 
     with pytest.raises(KbtoolError, match="^unknown backend 'mxnet'$"):
-        make_plan(tiny, backends=["mxnet"], launcher=launcher, builtin=["numpy"])
+        make_plan(tiny, Selection(backends=["mxnet"]), sources=Sources(launcher=launcher, builtin=["numpy"]))
 
 
 def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "empty_home"))
-    plan = make_plan(tiny, backends=["numpy"])
+    plan = make_plan(tiny, Selection(backends=["numpy"]))
     (slot,) = plan.backends
     assert isinstance(slot.launch, Launch) and (slot.name, slot.launch.backend, slot.launch.module) == (
         "numpy",
@@ -352,10 +367,10 @@ def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatc
         )
     ]
     with pytest.raises(KbtoolError) as info:
-        make_plan(tiny, backends=["numpy", "theano"])
+        make_plan(tiny, Selection(backends=["numpy", "theano"]))
     assert str(info.value) == "backend theano: " + reason("theano")
     with pytest.raises(KbtoolError, match="unknown backend 'jax'"):
-        make_plan(tiny, backends=["jax"])
+        make_plan(tiny, Selection(backends=["jax"]))
 
 
 @pytest.mark.parametrize(
@@ -481,23 +496,26 @@ def test_a_kbtool_home_that_is_a_file_is_a_configuration_error_before_anything_r
     home.write_text("not a folder")
     monkeypatch.setenv("KBTOOL_HOME", str(home))
     with pytest.raises(KbtoolError) as info:
-        make_plan(loader.load(), ops=["dot"], backends=["numpy"])
+        make_plan(loader.load(), Selection(ops=["dot"], backends=["numpy"]))
     assert str(info.value) == f"KBTOOL_HOME={home} is not a directory"
 
 
-def test_make_plan_takes_its_selection_by_keyword_and_is_plan_for_a_request(tiny):
-    with pytest.raises(TypeError):
-        make_plan(tiny, ["abs"])  # a positional selection is refused: every caller names what it selects
-    request = PlanRequest(
-        ops=("abs",), modes=("eager",), launcher=fake_launcher(["numpy"]), builtin=("numpy", "tensorflow")
-    )
+def test_make_plan_takes_a_selection_and_the_run_settings_as_typed_records(tiny):
+    chosen = Selection(ops=["abs"], modes=["eager"])  # lists are kept as tuples
+    assert (chosen.ops, chosen.modes) == (("abs",), ("eager",))
     with pytest.raises(dataclasses.FrozenInstanceError):
-        request.ops = ("mean",)
-    by_request = plan_for(tiny, request)
-    by_keywords = plan_of(tiny, ops=["abs"], modes=["eager"])
-    assert (by_request.ops, by_request.filters, by_request.modes) == (["abs"], ["--mode eager"], ("eager",))
-    assert [(e, c.id, c.modes) for e, c in by_request.work] == [(e, c.id, c.modes) for e, c in by_keywords.work]
-    assert [(s.name, s.unavailable) for s in by_request.backends] == [
+        chosen.ops = ("mean",)
+    run = RunSettings(seed=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.seed = 4
+    sources = Sources(launcher=fake_launcher(["numpy"]), builtin=("numpy", "tensorflow"))
+    plan = make_plan(tiny, chosen, run, sources)
+    assert (plan.ops, plan.filters, plan.modes) == (["abs"], ["--mode eager"], ("eager",))
+    assert plan.run is run and plan.seed == 3  # the plan carries the run's settings, once
+    assert [(e, c.id, c.modes) for e, c in plan.work] == [
+        (e, c.id, c.modes) for e, c in plan_of(tiny, ops=["abs"], modes=["eager"], seed=3).work
+    ]
+    assert [(s.name, s.unavailable) for s in plan.backends] == [
         ("numpy", None),
         ("tensorflow", reason("tensorflow")),
     ]

@@ -6,9 +6,10 @@ import dataclasses
 import pytest
 
 from kbtool.execute import execute_plan
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, Sources, make_plan
 from kbtool.runners.pool import BackendLoad, Lane, Pool, default_jobs, rss_kb
 from kbtool.runners.registry import launch_for
+from kbtool.settings import RunSettings
 from kbtool.specs import loader
 
 
@@ -95,9 +96,14 @@ def run_with(jobs, workers=None, min_join_seconds=None, ops=("conv2d", "abs")):
     def launcher(name):
         return dataclasses.replace(launch_for("numpy"), workers=workers)
 
-    plan = make_plan(loader.load(), ops=list(ops), backends=["numpy"], launcher=launcher, builtin=["numpy"])
+    plan = make_plan(
+        loader.load(),
+        Selection(ops=list(ops), backends=["numpy"]),
+        sources=Sources(launcher=launcher, builtin=["numpy"]),
+    )
     usage = {}
-    infos, results = execute_plan(plan, jobs=jobs, min_join_seconds=min_join_seconds, usage=usage)
+    settings = RunSettings(jobs=jobs)
+    infos, results = execute_plan(plan, min_join_seconds=min_join_seconds, usage=usage, settings=settings)
     return infos, results, usage
 
 
@@ -144,16 +150,12 @@ def test_a_backends_own_case_timeout_applies_unless_one_is_given(custom_backend)
 
     plan = make_plan(
         loader.load(),
-        ops=["abs"],
-        backends=[name],
-        case_patterns=["basic"],
-        modes=["eager"],
-        launcher=launcher,
-        builtin=[],
+        Selection(ops=["abs"], backends=[name], case_patterns=["basic"], modes=["eager"]),
+        sources=Sources(launcher=launcher, builtin=[]),
     )
     (_,), results = execute_plan(plan)
     assert [r.status.value for r in results] == ["timeout"]
-    (_,), results = execute_plan(plan, case_timeout=10)  # --timeout wins
+    (_,), results = execute_plan(plan, settings=RunSettings(case_timeout=10))  # --timeout wins
     assert [r.status.value for r in results] == ["pass"]
 
 

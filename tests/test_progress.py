@@ -194,7 +194,8 @@ def test_plain_lines_fit_80_columns_with_long_names_and_big_counts():
 def test_execute_tells_each_state(tmp_path):
     """A real check on the numpy backend: its worker is given a slot, is ready, and its last worker leaves."""
     from kbtool.check.run import run_check
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
+    from kbtool.settings import RunSettings
     from kbtool.specs import loader
 
     told = []
@@ -211,8 +212,8 @@ def test_execute_tells_each_state(tmp_path):
             with self.lock:
                 told.append((state, backend))
 
-    plan = make_plan(loader.load(), ops=["abs"], backends=["numpy"])
-    run_check(plan, progress=Listener(), jobs=1)
+    plan = make_plan(loader.load(), Selection(ops=["abs"], backends=["numpy"]), RunSettings(jobs=1))
+    run_check(plan, progress=Listener())
     assert told == [("starting", "numpy"), ("running", "numpy"), ("result", "numpy"), ("finished", "numpy")]
 
 

@@ -101,13 +101,13 @@ def properties(xml_path):
 
 
 def test_one_item_per_case_backend_and_mode_with_readable_ids(pytester):
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
     from kbtool.specs import loader
 
     result = pytester.runpytest("--kbtool", "--kbtool-op", "batch_dot", "--kbtool-backend", "numpy", "--co", "-q")
     assert result.ret == 0, result.stdout.str()
     ids = [line for line in result.outlines if line.startswith("kbtool::")]
-    plan = make_plan(loader.load(), ops=["batch_dot"], backends=["numpy"])
+    plan = make_plan(loader.load(), Selection(ops=["batch_dot"], backends=["numpy"]))
     expected = [f"kbtool::batch_dot::{case.id}[numpy-{mode}]" for _, case in plan.work for mode in case.modes]
     assert sorted(ids) == sorted(expected) and len(set(ids)) == len(ids) > 20
     assert "kbtool::batch_dot::float64[numpy-eager]" in ids and "kbtool::batch_dot::grad[numpy-symbolic]" in ids
@@ -126,10 +126,10 @@ def test_k_selects_by_op_case_backend_and_mode(pytester):
         "batch_dot and float64 and eager",
         "-v",
     )
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
     from kbtool.specs import loader
 
-    plan = make_plan(loader.load(), ops=["batch_dot", "abs"], backends=["numpy"])
+    plan = make_plan(loader.load(), Selection(ops=["batch_dot", "abs"], backends=["numpy"]))
     items = sum(len(case.modes) for _, case in plan.work)  # one item per case and mode
     result.assert_outcomes(passed=1, deselected=items - 1)
     result.stdout.fnmatch_lines(["*kbtool::batch_dot::float64[[]numpy-eager[]] PASSED*"])

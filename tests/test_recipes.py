@@ -12,7 +12,7 @@ from rich.console import Console
 
 from kbtool.check.run import run_check
 from kbtool.cli import main
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, Sources, make_plan
 from kbtool.reports import junit, markdown, terminal
 from kbtool.runners import envs, names
 from kbtool.runners.envs import pip as env_pip
@@ -169,7 +169,11 @@ def test_the_plan_schedules_no_symbolic_result_for_keras_numpy(spec, tmp_path, m
     installed_env(tmp_path, monkeypatch, "tensorflow1")
     # the recipe's own launch (launch_for would also find the env's interpreter missing)
     launcher = lambda name: launch_for(name) if name == "numpy" else RECIPES[name].launch()  # noqa: E731
-    plan = make_plan(spec, ops=["abs", "placeholder", "function"], backends=["numpy", "keras-numpy"], launcher=launcher)
+    plan = make_plan(
+        spec,
+        Selection(ops=["abs", "placeholder", "function"], backends=["numpy", "keras-numpy"]),
+        sources=Sources(launcher=launcher),
+    )
     assert {m for _, case in plan.work_for("keras-numpy") for m in case.modes} == {"eager"}
     assert {case.op for _, case in plan.work_for("keras-numpy")} == {"abs"}  # the others have symbolic cases only
     assert {m for _, case in plan.work_for("numpy") for m in case.modes} == {"eager", "symbolic"}
@@ -196,7 +200,11 @@ def eager_only(name):
 
 
 def test_a_mode_a_backend_cannot_run_is_said_once_not_failed_per_case(spec, no_known):
-    plan = make_plan(spec, ops=["abs", "mean"], backends=["numpy"], launcher=eager_only, builtin=["numpy"])
+    plan = make_plan(
+        spec,
+        Selection(ops=["abs", "mean"], backends=["numpy"]),
+        sources=Sources(launcher=eager_only, builtin=["numpy"]),
+    )
     assert plan.unsupported_modes("numpy") == {"symbolic": "this backend has no placeholders"}
     report = run_check(plan)  # the shipped entries explain the reference's gradient cases
     (info,) = report["backends"]
@@ -216,7 +224,11 @@ def test_a_selection_of_modes_no_backend_can_run_checks_nothing(spec):
     from kbtool.errors import KbtoolError
 
     with pytest.raises(KbtoolError, match=r"^nothing to check: numpy cannot run symbolic mode \(numpy: this "):
-        make_plan(spec, ops=["abs"], backends=["numpy"], modes=["symbolic"], launcher=eager_only, builtin=["numpy"])
+        make_plan(
+            spec,
+            Selection(ops=["abs"], backends=["numpy"], modes=["symbolic"]),
+            sources=Sources(launcher=eager_only, builtin=["numpy"]),
+        )
 
 
 # ------------------------------------------------------------------------------------------------ sessions
@@ -245,7 +257,10 @@ def test_a_recipe_can_ask_for_a_fresh_session_before_every_case(spec, custom_bac
     def launcher(name):
         return dataclasses.replace(launch_for(name), clear_session=clear)
 
-    report = run_check(make_plan(spec, ops=["abs"], backends=[module], launcher=launcher, builtin=[]), known_entries=[])
+    report = run_check(
+        make_plan(spec, Selection(ops=["abs"], backends=[module]), sources=Sources(launcher=launcher, builtin=[])),
+        known_entries=[],
+    )
     statuses = {r["status"] for r in report["results"] if not r["case"].startswith("grad")}  # (no autodiff)
     assert len(report["results"]) >= 6
     assert statuses == ({"pass"} if clear else {"error"})

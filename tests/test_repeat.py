@@ -15,11 +15,12 @@ from kbtool import known
 from kbtool.check.run import run_check
 from kbtool.cli import main
 from kbtool.known import fingerprint
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, make_plan
 from kbtool.reports import html, junit, markdown, terminal
 from kbtool.reports.report import validate
 from kbtool.reports.verdict import exit_code
 from kbtool.results import SEVERITY, SYMBOLS, Status
+from kbtool.settings import RunSettings
 from kbtool.specs import loader
 from kbtool.verdicts import is_random, judge_runs
 from kbtool.worker import protocol
@@ -127,9 +128,11 @@ def test_any_other_outcome_is_a_disagreement(other, words):
 
 
 def test_random_ops_are_never_repeated():
-    stats_case = next(c for e, c in make_plan(SPEC, ops=["random_uniform"], backends=["numpy"]).work if c.stats)
+    stats_case = next(
+        c for e, c in make_plan(SPEC, Selection(ops=["random_uniform"], backends=["numpy"])).work if c.stats
+    )
     assert is_random(stats_case, stats_case.request("eager"), SPEC.op("random_uniform"))
-    abs_case = make_plan(SPEC, ops=["abs"], backends=["numpy"]).work[0][1]
+    abs_case = make_plan(SPEC, Selection(ops=["abs"], backends=["numpy"])).work[0][1]
     assert not is_random(abs_case, abs_case.request("eager"), SPEC.op("abs"))
 
 
@@ -147,8 +150,8 @@ def test_the_fingerprint_keeps_the_words_not_the_numbers():
 
 
 def _check(module, repeat, known_entries=(), ops=("abs",)):
-    plan = make_plan(SPEC, ops=list(ops), backends=[module], modes=["eager"])
-    return run_check(plan, known_entries=list(known_entries), repeat=repeat)
+    plan = make_plan(SPEC, Selection(ops=list(ops), backends=[module], modes=["eager"]), RunSettings(repeat=repeat))
+    return run_check(plan, known_entries=list(known_entries))
 
 
 def test_noise_on_every_call_is_nondeterministic_under_repeat_and_passes_by_luck_without(custom_backend, tmp_path):

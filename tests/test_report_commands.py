@@ -576,26 +576,26 @@ def test_last_failed_reruns_every_op_of_a_backend_that_could_not_start():
 
 def test_last_failed_plan_runs_each_backend_only_its_failures():
     from kbtool import execute
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, make_plan
     from kbtool.specs import loader
 
     spec = loader.load()
     failed = {"numpy": {("abs", "float64", "eager"), ("exp", "basic", "symbolic")}}
-    plan = make_plan(spec, backends=["numpy"], last_failed=failed)
+    plan = make_plan(spec, Selection(backends=["numpy"], last_failed=failed))
     assert sorted((c.op, c.id, tuple(c.modes)) for _, c in plan.work_for("numpy")) == [
         ("abs", "float64", ("eager",)),
         ("exp", "basic", ("symbolic",)),
     ]
     assert plan.ops == ["abs", "exp"] and plan.last_failed and plan.filters == ["--last-failed"]
     assert not plan.all_cases and execute.planned_results(plan) == 2
-    sharded = make_plan(spec, backends=["numpy"], last_failed=failed, shard=(2, 2))
+    sharded = make_plan(spec, Selection(backends=["numpy"], last_failed=failed, shard=(2, 2)))
     assert len(sharded.work) == 1 and sharded.filters == ["--last-failed", "--shard 2/2"]
-    every = make_plan(spec, ops=["abs"], backends=["numpy"], last_failed={"numpy": {("abs", None, None)}})
+    every = make_plan(spec, Selection(ops=["abs"], backends=["numpy"], last_failed={"numpy": {("abs", None, None)}}))
     assert execute.planned_results(every) == sum(
-        len(c.modes) for _, c in make_plan(spec, ops=["abs"], backends=["numpy"]).work
+        len(c.modes) for _, c in make_plan(spec, Selection(ops=["abs"], backends=["numpy"])).work
     )
     with pytest.raises(KbtoolError, match="nope"):
-        make_plan(spec, ops=["nope"], backends=["numpy"], last_failed=failed)
+        make_plan(spec, Selection(ops=["nope"], backends=["numpy"], last_failed=failed))
 
 
 def test_every_check_keeps_its_report_and_a_failure_to_keep_it_only_warns(tmp_path, small_known):

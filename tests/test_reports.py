@@ -384,7 +384,9 @@ def test_reports_with_unavailable_and_broken_backends_validate(custom_backend):
 
     spec = loader.load()
     the_plan = plan.make_plan(
-        spec, ops=["clip"], case_patterns=["basic"], launcher=launcher, builtin=["numpy", "tensorflow", module]
+        spec,
+        plan.Selection(ops=["clip"], case_patterns=["basic"]),
+        sources=plan.Sources(launcher=launcher, builtin=["numpy", "tensorflow", module]),
     )
     report = run_check(the_plan, known_entries=[])
     assert validate(report) == []

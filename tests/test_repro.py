@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from kbtool import paths
 from kbtool.cli import main
-from kbtool.repro import RunFlags, command
+from kbtool.repro import command
 from kbtool.results import Result, Status
+from kbtool.settings import RunSettings
 from tests.helpers import HEADER
 
 # abs returns float64 whatever floatx says: under the default float32 its dtype differs, under float64 it passes
@@ -172,7 +173,7 @@ def failing(backend="numpy", **extra):
 def test_the_builder_adds_each_verdict_changing_flag_only_when_it_is_not_the_default(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert command(failing()) == "kbtool check --op abs --case basic --backend numpy --mode eager --seed 0"
-    flags = RunFlags(
+    flags = RunSettings(
         seed=7,
         spec_path="my specs/ops.yaml",
         known_path="k.yaml",
@@ -183,30 +184,32 @@ def test_the_builder_adds_each_verdict_changing_flag_only_when_it_is_not_the_def
         strict=True,
         kbtool_home="/tmp/a home",
     )
-    text = command(failing("keras3-jax", device="gpu"), flags=flags)
+    text = command(failing("keras3-jax", device="gpu"), settings=flags)
     assert text == (
         "KBTOOL_HOME='/tmp/a home' kbtool check --op abs --case basic --backend keras3-jax --mode eager --seed 7 "
         "--spec 'my specs/ops.yaml' --known k.yaml --keras-config defaults --device gpu --precision highest "
         "--repeat 3 --timeout 2.5 --strict"
     )
-    assert "--precision" not in command(failing(), flags=flags)  # a backend without devices has no precision
+    assert "--precision" not in command(failing(), settings=flags)  # a backend without devices has no precision
     # KBTOOL_HOME only where the backend's env lives there: not numpy or a plain custom module (kbtool's own Python)
-    assert command(failing("my.mod@theano"), flags=flags).startswith("KBTOOL_HOME=")
-    assert not command(failing(), flags=flags).startswith("KBTOOL_HOME=")
-    assert not command(failing("my.mod"), flags=flags).startswith("KBTOOL_HOME=")
+    assert command(failing("my.mod@theano"), settings=flags).startswith("KBTOOL_HOME=")
+    assert not command(failing(), settings=flags).startswith("KBTOOL_HOME=")
+    assert not command(failing("my.mod"), settings=flags).startswith("KBTOOL_HOME=")
 
 
-def test_run_flags_leave_out_the_shipped_files_and_show_paths_from_here(tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
+def test_a_repro_leaves_out_the_shipped_files_and_shows_paths_from_here(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("KBTOOL_HOME", raising=False)
-    shipped = SimpleNamespace(spec=SimpleNamespace(path=paths.spec_file()), seed=0, precision="default", settings=None)
-    flags = RunFlags.of_run(shipped, known_path=paths.known_differences_file())
-    assert (flags.spec_path, flags.known_path, flags.kbtool_home) == (None, None, None)
-    mine = SimpleNamespace(
-        spec=SimpleNamespace(path=str(tmp_path / "s.yaml")), seed=1, precision="default", settings=None
+    shipped = RunSettings(known_path=paths.known_differences_file()).resolved(paths.spec_file())
+    assert (shipped.spec_path, shipped.kbtool_home) == (paths.spec_file(), None)
+    line = command(failing("my.mod@theano"), settings=shipped)
+    assert "--spec" not in line and "--known" not in line and not line.startswith("KBTOOL_HOME=")
+    mine = RunSettings(known_path="/elsewhere/k.yaml").resolved(
+        str(tmp_path / "s.yaml"), environ={"KBTOOL_HOME": str(tmp_path / "h")}
     )
-    flags = RunFlags.of_run(mine, known_path="/elsewhere/k.yaml", environ={"KBTOOL_HOME": str(tmp_path / "h")})
-    assert (flags.spec_path, flags.known_path, flags.kbtool_home) == ("s.yaml", "/elsewhere/k.yaml", "h")
+    line = command(failing("my.mod@theano"), settings=mine)
+    assert line.startswith("KBTOOL_HOME=h kbtool check ")
+    assert line.endswith(" --spec s.yaml --known /elsewhere/k.yaml")
+    given = RunSettings(spec_path="given.yaml").resolved(paths.spec_file())  # --spec wins over the loaded default
+    assert given.spec_path == "given.yaml"
     assert paths.shown(str(tmp_path / "-odd.yaml")) == "./-odd.yaml"  # never read as a flag

@@ -11,7 +11,7 @@ import pytest
 
 from kbtool import shard
 from kbtool.errors import KbtoolError
-from kbtool.plan import make_plan, select_ops, select_work
+from kbtool.plan import Selection, make_plan, select_ops, select_work
 from kbtool.specs import loader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,8 +131,8 @@ def test_timings_live_beside_the_spec():
 
 
 def test_plan_of_a_shard(spec):
-    plans = [make_plan(spec, backends=["numpy"], shard=(k, 3)) for k in (1, 2, 3)]
-    whole = make_plan(spec, backends=["numpy"])
+    plans = [make_plan(spec, Selection(backends=["numpy"], shard=(k, 3))) for k in (1, 2, 3)]
+    whole = make_plan(spec, Selection(backends=["numpy"]))
     ids = [(c.op, c.id) for p in plans for _, c in p.work]
     assert sorted(ids) == sorted((c.op, c.id) for _, c in whole.work) and len(set(ids)) == len(ids)
     for k, plan in enumerate(plans, 1):
@@ -145,7 +145,7 @@ def test_plan_of_a_shard(spec):
 def test_a_variant_case_runs_in_the_shard_of_its_case(spec):
     """Theano's .kernel_flipped variants are made from the planned case inside execute.py: they are not planned work,
     so no partition can separate them from their case."""
-    plan = make_plan(spec, ops=["conv2d"], backends=["numpy"], shard=(1, 2))
+    plan = make_plan(spec, Selection(ops=["conv2d"], backends=["numpy"], shard=(1, 2)))
     assert not any(case.variant_of for _, case in plan.work)
 
 

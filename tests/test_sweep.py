@@ -15,12 +15,13 @@ from rich.console import Console
 
 from kbtool.cli import main
 from kbtool.errors import KbtoolError
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, Sources, make_plan
 from kbtool.reports import html, junit, markdown, terminal
 from kbtool.reports.summary import backend_rows, release_versions
-from kbtool.repro import RunFlags, command
+from kbtool.repro import command
 from kbtool.results import BackendStatus, Result, Status
 from kbtool.runners import envs, releases
+from kbtool.settings import RunSettings
 
 from .helpers import make_report, record
 
@@ -126,18 +127,16 @@ def test_install_missing_says_progress_and_keeps_failures(tmp_path, monkeypatch)
 def test_a_release_that_did_not_install_is_broken_not_a_crash(spec):
     plan = make_plan(
         spec,
-        ops=["abs"],
-        backends=["numpy", "tensorflow1[keras=2.2.5]"],
-        not_run={"tensorflow1[keras=2.2.5]": "could not be installed: no wheel"},
+        Selection(ops=["abs"], backends=["numpy", "tensorflow1[keras=2.2.5]"]),
+        sources=Sources(not_run={"tensorflow1[keras=2.2.5]": "could not be installed: no wheel"}),
     )
     slot = plan.slot("tensorflow1[keras=2.2.5]")
     assert slot.launch is None and slot.status == BackendStatus.BROKEN.value and "no wheel" in slot.unavailable
     with pytest.raises(KbtoolError, match="nothing to check: no backend can run here.*no wheel"):
         make_plan(
             spec,
-            ops=["abs"],
-            backends=["tensorflow1[keras=2.2.5]"],
-            not_run={"tensorflow1[keras=2.2.5]": "could not be installed: no wheel"},
+            Selection(ops=["abs"], backends=["tensorflow1[keras=2.2.5]"]),
+            sources=Sources(not_run={"tensorflow1[keras=2.2.5]": "could not be installed: no wheel"}),
         )
 
 
@@ -258,7 +257,7 @@ def test_repro_of_a_release_result_is_shell_quoted():
     result = Result(
         op="batch_dot", case="rank4_rank3", backend="tensorflow1[keras=2.2.4]", mode="eager", status=Status.ERROR
     )
-    line = command(result, flags=RunFlags(kbtool_home="/tmp/a home"))
+    line = command(result, settings=RunSettings(kbtool_home="/tmp/a home"))
     assert "--backend 'tensorflow1[keras=2.2.4]'" in line
     words = shlex.split(line)
     assert words[words.index("--backend") + 1] == "tensorflow1[keras=2.2.4]"

@@ -10,11 +10,12 @@ import pytest
 
 from kbtool.check.run import run_check
 from kbtool.errors import KbtoolError
-from kbtool.plan import make_plan
+from kbtool.plan import Selection, make_plan
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.envs.interpreters import find_path as find_interpreter
 from kbtool.runners.messages import Request
 from kbtool.runners.registry import launch_for
+from kbtool.settings import RunSettings
 from kbtool.specs import loader
 from kbtool.worker import protocol
 
@@ -179,7 +180,8 @@ def test_crashing_and_hanging_custom_backend_costs_only_the_case(tmp_path, custo
     spec_path.write_text(SPEC)
     spec = loader.load(str(spec_path))
     report = run_check(
-        make_plan(spec, ops=["transpose"], backends=[module]), case_timeout=3, known_entries=[], jobs=1
+        make_plan(spec, Selection(ops=["transpose"], backends=[module]), RunSettings(case_timeout=3, jobs=1)),
+        known_entries=[],
     )  # one worker: its restarts are counted in order
     statuses = {r["case"]: r["status"] for r in report["results"]}
     assert statuses == {

@@ -2,9 +2,9 @@
 
 import math
 import shlex
-import signal
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 import click
 
@@ -13,10 +13,16 @@ from kbtool.errors import KbtoolError
 from kbtool.options import complete_backend, complete_op
 from kbtool.vocabulary import MODES
 
+if TYPE_CHECKING:  # the heavy modules load with the command's run, not with `kbtool --help`
+    from kbtool.bench.load import Watch
+    from kbtool.bench.measure import Settings
+    from kbtool.interrupts import Interrupts
+    from kbtool.plan import PlannedBackend
+
 SIZE_NAMES = ("small", "medium", "large")
 
 
-def _sizes(size, sizes):
+def _sizes(size: Optional[str], sizes: Optional[str]) -> List[str]:
     if size and sizes:
         raise KbtoolError("give --size or --sizes, not both")
     if not sizes:
@@ -30,7 +36,7 @@ def _sizes(size, sizes):
     return [s for s in SIZE_NAMES if s in names]
 
 
-def _positive(name, value, upper):
+def _positive(name: str, value: Optional[float], upper: float) -> Optional[float]:
     if value is None:
         return None
     if not (math.isfinite(value) and 0 < value <= upper):
@@ -137,28 +143,28 @@ def _positive(name, value, upper):
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
 @click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")
 def bench(
-    ops,
-    backend_names,
-    versions,
-    size,
-    sizes,
-    modes,
-    budget,
-    min_samples,
-    max_seconds,
-    baseline,
-    fail_over,
-    min_effect,
-    source,
-    device,
-    precision,
-    seed,
-    as_json,
-    outputs,
-    spec_path,
-    quiet,
-    verbose,
-):
+    ops: Tuple[str, ...],
+    backend_names: Tuple[str, ...],
+    versions: Optional[str],
+    size: Optional[str],
+    sizes: Optional[str],
+    modes: Tuple[str, ...],
+    budget: float,
+    min_samples: int,
+    max_seconds: float,
+    baseline: Optional[str],
+    fail_over: float,
+    min_effect: float,
+    source: Optional[str],
+    device: str,
+    precision: str,
+    seed: int,
+    as_json: bool,
+    outputs: Tuple[str, ...],
+    spec_path: Optional[str],
+    quiet: bool,
+    verbose: bool,
+) -> None:
     """Time each op on each backend.
 
     Reports the one-time cost (graph build, compile, first call) apart from the steady-state
@@ -185,71 +191,163 @@ def bench(
     """
     import time
 
-    from kbtool.bench import compare, measure, peak
-    from kbtool.bench import load as bench_load
-    from kbtool.bench import output as bench_output
-    from kbtool.bench import report as bench_report
-    from kbtool.bench.measure import Settings
-    from kbtool.specs import loader
-
     started = time.time()
-    chosen = _sizes(size, sizes)
-    _positive("--budget", budget, 3600)
-    _positive("--max-seconds", max_seconds, 86400)
-    for name, value in (("--fail-over", fail_over), ("--min-effect", min_effect)):
-        if not (math.isfinite(value) and value >= 0):
-            raise KbtoolError(f"{name} takes a percentage of 0 or more (got {value:g})")
-    if quiet and verbose:
-        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
-    if versions and baseline:
-        raise KbtoolError(
-            "--versions compares two releases measured now; --compare compares with a saved bench: give one of them"
-        )
-    base = bench_report.load(baseline) if baseline else None
-    bench_output.prepare_outputs(outputs)
-    if source:
-        given = [
-            name
-            for name, value in (
-                ("--op", ops),
-                ("--backend", backend_names),
-                ("--versions", versions),
-                ("--size", size),
-                ("--sizes", sizes),
-                ("--mode", modes),
-                ("--device", device if device != "cpu" else None),
-                ("--precision", precision if precision != "default" else None),
-            )
-            if value
-        ]
-        if given:
-            raise KbtoolError(
-                "--from renders an earlier bench as it was measured; {} cannot apply".format("/".join(given))
-            )
-        data = bench_report.load(source)
-        if base is not None:
-            data["comparison"] = compare.compare(
-                data, base, baseline, min_effect_pct=min_effect, fail_over_pct=fail_over
-            )
-        data["summary"]["ok"] = bench_report.is_ok(data)
-        _show(data, outputs, as_json, quiet, verbose, _stderr_lines)
-        return
-    settings = Settings(
-        sizes=chosen,
-        modes=list(modes) or list(MODES),
+    request = _Request(
+        ops=tuple(ops),
+        backend_names=tuple(backend_names),
+        versions=versions,
+        sizes=_sizes(size, sizes),
+        modes=tuple(modes),
         budget=budget,
         min_samples=min_samples,
         max_seconds=max_seconds,
-        seed=seed,
+        baseline=baseline,
+        fail_over=fail_over,
+        min_effect=min_effect,
         device=device,
         precision=precision,
+        seed=seed,
+        as_json=as_json,
+        outputs=tuple(outputs),
+        spec_path=spec_path,
+        quiet=quiet,
+        verbose=verbose,
     )
-    spec = loader.load(spec_path)
-    items, families, skipped = measure.plan_items(spec, list(ops), chosen, seed)
-    pair = _releases(backend_names, versions, quiet) if versions else None  # the ops checked first: then installs
+    _check(request)
+    base = _load_baseline(request)
+    if source:
+        _refuse_measuring_options(request, size, sizes)
+        _render_saved(request, source, base)
+    else:
+        _measure_and_show(request, base, started)
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The options of one `kbtool bench` (the sizes already chosen from --size/--sizes)."""
+
+    ops: Tuple[str, ...]
+    backend_names: Tuple[str, ...]
+    versions: Optional[str]
+    sizes: List[str]
+    modes: Tuple[str, ...]
+    budget: float
+    min_samples: int
+    max_seconds: float
+    baseline: Optional[str]
+    fail_over: float
+    min_effect: float
+    device: str
+    precision: str
+    seed: int
+    as_json: bool
+    outputs: Tuple[str, ...]
+    spec_path: Optional[str]
+    quiet: bool
+    verbose: bool
+
+    def say(self, line: str) -> None:
+        """A progress or notice line on stderr (none with -q)."""
+        if not self.quiet:
+            _stderr_lines(line)
+
+
+@dataclass
+class _Measured:
+    """What a bench measured (so far: a signal may have stopped it)."""
+
+    infos: List[Dict[str, Any]] = field(default_factory=list)
+    results: List[Dict[str, Any]] = field(default_factory=list)
+    incomplete: Optional[Dict[str, Any]] = None
+    peak: Optional[Dict[str, Any]] = None
+
+
+def _check(request: _Request) -> None:
+    """The usage errors of the options, each one line."""
+    _positive("--budget", request.budget, 3600)
+    _positive("--max-seconds", request.max_seconds, 86400)
+    for name, value in (("--fail-over", request.fail_over), ("--min-effect", request.min_effect)):
+        if not (math.isfinite(value) and value >= 0):
+            raise KbtoolError(f"{name} takes a percentage of 0 or more (got {value:g})")
+    if request.quiet and request.verbose:
+        raise KbtoolError("give -q (the verdict line only) or -v (everything), not both")
+    if request.versions and request.baseline:
+        raise KbtoolError(
+            "--versions compares two releases measured now; --compare compares with a saved bench: give one of them"
+        )
+
+
+def _load_baseline(request: _Request) -> Optional[Dict[str, Any]]:
+    """The --compare baseline (None without one); the -o files are checked writable first."""
+    from kbtool.bench import output as bench_output
+    from kbtool.bench import report as bench_report
+
+    base = bench_report.load(request.baseline) if request.baseline else None
+    bench_output.prepare_outputs(request.outputs)
+    return base
+
+
+def _refuse_measuring_options(request: _Request, size: Optional[str], sizes: Optional[str]) -> None:
+    """--from renders a bench as it was measured: an option that chooses what to measure is a usage error."""
+    given = [
+        name
+        for name, value in (
+            ("--op", request.ops),
+            ("--backend", request.backend_names),
+            ("--versions", request.versions),
+            ("--size", size),
+            ("--sizes", sizes),
+            ("--mode", request.modes),
+            ("--device", request.device if request.device != "cpu" else None),
+            ("--precision", request.precision if request.precision != "default" else None),
+        )
+        if value
+    ]
+    if given:
+        raise KbtoolError("--from renders an earlier bench as it was measured; {} cannot apply".format("/".join(given)))
+
+
+def _render_saved(request: _Request, source: str, base: Optional[Dict[str, Any]]) -> None:
+    """--from: an earlier bench, compared with the baseline when given, shown and written again."""
+    from kbtool.bench import compare
+    from kbtool.bench import report as bench_report
+
+    data = bench_report.load(source)
+    if base is not None:
+        data["comparison"] = compare.compare(
+            data, base, request.baseline or "", min_effect_pct=request.min_effect, fail_over_pct=request.fail_over
+        )
+    data["summary"]["ok"] = bench_report.is_ok(data)
+    _show(data, request.outputs, request.as_json, request.quiet, request.verbose, _stderr_lines)
+
+
+def _measure_and_show(request: _Request, base: Optional[Dict[str, Any]], started: float) -> None:
+    """Measure the ops on the backends (under the one signal handler of kbtool/interrupts.py), then assemble, show
+    and write the bench, and exit with its code. A first signal stops the measurements (the workers are killed at
+    once) and the partial bench is written; a second lets that writing finish; a third exits at once."""
+    from kbtool.bench import measure
+    from kbtool.bench.measure import Settings
+    from kbtool.interrupts import Interrupts
+    from kbtool.runners.session import Cancel
+    from kbtool.specs import loader
+
+    settings = Settings(
+        sizes=request.sizes,
+        modes=list(request.modes) or list(MODES),
+        budget=request.budget,
+        min_samples=request.min_samples,
+        max_seconds=request.max_seconds,
+        seed=request.seed,
+        device=request.device,
+        precision=request.precision,
+    )
+    spec = loader.load(request.spec_path)
+    items, families, skipped = measure.plan_items(spec, list(request.ops), request.sizes, request.seed)
+    backend_names = request.backend_names
+    pair = _releases(backend_names, request.versions, request.quiet) if request.versions else None  # ops first
     if pair:
         backend_names = (pair[0].name, pair[1].name)
-    slots = measure.backend_slots(backend_names, device, precision)
+    slots = measure.backend_slots(backend_names, request.device, request.precision)
     runnable = [s for s in slots if s.launch is not None]
     if not runnable:
         raise KbtoolError(
@@ -257,104 +355,142 @@ def bench(
                 "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
             )
         )
-    say = _stderr_lines if not quiet else (lambda line: None)
-    infos, results, incomplete, measured_peak = [], [], None, None
-    lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
-    from kbtool.bench.progress import BenchProgress
-    from kbtool.runners.registry import not_installed_info
-
-    stop = _Stop()
-    previous = stop.install()
-    try:  # the handlers are restored whatever happens (an in-process caller keeps its own)
-        # said once the handlers are in: a signal from here on stops the bench with its partial results
+    writing = "the bench is being written (once more exits at once)"
+    # the handlers are restored whatever happens (an in-process caller keeps its own)
+    with Interrupts(Cancel(), what=None, raise_in_main=True, while_writing=writing) as interrupts:
+        from kbtool.bench import load as bench_load
         from kbtool.reports.text import plural  # here: `kbtool --help` imports nothing heavy
 
-        say(
+        # said once the handlers are in: a signal from here on stops the bench with its partial results
+        request.say(
             "kbtool bench: {} × {} on {}; measuring this machine's peak first".format(
-                plural(len(families), "op"), plural(len(chosen), "size"), ", ".join(s.name for s in runnable)
+                plural(len(families), "op"), plural(len(request.sizes), "size"), ", ".join(s.name for s in runnable)
             )
         )
         watch = bench_load.Watch()
         busy = watch.busy_before()
         if busy:
-            say(f"kbtool bench: warning: {busy}")
-        try:
-            measured_peak = peak.measure()
-            with BenchProgress(runnable, items, settings, enabled=not quiet, in_turns=bool(pair)) as progress:
-                for slot in slots:
-                    if slot.launch is None:
-                        infos.append(not_installed_info(slot.name, slot.unavailable, slot.status))
-                    elif not pair:
-                        measure.measure_backend(
-                            slot, items, settings, infos, results, progress=progress, cancel=stop.cancel
-                        )
-                if pair:  # the two releases in turns, each result on both back to back
-                    measure.measure_in_turns(
-                        runnable, items, settings, infos, results, progress=progress, cancel=stop.cancel
+            request.say(f"kbtool bench: warning: {busy}")
+        measured = _measure(request, slots, runnable, items, settings, pair is not None, interrupts)
+        interrupts.finishing()  # from here a signal no longer interrupts
+        machine = _machine(watch)
+        data = _assemble(request, measured, settings, families, items, skipped, pair, base, machine, started)
+        interrupted = measured.incomplete["signal"] if measured.incomplete else None
+        _show(data, request.outputs, request.as_json, request.quiet, request.verbose, request.say, interrupted)
+
+
+def _measure(
+    request: _Request,
+    slots: List["PlannedBackend"],
+    runnable: List["PlannedBackend"],
+    items: List[Any],
+    settings: "Settings",
+    in_turns: bool,
+    interrupts: "Interrupts",
+) -> _Measured:
+    """This machine's peak, every backend's measurements (the two releases of --versions in turns), the peak
+    again; a signal stops them and keeps what was measured."""
+    from kbtool.bench import measure, peak
+    from kbtool.bench import report as bench_report
+    from kbtool.bench.progress import BenchProgress
+    from kbtool.interrupts import Interrupted
+    from kbtool.runners.registry import not_installed_info
+
+    done = _Measured()
+    cancel = interrupts.cancel
+    try:
+        done.peak = peak.measure()
+        with BenchProgress(runnable, items, settings, enabled=not request.quiet, in_turns=in_turns) as progress:
+            for slot in slots:
+                if slot.launch is None:
+                    done.infos.append(not_installed_info(slot.name, slot.unavailable, slot.status))
+                elif not in_turns:
+                    measure.measure_backend(
+                        slot, items, settings, done.infos, done.results, progress=progress, cancel=cancel
                     )
-        except (KeyboardInterrupt, Terminated) as exc:  # the workers are killed (the handler); keep the rest
-            name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-            stop.stopping(name)
-            incomplete = {
+            if in_turns:  # the two releases in turns, each result on both back to back
+                measure.measure_in_turns(
+                    runnable, items, settings, done.infos, done.results, progress=progress, cancel=cancel
+                )
+    except KeyboardInterrupt as exc:  # the workers are killed (the handler); keep the rest
+        name = exc.name if isinstance(exc, Interrupted) else "SIGINT"
+        done.incomplete = {
+            "signal": name,
+            "note": "interrupted by {} {}: {} results measured before it".format(
+                name, "while measuring this machine's peak" if done.peak is None else "", len(done.results)
+            ).replace("  ", " "),
+        }
+        done.infos = _after_interrupt(slots, done.infos, bench_report.NOT_RUN)
+        request.say(f"kbtool: {name}: stopping; the partial bench follows")
+    if done.results and not done.incomplete and done.peak is not None:  # (results come after the first peak)
+        request.say("kbtool bench: measuring this machine's peak again")
+        try:
+            done.peak = peak.combine(done.peak, peak.measure())
+        except KeyboardInterrupt as exc:  # the first measurement stands
+            name = exc.name if isinstance(exc, Interrupted) else "SIGINT"
+            done.incomplete = {
                 "signal": name,
-                "note": "interrupted by {} {}: {} results measured before it".format(
-                    name, "while measuring this machine's peak" if measured_peak is None else "", len(results)
-                ).replace("  ", " "),
+                "note": f"interrupted by {name} while measuring this machine's peak again",
             }
-            infos = _after_interrupt(slots, infos, bench_report.NOT_RUN)
-            say(f"kbtool: {name}: stopping; the partial bench follows")
-        if results and not incomplete:
-            say("kbtool bench: measuring this machine's peak again")
-            try:
-                measured_peak = peak.combine(measured_peak, peak.measure())
-            except (KeyboardInterrupt, Terminated) as exc:  # the first measurement stands
-                name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-                stop.stopping(name)
-                incomplete = {
-                    "signal": name,
-                    "note": f"interrupted by {name} while measuring this machine's peak again",
-                }
-        stop.stopping(incomplete["signal"] if incomplete else "done")  # from here a signal no longer interrupts
-        scaling = measure.finish(results, lookup, measured_peak)
-        comparison = None
-        if pair:
-            comparison = compare.between(
-                {"results": results, "settings": settings.as_dict(list(families)), "backends": infos},
-                pair[0].name,
-                pair[1].name,
-                min_effect_pct=min_effect,
-                fail_over_pct=fail_over,
-            )
-        elif base is not None:
-            comparison = compare.compare(
-                {"results": results, "settings": settings.as_dict(list(families)), "backends": infos},
-                base,
-                baseline,
-                min_effect_pct=min_effect,
-                fail_over_pct=fail_over,
-            )
-        notes = [n for n in [measure.skipped_note(skipped), pair and _pair_note(pair, versions, seed, chosen)] if n]
-        machine = measure.machine()
-        machine["load"] = watch.record()
-        data = bench_report.assemble(
-            bench_report.BenchRun(
-                " ".join(["kbtool"] + sys.argv[1:]),
-                machine,
-                measured_peak,
-                settings.as_dict(list(families)),
-                families,
-                infos,
-                results,
-                scaling,
-                time.time() - started,
-                comparison=comparison,
-                incomplete=incomplete,
-                notes=notes,
-            )
+    return done
+
+
+def _machine(watch: "Watch") -> Dict[str, Any]:
+    """The machine the bench ran on, and its load while it ran."""
+    from kbtool.bench import measure
+
+    machine: Dict[str, Any] = measure.machine()
+    machine["load"] = watch.record()
+    return machine
+
+
+def _assemble(
+    request: _Request,
+    measured: _Measured,
+    settings: "Settings",
+    families: Dict[str, Any],
+    items: List[Any],
+    skipped: Dict[str, str],
+    pair: Optional[Tuple[Any, Any, int]],
+    base: Optional[Dict[str, Any]],
+    machine: Dict[str, Any],
+    started: float,
+) -> Dict[str, Any]:
+    """The bench's JSON: the results with their scaling, and the comparison (--versions: NEW against OLD;
+    --compare: against the baseline)."""
+    import time
+
+    from kbtool.bench import compare, measure
+    from kbtool.bench import report as bench_report
+
+    lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
+    scaling = measure.finish(measured.results, lookup, measured.peak)
+    current = {"results": measured.results, "settings": settings.as_dict(list(families)), "backends": measured.infos}
+    limits = dict(min_effect_pct=request.min_effect, fail_over_pct=request.fail_over)
+    comparison = None
+    if pair:
+        comparison = compare.between(current, pair[0].name, pair[1].name, **limits)
+    elif base is not None:
+        comparison = compare.compare(current, base, request.baseline or "", **limits)
+    versions_note = pair and _pair_note(pair, request.versions or "", request.seed, request.sizes)
+    notes = [n for n in [measure.skipped_note(skipped), versions_note] if n]
+    data: Dict[str, Any] = bench_report.assemble(
+        bench_report.BenchRun(
+            " ".join(["kbtool"] + sys.argv[1:]),
+            machine,
+            measured.peak,
+            settings.as_dict(list(families)),
+            families,
+            measured.infos,
+            measured.results,
+            scaling,
+            time.time() - started,
+            comparison=comparison,
+            incomplete=measured.incomplete,
+            notes=notes,
         )
-        _show(data, outputs, as_json, quiet, verbose, say, interrupted=incomplete and incomplete["signal"])
-    finally:
-        stop.restore(previous)
+    )
+    return data
 
 
 def _releases(backend_names: Tuple[str, ...], text: str, quiet: bool) -> Tuple[Any, Any, int]:
@@ -430,7 +566,7 @@ def _stderr_lines(line: str) -> None:
         click.echo(part, err=True)
 
 
-def _after_interrupt(slots, infos, not_run):
+def _after_interrupt(slots: List[Any], infos: List[Dict[str, Any]], not_run: str) -> List[Dict[str, Any]]:
     """The backends' infos after an interrupt: those the bench never reached say so (the one it was starting too)."""
     from kbtool.runners.registry import is_builtin, not_installed_info
 
@@ -449,61 +585,15 @@ def _after_interrupt(slots, infos, not_run):
     ]
 
 
-class Terminated(BaseException):
-    """SIGTERM during a bench (handled as Ctrl-C is: the partial bench is written). A BaseException, as
-    KeyboardInterrupt is: no `except Exception` on the way (a view, a library) may swallow it."""
-
-
-class _Stop:
-    """SIGINT and SIGTERM during a bench. The first kills the workers at once (a hung one included) and raises
-    (KeyboardInterrupt or Terminated) so the partial bench is written; a second, while that is written (a moment:
-    no worker is left to wait for), kills any worker again and lets the writing finish; a third exits at once.
-    Once the measurements are over, a signal no longer interrupts: the first lets the bench be written."""
-
-    CODES: Dict[int, int] = {signal.SIGINT.value: 130, signal.SIGTERM.value: 143}
-
-    def __init__(self) -> None:
-        from kbtool.runners.session import Cancel
-
-        self.signal: Optional[str] = None
-        self.again = 0
-        self.cancel = Cancel()  # the backend session's: setting it kills the worker at once
-
-    def install(self) -> Dict[int, Any]:
-        if not _main_thread():
-            return {}
-        return {signum: signal.signal(signum, self._handle) for signum in self.CODES}
-
-    def restore(self, previous: Dict[int, Any]) -> None:
-        from kbtool import interrupts
-
-        interrupts.restore(previous, self.signal in ("SIGINT", "SIGTERM") or self.again > 0)
-
-    def stopping(self, name: str) -> None:
-        self.signal = name
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        name = signal.Signals(signum).name
-        first = self.signal is None
-        if first:  # said before anything else: a signal arriving inside this handler is then a second one
-            self.signal = name
-        self.cancel.set(name)
-        if first:
-            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-        self.again += 1
-        if self.again >= 2:
-            click.echo(f"kbtool: {name} again: exiting at once", err=True)
-            raise SystemExit(self.CODES[signum])
-        click.echo(f"kbtool: {name}: the bench is being written (once more exits at once)", err=True)
-
-
-def _main_thread():
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
-def _show(data, outputs, as_json, quiet, verbose, say, interrupted=None):
+def _show(
+    data: Dict[str, Any],
+    outputs: Sequence[str],
+    as_json: bool,
+    quiet: bool,
+    verbose: bool,
+    say: Callable[[str], None],
+    interrupted: Optional[str] = None,
+) -> NoReturn:
     """Write the -o files, print the chosen view, exit with the bench's code."""
     from kbtool.bench import output as bench_output
     from kbtool.bench import report as bench_report

@@ -7,7 +7,7 @@ per-call cost, then times every op × size in each mode it runs (kbtool/worker/t
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from kbtool.bench import families as fam
 from kbtool.errors import KbtoolError
@@ -131,11 +131,12 @@ class Timed:
         from kbtool.runners.messages import Request
         from kbtool.runners.registry import backend_info
         from kbtool.runners.session import BackendSession, Cancel
+        from kbtool.settings import RunSettings
 
         # a first call and a compile come on top of the samples; past this the op is reported as timed out
         timeout = max(60.0, 12 * self.settings.max_seconds)
         opened = self._session = BackendSession(
-            self.slot.name, self.slot.launch, case_timeout=timeout, cancel=self.cancel or Cancel()
+            self.slot.name, self.slot.launch, settings=RunSettings(case_timeout=timeout), cancel=self.cancel or Cancel()
         )
         session = opened.__enter__()
         try:
@@ -332,7 +333,7 @@ def machine() -> Dict[str, Any]:
     found: Dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": cpu,
-        "cores": cast(Callable[[], int], default_jobs)(),
+        "cores": default_jobs(),
         "memory_gb": round(memory, 1),
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -11,6 +11,7 @@ import click
 from kbtool import options
 from kbtool.errors import KbtoolError
 from kbtool.options import complete_backend, complete_op
+from kbtool.settings import RunSettings
 from kbtool.vocabulary import MODES
 
 if TYPE_CHECKING:
@@ -101,9 +102,7 @@ def bisect(
             ops,
             case_patterns=case_patterns,
             modes=modes,
-            seed=seed,
-            case_timeout=case_timeout,
-            jobs=jobs,
+            run=RunSettings(seed=seed, case_timeout=case_timeout, jobs=jobs),
             cancel=interrupts.cancel,
             note=_note,
         )

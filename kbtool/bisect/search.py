@@ -22,12 +22,13 @@ import os
 import shlex
 import textwrap
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool import __version__, files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.known import fingerprint
+from kbtool.settings import RunSettings
 
 Key = Tuple[str, str, str]  # (op, case id, mode)
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bisect.schema.json")
@@ -207,19 +208,18 @@ class CheckRunner:
         ops: Sequence[str],
         case_patterns: Sequence[str] = (),
         modes: Sequence[str] = (),
-        seed: int = 0,
-        case_timeout: Optional[float] = None,
-        jobs: Optional[int] = None,
+        run: Optional[RunSettings] = None,
         cancel: Any = None,
         note: Callable[[str], None] = lambda line: None,
     ) -> None:
+        """`run`: the probes' seed, case timeout and --jobs (the keras.json overrides are the documented defaults)."""
         from kbtool import keras_settings
 
         self.base, self.package, self.spec = base, package, spec
         self.ops, self.case_patterns, self.modes = tuple(ops), tuple(case_patterns), tuple(modes)
-        self.seed, self.case_timeout, self.jobs = seed, case_timeout, jobs
         self.cancel, self.note = cancel, note
         self.settings = keras_settings.resolve(())
+        self.run = replace(run or RunSettings(), keras_config=self.settings.override)
         self.installs: List[Install] = []
 
     def release_name(self, version: str) -> str:
@@ -231,17 +231,11 @@ class CheckRunner:
         """The plan of one probe; with no versions, the selection on numpy (kbtool's own Python, always here): how
         the CLI says an unknown op or a case glob that matches nothing before it installs anything."""
         from kbtool import keras_settings
-        from kbtool.plan import make_plan
+        from kbtool.plan import Selection, make_plan
 
-        plan = make_plan(
-            self.spec,
-            ops=self.ops,
-            backends=[self.release_name(v) for v in versions] or ["numpy"],
-            case_patterns=self.case_patterns,
-            modes=self.modes,
-            seed=self.seed,
-            keras_config=self.settings.override,
-        )
+        backends = tuple(self.release_name(v) for v in versions) or ("numpy",)
+        chosen = Selection(ops=self.ops, backends=backends, case_patterns=self.case_patterns, modes=self.modes)
+        plan = make_plan(self.spec, chosen, self.run)
         keras_settings.apply(plan, self.settings)
         return plan
 
@@ -269,10 +263,10 @@ class CheckRunner:
             self.ensure_installed(version)
         plan = self.plan(versions)
         started = time.monotonic()
-        report = run_check(plan, known_entries=[], cancel=self.cancel, jobs=self.jobs, case_timeout=self.case_timeout)
+        report = run_check(plan, known_entries=[], cancel=self.cancel)
         if self.cancel is not None and self.cancel.is_set():
             raise Interrupted(self.cancel.reason)
-        flags = repro.RunFlags.of_run(plan, None, self.case_timeout)
+        flags = plan.run.resolved(plan.spec.path)
         cases = {(case.op, case.id): case for _, case in plan.work}
         by_name = {self.release_name(v): v for v in versions}
         found: Dict[str, Dict[Key, Outcome]] = {v: {} for v in versions}

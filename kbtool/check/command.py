@@ -156,7 +156,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     """The check's plan from its flags (the user's keras.json settings applied), its notes said on stderr."""
     from kbtool import keras_settings
     from kbtool import shard as shard_mod
-    from kbtool.plan import make_plan
+    from kbtool.plan import Selection, Sources, make_plan
     from kbtool.reports import load as report_load
     from kbtool.specs import loader
 
@@ -169,22 +169,17 @@ def _plan(opts: options.CheckOptions) -> "Plan":
         )
     spec = loader.load(opts.spec_path)
     backend_names, not_run = _swept(opts)
-    plan = make_plan(
-        spec,
+    chosen = Selection(
         ops=opts.ops,
-        backends=(settings.active_backend,) if opts.active else backend_names,
+        backends=(str(settings.active_backend),) if opts.active else backend_names,
         case_patterns=opts.case_patterns,
         modes=opts.modes,
         examples=opts.examples,
-        seed=opts.seed,
         grid=opts.grid,
-        keras_config=settings.override,
         shard=shard,
         last_failed=failed_last,
-        device=opts.device,
-        precision=opts.precision,
-        not_run=not_run,
     )
+    plan = make_plan(spec, chosen, opts.run_settings(settings), Sources(not_run=not_run))
     for note in plan.notes:
         _note(f"kbtool: {note}")
     if plan.shard_share is not None:
@@ -205,17 +200,7 @@ def _run(plan: "Plan", opts: options.CheckOptions) -> None:
 
     verbosity = opts.verbosity
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
-        report = run_interruptibly(
-            plan,
-            interrupts,
-            verbosity=verbosity,
-            case_timeout=opts.case_timeout,
-            jobs=opts.jobs,
-            known_path=opts.known_path,
-            strict=opts.strict,
-            repeat=opts.repeat,
-            echo=_note,
-        )
+        report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note)
         report_load.save_last(report, warn=_note)
         failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
         if opts.history_path:

@@ -2,7 +2,7 @@
 
 plan.py            which ops, cases, modes and backends; what an unavailable backend means
 execute.py         each planned case through a backend session (session.py), judged by verdicts/ against the reference
-known.py           known differences: load, validate against the spec, apply, count, age
+known/             known differences: load, validate against the spec, apply, count, age
 reports/assemble   the versioned JSON report, its summary and the exit code; every view renders it
 
 `run_interruptibly` is how `kbtool check` runs one under `interrupts.Interrupts`: SIGINT/SIGTERM stop it and the
@@ -12,18 +12,24 @@ partial report is still written and shown.
 import contextlib
 import os
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from kbtool import execute, known, paths
 from kbtool.interrupts import Interrupts
-from kbtool.plan import checkable_ops
+from kbtool.plan import Plan, checkable_ops
 from kbtool.reports.assemble import CheckRun, assemble
-from kbtool.repro import RunFlags
 from kbtool.runners import envs
 from kbtool.runners.session import Cancel
 
+if TYPE_CHECKING:
+    from kbtool.known import KnownEntry
+    from kbtool.reference.oracle import Oracle
+    from kbtool.specs.loader import Spec
 
-def known_entries_for(spec, known_path=None):
+Report = Dict[str, Any]  # the JSON report of a check (reports/report.schema.json)
+
+
+def known_entries_for(spec: "Spec", known_path: Optional[str] = None) -> Tuple[List["KnownEntry"], str]:
     """(entries, path) of a known-differences file (default: the shipped one) for a check of `spec`.
 
     A spec and the known-differences file beside it are a pair: checked against each other; the shipped entries
@@ -34,50 +40,35 @@ def known_entries_for(spec, known_path=None):
 
 
 def run_check(
-    plan,
-    known_entries=None,
-    progress=None,
-    jobs=None,
-    case_timeout=None,
-    oracle=None,
-    cancel=None,
-    known_path=None,
-    strict=False,
-    repeat=1,
-):
-    """Run a plan and return the JSON report (a dict). `known_entries` defaults to the shipped file.
+    plan: Plan,
+    known_entries: Optional[Sequence[Union["KnownEntry", Dict[str, Any]]]] = None,
+    progress: Optional[execute.Progress] = None,
+    oracle: Optional["Oracle"] = None,
+    cancel: Optional[Cancel] = None,
+) -> Report:
+    """Run a plan under its settings (`plan.run`: the case timeout, --jobs, --repeat, --strict, --known) and return
+    the JSON report (a dict). `known_entries` defaults to the settings' known-differences file (the shipped one).
 
     `cancel` (a session.Cancel, set by a signal handler) ends the run early: the report then holds the results that
-    ran and says so under `incomplete` (never ok; no known difference is judged stale on it). `repeat` (--repeat N)
-    runs each case N times on its worker: runs that disagree give a `nondeterministic` result."""
+    ran and says so under `incomplete` (never ok; no known difference is judged stale on it). With --repeat N each
+    case runs N times on its worker: runs that disagree give a `nondeterministic` result."""
     started = time.time()
+    settings = plan.run
     read_from = None  # the known-differences file the entries came from (the report records it)
     if known_entries is None:
-        known_entries, read_from = known_entries_for(plan.spec, known_path)
-    entries = known_entries
-    entries = known.alias_entries(plan.spec) + list(entries)
+        known_entries, read_from = known_entries_for(plan.spec, settings.known_path)
+    entries = known.alias_entries(plan.spec) + list(known_entries)
     cancel = cancel or Cancel()
-    usage = {}
+    usage: Dict[str, Any] = {}
     infos, results = execute.execute_plan(
         plan,
         oracle=oracle,
         progress=progress,
-        jobs=jobs,
-        case_timeout=case_timeout,
         cancel=cancel,
         usage=usage,
-        repeat=repeat,
-        flags=RunFlags.of_run(plan, known_path, case_timeout, strict, repeat),  # what every repro carries
+        settings=settings.resolved(getattr(plan.spec, "path", None)),  # what every repro carries
     )
-    incomplete = None
-    if cancel.is_set():
-        planned = execute.planned_results(plan)
-        incomplete = {
-            "signal": cancel.reason,
-            "planned": planned,
-            "ran": len(results),
-            "note": f"interrupted by {cancel.reason}: {len(results)} of the {planned} planned results ran; the others are absent",
-        }
+    incomplete = _incomplete(plan, cancel, len(results))
     applied = known.apply(
         results,
         entries,
@@ -99,40 +90,36 @@ def run_check(
             incomplete=incomplete,
             known_entries=entries,
             known_path=read_from,
-            strict=strict,
+            strict=settings.strict,
             usage=usage,
-            repeat=repeat,
+            repeat=settings.repeat,
         )
     )
 
 
+def _incomplete(plan: Plan, cancel: Cancel, ran: int) -> Optional[Dict[str, Any]]:
+    """What the report says of a run a signal cut short (None when it ran to its end)."""
+    if not cancel.is_set():
+        return None
+    planned = execute.planned_results(plan)
+    return {
+        "signal": cancel.reason,
+        "planned": planned,
+        "ran": ran,
+        "note": f"interrupted by {cancel.reason}: {ran} of the {planned} planned results ran; the others are absent",
+    }
+
+
 def run_interruptibly(
-    plan: Any,
-    interrupts: Interrupts,
-    verbosity: int = 1,
-    case_timeout: Optional[float] = None,
-    jobs: Optional[int] = None,
-    known_path: Optional[str] = None,
-    strict: bool = False,
-    repeat: int = 1,
-    echo: Callable[[str], None] = lambda line: None,
-) -> dict:
+    plan: Plan, interrupts: Interrupts, verbosity: int = 1, echo: Callable[[str], None] = lambda line: None
+) -> Report:
     """Run a plan as `kbtool check` does: progress bars on a terminal and a few plain lines in a log (none with
     verbosity 0), closed before the summary prints (also when interrupted); `interrupts.cancel` stops the run.
     `echo` gets the line that says a signal stopped the run when the bars' last redraw erased the handler's."""
     from kbtool.reports import progress
 
     with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
-        report = run_check(
-            plan,
-            progress=show,
-            case_timeout=case_timeout,
-            cancel=interrupts.cancel,
-            jobs=jobs,
-            known_path=known_path,
-            strict=strict,
-            repeat=repeat,
-        )
+        report = run_check(plan, progress=show, cancel=interrupts.cancel)
     if interrupts.caught and show is not None and show.live:
         echo(f"kbtool: {interrupts.name}: stopped; the partial report follows")
     return report

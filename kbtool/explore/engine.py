@@ -30,6 +30,7 @@ from kbtool.runners import envs
 from kbtool.runners import messages as protocol
 from kbtool.runners.registry import keras_name
 from kbtool.runners.session import BackendSession, Cancel, Expected
+from kbtool.settings import RunSettings
 from kbtool.specs import binding, domains
 from kbtool.specs.cases import expand_case, raw_cases
 
@@ -138,9 +139,8 @@ class Exploration:
 
     def session(self, backend: str, launch: Launch) -> BackendSession:
         """The backend session an exploration runs its draws on (one worker per keras.json settings, reused)."""
-        return BackendSession(
-            backend, launch, seed=self.seed, case_timeout=self.case_timeout, cancel=self.cancel, repeat=self.repeat
-        )
+        settings = RunSettings(seed=self.seed, repeat=self.repeat, case_timeout=self.case_timeout)
+        return BackendSession(backend, launch, settings=settings, cancel=self.cancel)
 
     def evaluate(self, session: BackendSession, raw: RawCase) -> Optional[List[Failure]]:
         """The failures of `raw` on one backend's session, one per mode (and backend variant) that does not pass;

@@ -40,9 +40,7 @@ class KbtoolHooks:
         self.sole = verdict.sole_targets(self.plan, [t.key for t in self.targets], self.entries)
         self.xdist = config.pluginmanager.hasplugin("xdist")
         self.is_xdist_worker = hasattr(config, "workerinput")
-        self.runner = ItemRunner(
-            self.plan.seed, self.selection.case_timeout, self.selection.repeat, self.selection.flags
-        )
+        self.runner = ItemRunner(self.selection.settings)
         self.results: Dict[
             Key, Result
         ] = {}  # key -> Result rebuilt from each item's report (controller / single process)

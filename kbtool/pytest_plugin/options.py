@@ -13,7 +13,7 @@ import pytest
 if TYPE_CHECKING:
     from kbtool.known import KnownEntry
     from kbtool.plan import Plan
-    from kbtool.repro import RunFlags
+    from kbtool.settings import RunSettings
 
 
 @dataclass
@@ -22,10 +22,8 @@ class Selection:
     entries: List[
         "KnownEntry"
     ]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
-    case_timeout: Optional[float] = None
-    repeat: int = 1  # --kbtool-repeat N
+    settings: Optional["RunSettings"] = None  # the run's (seed, --kbtool-timeout, --kbtool-repeat, ...): every repro's
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
-    flags: Optional["RunFlags"] = None  # what every repro carries: `kbtool check` with the same flags
 
 
 def read(config: pytest.Config) -> Selection:
@@ -42,8 +40,9 @@ def _read(config: pytest.Config) -> Selection:
     from kbtool import keras_settings, options
     from kbtool.check.run import known_entries_for
     from kbtool.known import alias_entries
+    from kbtool.plan import Selection as Chosen
     from kbtool.plan import make_plan
-    from kbtool.repro import RunFlags
+    from kbtool.settings import RunSettings
     from kbtool.specs import loader
 
     get = config.getoption
@@ -54,28 +53,32 @@ def _read(config: pytest.Config) -> Selection:
     spec_path = options.existing_file(_path(get("kbtool_spec"), here), "--kbtool-spec")
     known_path = options.existing_file(_path(get("kbtool_known"), here), "--kbtool-known")
     settings = keras_settings.resolve(get("kbtool_keras_config"))
-    plan = make_plan(
-        loader.load(spec_path),
+    run = RunSettings(
+        seed=seed,
+        repeat=repeat,
+        case_timeout=case_timeout,
+        device=options.device(get("kbtool_device"), "--kbtool-device"),
+        precision=options.precision(get("kbtool_precision"), "--kbtool-precision"),
+        known_path=known_path,
+        keras_config=settings.override,
+        keras_defaults=settings.pinned_defaults,
+    )
+    chosen = Chosen(
         ops=get("kbtool_op"),
         backends=get("kbtool_backend"),
         case_patterns=get("kbtool_case"),
         modes=get("kbtool_mode"),
         examples=get("kbtool_examples"),
-        seed=seed,
         grid=get("kbtool_grid"),
-        keras_config=settings.override,
-        device=options.device(get("kbtool_device"), "--kbtool-device"),
-        precision=options.precision(get("kbtool_precision"), "--kbtool-precision"),
     )
+    plan = make_plan(loader.load(spec_path), chosen, run)
     keras_settings.apply(plan, settings)
     entries, _ = known_entries_for(plan.spec, known_path)
     return Selection(
         plan=plan,
         entries=alias_entries(plan.spec) + list(entries),
-        case_timeout=case_timeout,
-        repeat=repeat,
         settings_line=settings.header(),
-        flags=RunFlags.of_run(plan, known_path, case_timeout, repeat=repeat),
+        settings=run.resolved(plan.spec.path),
     )
 
 

@@ -10,24 +10,22 @@ result reuses it.
 from __future__ import annotations
 
 import atexit
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 from kbtool.pytest_plugin.verdict import WorkerUnavailable
-from kbtool.repro import RunFlags
 from kbtool.results import Result
 from kbtool.runners.session import BackendSession, Cancel, Worker
+from kbtool.settings import DEFAULTS, RunSettings
 
 if TYPE_CHECKING:
     from kbtool.pytest_plugin.items import Target
 
 
 class ItemRunner:
-    def __init__(
-        self, seed: int = 0, case_timeout: Optional[float] = None, repeat: int = 1, flags: Optional[RunFlags] = None
-    ) -> None:
+    def __init__(self, settings: RunSettings = DEFAULTS) -> None:
         from kbtool.reference.oracle import Oracle
 
-        self.seed, self.case_timeout, self.repeat, self.flags = seed, case_timeout, repeat, flags
+        self.settings = settings  # the run's: seed, case timeout, --repeat, what every repro carries
         self.oracle = Oracle()
         self.cancel = Cancel()
         self._sessions: Dict[Tuple[str, int], BackendSession] = {}
@@ -40,12 +38,9 @@ class ItemRunner:
             self._sessions[key] = BackendSession(
                 target.backend,
                 target.launch,
-                seed=self.seed,
-                case_timeout=self.case_timeout,
+                settings=self.settings,
                 oracle=self.oracle,
                 cancel=self.cancel,
-                repeat=self.repeat,
-                flags=self.flags,
             )
         return self._sessions[key]
 

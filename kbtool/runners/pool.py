@@ -15,18 +15,27 @@ that the recipe's `case_seconds` hint. Scheduling changes who runs a case and wh
 results are sorted by the caller, so the report does not depend on it.
 """
 
+from __future__ import annotations
+
 import collections
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Deque, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Deque, Dict, List, Optional, Set, Tuple
+
+if TYPE_CHECKING:
+    from kbtool.runners.client import WorkerClient
+    from kbtool.specs.cases import Case
+
+Item = Tuple[Dict[str, Any], "Case"]  # (spec entry, case): one piece of a lane's work
+Pick = Tuple["Lane", int, bool]  # (lane, worker index, from the end)
 
 DEFAULT_CASE_SECONDS = 0.05  # a backend's seconds per case before any of its cases has finished
 DEFAULT_START_SECONDS = 5.0  # a worker's start-up before one of the backend's workers has said how long it took
 RATE_AFTER = 5  # cases a backend finishes before its measured rate replaces its hint
 
 
-def default_jobs():
+def default_jobs() -> int:
     """Worker slots when --jobs is not given: one per core this process may use."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -39,11 +48,11 @@ class Lane:
     """The cases of one backend under one set of keras.json settings, taken by the workers that serve it."""
 
     backend: str
-    settings: dict
-    items: Deque = field(default_factory=collections.deque)
+    settings: Dict[str, Any]
+    items: Deque[Item] = field(default_factory=collections.deque)
     active: int = 0  # workers serving it now
 
-    def take(self, from_end):
+    def take(self, from_end: bool) -> Optional[Item]:
         """The next (entry, case), from the front or the back (a second worker starts at the back, so each worker
         keeps meeting the same cases run after run: Theano's per-worker compile caches stay warm)."""
         if not self.items:
@@ -63,30 +72,33 @@ class BackendLoad:
     busy_seconds: float = 0.0
     workers: int = 0  # alive now
     most_workers: int = 0
-    indices: set = field(default_factory=set)  # worker indices in use (a worker's index picks its environment)
+    indices: Set[int] = field(default_factory=set)  # worker indices in use (a worker's index picks its environment)
     stopped: bool = False  # could not start or failed: its remaining cases are dropped
 
-    def rate(self):
+    def rate(self) -> float:
         return self.busy_seconds / self.done if self.done >= RATE_AFTER else self.case_seconds
 
 
 class Pool:
     """The scheduler's state, shared by the slot threads under one lock."""
 
-    def __init__(self, lanes: List[Lane], loads: Dict[str, BackendLoad], min_join_seconds=None):
+    def __init__(
+        self, lanes: List[Lane], loads: Dict[str, BackendLoad], min_join_seconds: Optional[float] = None
+    ) -> None:
         self.lanes = lanes
         self.loads = loads
         self.lock = threading.Lock()
         # joining a lane pays off when the work a newcomer would take exceeds its start-up (None: the backend's)
         self.min_join_seconds = min_join_seconds
 
-    def estimate(self, lane):
+    def estimate(self, lane: Lane) -> float:
         return len(lane.items) * self.loads[lane.backend].rate()
 
-    def pick(self):
+    def pick(self) -> Optional[Pick]:
         """(lane, worker index, from_end) for a free slot, or None when nothing is left worth a worker."""
         with self.lock:
-            best, best_score = None, None
+            best: Optional[Lane] = None
+            best_score: Optional[Tuple[int, float, int]] = None
             for order, lane in enumerate(self.lanes):
                 load = self.loads[lane.backend]
                 if not lane.items or load.stopped or (load.cap is not None and load.workers >= load.cap):
@@ -114,39 +126,39 @@ class Pool:
             best.active += 1
             return best, index, index % 2 == 1
 
-    def has_work(self):
+    def has_work(self) -> bool:
         with self.lock:
             return any(lane.items for lane in self.lanes)
 
-    def release(self, lane, index):
+    def release(self, lane: Lane, index: int) -> None:
         with self.lock:
             load = self.loads[lane.backend]
             load.indices.discard(index)
             load.workers -= 1
             lane.active -= 1
 
-    def idle(self, backend):
+    def idle(self, backend: str) -> bool:
         """True when none of the backend's lanes has a case left and none of its workers is alive (it is done)."""
         with self.lock:
             lanes = [lane for lane in self.lanes if lane.backend == backend]
             return not any(lane.items for lane in lanes) and self.loads[backend].workers == 0
 
-    def take(self, lane, from_end):
+    def take(self, lane: Lane, from_end: bool) -> Optional[Item]:
         with self.lock:
             return None if self.loads[lane.backend].stopped else lane.take(from_end)
 
-    def finished(self, backend, seconds):
+    def finished(self, backend: str, seconds: float) -> None:
         with self.lock:
             load = self.loads[backend]
             load.done += 1
             load.busy_seconds += seconds
 
-    def started(self, backend, seconds):
+    def started(self, backend: str, seconds: Optional[float]) -> None:
         with self.lock:
             if seconds is not None:
                 self.loads[backend].start_seconds = float(seconds)
 
-    def stop(self, backend):
+    def stop(self, backend: str) -> None:
         """Drop a backend's remaining cases (its worker could not start, or kbtool failed while running it)."""
         with self.lock:
             self.loads[backend].stopped = True
@@ -158,42 +170,42 @@ class Pool:
 class MemoryWatch:
     """The peak resident memory of the workers alive together (sampled), and of the controller itself."""
 
-    def __init__(self, interval=0.25):
+    def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval
-        self.clients = set()  # runners.client.WorkerClient: its process changes when it restarts
+        self.clients: Set[WorkerClient] = set()  # runners.client.WorkerClient: its process changes when it restarts
         self.peak_workers_kb = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="kbtool-memory", daemon=True)
 
-    def __enter__(self):
+    def __enter__(self) -> MemoryWatch:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(1.0)
 
-    def add(self, client):
+    def add(self, client: WorkerClient) -> None:
         with self._lock:
             self.clients.add(client)
 
-    def remove(self, client):
+    def remove(self, client: WorkerClient) -> None:
         self._sample()  # a worker that lived less than one interval is still counted
         with self._lock:
             self.clients.discard(client)
 
-    def _loop(self):
+    def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             self._sample()
 
-    def _sample(self):
+    def _sample(self) -> None:
         with self._lock:
             procs = [getattr(c, "proc", None) for c in self.clients]
         total = sum(rss_kb(p.pid) for p in procs if p is not None and p.poll() is None)
         self.peak_workers_kb = max(self.peak_workers_kb, total)
 
-    def summary(self):
+    def summary(self) -> Dict[str, float]:
         import resource
 
         controller_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux
@@ -203,7 +215,7 @@ class MemoryWatch:
         }
 
 
-def rss_kb(pid):
+def rss_kb(pid: int) -> int:
     """Resident memory of a process in kB (0 when it is gone or unreadable)."""
     try:
         with open(f"/proc/{pid}/status") as fh:

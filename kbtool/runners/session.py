@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, 
 
 from kbtool import repro, verdicts
 from kbtool.reference.oracle import Oracle
-from kbtool.repro import RunFlags
 from kbtool.results import Result, Status, Verdict
 from kbtool.runners import messages as protocol
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.custom import inherited_from
 from kbtool.runners.messages import Hello, Reply, Request
 from kbtool.runners.registry import keras_name
+from kbtool.settings import RunSettings
 
 if TYPE_CHECKING:
     from kbtool.runners.base import Launch
@@ -120,25 +120,18 @@ class BackendSession:
 
     name: str
     launch: Launch
-    seed: int = 0
-    case_timeout: Optional[float] = None  # None: the backend's own default, else the client's
+    # the run's settings: its case timeout (None: the backend's own), --repeat N (each case runs N times on its
+    # worker; runs that disagree make the result `nondeterministic`), and what every repro carries
+    settings: RunSettings = field(default_factory=RunSettings)
     oracle: Oracle = field(default_factory=Oracle)
     cancel: Cancel = field(default_factory=Cancel)
     share: int = 0  # which share of the backend's cases this session's workers take (Launch.for_worker)
     watch: Optional[Watch] = None
-    # --repeat N: each case runs N times on its worker; runs that disagree make the result `nondeterministic`
-    repeat: int = 1
-    # the run's flags every repro carries (repro.RunFlags.of_run; default: this session's seed and --repeat)
-    flags: Optional[RunFlags] = None
     _workers: Dict[SettingsKey, Worker] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.flags is None:
-            self.flags = RunFlags(seed=self.seed, repeat=self.repeat)
-
     def _repro(self, result: Result, case: Case) -> str:
-        return repro.command(result, case, self.flags or RunFlags())
+        return repro.command(result, case, self.settings)
 
     # -- workers ---------------------------------------------------------------------------------------
     def worker(self, settings: Optional[Settings] = None) -> Worker:
@@ -152,7 +145,8 @@ class BackendSession:
         return found
 
     def _start(self, settings: Dict[str, Any]) -> Worker:
-        timeout = self.case_timeout if self.case_timeout is not None else self.launch.case_timeout
+        given = self.settings.case_timeout
+        timeout = given if given is not None else self.launch.case_timeout
         client = WorkerClient(
             self.launch.for_worker(self.share),
             keras_config=settings,
@@ -327,12 +321,13 @@ class BackendSession:
         """--repeat N: the request N - 1 more times on the same worker, each reply compared with the first bit for
         bit. [] when the runs agree (or the case is not repeated: a random op's draws, or a first run that crashed,
         hung or found no function), [a `nondeterministic` verdict] when they do not; None when cancelled."""
-        if self.repeat <= 1 or first.status not in verdicts.repeats.REPEATABLE:
+        repeat = self.settings.repeat
+        if repeat <= 1 or first.status not in verdicts.repeats.REPEATABLE:
             return []
         if verdicts.is_random(case, header, entry):
             return []
         replies = [first]
-        for _ in range(self.repeat - 1):
+        for _ in range(repeat - 1):
             if self.cancel.is_set():
                 return None
             reply = worker.client.request(request)
