@@ -289,10 +289,11 @@ def _jsonable(kwargs: Dict[str, Any]) -> Dict[str, Any]:
 def finish(
     results: List[Record],
     families: Dict[Tuple[str, str], Tuple["fam.Family", Any]],
-    peak: Dict[str, Any],
+    peak: Optional[Dict[str, Any]],
     unstable_cv: Optional[float] = None,
 ) -> List[Record]:
-    """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows."""
+    """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows. `peak` is None
+    when a signal stopped the bench before the peak was measured (and so before any result)."""
     from kbtool.bench import cost, stats
 
     for r in results:
@@ -306,7 +307,7 @@ def finish(
         except Exception as exc:  # a cost model that does not fit the output: said, never guessed
             r["flops"] = r["bytes"] = None
             r["message"] = f"cost model: {exc}"
-        r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], peak))
+        r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], peak or {}))
     stats.add_ratios(results)
     return stats.scaling(results)
 

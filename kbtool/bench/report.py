@@ -42,7 +42,7 @@ class BenchRun(NamedTuple):
 
     command: str
     machine: Dict[str, Any]
-    peak: Dict[str, Any]
+    peak: Optional[Dict[str, Any]]  # None: a signal stopped the bench before the peak was measured
     settings: Dict[str, Any]
     families: Dict[str, Any]
     backends: List[Dict[str, Any]]

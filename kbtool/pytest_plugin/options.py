@@ -17,16 +17,17 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Selection:
+class PluginRun:
+    """What the --kbtool-* options chose: the plan, the entries that judge it, the run's settings."""
+
     plan: "Plan"
-    entries: List[
-        "KnownEntry"
-    ]  # the spec's alias entries, then the known-differences file's (as check.run_check has them)
-    settings: Optional["RunSettings"] = None  # the run's (seed, --kbtool-timeout, --kbtool-repeat, ...): every repro's
+    # the spec's alias entries, then the known-differences file's (as check.run_check has them)
+    entries: List["KnownEntry"]
+    settings: "RunSettings"  # the run's (seed, --kbtool-timeout, --kbtool-repeat, ...): every repro's
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
 
 
-def read(config: pytest.Config) -> Selection:
+def read(config: pytest.Config) -> PluginRun:
     """The selection the options describe (a pytest.UsageError when one is wrong)."""
     from kbtool.errors import KbtoolError
 
@@ -36,7 +37,7 @@ def read(config: pytest.Config) -> Selection:
         raise pytest.UsageError("kbtool: {}".format(" ".join(str(exc).split())))
 
 
-def _read(config: pytest.Config) -> Selection:
+def _read(config: pytest.Config) -> PluginRun:
     from kbtool import keras_settings, options
     from kbtool.check.run import known_entries_for
     from kbtool.known import alias_entries
@@ -74,7 +75,7 @@ def _read(config: pytest.Config) -> Selection:
     plan = make_plan(loader.load(spec_path), chosen, run)
     keras_settings.apply(plan, settings)
     entries, _ = known_entries_for(plan.spec, known_path)
-    return Selection(
+    return PluginRun(
         plan=plan,
         entries=alias_entries(plan.spec) + list(entries),
         settings_line=settings.header(),
