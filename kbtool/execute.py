@@ -1,6 +1,6 @@
 """Executing a plan: every planned case on every runnable backend, each judged against the reference.
 
-`--jobs` worker slots (threads) serve the backends' lanes (pool.py: one lane per backend × keras.json settings);
+`--jobs` worker slots (threads) serve the backends' lanes (runners/pool.py: one lane per backend × keras.json settings);
 a slot serves a lane through a `session.BackendSession`, the one owner of workers. The reference's outcome for a
 case is computed once and shared. Produces the backends' info (what each worker said at start) and one Result per
 op × case × backend × mode.
@@ -97,7 +97,7 @@ def execute_plan(
     one per core). With `cancel` set during the run, returns within about `grace` seconds with the results that
     ran. `usage`, a dict, receives the slots and the peak memory of the workers and of the controller. `settings`
     (default: the plan's) carry the case timeout, --repeat N (each case runs N times on its worker; runs that
-    disagree make a `nondeterministic` result: session.py) and what every repro carries."""
+    disagree make a `nondeterministic` result: runners/session.py) and what every repro carries."""
     settings = settings or plan.run
     jobs = settings.jobs or default_jobs()
     run = _prepare(plan, settings, oracle or Oracle(), progress, cancel or Cancel(), min_join_seconds, jobs)

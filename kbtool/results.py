@@ -153,7 +153,7 @@ class Result:
     note: Optional[str] = None  # e.g. the op came from a backend's private module
     known: Optional[str] = None  # the reason of the known difference that explains it
     # a custom module's op that is its base backend's own function (`mod@tensorflow` re-exporting tf_keras's): the
-    # base's name; the base's known differences apply to it (known.py targets `inherits or backend`)
+    # base's name; the base's known differences apply to it (kbtool.known targets `inherits or backend`)
     inherits: Optional[str] = None
     doc_check: Optional[List[Dict[str, Any]]] = None  # documented examples: what each doc version shows
     repro: Optional[str] = None  # the command that reproduces a non-passing result

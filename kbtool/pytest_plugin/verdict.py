@@ -5,7 +5,7 @@ the variant of the same call. Applied to a result together with its variants' re
 in a check of the whole plan, since nothing else of the run enters a result's mark.
 
 A stale entry is one that targets results but explains none of them: it is judged over every result of the session
-(session.py). An entry that targets this item's result alone (in the whole plan) is certainly stale when the item
+(runners/session.py). An entry that targets this item's result alone (in the whole plan) is certainly stale when the item
 passes: that item fails at once, as an unexpected pass.
 """
 

@@ -54,7 +54,7 @@ def _word(record: Record) -> str:
 
 def op_digest(records: Sequence[Record], columns: Sequence[str] = OP_COLUMNS) -> List[Any]:
     """One op's digest on one backend: its counts by `columns`, then sha8 of its sorted (case, mode, status,
-    fingerprint) rows (fingerprint.py: the message's words without the numbers that vary from run to run)."""
+    fingerprint) rows (known/fingerprint.py: the message's words without the numbers that vary from run to run)."""
     counts = [sum(1 for r in records if _word(r) == column) for column in columns]
     rows = sorted([r["case"], r["mode"], _word(r), of_result(r)] for r in records)
     sha8 = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8")).hexdigest()[:8]

@@ -399,7 +399,7 @@ def claim_kind(claim: Record) -> str:
 
 
 def resources_line(resources: Record) -> str:
-    """The pool's worker slots and the peak memory, in words (kbtool/pool.py measures them)."""
+    """The pool's worker slots and the peak memory, in words (kbtool/runners/pool.py measures them)."""
     return "{}, peak memory {} in the workers together, {} in the controller".format(
         plural(resources.get("jobs", "?"), "worker slot"),
         megabytes(resources.get("peak_workers_rss_mb")),

@@ -52,7 +52,7 @@ class Recipe:
     system_check: Callable[[], List[str]] = _no_problems  # problems with system libraries
     prepare: Callable[[str], None] = _nothing_to_prepare  # after pip: symlinks, caches
     variants: Callable[[Any], List[Any]] = _no_variants  # see Launch.variants
-    # the case-id suffix of each variant `variants` makes -> the ops it makes it for (known.py reads this data: an
+    # the case-id suffix of each variant `variants` makes -> the ops it makes it for (kbtool.known reads this data: an
     # entry may name a variant's results by case glob and use the suffix as `verified_by`)
     variant_suffixes: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     workers: Optional[int] = None  # see Launch.workers
