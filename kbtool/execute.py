@@ -78,7 +78,7 @@ class _Run:
 
 def planned_results(plan: Plan) -> int:
     """How many results a plan sets out to produce: every case in each of its modes on every runnable backend."""
-    return sum(len(case.modes) for slot in plan.runnable for _, case in plan.work_for(slot.name))
+    return sum(len(case.modes) for planned_backend in plan.runnable for _, case in plan.work_for(planned_backend.name))
 
 
 def execute_plan(
@@ -111,18 +111,20 @@ def execute_plan(
     with run.watch:
         _run_threads(threads, run.cancel, grace)
     infos: Dict[str, Info] = {}
-    for slot in plan.backends:
-        if slot.launch is None:
-            infos[slot.name] = not_installed_info(slot.name, slot.unavailable, slot.status)
+    for planned_backend in plan.backends:
+        if planned_backend.launch is None:
+            infos[planned_backend.name] = not_installed_info(
+                planned_backend.name, planned_backend.unavailable, planned_backend.status
+            )
     results: List[Result] = []
     for name, backend_results in run.runs.items():
         infos[name] = _backend_info(plan, run, backend_results)
         results.extend(list(backend_results.results))
     if usage is not None:
         usage.update(jobs=jobs, **run.watch.summary())
-    order = {slot.name: i for i, slot in enumerate(plan.backends)}
+    order = {planned_backend.name: i for i, planned_backend in enumerate(plan.backends)}
     results.sort(key=lambda r: (r.op, r.case, order[r.backend], r.mode))
-    return [infos[slot.name] for slot in plan.backends], results
+    return [infos[planned_backend.name] for planned_backend in plan.backends], results
 
 
 def _prepare(
@@ -139,19 +141,23 @@ def _prepare(
     loads: Dict[str, BackendLoad] = {}
     runs: Dict[str, BackendResults] = {}
     launches: Dict[str, Launch] = {}
-    for slot in plan.runnable:
-        launch = slot.launch
+    for planned_backend in plan.runnable:
+        launch = planned_backend.launch
         assert launch is not None  # runnable: it has a launch
-        launches[slot.name] = launch
-        runs[slot.name] = BackendResults(slot.name)
+        launches[planned_backend.name] = launch
+        runs[planned_backend.name] = BackendResults(planned_backend.name)
         cap = launch.workers
-        loads[slot.name] = BackendLoad(
-            slot.name, cap=int(cap) if cap else None, case_seconds=launch.case_seconds or BackendLoad.case_seconds
+        loads[planned_backend.name] = BackendLoad(
+            planned_backend.name,
+            cap=int(cap) if cap else None,
+            case_seconds=launch.case_seconds or BackendLoad.case_seconds,
         )
-        groups = _by_settings(plan.work_for(slot.name))
-        lanes.extend(Lane(slot.name, group_settings, collections.deque(group)) for group_settings, group in groups)
+        groups = _by_settings(plan.work_for(planned_backend.name))
+        lanes.extend(
+            Lane(planned_backend.name, group_settings, collections.deque(group)) for group_settings, group in groups
+        )
         if not groups:  # nothing of the plan runs on it (its modes): it still says who it is
-            lanes.append(Lane(slot.name, {}, collections.deque()))
+            lanes.append(Lane(planned_backend.name, {}, collections.deque()))
     pool = Pool(lanes, loads, min_join_seconds=min_join_seconds)
     gate = threading.BoundedSemaphore(jobs)
     return _Run(settings, oracle, progress, cancel, MemoryWatch(), pool, runs, launches, gate)

@@ -129,7 +129,7 @@ class Plan:
         """The (entry, case) work `backend` runs: all of it, or under `only` its cases in its modes, in the modes the
         backend can run (Launch.modes: keras3 has no symbolic mode)."""
         wanted = (self.only or {}).get(backend)
-        allowed = set(backend_modes(self.slot(backend)))
+        allowed = set(backend_modes(self.planned_backend(backend)))
         if wanted is None and allowed >= set(MODES):
             return self.work
         work: Work = []
@@ -139,18 +139,18 @@ class Plan:
                 work.append((entry, case if modes == case.modes else replace(case, modes=modes)))
         return work
 
-    def slot(self, backend: str) -> Optional[PlannedBackend]:
+    def planned_backend(self, backend: str) -> Optional[PlannedBackend]:
         return next((b for b in self.backends if b.name == backend), None)
 
     def unsupported_modes(self, backend: str) -> Dict[str, str]:
         """{mode: why} for each mode the plan's cases have that `backend` cannot run: reported once, not per case."""
-        slot = self.slot(backend)
-        reasons = dict(slot.launch.unsupported_modes) if slot and slot.launch else {}
+        planned_backend = self.planned_backend(backend)
+        reasons = dict(planned_backend.launch.unsupported_modes) if planned_backend and planned_backend.launch else {}
         planned = {m for _, case in self.work for m in case.modes}
         return {
             m: reasons.get(m, f"this backend cannot run {m} mode")
             for m in MODES
-            if m in planned and m not in backend_modes(slot)
+            if m in planned and m not in backend_modes(planned_backend)
         }
 
     @property
@@ -207,9 +207,9 @@ class Sources:
         return self.launcher or registry.launch_for, tuple(self.builtin or registry.BUILTIN)
 
 
-def backend_modes(slot: Optional[PlannedBackend]) -> Tuple[str, ...]:
-    """The modes a plan's backend slot can run (every mode, unless its launch says otherwise)."""
-    return tuple(slot.launch.modes or MODES) if slot and slot.launch else MODES
+def backend_modes(planned_backend: Optional[PlannedBackend]) -> Tuple[str, ...]:
+    """The modes a plan's backend planned_backend can run (every mode, unless its launch says otherwise)."""
+    return tuple(planned_backend.launch.modes or MODES) if planned_backend and planned_backend.launch else MODES
 
 
 def unfiltered(
@@ -294,23 +294,27 @@ def resolve_backends(
 
     check_device(device, precision)
     kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
-    slots = []
+    planned_backends = []
     for name in dict.fromkeys(names or builtin):
         if name in (not_run or {}):
-            slots.append(PlannedBackend(name, unavailable=(not_run or {})[name], status=BackendStatus.BROKEN.value))
+            planned_backends.append(
+                PlannedBackend(name, unavailable=(not_run or {})[name], status=BackendStatus.BROKEN.value)
+            )
             continue
         try:
             launch = launcher(name)
         except Unavailable as exc:
             if names:
                 raise KbtoolError(f"backend {name}: {exc}")
-            slots.append(PlannedBackend(name, unavailable=str(exc)))
+            planned_backends.append(PlannedBackend(name, unavailable=str(exc)))
             continue
         try:
-            slots.append(PlannedBackend(name, launch=on_device(launch, device, precision)))
+            planned_backends.append(PlannedBackend(name, launch=on_device(launch, device, precision)))
         except DeviceUnsupported as exc:
-            slots.append(PlannedBackend(name, unavailable=str(exc), status=BackendStatus.DEVICE_UNSUPPORTED.value))
-    return slots
+            planned_backends.append(
+                PlannedBackend(name, unavailable=str(exc), status=BackendStatus.DEVICE_UNSUPPORTED.value)
+            )
+    return planned_backends
 
 
 def make_plan(
@@ -328,12 +332,12 @@ def make_plan(
     _check_choices(selection)
     op_names = select_ops(spec, selection.ops, selection.examples)
     work = _work_of(spec, op_names, selection, settings)
-    slots = _runnable_backends(selection, settings, sources, work)
+    planned_backends = _runnable_backends(selection, settings, sources, work)
     plan = Plan(
         spec=spec,
         ops=op_names,
         work=work,
-        backends=slots,
+        backends=planned_backends,
         run=settings,
         case_patterns=selection.case_patterns,
         modes=selection.modes,
@@ -342,7 +346,11 @@ def make_plan(
         grid=selection.grid,
         named_backends=selection.backends,
     )
-    if not selection.backends and [s.name for s in slots if s.launch] == ["numpy"] and len(slots) > 1:
+    if (
+        not selection.backends
+        and [s.name for s in planned_backends if s.launch] == ["numpy"]
+        and len(planned_backends) > 1
+    ):
         # the numpy backend is kbtool's own reference: alone, it checks no Keras engine
         plan.notes.append(
             "only numpy (kbtool's own reference) can run here: no Keras backend is installed "
@@ -386,25 +394,29 @@ def _runnable_backends(
 ) -> List[PlannedBackend]:
     """The plan's backends; a KbtoolError when none of them can run here, or none can run a mode of the work."""
     launcher, builtin = sources.registry()
-    slots = resolve_backends(
+    planned_backends = resolve_backends(
         selection.backends, launcher, builtin, settings.device, settings.precision, sources.not_run
     )
-    if not any(s.launch for s in slots):
+    if not any(s.launch for s in planned_backends):
         raise KbtoolError(
             "nothing to check: no backend can run here{} ({})".format(
                 "" if settings.device == DEFAULT_DEVICE else f" on the {settings.device}",
-                "; ".join(f"{s.name}: {s.unavailable}" for s in slots),
+                "; ".join(f"{s.name}: {s.unavailable}" for s in planned_backends),
             )
         )
-    if all(not set(backend_modes(s)) & {m for _, case in work for m in case.modes} for s in slots if s.launch):
+    if all(
+        not set(backend_modes(s)) & {m for _, case in work for m in case.modes} for s in planned_backends if s.launch
+    ):
         raise KbtoolError(
             "nothing to check: {} cannot run {} mode ({})".format(
-                ", ".join(s.name for s in slots if s.launch),
+                ", ".join(s.name for s in planned_backends if s.launch),
                 "/".join(selection.modes or MODES),
-                "; ".join(f"{s.name}: {r}" for s in slots if s.launch for r in s.launch.unsupported_modes.values()),
+                "; ".join(
+                    f"{s.name}: {r}" for s in planned_backends if s.launch for r in s.launch.unsupported_modes.values()
+                ),
             )
         )
-    return slots
+    return planned_backends
 
 
 def _filters(selection: Selection, settings: RunSettings) -> List[str]:
@@ -466,12 +478,16 @@ def _last_failed_plan(spec: Spec, selection: Selection, settings: RunSettings, s
     plan = make_plan(spec, narrower, settings, sources)
     only = _failed_keys(plan, chosen)
     plan.only = only
-    runs = {slot.name for slot in plan.backends if slot.name not in only or only[slot.name]}
-    plan.backends = [slot for slot in plan.backends if slot.name in runs]
+    runs = {
+        planned_backend.name
+        for planned_backend in plan.backends
+        if planned_backend.name not in only or only[planned_backend.name]
+    }
+    plan.backends = [planned_backend for planned_backend in plan.backends if planned_backend.name in runs]
     wanted = {(op, case) for keys in only.values() for op, case, _ in keys}
     everything = any(name not in only for name in runs)
     plan.work = [(entry, case) for entry, case in plan.work if everything or (case.op, case.id) in wanted]
-    if not plan.work or not any(slot.launch for slot in plan.backends):
+    if not plan.work or not any(planned_backend.launch for planned_backend in plan.backends):
         return None
     plan.last_failed = True
     plan.filters.append("--last-failed")

@@ -332,8 +332,12 @@ def test_launcher_errors_other_than_unavailable_propagate(tiny):
 def test_real_registry_numpy_and_uninstalled_builtins(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path / "empty_home"))
     plan = make_plan(tiny, Selection(backends=["numpy"]))
-    (slot,) = plan.backends
-    assert isinstance(slot.launch, Launch) and (slot.name, slot.launch.backend, slot.launch.module) == (
+    (planned_backend,) = plan.backends
+    assert isinstance(planned_backend.launch, Launch) and (
+        planned_backend.name,
+        planned_backend.launch.backend,
+        planned_backend.launch.module,
+    ) == (
         "numpy",
         "numpy",
         "kbtool.reference",

@@ -130,8 +130,12 @@ def test_a_release_that_did_not_install_is_broken_not_a_crash(spec):
         Selection(ops=["abs"], backends=["numpy", "tensorflow1[keras=2.2.5]"]),
         sources=Sources(not_run={"tensorflow1[keras=2.2.5]": "could not be installed: no wheel"}),
     )
-    slot = plan.slot("tensorflow1[keras=2.2.5]")
-    assert slot.launch is None and slot.status == BackendStatus.BROKEN.value and "no wheel" in slot.unavailable
+    planned_backend = plan.planned_backend("tensorflow1[keras=2.2.5]")
+    assert (
+        planned_backend.launch is None
+        and planned_backend.status == BackendStatus.BROKEN.value
+        and "no wheel" in planned_backend.unavailable
+    )
     with pytest.raises(KbtoolError, match="nothing to check: no backend can run here.*no wheel"):
         make_plan(
             spec,

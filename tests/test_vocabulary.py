@@ -12,6 +12,7 @@ from kbtool.config import keras_json as config
 from kbtool.plan import MODES as PLAN_MODES
 from kbtool.reference import core
 from kbtool.runners import base
+from kbtool.runners.recipes import Recipe
 from kbtool.specs import cases, domains, schema
 from kbtool.vocabulary import Mode
 
@@ -42,7 +43,7 @@ def test_modes():
     assert f"{Mode.SYMBOLIC}" == str(Mode.SYMBOLIC) == "symbolic" and Mode("eager") is Mode.EAGER
     # the controller's lists of modes are this one
     assert cases.DEFAULT_MODES is vocabulary.MODES and PLAN_MODES is vocabulary.MODES
-    assert base.Recipe("x", "3.11", [], "m").modes == vocabulary.MODES == base.Launch("x", "py", "m").modes
+    assert Recipe("x", "3.11", [], "m").modes == vocabulary.MODES == base.Launch("x", "py", "m").modes
     assert schema.CASE["properties"]["modes"]["items"]["enum"] == list(vocabulary.MODES)
 
 

@@ -347,12 +347,12 @@ def _measure_and_show(request: _Request, base: Optional[Dict[str, Any]], started
     pair = _releases(backend_names, request.versions, request.quiet) if request.versions else None  # ops first
     if pair:
         backend_names = (pair[0].name, pair[1].name)
-    slots = measure.backend_slots(backend_names, request.device, request.precision)
-    runnable = [s for s in slots if s.launch is not None]
+    planned_backends = measure.planned_backends(backend_names, request.device, request.precision)
+    runnable = [s for s in planned_backends if s.launch is not None]
     if not runnable:
         raise KbtoolError(
             "nothing to bench: no backend can run here ({})".format(
-                "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
+                "; ".join(f"{s.name}: {s.unavailable}" for s in planned_backends)
             )
         )
     writing = "the bench is being written (once more exits at once)"
@@ -371,7 +371,7 @@ def _measure_and_show(request: _Request, base: Optional[Dict[str, Any]], started
         busy = watch.busy_before()
         if busy:
             request.say(f"kbtool bench: warning: {busy}")
-        measured = _measure(request, slots, runnable, items, settings, pair is not None, interrupts)
+        measured = _measure(request, planned_backends, runnable, items, settings, pair is not None, interrupts)
         interrupts.finishing()  # from here a signal no longer interrupts
         machine = _machine(watch)
         data = _assemble(request, measured, settings, families, items, skipped, pair, base, machine, started)
@@ -381,7 +381,7 @@ def _measure_and_show(request: _Request, base: Optional[Dict[str, Any]], started
 
 def _measure(
     request: _Request,
-    slots: List["PlannedBackend"],
+    planned_backends: List["PlannedBackend"],
     runnable: List["PlannedBackend"],
     items: List[Any],
     settings: "Settings",
@@ -401,12 +401,14 @@ def _measure(
     try:
         done.peak = peak.measure()
         with BenchProgress(runnable, items, settings, enabled=not request.quiet, in_turns=in_turns) as progress:
-            for slot in slots:
-                if slot.launch is None:
-                    done.infos.append(not_installed_info(slot.name, slot.unavailable, slot.status))
+            for planned_backend in planned_backends:
+                if planned_backend.launch is None:
+                    done.infos.append(
+                        not_installed_info(planned_backend.name, planned_backend.unavailable, planned_backend.status)
+                    )
                 elif not in_turns:
                     measure.measure_backend(
-                        slot, items, settings, done.infos, done.results, progress=progress, cancel=cancel
+                        planned_backend, items, settings, done.infos, done.results, progress=progress, cancel=cancel
                     )
             if in_turns:  # the two releases in turns, each result on both back to back
                 measure.measure_in_turns(
@@ -420,7 +422,7 @@ def _measure(
                 name, "while measuring this machine's peak" if done.peak is None else "", len(done.results)
             ).replace("  ", " "),
         }
-        done.infos = _after_interrupt(slots, done.infos, bench_report.NOT_RUN)
+        done.infos = _after_interrupt(planned_backends, done.infos, bench_report.NOT_RUN)
         request.say(f"kbtool: {name}: stopping; the partial bench follows")
     if done.results and not done.incomplete and done.peak is not None:  # (results come after the first peak)
         request.say("kbtool bench: measuring this machine's peak again")
@@ -566,7 +568,7 @@ def _stderr_lines(line: str) -> None:
         click.echo(part, err=True)
 
 
-def _after_interrupt(slots: List[Any], infos: List[Dict[str, Any]], not_run: str) -> List[Dict[str, Any]]:
+def _after_interrupt(planned_backends: List[Any], infos: List[Dict[str, Any]], not_run: str) -> List[Dict[str, Any]]:
     """The backends' infos after an interrupt: those the bench never reached say so (the one it was starting too)."""
     from kbtool.runners.registry import is_builtin, not_installed_info
 
@@ -580,7 +582,7 @@ def _after_interrupt(slots: List[Any], infos: List[Dict[str, Any]], not_run: str
             "status": not_run,
             "reason": "interrupted before it ran",
         }
-        for s in slots
+        for s in planned_backends
         if s.name not in done
     ]
 

@@ -115,14 +115,14 @@ class Timed:
 
     def __init__(
         self,
-        slot: Any,
+        planned_backend: Any,
         settings: Settings,
         infos: List[Record],
         results: List[Record],
         progress: Optional[Progress] = None,
         cancel: Optional["Cancel"] = None,
     ) -> None:
-        self.slot, self.settings, self.infos, self.results = slot, settings, infos, results
+        self.planned_backend, self.settings, self.infos, self.results = planned_backend, settings, infos, results
         self.progress, self.cancel = progress, cancel
         self.ready = False
         self._session: Optional[BackendSession] = None
@@ -136,14 +136,17 @@ class Timed:
         # a first call and a compile come on top of the samples; past this the op is reported as timed out
         timeout = max(60.0, 12 * self.settings.max_seconds)
         opened = self._session = BackendSession(
-            self.slot.name, self.slot.launch, settings=RunSettings(case_timeout=timeout), cancel=self.cancel or Cancel()
+            self.planned_backend.name,
+            self.planned_backend.launch,
+            settings=RunSettings(case_timeout=timeout),
+            cancel=self.cancel or Cancel(),
         )
         session = opened.__enter__()
         try:
             worker = session.worker()
-            info = backend_info(self.slot.name, worker.hello)
-            if self.slot.launch.device:  # a backend with devices: the device it was timed on
-                info["device"] = self.slot.launch.device
+            info = backend_info(self.planned_backend.name, worker.hello)
+            if self.planned_backend.launch.device:  # a backend with devices: the device it was timed on
+                info["device"] = self.planned_backend.launch.device
             self.infos.append(info)
             self.ready = bool(worker.ready)
             if self.ready:
@@ -166,7 +169,7 @@ class Timed:
 
     def modes(self, item: Item) -> List[str]:
         """The modes in which both the item and the backend run (in the item's order)."""
-        allowed = set(self.slot.launch.modes)
+        allowed = set(self.planned_backend.launch.modes)
         return [mode for mode in item.case.modes if mode in self.settings.modes and mode in allowed]
 
     def measure(self, item: Item, mode: str) -> bool:
@@ -183,16 +186,16 @@ class Timed:
         reply = session.request(Request("bench", fields, request.arrays))
         if reply.cancelled:
             return False
-        result = result_of(self.slot.name, item, mode, reply.header)
+        result = result_of(self.planned_backend.name, item, mode, reply.header)
         result["wall_s"] = round(time.monotonic() - started, 4)  # what this result cost the bench
         self.results.append(result)
         if self.progress:
-            self.progress(self.slot.name, result)
+            self.progress(self.planned_backend.name, result)
         return True
 
 
 def measure_backend(
-    slot: Any,
+    planned_backend: Any,
     items: Iterable[Item],
     settings: Settings,
     infos: List[Record],
@@ -202,7 +205,7 @@ def measure_backend(
 ) -> None:
     """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
     the backend run."""
-    with Timed(slot, settings, infos, results, progress, cancel) as timed:
+    with Timed(planned_backend, settings, infos, results, progress, cancel) as timed:
         if not timed.ready:
             return
         for item in items:
@@ -212,7 +215,7 @@ def measure_backend(
 
 
 def measure_in_turns(
-    slots: Sequence[Any],
+    planned_backends: Sequence[Any],
     items: Iterable[Item],
     settings: Settings,
     infos: List[Record],
@@ -225,7 +228,10 @@ def measure_in_turns(
     a machine that drifts (its clock, its load) drifts under both alike. Only one worker runs at a time; the other
     waits on its pipe."""
     with contextlib.ExitStack() as stack:
-        timed = [stack.enter_context(Timed(slot, settings, infos, results, progress, cancel)) for slot in slots]
+        timed = [
+            stack.enter_context(Timed(planned_backend, settings, infos, results, progress, cancel))
+            for planned_backend in planned_backends
+        ]
         ready = [t for t in timed if t.ready]
         turn = 0
         for item in items:
@@ -356,7 +362,7 @@ def _blas() -> Optional[str]:
         return None
 
 
-def backend_slots(names: Sequence[str], device: str = "cpu", precision: str = "default") -> List[Any]:
+def planned_backends(names: Sequence[str], device: str = "cpu", precision: str = "default") -> List[Any]:
     from kbtool.errors import KbtoolError
     from kbtool.plan import resolve_backends
     from kbtool.runners import registry

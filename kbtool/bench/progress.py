@@ -13,15 +13,15 @@ from kbtool.plan import backend_modes
 from kbtool.reports.progress import clock
 
 
-def planned(slot: Any, items: Any, settings: Any) -> int:
-    allowed = set(backend_modes(slot))
+def planned(planned_backend: Any, items: Any, settings: Any) -> int:
+    allowed = set(backend_modes(planned_backend))
     return sum(1 for item in items for mode in item.case.modes if mode in settings.modes and mode in allowed)
 
 
 class BenchProgress:
     def __init__(
         self,
-        slots: Any,
+        planned_backends: Any,
         items: Any,
         settings: Any,
         enabled: bool = True,
@@ -29,7 +29,9 @@ class BenchProgress:
         clock: Any = time.monotonic,
         in_turns: bool = False,
     ) -> None:
-        self.planned = {slot.name: planned(slot, items, settings) for slot in slots}
+        self.planned = {
+            planned_backend.name: planned(planned_backend, items, settings) for planned_backend in planned_backends
+        }
         self.done = dict.fromkeys(self.planned, 0)
         self.enabled = enabled
         self.stream = stream or sys.stderr

@@ -73,7 +73,7 @@ def explore(
     raw = engine.parse_replay(replay) if replay else None
     spec_obj = loader.load(spec_path)
     spec_obj.op(op)  # an unknown op: one line naming the closest ones
-    slots = _slots(backend_names)
+    planned_backends = _planned_backends(backend_names)
     exploration = engine.Exploration(
         spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout, repeat=repeat
     )
@@ -82,7 +82,7 @@ def explore(
             f"nothing to explore: {op} has no case to start from (its cases are all raw-args, raises, "
             "random or gradient cases)"
         )
-    outcomes, interrupts = _search(exploration, slots, max_examples, raw)
+    outcomes, interrupts = _search(exploration, planned_backends, max_examples, raw)
     if interrupts.caught:
         save = False  # an interrupted search saves nothing: its last draw may not be minimal
     saved, not_saved = _save(outcomes, spec_obj.path, op, seed) if save else ([], [])
@@ -98,24 +98,24 @@ def explore(
     sys.exit(engine.exit_code(outcomes))
 
 
-def _slots(backend_names: Tuple[str, ...]) -> List["PlannedBackend"]:
+def _planned_backends(backend_names: Tuple[str, ...]) -> List["PlannedBackend"]:
     """The backends to explore (default: every installed built-in one but numpy); refused when none can run."""
     from kbtool.plan import resolve_backends
     from kbtool.runners import registry
 
     builtin = [name for name in registry.BUILTIN if name != "numpy"]
-    slots = resolve_backends(list(backend_names), registry.launch_for, builtin)
-    if not any(slot.launch for slot in slots):
+    planned_backends = resolve_backends(list(backend_names), registry.launch_for, builtin)
+    if not any(planned_backend.launch for planned_backend in planned_backends):
         raise KbtoolError(
             "nothing to explore: no backend can run here ({})".format(
-                "; ".join(f"{s.name}: {s.unavailable}" for s in slots)
+                "; ".join(f"{s.name}: {s.unavailable}" for s in planned_backends)
             )
         )
-    return slots
+    return planned_backends
 
 
 def _search(
-    exploration: "Exploration", slots: List["PlannedBackend"], max_examples: int, raw: Any
+    exploration: "Exploration", planned_backends: List["PlannedBackend"], max_examples: int, raw: Any
 ) -> Tuple[List[Any], "Interrupts"]:
     """(each backend's outcome, the interrupts that watched the search): the search, or the one replayed case."""
     from kbtool.explore import engine, render
@@ -125,12 +125,12 @@ def _search(
     with Interrupts(exploration.cancel, "the findings so far follow", raise_in_main=True) as interrupts:
         try:
             if raw is not None:
-                for slot in slots:
-                    if slot.launch:
-                        outcomes.append(engine.replay(exploration, slot.name, slot.launch, raw))
+                for planned_backend in planned_backends:
+                    if planned_backend.launch:
+                        outcomes.append(engine.replay(exploration, planned_backend.name, planned_backend.launch, raw))
             else:
                 with render.Progress() as progress:
-                    engine.explore(exploration, slots, max_examples, progress=progress, outcomes=outcomes)
+                    engine.explore(exploration, planned_backends, max_examples, progress=progress, outcomes=outcomes)
         except Interrupted:
             pass
     return outcomes, interrupts

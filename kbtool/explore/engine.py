@@ -425,7 +425,7 @@ def parse_replay(text: str) -> RawCase:
 
 def explore(
     exploration: Exploration,
-    slots: Sequence[PlannedBackend],
+    planned_backends: Sequence[PlannedBackend],
     max_examples: int,
     use_database: bool = True,
     progress: Optional[Progress] = None,
@@ -435,22 +435,22 @@ def explore(
     problem. `progress` is a render.Progress (or None). Each outcome is appended to `outcomes` as it starts, so an
     interrupted exploration keeps what it found."""
     outcomes = [] if outcomes is None else outcomes
-    for slot in slots:
-        if slot.launch is None:
+    for planned_backend in planned_backends:
+        if planned_backend.launch is None:
             # a built-in backend that is not installed is listed, as `check` lists it, and is no failure
-            outcomes.append(BackendOutcome(slot.name, note=f"not run: {slot.unavailable}"))
+            outcomes.append(BackendOutcome(planned_backend.name, note=f"not run: {planned_backend.unavailable}"))
             continue
         if progress:
-            progress.start(slot.name, max_examples)
-        outcome = BackendOutcome(slot.name)
+            progress.start(planned_backend.name, max_examples)
+        outcome = BackendOutcome(planned_backend.name)
         outcomes.append(outcome)
         try:
             explore_backend(
                 exploration,
-                slot.name,
-                slot.launch,
+                planned_backend.name,
+                planned_backend.launch,
                 max_examples,
-                database_dir(exploration.op, slot.name) if use_database else None,
+                database_dir(exploration.op, planned_backend.name) if use_database else None,
                 tick=progress.tick if progress else None,
                 outcome=outcome,
             )

@@ -56,7 +56,7 @@ class KbtoolHooks:
 
     # ---------------------------------------------------------------- collection
     def pytest_report_header(self, config: pytest.Config) -> List[str]:
-        runnable = ", ".join(slot.name for slot in self.plan.runnable)
+        runnable = ", ".join(planned_backend.name for planned_backend in self.plan.runnable)
         return [
             f"kbtool: {plural(len(self.targets), 'result')} of {plural(len(self.plan.ops), 'op')} on {runnable} (seed {self.plan.seed}, grid {self.plan.grid}; planned in {self.plan_seconds:.1f} s)",
             f"kbtool: {self.selection.settings_line}",

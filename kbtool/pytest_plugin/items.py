@@ -55,22 +55,22 @@ class Target:
 def plan_targets(plan: Plan) -> List[Target]:
     """Every result the plan sets out to produce, in the order of a check's report (op, case, backend, mode)."""
     targets: List[Target] = []
-    order = {slot.name: i for i, slot in enumerate(plan.backends)}
-    for slot in plan.runnable:
-        assert slot.launch is not None  # a runnable backend has its launch
-        work = plan.work_for(slot.name)
-        workers = max(1, min(len(work), int(slot.launch.workers or 1)))
+    order = {planned_backend.name: i for i, planned_backend in enumerate(plan.backends)}
+    for planned_backend in plan.runnable:
+        assert planned_backend.launch is not None  # a runnable backend has its launch
+        work = plan.work_for(planned_backend.name)
+        workers = max(1, min(len(work), int(planned_backend.launch.workers or 1)))
         for index, (entry, case) in enumerate(work):
             share = index % workers  # fixed shares: each xdist group's worker keeps its warm cache
-            launch = slot.launch.for_worker(share)
-            variants = list(slot.launch.variants(case) or [])
+            launch = planned_backend.launch.for_worker(share)
+            variants = list(planned_backend.launch.variants(case) or [])
             for mode in case.modes:
                 own = tuple(
-                    Target(slot.name, share, launch, entry, variant, case, mode)
+                    Target(planned_backend.name, share, launch, entry, variant, case, mode)
                     for variant in variants
                     if mode in variant.modes
                 )
-                targets.append(Target(slot.name, share, launch, entry, case, case, mode, variants=own))
+                targets.append(Target(planned_backend.name, share, launch, entry, case, case, mode, variants=own))
                 targets.extend(own)
     targets.sort(key=lambda t: (t.case.op, t.case.id, order[t.backend], t.mode))
     return targets
@@ -101,10 +101,14 @@ class KbtoolRoot(pytest.Collector):
     def collect(self) -> List[pytest.Item | pytest.Collector]:
         nodes: List[pytest.Item | pytest.Collector] = [
             UnavailableBackend.from_parent(
-                self, name=safe(slot.name), backend=slot.name, reason=slot.unavailable, status=slot.status
+                self,
+                name=safe(planned_backend.name),
+                backend=planned_backend.name,
+                reason=planned_backend.unavailable,
+                status=planned_backend.status,
             )
-            for slot in self.run.plan.backends
-            if slot.launch is None
+            for planned_backend in self.run.plan.backends
+            if planned_backend.launch is None
         ]
         by_op: dict[str, List[Target]] = {}
         for target in self.run.targets:
