@@ -134,5 +134,6 @@ Planned = TypeVar("Planned", bound=_Planned)
 def apply(plan: Planned, settings: CheckSettings) -> Planned:
     """Record the settings on the plan and put the active backend first (every view follows the plan's order)."""
     plan.settings, plan.active_backend = settings, settings.active_backend
-    plan.backends.sort(key=lambda planned: planned.name != settings.active_backend)  # stable: the others keep their order
+    # stable: the others keep their order
+    plan.backends.sort(key=lambda planned: planned.name != settings.active_backend)
     return plan
