@@ -4,7 +4,7 @@ reference never imports the runners."""
 from types import SimpleNamespace
 
 from kbtool.reference.oracle import Oracle, own_name
-from kbtool.runners.registry import keras_name
+from kbtool.runners.registry import keras_name_of
 
 
 def _value(reply):
@@ -17,13 +17,15 @@ def test_a_built_in_backend_answers_what_keras_calls_it():
     assert _value(own_name("tensorflow1", {}, lambda name: {"tensorflow1": "tensorflow"}.get(name, name))) == (
         "tensorflow"
     )
-    assert _value(own_name("tensorflow1", {}, keras_name)) == keras_name("tensorflow1")
+    assert _value(own_name("tensorflow1", {}, keras_name_of)) == "tensorflow"  # keras 2.3.1 on TF1 calls it so
+    assert _value(own_name("numpy", {}, keras_name_of)) == "numpy"
 
 
 def test_module_at_env_answers_the_env_and_a_module_what_its_worker_said():
-    assert _value(own_name("my.backend@theano", {}, str.upper)) == "THEANO"
-    assert _value(own_name("my.backend", {"backend": "mine"}, str.upper)) == "mine"
-    assert _value(own_name("my.backend", {}, str.upper)) == "my.backend"
+    assert _value(own_name("my.backend@theano", {}, keras_name_of)) == "theano"
+    assert _value(own_name("my.backend", {"backend": "mine"}, keras_name_of)) == "mine"
+    assert _value(own_name("my.backend", {}, keras_name_of)) == "my.backend"
+    assert keras_name_of("my.backend") is None and keras_name_of("my.backend@tensorflow1") == "tensorflow"
 
 
 def test_the_oracle_hands_the_callers_lookup_on():

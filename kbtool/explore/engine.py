@@ -28,7 +28,7 @@ from kbtool.reference.oracle import Oracle
 from kbtool.results import Status
 from kbtool.runners import envs
 from kbtool.runners import messages as protocol
-from kbtool.runners.registry import keras_name
+from kbtool.runners.registry import keras_name_of
 from kbtool.runners.session import BackendSession, Cancel, Expected
 from kbtool.settings import RunSettings
 from kbtool.specs import binding, domains
@@ -152,7 +152,7 @@ class Exploration:
             return None
         backend = session.name
         try:  # a fresh oracle: drawn cases share ids, and the oracle caches by id
-            expected = Oracle().expected(case, None, backend, keras_name)
+            expected = Oracle().expected(case, None, backend, keras_name_of)
         except Exception:
             return None
         if expected[0].get("status") != protocol.OK and not case.raises:

@@ -7,10 +7,7 @@ imports no backend code.
 """
 
 import fnmatch
-import importlib.util
-import os
 import re
-import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple, cast
 
 from kbtool.errors import KbtoolError
@@ -246,25 +243,11 @@ def known_backend(pattern: str) -> bool:
         return True
     if GLOB_CHARS.search(pattern) or not names.is_custom(pattern):
         return False
-    module, at, env = pattern.partition("@")
+    module, env = names.split_custom(pattern)
+    at = "@" in pattern
     if not at and "." not in module:  # a plain module name (as keras.json may give) only where it imports: a
-        return _importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
+        return names.importable(module)  # misspelt built-in ('tensorflw', 'tf') is refused, not taken for one
     return "." in module and (not at or env in registry.RECIPES)
-
-
-def _importable(module: str) -> bool:
-    """Whether `module` can be found on kbtool's path, PYTHONPATH or the current directory, without importing it
-    (as kbtool/runners/custom.py's `importable`, which known does not import)."""
-    paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    added = [p for p in paths if p not in sys.path]
-    sys.path[:0] = added
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-    finally:
-        for p in added:
-            sys.path.remove(p)
 
 
 def release_problem(name: str) -> Optional[str]:

@@ -38,7 +38,7 @@ class Oracle:
         case: Case,
         hello: Optional[Dict[str, Any]] = None,
         backend_name: Optional[str] = None,
-        keras_name: Optional[Callable[[str], str]] = None,
+        keras_name: Optional[Callable[[str], Optional[str]]] = None,
     ) -> Reply:
         """The reply a backend should give for `case` (header, arrays). For K.backend() the caller names the
         backend and gives `keras_name`, what Keras calls a built-in backend (the runners' registry knows it; the
@@ -115,19 +115,17 @@ def numeric_gradients(module: ModuleType, case: Case) -> Reply:
     return {"status": protocol.OK, "outputs": outputs, "sequence": True}, grads
 
 
-def _same_name(name: str) -> str:
+def _same_name(name: str) -> Optional[str]:
     return name
 
 
-def own_name(backend_name: str, hello: Mapping[str, Any], keras_name: Callable[[str], str]) -> Reply:
-    """K.backend() should answer the backend's own name, as Keras names it (`keras_name`: tensorflow1 is keras
-    2.3.1's 'tensorflow'; for `module@env`, the env's; for a custom module on kbtool's Python, what its worker
-    reported at start)."""
-    want = backend_name.split("@", 1)[1] if "@" in backend_name else backend_name
-    if "." in want:
-        want = hello.get("backend", want)
-    else:
-        want = keras_name(want)
+def own_name(backend_name: str, hello: Mapping[str, Any], keras_name: Callable[[str], Optional[str]]) -> Reply:
+    """K.backend() should answer the backend's own name, as Keras names it: `keras_name(backend_name)` (the caller's
+    lookup: tensorflow1 is keras 2.3.1's 'tensorflow'; for `module@env`, the env's), or where that is None (a custom
+    module on kbtool's Python) what its worker reported at start."""
+    want = keras_name(backend_name)
+    if want is None:
+        want = str(hello.get("backend", backend_name))
     return {
         "status": protocol.OK,
         "outputs": [{"kind": "python", "value": want, "pytype": "str"}],

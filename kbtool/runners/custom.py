@@ -6,7 +6,6 @@ inside the managed environment of that backend.
 """
 
 import difflib
-import importlib.util
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, cast
@@ -75,15 +74,4 @@ def inherited_from(hello: Mapping[str, Any], op: str) -> Optional[str]:
     return found if isinstance(found, str) else None
 
 
-def importable(module: str) -> bool:
-    """Whether `module` can be found on kbtool's path, PYTHONPATH or the current directory (without importing it)."""
-    paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    added = [p for p in paths if p not in sys.path]
-    sys.path[:0] = added
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-    finally:
-        for p in added:
-            sys.path.remove(p)
+importable = names.importable  # the one place a custom module's name is looked up on the path

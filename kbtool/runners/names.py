@@ -14,8 +14,10 @@ Everything that reads a name calls this module; whether a base or an env exists 
 kbtool beyond the ground floor, so any layer may import it.
 """
 
+import importlib.util
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Collection, Dict, NamedTuple, Optional, Tuple
 
@@ -155,3 +157,17 @@ def parse_range(text: str) -> Tuple[str, str, str]:
     if not match:
         raise KbtoolError(f"--versions {text!r}: write PACKAGE=LOW..HIGH, e.g. keras=2.2.4..2.3.1")
     return normalise(match.group("package")), match.group("lo"), match.group("hi")
+
+
+def importable(module: str) -> bool:
+    """Whether a custom backend's `module` can be found on kbtool's path, PYTHONPATH or the current directory (without importing it)."""
+    paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    added = [p for p in paths if p not in sys.path]
+    sys.path[:0] = added
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+    finally:
+        for p in added:
+            sys.path.remove(p)

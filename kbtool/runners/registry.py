@@ -35,6 +35,14 @@ def keras_name(name: str) -> str:
     return backend if backend and "." not in backend else name
 
 
+def keras_name_of(backend: str) -> Optional[str]:
+    """What K.backend() answers on `backend`, as far as its name says: the env's Keras name for `module@ENV` and a
+    built-in's (`keras_name`); None where only the worker knows (a custom module on kbtool's Python: what its
+    worker reported at start)."""
+    want = names.env_name(backend)
+    return None if "." in want else keras_name(want)
+
+
 def variant_suffixes(op: str) -> list[str]:
     """The case-id suffixes of the variants some built-in backend runs for `op`'s cases, as their recipes declare
     them (e.g. Theano's '.kernel_flipped'), sorted."""

@@ -26,7 +26,7 @@ from kbtool.runners import messages as protocol
 from kbtool.runners.client import WorkerClient
 from kbtool.runners.custom import inherited_from
 from kbtool.runners.messages import Hello, Reply, Request
-from kbtool.runners.registry import keras_name
+from kbtool.runners.registry import keras_name_of
 from kbtool.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ class BackendSession:
     def expected(self, case: Case, hello: Optional[Hello] = None) -> Expected:
         """The reference's reply for `case` (computed once per case by the oracle)."""
         try:
-            return Expected(reply=self.oracle.expected(case, hello, self.name, keras_name))
+            return Expected(reply=self.oracle.expected(case, hello, self.name, keras_name_of))
         except Exception as exc:
             return Expected(why_not=_why(exc))
 
