@@ -606,7 +606,7 @@ def test_pass_as_is_is_the_first_number_of_every_backend_at_any_width(parity, wi
 
 def test_the_settings_line_wraps_between_items_at_80_columns(parity):
     lines = printed(parity, width=80)
-    start = [i for i, line in enumerate(lines) if line.startswith("keras.json settings: ")][0]
+    start = [i for i, line in enumerate(lines) if line.startswith("keras.json settings:")][0]
     block = lines[start : start + 6]
     for item in summary.settings_items(parity):
         assert any(item in line for line in block), item  # never split: `epsilon 1e-07` stays on one line
@@ -701,3 +701,16 @@ def test_the_console_wraps_items_between_items_and_a_command_between_its_argumen
     assert all(line.endswith(" \\") for line in printed_lines[:-1]) and len(printed_lines) > 1
     assert " ".join(line.rstrip(" \\").strip() for line in printed_lines) == "kbtool check --op abs --case 'a b'"
     assert console_mod.escape("[red]x\x1b[0m") == "\\[red]x"
+
+
+def test_an_item_too_wide_for_the_label_line_starts_the_next_line_indented():
+    # this machine without a keras.json says so in the first item: it must not be folded at the edge, unindented
+    item = "backend tensorflow (active; documented default: no keras.json)"
+    lines = console.pack("keras.json settings: ", [item, "floatx float32"], 80, ", ", "  ")
+    assert lines == ["keras.json settings:", "  " + item + ", floatx float32"]
+    assert console.pack("label: ", ["short", "x"], 80, ", ", "  ") == ["label: short, x"]
+    # a command's first line is its indent, not a label: a long first word stays there
+    assert console.pack("    ", ["a" * 90, "b"], 80, " ", "        ", tail=" \\") == [
+        "    " + "a" * 90 + " \\",
+        "        b",
+    ]

@@ -67,7 +67,11 @@ def pack(first: str, items: Sequence[str], width: int, sep: str, indent: str, ta
         last = i == len(items) - 1
         piece = item + ("" if last else sep.rstrip())
         gap = "" if fresh else " "
-        if fresh or cell_len(line + gap + piece) + (0 if last else cell_len(tail)) <= width:
+        fits = cell_len(line + gap + piece) + (0 if last else cell_len(tail)) <= width
+        if fresh and not fits and line.strip():  # after a label, an item too wide starts the next line
+            lines.append(line.rstrip() + tail)
+            line, gap = indent, ""
+        if fresh or fits:
             line += gap + piece
         else:
             lines.append(line + tail)
