@@ -32,17 +32,29 @@ class WorkerUnavailable(Exception):
 Key = namedtuple("Key", "op case backend mode")  # what known.targets reads of a result
 
 
+_LOCKS: Dict[str, Dict[str, str]] = {}
+
+
+def read_lock(recipe: Any) -> Dict[str, str]:
+    """A recipe's lock, read once per process: every item's verdict asks for the same few locks (a pytest session
+    judges thousands of items), and a lock does not change while it runs."""
+    if recipe.name not in _LOCKS:
+        from kbtool.runners import envs
+
+        _LOCKS[recipe.name] = envs.read_lock(recipe)
+    return _LOCKS[recipe.name]
+
+
 def known_reason(
     result: Result, variant_results: Sequence[Result], entries: Sequence[KnownEntry], by_regex: bool = False
 ) -> Optional[str]:
     """The reason of the entry that explains `result` (None: none does), given its variants' results. A result an
     entry recorded that fails differently now is marked `changed` (its status and `changed`), as in a check."""
     from kbtool import known
-    from kbtool.runners import envs
 
     probe = dataclasses.replace(result, known=None)
     others = [dataclasses.replace(r, known=None) for r in variant_results]
-    versions = known.lookup([probe] + others, None, envs.read_lock)  # (no worker's versions here: the locks)
+    versions = known.lookup([probe] + others, None, read_lock)  # (no worker's versions here: the locks)
     known.apply([probe] + others, entries, whole_spec=False, all_cases=False, by_regex=by_regex, versions=versions)
     if probe.changed:
         result.status, result.changed = probe.status, probe.changed
@@ -52,9 +64,8 @@ def known_reason(
 def needs_variants(result: Result, entries: Sequence[KnownEntry]) -> bool:
     """Whether an entry with `verified_by` would explain `result` if its variant's result says so."""
     from kbtool import known
-    from kbtool.runners import envs
 
-    versions = known.lookup([result], None, envs.read_lock)  # (no worker's versions here: the locks)
+    versions = known.lookup([result], None, read_lock)  # (no worker's versions here: the locks)
     return any(e.verified_by and e.explains(result, versions) for e in known.numbered(entries))
 
 
@@ -63,7 +74,6 @@ def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: 
     a check of this plan judges (no --case, --mode, --examples or --keras-config; every op it names planned)."""
     from kbtool import known
     from kbtool.plan import checkable_ops
-    from kbtool.runners import envs
 
     if not plan.all_cases:
         return {}
@@ -71,7 +81,7 @@ def sole_targets(plan: Any, keys: Iterable[Tuple[str, str, str, str]], entries: 
     for key in keys:
         by_op.setdefault(key[0], []).append(Key(*key))
     spec_ops = checkable_ops(plan.spec)
-    versions = known.lookup([k for op_keys in by_op.values() for k in op_keys], None, envs.read_lock)  # the locks
+    versions = known.lookup([k for op_keys in by_op.values() for k in op_keys], None, read_lock)  # the locks
     out: Dict[Any, Any] = {}
     for entry in known.numbered(entries):
         if not known.judged(entry, plan.whole_spec, True, plan.ops, spec_ops):
