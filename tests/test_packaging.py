@@ -112,6 +112,9 @@ def test_wheel_contents(tmp_path):
         "kbtool/reports/templates/report.js.j2",
         "kbtool/reports/templates/report.css.j2",
         "kbtool/cli.py",
+        "kbtool/bisect/bisect.schema.json",
+        "kbtool/runners/locks/tensorflow.txt",
+        "kbtool/worker/keras3_port/core.py",
     ):
         assert expected in names, f"{expected} missing from the wheel"
     assert not any(n.startswith("specs/") for n in names), "specs/ must ship as kbtool/_specs/ only"
