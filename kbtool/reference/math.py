@@ -1,4 +1,10 @@
-"""Elementwise math."""
+"""Elementwise math.
+
+Hard values follow NumPy's ufuncs (IEEE 754): NaN propagates, log(0) and log(-0.0) are -inf, log(x < 0) is NaN,
+exp overflows to inf, x ** 0 is 1 for every x (NaN included), a negative base with an integral exponent is real,
+integer results wrap on overflow (abs of int32's minimum is itself), round is half to even and keeps -0.0.
+Where the docs' NumPy implementation differs (sqrt of NaN) the spec records a reference decision.
+"""
 
 from typing import Any
 
@@ -11,7 +17,8 @@ __all__ = ["abs", "clip", "cos", "exp", "log", "pow", "round", "sign", "sin", "s
 
 def _keep(x: Any, fn: Any) -> Any:
     x = np.asarray(x)
-    return fn(x).astype(x.dtype)
+    with np.errstate(all="ignore"):  # inf, NaN and overflow are values here, not warnings
+        return fn(x).astype(x.dtype)
 
 
 @op
@@ -22,7 +29,7 @@ def clip(x: Any, min_value: Any, max_value: Any) -> Any:
     lo = -np.inf if min_value is None else min_value
     hi = np.inf if max_value is None else max_value
     x = np.asarray(x)
-    return np.clip(x, lo, hi).astype(x.dtype)
+    return np.clip(x, lo, hi).astype(x.dtype)  # NaN stays NaN (np.clip)
 
 
 @op
@@ -37,7 +44,8 @@ def square(x: Any) -> Any:
 
 @op
 def sqrt(x: Any) -> Any:
-    # Keras clips negatives to 0 before the root (TensorFlow and Theano backends alike)
+    # Keras clips negatives to 0 before the root (TensorFlow and Theano backends alike); NaN stays NaN (np.maximum
+    # propagates it), where the docs' NumPy implementation maps it to 0: see the spec's reference_decisions
     return _keep(x, lambda v: np.sqrt(np.maximum(v, 0)))
 
 
@@ -48,14 +56,12 @@ def exp(x: Any) -> Any:
 
 @op
 def log(x: Any) -> Any:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _keep(x, np.log)
+    return _keep(x, np.log)
 
 
 @op
 def pow(x: Any, a: Any) -> Any:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _keep(x, lambda v: np.power(v, a))
+    return _keep(x, lambda v: np.power(v, a))
 
 
 @op

@@ -1,4 +1,10 @@
-"""Activations and other neural-network helpers."""
+"""Activations and other neural-network helpers.
+
+Each activation is computed in float64 and rounded once to x's dtype, in its stable form where one exists
+(softplus as logaddexp(0, x), softmax shifted by the max, l2_normalize's norm without float32 overflow), so hard
+values give the mathematical answer (l2_normalize's squared sum excepted: in x's dtype, as documented): NaN propagates, sigmoid/softplus/tanh of +-inf and +-100 saturate without
+NaN, and softsign(+-inf) is NaN (inf / inf: the docs' formula x / (1 + |x|), see the spec's reference_decisions).
+"""
 
 from typing import Any, Optional
 
@@ -25,16 +31,17 @@ __all__ = [
 
 def _keep(x: Any, fn: Any) -> NDArray[Any]:
     x = np.asarray(x)
-    with np.errstate(over="ignore"):
+    with np.errstate(all="ignore"):  # inf, NaN and overflow are values here, not warnings
         return np.asarray(fn(x.astype("float64"))).astype(x.dtype)
 
 
 @op
 def softmax(x: Any, axis: Any = -1) -> Any:
-    x = np.asarray(x)
-    shifted = x - np.max(x, axis=axis, keepdims=True)  # the stable form: exp never overflows
-    e = np.exp(shifted)
-    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype)
+    def f(v: Any) -> Any:
+        e = np.exp(v - np.max(v, axis=axis, keepdims=True))  # the stable form: exp never overflows
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+    return _keep(x, f)
 
 
 @op
@@ -46,7 +53,8 @@ def relu(x: Any, alpha: float = 0.0, max_value: Any = None, threshold: float = 0
         kept = np.where(v > threshold, v, 0.0) if threshold != 0 else np.maximum(v, 0.0)
         if max_value is not None:
             kept = np.clip(kept, 0.0, max_value)
-        return kept - alpha * np.maximum(threshold - v, 0.0)
+        # alpha 0 adds nothing, also at -inf (where 0 * inf would make NaN of relu(-inf) = 0)
+        return kept + alpha * np.minimum(v - threshold, 0.0) if alpha else kept
 
     return _keep(x, f)
 
@@ -83,12 +91,14 @@ def tanh(x: Any) -> NDArray[Any]:
 
 @op
 def l2_normalize(x: Any, axis: Any = None) -> NDArray[Any]:
-    # x / sqrt(max(sum(x**2), 1e-12)), as tf.nn.l2_normalize
-    def f(v: Any) -> Any:
-        axes = tuple(axis) if isinstance(axis, list) else axis
-        return v / np.sqrt(np.maximum(np.sum(v * v, axis=axes, keepdims=True), 1e-12))
-
-    return _keep(x, f)
+    # x / sqrt(max(sum(x**2), 1e-12)), as tf.nn.l2_normalize; the squared sum in x's own dtype, as the documented
+    # formula is evaluated (float32 squares past 3.4e38 overflow to inf and the row normalizes to 0 on every
+    # backend: see the spec's reference_decisions)
+    x = np.asarray(x)
+    axes = tuple(axis) if isinstance(axis, list) else axis
+    with np.errstate(all="ignore"):
+        squared = np.sum(x * x, axis=axes, keepdims=True, dtype=x.dtype if x.dtype.kind == "f" else None)
+    return _keep(x, lambda v: v / np.sqrt(np.maximum(squared.astype("float64"), 1e-12)))
 
 
 @op

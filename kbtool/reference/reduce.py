@@ -1,4 +1,13 @@
-"""Reductions along `axis` (an int, a list of ints or None) with `keepdims`."""
+"""Reductions along `axis` (an int, a list of ints or None) with `keepdims`.
+
+Hard values follow NumPy (the docs' NumPy implementations, ko-2.2): NaN propagates through sum, mean, prod, var,
+std, max, min, logsumexp and the cumulative ops; inf - inf and 0 * inf are NaN; an empty axis gives the identity
+(sum 0, prod 1, any False, all True, logsumexp -inf) or NaN (mean: 0 / 0); argmax/argmin answer the first of ties
+and the first NaN. Float16/float32 sums, means, products, variances and cumulative ops are computed in float64 and
+rounded once to the input's dtype: the reference is the exact result, so a float32 cancellation (var of 1e4 + small
+values) shows as the backend's error, never the reference's. Integer results keep the input's dtype and wrap on
+overflow as NumPy's fixed-width arithmetic does (int32 2**31 - 1 + 1 is -2**31).
+"""
 
 from typing import Any
 
@@ -29,10 +38,17 @@ def _axis(axis: Any) -> Any:
     return tuple(axis) if isinstance(axis, list) else axis
 
 
+def _exact(x: NDArray[Any]) -> NDArray[Any]:
+    """x in the dtype the reference computes in: float64 for narrower floats, else x's own."""
+    return x.astype("float64") if x.dtype.kind == "f" and x.dtype.itemsize < 8 else x
+
+
 def _reduce(fn: Any, x: Any, axis: Any, keepdims: bool) -> NDArray[Any]:
     x = np.asarray(x)
-    # the result keeps the input dtype (NumPy alone would widen int32 to int64)
-    return np.asarray(fn(x, axis=_axis(axis), keepdims=keepdims)).astype(x.dtype)
+    # NaN, inf and overflow are values here, not warnings; the result keeps the input dtype (NumPy alone would
+    # widen int32 to int64), rounded once from the float64 result for narrower floats
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(_exact(x), axis=_axis(axis), keepdims=keepdims)).astype(x.dtype)
 
 
 @op
@@ -61,9 +77,15 @@ def _as_float(x: Any) -> Any:
     return x.astype(floatx()) if x.dtype.kind in "iub" else x
 
 
+def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """np.mean, but an empty axis gives NaN (0 / 0) without NumPy's 'Mean of empty slice' warning."""
+    count = np.sum(np.ones_like(x, dtype="float64"), axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims) / count
+
+
 @op
 def mean(x: Any, axis: Any = None, keepdims: bool = False) -> NDArray[Any]:
-    return _reduce(np.mean, _as_float(x), axis, keepdims)
+    return _reduce(_mean, _as_float(x), axis, keepdims)
 
 
 @op
@@ -99,20 +121,25 @@ def argmin(x: Any, axis: Any = -1) -> Any:
 @op
 def cumsum(x: Any, axis: int = 0) -> NDArray[Any]:
     x = np.asarray(x)
-    return np.cumsum(x, axis=axis).astype(x.dtype)
+    with np.errstate(all="ignore"):
+        return np.cumsum(_exact(x), axis=axis).astype(x.dtype)
 
 
 @op
 def cumprod(x: Any, axis: int = 0) -> NDArray[Any]:
     x = np.asarray(x)
-    return np.cumprod(x, axis=axis).astype(x.dtype)
+    with np.errstate(all="ignore"):
+        return np.cumprod(_exact(x), axis=axis).astype(x.dtype)
 
 
 @op
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     x = np.asarray(x)
     axis = _axis(axis)
-    top = np.max(x, axis=axis, keepdims=True)  # shift by the max so exp cannot overflow
+    wide = _exact(x)
+    # shift by the max so exp cannot overflow (-inf over an empty axis: the sum is then 0 and the log -inf)
+    top = np.max(wide, axis=axis, keepdims=True, initial=-np.inf)
     top = np.where(np.isfinite(top), top, 0)
-    out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
-    return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype)
+    with np.errstate(all="ignore"):  # log(0) = -inf and NaN are values here
+        out = np.log(np.sum(np.exp(wide - top), axis=axis, keepdims=True)) + top
+        return (out if keepdims else np.squeeze(out, axis=axis)).astype(x.dtype)

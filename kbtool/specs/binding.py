@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from kbtool import files
 from kbtool.specs.records import ArgSpec, Entry, InputSpec, KeyPath, Param, RawCase
@@ -253,9 +254,33 @@ def _value_problem(value: Any, dtype: str) -> Optional[str]:
             info = np.iinfo(dtype)
             if plain.min() < info.min or plain.max() > info.max:
                 return f"out of range ({info.min} to {info.max})"
-        np.array(value, dtype=dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            made = np.array(value, dtype=dtype)
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         return files.clip(exc)
+    return _special_value_problem(plain, made)
+
+
+def _special_value_problem(plain: NDArray[Any], made: NDArray[Any]) -> Optional[str]:
+    """A literal whose numbers the dtype would change silently: a fraction, NaN or inf made an integer, a finite
+    number that overflows to inf or a non-zero one that underflows to 0 (NaN, inf and -0.0 written as `.nan`,
+    `.inf`, `-.inf`, `-0.0` pass as they are; a subnormal passes where the dtype holds it)."""
+    if plain.dtype.kind != "f" or not plain.size:
+        return None
+    flat, got = plain.reshape(-1), made.reshape(-1)
+    if made.dtype.kind in "iub":
+        bad = ~np.isfinite(flat) | (np.isfinite(flat) & (np.mod(np.where(np.isfinite(flat), flat, 0), 1) != 0))
+        if np.any(bad):
+            return f"{flat[np.argmax(bad)].item()!r} is not an integer"
+        return None
+    if made.dtype.kind != "f":
+        return None
+    overflow = np.isfinite(flat) & ~np.isfinite(got)
+    if np.any(overflow):
+        return f"{flat[np.argmax(overflow)].item()!r} overflows {made.dtype} (write .inf or -.inf for an infinity)"
+    underflow = (flat != 0) & (got == 0)
+    if np.any(underflow):
+        return f"{flat[np.argmax(underflow)].item()!r} underflows to 0 in {made.dtype}"
     return None
 
 
