@@ -200,3 +200,46 @@ def test_losses_clip_probabilities_0_and_1_and_take_extreme_logits():
     logits = f32(100, -100, 0).reshape(1, 3)
     assert np.allclose(R.categorical_crossentropy(f32(0, 1, 0).reshape(1, 3), logits, from_logits=True), 200)
     assert np.allclose(R.binary_crossentropy(f32(0, 1), f32(1.0e4, -1.0e4), from_logits=True), 1.0e4)
+
+
+# ---------------------------------------------------------------------------------------------------- planted faults
+def _naive_var(x, axis=None, keepdims=False):
+    x = np.asarray(x, dtype="float32")
+    mean = np.mean(x, axis=axis, keepdims=True, dtype="float32")
+    out = np.mean(x * x, axis=axis, keepdims=True, dtype="float32") - mean * mean  # E[x^2] - E[x]^2
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _naive_logsumexp(x, axis=None, keepdims=False):
+    with np.errstate(all="ignore"):
+        return np.log(np.sum(np.exp(np.asarray(x, dtype="float32")), axis=axis, keepdims=keepdims))
+
+
+FAULTS = [  # (op, case, a wrong implementation of the kind the issue names)
+    ("maximum", "nan", lambda x, y: np.fmax(x, y)),  # NaN dropped, as TF 1 / PlaidML / OpenVINO
+    ("max", "nan", lambda x, axis=None, keepdims=False: np.nanmax(x, axis=axis, keepdims=keepdims)),
+    ("argmax", "nan", lambda x, axis=-1: np.nanargmax(np.where(np.isnan(x), -np.inf, x), axis=axis)),
+    ("argmax", "ties_infinities", lambda x, axis=-1: x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis=axis)),
+    ("not_equal", "nan_inf_zero", lambda x, y: ~np.equal(x, y) & ~np.isnan(x) & ~np.isnan(y)),
+    ("var", "large_offset", _naive_var),
+    ("logsumexp", "near_1000", _naive_logsumexp),
+    ("relu", "special_values", lambda x: 0.5 * (x + np.abs(x))),  # relu(-inf) = NaN
+    ("sign", "special_values", lambda x: np.where(np.abs(x) < np.finfo(np.float32).tiny, 0, np.sign(x))),  # FTZ
+    ("softplus", "special_values", lambda x: np.log1p(np.exp(x))),  # exp(100) overflows float32
+]
+
+
+@pytest.mark.parametrize("op, case_id, wrong", FAULTS, ids=[f"{op}:{case}" for op, case, _ in FAULTS])
+def test_a_planted_hard_value_fault_fails_its_case(spec, op, case_id, wrong):
+    """The case's verdict catches a wrong implementation of the hard value it names (and passes the reference)."""
+    from kbtool.verdicts.tolerances import case_overrides
+    from kbtool.verdicts.values import compare_outputs
+
+    case = _case(spec, op, case_id)
+    args = [case.arrays[a["tensor"]] if "tensor" in a else a.get("value") for a in case.args]
+    kwargs = {k: case.arrays[a["tensor"]] if "tensor" in a else a.get("value") for k, a in case.kwargs.items()}
+    expected = getattr(R, op)(*args, **kwargs)
+    with np.errstate(all="ignore"):
+        got = np.asarray(wrong(*args, **kwargs)).astype(np.asarray(expected).dtype)
+    assert compare_outputs([expected], [expected], case_overrides(case)).passed
+    assert not compare_outputs([expected], [got], case_overrides(case)).passed
