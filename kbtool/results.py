@@ -102,6 +102,16 @@ class Details:
     # (max_abs_diff is then the largest absolute difference between a run's values and the first's)
     runs: Optional[int] = None
     disagreed: Optional[int] = None
+    # one output's value verdict, apart from its shape and dtype: "agree", "differ" or "not compared" (shapes that
+    # neither match in size nor broadcast); compared_as: how values of another shape were aligned ("flattened",
+    # "broadcast")
+    values: Optional[str] = None
+    compared_as: Optional[str] = None
+    # a function of several outputs: every output's verdict ({index, status[, message][, details]}), and, when the
+    # backend returned another number of outputs, both counts
+    outputs: Optional[List[Dict[str, Any]]] = None
+    expected_outputs: Optional[int] = None
+    actual_outputs: Optional[int] = None
 
     def as_dict(self) -> Dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}

@@ -21,7 +21,7 @@ MESSAGE = "12 of 12 values differ (max abs diff 0.023, rtol 1e-05, atol 1e-06); 
 
 def test_a_value_difference_is_its_counts_mask_magnitude_first_index_shapes_and_dtypes():
     assert fingerprint.of("fail", MESSAGE, VALUES) == (
-        "fail | values differ | 12/12 differ, max 1e-2, first (0,0), mask 477bba51 | (3,4) float32"
+        "fail | values differ | shape (3,4) | dtype float32 | values: 12/12 differ mask 477bba51 1e-2 @ (0,0)"
     )
     assert fingerprint.of("fail", "output 1: " + MESSAGE, VALUES).startswith("fail | output 1: values differ |")
 

@@ -245,7 +245,7 @@ def test_a_known_result_that_fails_differently_is_changed_in_a_one_op_run():
         "recorded": fingerprint.of_result(differing(scale_class=-2)),
         "now": fingerprint.of_result(now),
     }
-    assert "max 1e-2" in now.changed["recorded"] and "max 1e0" in now.changed["now"]
+    assert " 1e-2 @" in now.changed["recorded"] and " 1e0 @" in now.changed["now"]
     assert applied.counts[0]["changed"] == 1 and applied.stale == []
     report = {"backends": [], "results": [now.as_dict()], "stale_known_differences": [], "known_differences": []}
     summary = summarize(report)

@@ -290,7 +290,7 @@ def test_judge_dtype_difference_still_compares_values():  # legacy (tests/test_r
     exp = reply(arr([1, 2, 3], "int32"))
     assert judge(case(), exp, reply(arr([1.0, 2.0, 3.0], "float32"))) == (
         "fail",
-        "dtype float32 != reference int32 (values agree)",
+        "dtype float32 != reference int32; values agree",
     )
     status, message = judge(case(), exp, reply(arr([1.0, 2.0, 4.0], "float32")))
     assert status == "fail" and "values also differ: 1 of 3 values differ" in message
@@ -380,13 +380,14 @@ def test_shape_rules_skip_raises_gradients_and_observed_updates(case_kw):
 @pytest.mark.parametrize(
     "expected, actual, verdict",
     [
-        ([1, 2], [1], ("fail", "returned 1 outputs, reference returned 2")),
+        ([1, 2], [1], ("fail", "returned 1 outputs, reference returned 2; the 1 compared agree")),
         ([], [1], ("fail", "returned 1 outputs, reference returned 0")),
         ([], [], ("pass", "")),
         # the index prefix only when there are several outputs
         ([1], [2], ("fail", "returned 2, reference 1")),
         ([1, 2], [1, 3], ("fail", "output 1: returned 3, reference 2")),
-        ([1, 2], [0, 3], ("fail", "output 0: returned 0, reference 1")),  # the first difference is reported
+        # every failing output is named
+        ([1, 2], [0, 3], ("fail", "output 0: returned 0, reference 1; output 1: returned 3, reference 2")),
         ([arr([1.0]), "a"], [arr([1.0]), "a"], ("pass", "")),
     ],
 )
@@ -473,10 +474,24 @@ def test_number_and_python_value_details():
     "exp, act, verdict",
     [
         # shapes first: a shape difference is reported before dtypes or values
-        (arr([1, 2]), arr([1, 2, 3]), ("fail", "shape (3,) != reference (2,)")),
-        (arr([1, 2], "int32"), arr([[1.0, 2.0]], "float32"), ("fail", "shape (1, 2) != reference (2,)")),
-        (arr([[1, 2]]), arr([[1], [2]]), ("fail", "shape (2, 1) != reference (1, 2)")),
-        (np.zeros((0, 2)), np.zeros((2, 0)), ("fail", "shape (2, 0) != reference (0, 2)")),
+        (
+            arr([1, 2]),
+            arr([1, 2, 3]),
+            (
+                "fail",
+                "shape (3,) != reference (2,); values not compared: 3 values vs 2, shapes do not broadcast",
+            ),
+        ),
+        (
+            arr([1, 2], "int32"),
+            arr([[1.0, 2.0]], "float32"),
+            (
+                "fail",
+                "shape (1, 2) != reference (2,); dtype float32 != reference int32; values (flattened) agree",
+            ),
+        ),
+        (arr([[1, 2]]), arr([[1], [2]]), ("fail", "shape (2, 1) != reference (1, 2); values (flattened) agree")),
+        (np.zeros((0, 2)), np.zeros((2, 0)), ("fail", "shape (2, 0) != reference (0, 2); values (flattened) agree")),
         (np.zeros((0, 2)), np.zeros((0, 2)), ("pass", "")),
         # NaN equals NaN at the same place; NaN against a number differs
         (arr([NAN, 1.0]), arr([NAN, 1.0]), ("pass", "")),
@@ -580,36 +595,36 @@ def test_isclose_is_relative_to_the_reference():
         (
             arr([1, 2, 3], "int32"),
             arr([1.0, 2.0, 3.0], "float32"),
-            ("fail", "dtype float32 != reference int32 (values agree)"),
+            ("fail", "dtype float32 != reference int32; values agree"),
         ),
         (
             arr([1, 2, 3], "int32"),
             arr([1.0, 2.0, 4.0], "float32"),
             (
                 "fail",
-                "dtype float32 != reference int32 (values also differ: 1 of 3 values differ (max abs diff 1, rtol 1e-05, "
-                "atol 1e-06); first at (2,): 4.0 vs reference 3.0)",
+                "dtype float32 != reference int32; values also differ: 1 of 3 values differ (max abs diff 1, rtol 1e-05, "
+                "atol 1e-06); first at (2,): 4.0 vs reference 3.0",
             ),
         ),
-        (arr([1, 2], "int32"), arr([1, 2], "int64"), ("fail", "dtype int64 != reference int32 (values agree)")),
+        (arr([1, 2], "int32"), arr([1, 2], "int64"), ("fail", "dtype int64 != reference int32; values agree")),
         (
             arr([1, 2], "int32"),
             arr([1, 5], "int64"),
             (
                 "fail",
-                "dtype int64 != reference int32 (values also differ: 1 of 2 values differ (max abs diff 3, rtol 0, atol 0);"
-                " first at (1,): 5 vs reference 2)",
+                "dtype int64 != reference int32; values also differ: 1 of 2 values differ (max abs diff 3, rtol 0, atol 0);"
+                " first at (1,): 5 vs reference 2",
             ),
         ),
         # booleans against numbers are compared as float64 values
-        (arr([True, False], "bool"), arr([1, 0], "int32"), ("fail", "dtype int32 != reference bool (values agree)")),
+        (arr([True, False], "bool"), arr([1, 0], "int32"), ("fail", "dtype int32 != reference bool; values agree")),
         (
             arr([True], "bool"),
             arr([2], "int32"),
             (
                 "fail",
-                "dtype int32 != reference bool (values also differ: 1 of 1 values differ (max abs diff 1, rtol 0, atol 0);"
-                " first at (0,): 2.0 vs reference 1.0)",
+                "dtype int32 != reference bool; values also differ: 1 of 1 values differ (max abs diff 1, rtol 0, atol 0);"
+                " first at (0,): 2.0 vs reference 1.0",
             ),
         ),
         (
@@ -617,32 +632,32 @@ def test_isclose_is_relative_to_the_reference():
             arr([True], "bool"),
             (
                 "fail",
-                "dtype bool != reference int8 (values also differ: 1 of 1 values differ (max abs diff 1, rtol 0, atol 0);"
-                " first at (0,): 1.0 vs reference 2.0)",
+                "dtype bool != reference int8; values also differ: 1 of 1 values differ (max abs diff 1, rtol 0, atol 0);"
+                " first at (0,): 1.0 vs reference 2.0",
             ),
         ),
         # the loosest of the two dtypes' tolerances: float32's, not float64's
         (
             arr([1.0], "float64"),
             arr([1.0 + 2**-20], "float32"),
-            ("fail", "dtype float32 != reference float64 (values agree)"),
+            ("fail", "dtype float32 != reference float64; values agree"),
         ),
         (
             arr([1.0 + 2**-20], "float32"),
             arr([1.0], "float64"),
-            ("fail", "dtype float64 != reference float32 (values agree)"),
+            ("fail", "dtype float64 != reference float32; values agree"),
         ),
-        (arr([1.0], "float64"), arr([1.001], "float16"), ("fail", "dtype float16 != reference float64 (values agree)")),
+        (arr([1.0], "float64"), arr([1.001], "float16"), ("fail", "dtype float16 != reference float64; values agree")),
         (
             arr([1.0], "float64"),
             arr([1.01], "float16"),
             (
                 "fail",
-                "dtype float16 != reference float64 (values also differ: 1 of 1 values differ (max abs diff 0.00977, rtol "
-                "0.001, atol 0.001); first at (0,): 1.009765625 vs reference 1.0)",
+                "dtype float16 != reference float64; values also differ: 1 of 1 values differ (max abs diff 0.00977, rtol "
+                "0.001, atol 0.001); first at (0,): 1.009765625 vs reference 1.0",
             ),
         ),
-        (arr([NAN], "float32"), arr([NAN], "float64"), ("fail", "dtype float64 != reference float32 (values agree)")),
+        (arr([NAN], "float32"), arr([NAN], "float64"), ("fail", "dtype float64 != reference float32; values agree")),
     ],
 )
 def test_dtype_difference_still_compares_values(exp, act, verdict):
@@ -651,10 +666,10 @@ def test_dtype_difference_still_compares_values(exp, act, verdict):
 
 def test_dtype_difference_uses_the_loosest_overridden_tolerance():
     exp, act = arr([1.0], "float64"), arr([1.25], "float32")
-    assert cmp(exp, act, {"float32": {"atol": 0.25}}) == ("fail", "dtype float32 != reference float64 (values agree)")
-    assert cmp(exp, act, {"float64": {"atol": 0.25}}) == ("fail", "dtype float32 != reference float64 (values agree)")
+    assert cmp(exp, act, {"float32": {"atol": 0.25}}) == ("fail", "dtype float32 != reference float64; values agree")
+    assert cmp(exp, act, {"float64": {"atol": 0.25}}) == ("fail", "dtype float32 != reference float64; values agree")
     assert cmp(exp, act, {"float64": {"atol": 0.2}})[1].startswith(
-        "dtype float32 != reference float64 (values also "
+        "dtype float32 != reference float64; values also "
         "differ: 1 of 1 values differ (max abs diff 0.25, "
         "rtol 1e-05, atol 0.2)"
     )
@@ -687,7 +702,13 @@ def test_mask_digest_names_which_elements_differ():
 
 def test_dtype_difference_details():
     agree = values.compare_value(arr([1, 2], "int32"), arr([1, 2], "int64"), {})
-    assert agree.details.as_dict() == {"expected_dtype": "int32", "actual_dtype": "int64"}
+    assert agree.details.as_dict() == {
+        "expected_shape": [2],
+        "actual_shape": [2],
+        "expected_dtype": "int32",
+        "actual_dtype": "int64",
+        "values": "agree",
+    }
     differ = values.compare_value(arr([1, 2, 3], "int32"), arr([1.0, 2.0, 4.0], "float32"), {})
     assert _no_mask(differ.details.as_dict()) == {
         "expected_shape": [3],
@@ -703,13 +724,15 @@ def test_dtype_difference_details():
         "actual_value": 4.0,
         "rtol": 1e-05,
         "atol": 1e-06,
+        "values": "differ",
     }
-    shape = values.compare_value(arr([1, 2], "int32"), arr([1.0], "float32"), {})
+    shape = values.compare_value(arr([1, 2, 3], "int32"), arr([1.0, 2.0], "float32"), {})
     assert shape.details.as_dict() == {
-        "expected_shape": [2],
-        "actual_shape": [1],
+        "expected_shape": [3],
+        "actual_shape": [2],
         "expected_dtype": "int32",
         "actual_dtype": "float32",
+        "values": "not compared",
     }
 
 

@@ -13,9 +13,12 @@ A fingerprint is one line a reviewer can read in a diff, built from what the ver
   path (this machine's checkout and environments), runs of whitespace, the module named in
   'has no attribute', log time stamps, graph node counters, the order of a printed set); a verdict on random draws
   keeps its words without their numbers;
-- for a value difference: how many of how many elements differ, a digest of which ones (the mask), the magnitude
-  class of the largest difference (its power of ten: 2.3e-3 is 1e-3), and the first differing index;
-- the expected and actual shape and dtype;
+- per output (each failing output of a function of several, 'output 1: ...'), three parts held apart, so that a
+  known shape or dtype difference never covers a value change: the shape ('shape (2,3)', or 'shape (1,2,3)!=(2,3)':
+  the backend's, then the reference's), the dtype ('dtype float32!=float64') and the value verdict: 'values: agree',
+  'values: not compared', or 'values: 3/6 differ mask ab12cd34 1e-1 @ (0,1)' (how many of how many elements differ,
+  a digest of which ones, the magnitude class of the largest difference (its power of ten: 2.3e-3 is 1e-3; NaN or
+  inf: 'non-finite'), and the first differing index);
 - for a `nondeterministic` result (--repeat N): its words without their numbers (which run disagreed first, by how
   much: luck), and whether all the repeated runs disagreed with the first or only some.
 The magnitude class is coarse on purpose: a known 1% error stays known from run to run, a 100% one is new.
@@ -27,7 +30,8 @@ from typing import Any, Dict, List, Mapping, Optional
 
 MAX_MESSAGE = 160  # characters of the normalised message kept (an error's first words say what it is)
 
-_VALUES_DIFFER = re.compile(r"\d+ of \d+ values differ.*", re.S)
+# a values-differ message, up to the next output's verdict of a function of several outputs
+_VALUES_DIFFER = re.compile(r"\d+ of \d+ values differ(?:(?!; output \d+: ).)*", re.S)
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 _TEMP_PATH = re.compile(r"/tmp/[^\s'\":,)]+")
 _SPACES = re.compile(r"\s+")
@@ -110,13 +114,16 @@ def magnitude(value: Optional[float]) -> str:
     return f"1e{math.floor(math.log10(abs(value)))}"
 
 
+MAX_OUTPUTS = 8  # failing outputs fingerprinted one by one (a recorded fingerprint stays under 1000 characters)
+
+
 def _shape(shape: Optional[List[int]]) -> str:
     return "(" + ",".join(str(d) for d in shape) + ")" if shape is not None else "?"
 
 
 def _pair(expected: str, actual: str) -> str:
-    """'a' when both agree, else 'actual != reference expected'."""
-    return expected if expected == actual else f"{actual} != {expected}"
+    """'a' when both agree, else 'actual!=expected' (the backend's, then the reference's)."""
+    return expected if expected == actual else f"{actual}!={expected}"
 
 
 def of(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
@@ -131,26 +138,43 @@ def of(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
     parts = [str(status), text]
     if nondeterministic and d.get("runs") and d.get("disagreed"):
         parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
-    if d.get("mismatched") is not None and not d.get("draws"):
-        first = d.get("first_index")
-        parts.append(
-            "{}/{} differ, max {}, first {}, mask {}".format(
-                d["mismatched"],
-                d.get("size", "?"),
-                magnitude(d.get("max_abs_diff")) if d.get("max_abs_diff") is not None else "non-finite",
-                _shape(first) if first is not None else "?",
-                d.get("mask", "?"),
-            )
-        )
+    if d.get("outputs"):
+        failing = [out for out in d["outputs"] if out.get("status") != "pass"]
+        for out in failing[:MAX_OUTPUTS]:
+            own = _output_parts(out.get("details") or {}) or [normalised_message(out.get("message", ""))[:80]]
+            parts.append("output {}: {}".format(out.get("index", "?"), " | ".join(own)))
+        if len(failing) > MAX_OUTPUTS:
+            parts.append(f"{len(failing) - MAX_OUTPUTS} more failing outputs")
+    else:
+        parts.extend(_output_parts(d))
+    return " | ".join(p for p in parts if p)
+
+
+def _output_parts(d: Mapping[str, Any]) -> List[str]:
+    """One output's shape, dtype and value verdict, each its own part (those the details hold)."""
+    parts = []
     shapes = (d.get("expected_shape"), d.get("actual_shape"))
     dtypes = (d.get("expected_dtype"), d.get("actual_dtype"))
-    if any(s is not None for s in shapes) or any(t is not None for t in dtypes):
+    if any(s is not None for s in shapes):
+        parts.append("shape " + _pair(_shape(shapes[0]), _shape(shapes[1])))
+    if any(t is not None for t in dtypes):
+        parts.append("dtype " + _pair(str(dtypes[0] or "?"), str(dtypes[1] or "?")))
+    if d.get("draws"):
+        return parts  # how many draws differ is luck (an unseeded draw), and the message says what broke
+    if d.get("mismatched") is not None:
+        first = d.get("first_index")
         parts.append(
-            "{} {}".format(
-                _pair(_shape(shapes[0]), _shape(shapes[1])), _pair(str(dtypes[0] or "?"), str(dtypes[1] or "?"))
+            "values: {}/{} differ mask {} {} @ {}".format(
+                d["mismatched"],
+                d.get("size", "?"),
+                d.get("mask", "?"),
+                magnitude(d.get("max_abs_diff")) if d.get("max_abs_diff") is not None else "non-finite",
+                _shape(first) if first is not None else "?",
             )
         )
-    return " | ".join(p for p in parts if p)
+    elif d.get("values"):
+        parts.append(f"values: {d['values']}")
+    return parts
 
 
 def of_result(result: Any) -> str:

@@ -397,11 +397,12 @@ def _plain_doc_check(value: Any) -> bool:
 
 
 _SETTINGS = {"image_data_format": {"channels_first", "channels_last"}, "floatx": {"float16", "float32", "float64"}}
-_INTS = ("mismatched", "size", "non_finite")
+_INTS = ("mismatched", "size", "non_finite", "expected_outputs", "actual_outputs")
 _INT_LISTS = ("expected_shape", "actual_shape", "first_index")
 _TEXTS = ("expected_dtype", "actual_dtype")
 _NUMBERS = ("max_abs_diff", "max_rel_diff", "rtol", "atol")
-_DETAILS = set(_INTS + _INT_LISTS + _TEXTS + _NUMBERS + ("expected_value", "actual_value"))
+_WORDS = {"values": {"agree", "differ", "not compared"}, "compared_as": {"flattened", "broadcast"}}
+_DETAILS = set(_INTS + _INT_LISTS + _TEXTS + _NUMBERS + tuple(_WORDS) + ("expected_value", "actual_value"))
 
 
 def _is_number(value: Any) -> bool:
@@ -428,5 +429,6 @@ def _plain_details(value: Any) -> bool:
             if k in value
         )
         and all(isinstance(value[k], str) for k in _TEXTS if k in value)
+        and all(value[k] in words for k, words in _WORDS.items() if k in value)
         and all(_is_number(value[k]) and value[k] >= 0 for k in _NUMBERS if k in value)
     )

@@ -15,7 +15,9 @@ _TOL = {
 }
 _TOLERANCES = {
     "type": "object",
-    "propertyNames": {"enum": ["float16", "float32", "float64", "int"]},
+    "propertyNames": {"enum": ["float16", "float32", "float64", "int", "signed_zeros"]},
+    # signed_zeros: true: a float zero differs from the zero of the other sign (-0.0 against 0.0; tolerances.py)
+    "properties": {"signed_zeros": {"type": "boolean"}},
     "additionalProperties": _TOL,
 }
 _DTYPE = {"enum": ["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]}

@@ -3,7 +3,10 @@
 from typing import Any, Dict, Iterable, Mapping, Optional
 
 Tolerance = Dict[str, float]  # {rtol, atol}
-Overrides = Mapping[str, Mapping[str, float]]  # dtype key (float16, float32, float64, int) → a part of a Tolerance
+# a case's `tolerance:` mapping: a dtype key (float16, float32, float64, int) → a part of a Tolerance; and
+# `signed_zeros: true` (SIGNED_ZEROS), which makes a float zero differ from the zero of the other sign
+Overrides = Mapping[str, Any]
+SIGNED_ZEROS = "signed_zeros"
 
 DEFAULT_TOLERANCE: Dict[str, Tolerance] = {
     "float16": {"rtol": 1e-3, "atol": 1e-3},
@@ -32,6 +35,11 @@ def tolerance_for(dtype: Any, overrides: Optional[Overrides] = None) -> Toleranc
     tol = dict(DEFAULT_TOLERANCE[key])
     tol.update((overrides or {}).get(key, {}))
     return tol
+
+
+def signed_zeros(overrides: Optional[Overrides] = None) -> bool:
+    """Whether -0.0 and 0.0 differ for this case (by default they are equal, as IEEE 754's == says)."""
+    return bool((overrides or {}).get(SIGNED_ZEROS, False))
 
 
 def loosest(dtypes: Iterable[Any], overrides: Optional[Overrides] = None) -> Tolerance:

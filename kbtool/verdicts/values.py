@@ -1,88 +1,158 @@
 """Values, shapes and dtypes: one backend's outputs against the reference's, within tolerance.
 
-Rules: outputs are compared one by one (count first); a NumPy scalar and a Python number compare by value;
-shapes must be equal before values are compared; NaN equals NaN at the same place; a dtype difference still
-compares the values (loosest tolerance of the two dtypes), so that it never hides a value difference.
+Rules: every output is compared, each with its own verdict (the reference's outputs, aligned by position, when the
+counts differ); a NumPy scalar and a Python number compare by value; NaN equals NaN at the same place, and a NaN or
+an infinity against anything else is a difference; -0.0 equals 0.0 unless the case says `signed_zeros: true`.
+A shape or dtype difference never stops the values being compared, so that it never hides a value difference: a
+dtype difference compares in the common dtype (loosest tolerance of the two); a shape difference of the same size
+compares the values flattened (C order), a broadcastable one after broadcasting, and any other says why not. The
+details keep that value verdict (`values`: agree, differ or not compared) apart from the shapes and dtypes.
 """
 
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kbtool.results import Details, Status, Verdict
 from kbtool.verdicts.replies import kind_of
-from kbtool.verdicts.tolerances import Overrides, Tolerance, loosest, tolerance_for
+from kbtool.verdicts.tolerances import Overrides, Tolerance, loosest, signed_zeros, tolerance_for
+
+AGREE, DIFFER, NOT_COMPARED = "agree", "differ", "not compared"  # Details.values: the value verdict of one output
+FLATTENED, BROADCAST = "flattened", "broadcast"  # Details.compared_as: how values of another shape were aligned
 
 
 def compare_outputs(expected: Sequence[Any], actual: Sequence[Any], tolerance: Optional[Overrides] = None) -> Verdict:
-    """Lists of output values (ndarray or Python values) → Verdict."""
-    if len(expected) != len(actual):
-        return Verdict(Status.FAIL, f"returned {len(actual)} outputs, reference returned {len(expected)}")
-    for i, (exp, act) in enumerate(zip(expected, actual)):
-        verdict = compare_value(exp, act, tolerance or {})
-        if not verdict.passed:
-            if len(expected) > 1:
-                verdict.message = f"output {i}: {verdict.message}"
-            return verdict
-    return Verdict(Status.PASS)
+    """Lists of output values (ndarray or Python values) → Verdict. Every output is compared, the reference's
+    outputs against the backend's by position (as many as both have, when the counts differ); a verdict on several
+    outputs names each failing one ('output 0: ...; output 1: ...') and its details carry every output's verdict
+    (`outputs`), over the first failing output's own details."""
+    overrides = tolerance or {}
+    verdicts = [compare_value(exp, act, overrides) for exp, act in zip(expected, actual)]
+    failing = [(i, v) for i, v in enumerate(verdicts) if not v.passed]
+    counts_differ = len(expected) != len(actual)
+    if not failing and not counts_differ:
+        return Verdict(Status.PASS)
+    if len(expected) == 1 and not counts_differ:
+        return verdicts[0]
+    parts = [f"output {i}: {v.message}" for i, v in failing]
+    if counts_differ:
+        compared = f"; the {len(verdicts)} compared agree" if verdicts and not failing else ""
+        parts.insert(0, f"returned {len(actual)} outputs, reference returned {len(expected)}{compared}")
+    first = failing[0][1].details if failing else None
+    details = Details(**first.as_dict()) if first is not None else Details()
+    details.outputs = [_output_record(i, v) for i, v in enumerate(verdicts)]
+    if counts_differ:
+        details.expected_outputs, details.actual_outputs = len(expected), len(actual)
+    return Verdict(Status.FAIL, "; ".join(parts), details)
+
+
+def _output_record(index: int, verdict: Verdict) -> Dict[str, Any]:
+    """One output's verdict as the details carry it: {index, status[, message][, details]}."""
+    record: Dict[str, Any] = {"index": index, "status": verdict.status.value}
+    if verdict.message:
+        record["message"] = verdict.message
+    if verdict.details is not None and verdict.details.as_dict():
+        record["details"] = verdict.details.as_dict()
+    return record
 
 
 def compare_value(exp: Any, act: Any, tolerance: Overrides) -> Verdict:
     """One output (an ndarray or a Python value) against the reference's."""
     exp, act = _scalar_as_number(exp), _scalar_as_number(act)
     exp_is_array, act_is_array = isinstance(exp, np.ndarray), isinstance(act, np.ndarray)
-    if not exp_is_array or not act_is_array:
-        if _is_number(exp) and _is_number(act):
-            # a NumPy scalar from one backend, a Python number from another: the value is what counts
-            if np.isclose(act, exp, equal_nan=True):
-                return Verdict(Status.PASS)
-            return Verdict(
-                Status.FAIL,
-                f"returned {act!r}, reference {exp!r}",
-                Details(expected_value=_plain(exp), actual_value=_plain(act)),
-            )
-        if exp_is_array != act_is_array:
-            return Verdict(Status.FAIL, f"returned {kind_of(act)}, reference returned {kind_of(exp)}")
-        if py_equal(exp, act):
+    if exp_is_array and act_is_array:
+        return _compare_array_outputs(exp, act, tolerance)
+    if _is_number(exp) and _is_number(act):
+        # a NumPy scalar from one backend, a Python number from another: the value is what counts
+        if np.isclose(act, exp, equal_nan=True) and not _zero_signs_differ(exp, act, tolerance):
             return Verdict(Status.PASS)
         return Verdict(
             Status.FAIL,
             f"returned {act!r}, reference {exp!r}",
             Details(expected_value=_plain(exp), actual_value=_plain(act)),
         )
+    if exp_is_array != act_is_array:
+        return Verdict(Status.FAIL, f"returned {kind_of(act)}, reference returned {kind_of(exp)}")
+    if py_equal(exp, act):
+        return Verdict(Status.PASS)
+    return Verdict(
+        Status.FAIL,
+        f"returned {act!r}, reference {exp!r}",
+        Details(expected_value=_plain(exp), actual_value=_plain(act)),
+    )
+
+
+def _zero_signs_differ(exp: Any, act: Any, tolerance: Overrides) -> bool:
+    """Two numbers that are both zero with other sign bits, where the case asks for signed zeros."""
+    return signed_zeros(tolerance) and exp == 0 and act == 0 and bool(np.signbit(exp) != np.signbit(act))
+
+
+def _compare_array_outputs(exp: NDArray[Any], act: NDArray[Any], tolerance: Overrides) -> Verdict:
+    """Two arrays: shape and dtype said apart from the value verdict, which is reached whatever they are."""
+    differences = []  # what differs besides the values, in the message's words
     if exp.shape != act.shape:
-        return Verdict(
-            Status.FAIL,
-            f"shape {tuple(act.shape)} != reference {tuple(exp.shape)}",
-            Details(
-                expected_shape=list(exp.shape),
-                actual_shape=list(act.shape),
-                expected_dtype=str(exp.dtype),
-                actual_dtype=str(act.dtype),
-            ),
-        )
+        differences.append(f"shape {tuple(act.shape)} != reference {tuple(exp.shape)}")
     if exp.dtype != act.dtype:
-        tol = loosest([str(exp.dtype), str(act.dtype)], tolerance)
-        both_numeric = exp.dtype.kind != "b" and act.dtype.kind != "b"
-        common = np.promote_types(exp.dtype, act.dtype) if both_numeric else np.dtype("float64")
-        values = compare_arrays(exp.astype(common), act.astype(common), tol)
-        details = values.details or Details()
-        details.expected_dtype, details.actual_dtype = str(exp.dtype), str(act.dtype)
-        return Verdict(
-            Status.FAIL,
-            "dtype {} != reference {} ({})".format(
-                act.dtype, exp.dtype, "values agree" if values.passed else "values also differ: " + values.message
-            ),
-            details,
-        )
-    return compare_arrays(exp, act, tolerance_for(str(exp.dtype), tolerance))
+        differences.append(f"dtype {act.dtype} != reference {exp.dtype}")
+    signed = signed_zeros(tolerance)
+    if not differences:
+        verdict = compare_arrays(exp, act, tolerance_for(str(exp.dtype), tolerance), signed)
+        if verdict.details is not None:
+            verdict.details.values = DIFFER
+        return verdict
+    outline = Details(
+        expected_shape=list(exp.shape),
+        actual_shape=list(act.shape),
+        expected_dtype=str(exp.dtype),
+        actual_dtype=str(act.dtype),
+    )
+    aligned, why_not = _aligned(exp, act)
+    if aligned is None:
+        outline.values = NOT_COMPARED
+        return Verdict(Status.FAIL, "; ".join(differences + [f"values not compared: {why_not}"]), outline)
+    (exp_values, act_values), how = aligned
+    both_numeric = exp.dtype.kind != "b" and act.dtype.kind != "b"
+    common = np.promote_types(exp.dtype, act.dtype) if both_numeric else np.dtype("float64")
+    tol = loosest([str(exp.dtype), str(act.dtype)], tolerance)
+    values = compare_arrays(exp_values.astype(common), act_values.astype(common), tol, signed)
+    details = values.details or Details()
+    details.expected_shape, details.actual_shape = outline.expected_shape, outline.actual_shape
+    details.expected_dtype, details.actual_dtype = outline.expected_dtype, outline.actual_dtype
+    details.values, details.compared_as = (AGREE if values.passed else DIFFER), how
+    label = f"values ({how})" if how else "values"
+    said = f"{label} agree" if values.passed else f"{label} also differ: {values.message}"
+    return Verdict(Status.FAIL, "; ".join(differences + [said]), details)
 
 
-def compare_arrays(exp: NDArray[Any], act: NDArray[Any], tol: Tolerance) -> Verdict:
-    """Two arrays of one shape and dtype; floats within `tol` (NaN equal to NaN), everything else exactly."""
+Aligned = Tuple[Tuple[NDArray[Any], NDArray[Any]], Optional[str]]  # (reference's, backend's values), how aligned
+
+
+def _aligned(exp: NDArray[Any], act: NDArray[Any]) -> Tuple[Optional[Aligned], str]:
+    """The two arrays' values brought to one shape, and how (None when the shapes are equal); or None and why not."""
+    if exp.shape == act.shape:
+        return ((exp, act), None), ""
+    if exp.size == act.size:
+        return ((exp.reshape(-1), act.reshape(-1)), FLATTENED), ""
+    why = f"{act.size} values vs {exp.size}, "
+    try:
+        shape = tuple(np.broadcast_shapes(exp.shape, act.shape))
+    except ValueError:
+        return None, why + "shapes do not broadcast"
+    if shape not in (tuple(exp.shape), tuple(act.shape)):
+        # broadcasting both to a third, larger shape would compare values neither side holds there
+        return None, why + f"shapes broadcast only to a third shape {shape}"
+    return ((np.broadcast_to(exp, shape), np.broadcast_to(act, shape)), BROADCAST), ""
+
+
+def compare_arrays(exp: NDArray[Any], act: NDArray[Any], tol: Tolerance, signed: bool = False) -> Verdict:
+    """Two arrays of one shape and dtype; floats within `tol` (NaN equal to NaN; NaN against a number, an infinity
+    against a finite value or the other infinity differ), everything else exactly. `signed`: a zero differs from a
+    zero of the other sign (-0.0 against 0.0)."""
     if exp.dtype.kind in "fc":
         ok = np.isclose(act, exp, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+        if signed and exp.dtype.kind == "f":
+            ok &= ~((act == 0) & (exp == 0) & (np.signbit(act) != np.signbit(exp)))
     else:
         ok = act == exp
     if np.all(ok):
