@@ -187,15 +187,18 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
         }, []
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
     printed = CapturedStdout() if request["op"] == "print_tensor" else None
+    progress = {"reached": False}  # set just before the op under test is called
     try:
         with context, printed or contextlib.ExitStack():
-            values, statics, is_sequence = compute(K, fn, modules, request, arrays, mode)
+            values, statics, is_sequence = compute(K, fn, modules, request, arrays, mode, progress)
         if printed is not None and len(values) == 1:
             values = values + list(describe_printed(printed.text, values[0]))
             statics = statics + [None, None]
             is_sequence = True
     except Exception as exc:  # the backend's own error is the finding; report it whole
-        return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
+        # an error while the case's inputs were made says nothing of the op: it never ran
+        status = protocol.RAISED if progress["reached"] else protocol.NOT_REACHED
+        return {"status": status, "error": describe_exception(exc)}, []
     try:
         outputs, out_arrays = encode_values(values, statics)
     except Exception as exc:
@@ -206,13 +209,16 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     return header, out_arrays
 
 
-def compute(K, fn, modules, request, arrays, mode):
+def compute(K, fn, modules, request, arrays, mode, progress=None):
     """The request's call, its follow-ups, observed variables or gradients, evaluated to values:
-    (values, static shapes, whether the result is a sequence). Runs inside the mode's context."""
+    (values, static shapes, whether the result is a sequence). Runs inside the mode's context.
+    `progress["reached"]` turns True once the inputs are made, just before the op is called."""
     observe = bool(request.get("observe"))
     builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
     args = [builder.build(a) for a in request.get("args", [])]
     kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
+    if progress is not None:
+        progress["reached"] = True
     result = call_op(fn, args, kwargs, request)
     if request["op"] == "function" and callable(result):
         # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
