@@ -82,7 +82,12 @@ def verdict_reasons(report: Record) -> List[str]:
     if report.get("incomplete"):
         reasons.append("incomplete ({})".format(report["incomplete"]["note"]))
     if summary["divergences"]:
-        reasons.append(plural(summary["divergences"], "divergence"))
+        not_reached = sum(
+            1 for r in report["results"] if r["status"] == Status.NOT_REACHED.value and not r.get("known")
+        )
+        reasons.append(
+            plural(summary["divergences"], "divergence") + (f" ({not_reached} not reached)" if not_reached else "")
+        )
     if summary["stale"]:
         reasons.append(plural(summary["stale"], "stale known difference"))
     if summary.get("could_not_start"):
