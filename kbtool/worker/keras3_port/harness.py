@@ -5,7 +5,8 @@ Only the function under test goes through the port (the K.* functions the map gi
 the way that works on the engine, as a Keras 3 user would make them, so that a case reaches its op: a variable is a
 `keras.Variable` that is trainable only where its dtype can be (torch cannot make an integer or bool tensor that
 requires gradients), a placeholder a `keras.Input` of the case's dtype, a constant an engine tensor of the case's
-dtype. The worker's Builder (kbtool/worker/invoke.py) uses a `kbtool_*` hook where the backend module has one and
+dtype (dense where the engine has no sparse tensors: `keras.Input(sparse=True)` raises on torch, numpy and openvino,
+where the port's K.variable stores a sparse matrix as its dense array too). The worker's Builder (kbtool/worker/invoke.py) uses a `kbtool_*` hook where the backend module has one and
 the module's own K.variable / K.placeholder / K.constant / K.eval / K.function elsewhere (on Keras 2 backends those
 are the native way). The hooks are no ops: the spec has no case of them, and they are not in specs/keras3_map.yaml.
 """
@@ -15,6 +16,10 @@ import numpy as np
 from keras import ops
 
 from . import core
+
+# keras/src/layers/core/input_layer.py refuses sparse=True where the engine's core.py says SUPPORTS_SPARSE_TENSORS
+# is False (torch, numpy, openvino); jax and tensorflow have sparse tensors
+SPARSE = core.ENGINE in ("jax", "tensorflow")
 
 
 def _dense(value):
@@ -37,8 +42,9 @@ def kbtool_variable(value, dtype):
 
 
 def kbtool_placeholder(shape, dtype, sparse=False):
-    """A case's placeholder: a symbolic keras.Input with the case's batch shape (None dims kept) and dtype."""
-    return keras.Input(batch_shape=tuple(shape), dtype=dtype, sparse=sparse)
+    """A case's placeholder: a symbolic keras.Input with the case's batch shape (None dims kept) and dtype; sparse
+    where the case asks for it and the engine has sparse tensors, else dense (kbtool_function feeds it densely)."""
+    return keras.Input(batch_shape=tuple(shape), dtype=dtype, sparse=bool(sparse) and SPARSE)
 
 
 def kbtool_constant(value, dtype):
@@ -63,7 +69,8 @@ def kbtool_function(inputs, outputs):
     def call(values):
         computed = list(outputs)
         if run is not None:
-            for i, value in zip(symbolic, run(list(values))):
+            feeds = [_dense(v) if not SPARSE else v for v in values]  # a sparse feed of a dense placeholder
+            for i, value in zip(symbolic, run(feeds)):
                 computed[i] = value
         return [kbtool_eval(value) for value in computed]
 
