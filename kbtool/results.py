@@ -15,6 +15,10 @@ class Status(str, enum.Enum):
     PASS = "pass"  # same shapes, dtypes and values within tolerance, or the expected exception
     FAIL = "fail"  # a divergence from the reference (values, shape, dtype, error type, statistics, shape rule)
     ERROR = "error"  # the backend raised where the reference returned a value
+    # making the case's inputs raised (a variable, placeholder, constant or a {"call": ...} argument), on the backend
+    # or on the reference, before the op under test was called: the result says nothing of the op. Never a pass,
+    # never coverage; unexplained unless a known difference explains it, and then still counted as not reached
+    NOT_REACHED = "not_reached"
     UNSUPPORTED = "unsupported"  # the backend lacks the function or says NotImplementedError
     CRASH = "crash"  # the worker died on this case (it is restarted)
     TIMEOUT = "timeout"  # the worker hung on this case (it is killed and restarted)
@@ -40,6 +44,7 @@ SEVERITY: List[str] = [  # Status is a str: the words of a matrix cell
     Status.NONDETERMINISTIC,
     Status.FAIL,
     Status.ERROR,
+    Status.NOT_REACHED,  # worse than an error of the op: nothing of the op was seen
     Status.TIMEOUT,
     Status.CRASH,
     Status.COULD_NOT_START,
@@ -55,6 +60,7 @@ SYMBOLS: Dict[str, str] = {
     "could_not_start": "∅",
     "changed": "Δ",
     "nondeterministic": "≠",
+    "not_reached": "⊘",
 }
 
 # statuses only `--repeat N` makes: a report without one has no count, legend entry or column for them (a check of

@@ -298,6 +298,7 @@ def test_backend_cards_count_every_status_and_conformance():
         "crash": "1",
         "could_not_start": "1",
         "changed": "0",
+        "not_reached": "0",
         "unexplained": "6",
     }
     # the big number is pass as is: 2 pass of the 8 results that ran (the could-not-start one never ran), a band

@@ -53,7 +53,7 @@ TINY_SPEC = """  sum:
   max: *reduce
   min: *reduce
 """
-STATUS_WORDS = "fail, error, unsupported, crash, timeout, could_not_start, nondeterministic"
+STATUS_WORDS = "fail, error, not_reached, unsupported, crash, timeout, could_not_start, nondeterministic"
 KEY_WORDS = "op, case, backend, mode, device, status, versions, match, reason, count, verified_by, results"
 
 

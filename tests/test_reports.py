@@ -89,6 +89,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "pass": 1,
             "fail": 1,
             "error": 1,
+            "not_reached": 1,
             "unsupported": 1,
             "crash": 1,
             "timeout": 1,
@@ -101,6 +102,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "pass": 1,
             "fail": 0,
             "error": 1,
+            "not_reached": 0,
             "unsupported": 0,
             "crash": 0,
             "timeout": 0,
@@ -113,6 +115,7 @@ def test_per_backend_counts_cover_every_status_and_known():
             "pass": 0,
             "fail": 0,
             "error": 0,
+            "not_reached": 0,
             "unsupported": 0,
             "crash": 0,
             "timeout": 0,
@@ -122,15 +125,16 @@ def test_per_backend_counts_cover_every_status_and_known():
             "nondeterministic": 0,
         },
     }
-    assert s["case_seconds"] == {"alpha": 2.75, "beta": 0.19}  # 11 × 0.25; 0.1875 rounded
-    assert (s["results"], s["divergences"], s["ok"]) == (13, 9, False)  # every status but pass (and known) diverges
+    assert s["case_seconds"] == {"alpha": 3.0, "beta": 0.19}  # 12 × 0.25; 0.1875 rounded
+    assert (s["results"], s["divergences"], s["ok"]) == (14, 10, False)  # every status but pass (and known) diverges
     # pass as is: pass / results that ran (alpha's could_not_start never ran; its known ones ran and did not pass)
     assert s["pass_as_is"] == {
-        "percent": 16.6666,  # 2 of 12, rounded down
+        "percent": 15.3846,  # 2 of 13, rounded down
         "pass": 2,
-        "ran": 12,
+        "ran": 13,
         "per_backend": {
-            "alpha": {"percent": 10.0, "pass": 1, "ran": 10},  # 11 results, one could not start
+            # 12 results, one could not start (a not-reached one ran, and did not pass)
+            "alpha": {"percent": 9.0909, "pass": 1, "ran": 11},
             "beta": {"percent": 50.0, "pass": 1, "ran": 2},
             "cntk": {"percent": None, "pass": 0, "ran": 0},
         },
@@ -161,7 +165,7 @@ def test_schema_words_are_the_results_words():
     assert defs["result"]["properties"]["mode"]["enum"] == list(plan.MODES)
     # `changed` came in schema version 1's life: reports written before it have no such count
     # and `nondeterministic` (--repeat) is counted only in a report that has one
-    optional = (Status.CHANGED, Status.NONDETERMINISTIC)
+    optional = (Status.NOT_REACHED, Status.CHANGED, Status.NONDETERMINISTIC)
     assert defs["counts"]["required"] == [s.value for s in Status if s not in optional] + ["known"]
     assert sorted(defs["counts"]["properties"]) == sorted(defs["counts"]["required"] + [s.value for s in optional])
     assert sorted(defs["details"]["properties"]) == sorted(Details().__dataclass_fields__)
@@ -238,7 +242,8 @@ def _drop(key):
         (
             lambda r: r["results"][1].update(status="flaky"),
             [
-                "results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'unsupported', 'crash', 'timeout', "
+                "results/1/status: 'flaky' is not one of ['pass', 'fail', 'error', 'not_reached', 'unsupported', 'crash', "
+                "'timeout', "
                 "'could_not_start', 'changed', "
                 "'nondeterministic']"
             ],

@@ -10,6 +10,7 @@ STATUS_WORDS = [
     "pass",
     "fail",
     "error",
+    "not_reached",
     "unsupported",
     "crash",
     "timeout",
@@ -25,6 +26,7 @@ STATUS_WORDS = [
         (Status.PASS, "pass"),
         (Status.FAIL, "fail"),
         (Status.ERROR, "error"),
+        (Status.NOT_REACHED, "not_reached"),
         (Status.UNSUPPORTED, "unsupported"),
         (Status.CRASH, "crash"),
         (Status.TIMEOUT, "timeout"),
@@ -56,6 +58,7 @@ def test_status_lists():
         "nondeterministic",
         "fail",
         "error",
+        "not_reached",
         "timeout",
         "crash",
         "could_not_start",
@@ -157,7 +160,7 @@ def test_details_as_dict_drops_none_but_keeps_zeros():
 
 
 def test_verdict_passed():
-    assert [Verdict(s).passed for s in Status] == [True] + [False] * 8
+    assert [Verdict(s).passed for s in Status] == [True] + [False] * 9
 
 
 def test_every_status_has_a_severity_a_symbol_and_a_terminal_style():

@@ -29,6 +29,7 @@ Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 # dropped in this order, while all zero, when the table is wider than the console (CI logs are 80 wide)
 _DROPPABLE = [
     "could_not_start",
+    "not_reached",
     "changed",
     "nondeterministic",
     "timeout",
@@ -43,7 +44,17 @@ _REDUNDANT = ["results", "pass"]
 # and last, only where the table is still too wide: " (active)" becomes " *", then the count columns that are not
 # zero go (a line under the table names them); pass as is, conformance and unexplained always stay, no number is cut
 # and no backend name folds
-_LAST_RESORT = ["changed", "nondeterministic", "timeout", "crash", "error", "unsupported", "fail", "known"]
+_LAST_RESORT = [
+    "changed",
+    "nondeterministic",
+    "not_reached",
+    "timeout",
+    "crash",
+    "error",
+    "unsupported",
+    "fail",
+    "known",
+]
 ACTIVE, ACTIVE_SHORT = " (active)", " *"
 _KEYS = (
     ["backend", "version", "pass_as_is", "results"] + [key for key, _ in COUNT_COLUMNS] + ["conformance", "unexplained"]
@@ -76,7 +87,8 @@ def _fit(
     keep = [
         i
         for i, key in enumerate(keys)
-        if key not in ("could_not_start", "changed", "nondeterministic") or any(row[i] != "0" for row in rows)
+        if key not in ("could_not_start", "changed", "nondeterministic", "not_reached")
+        or any(row[i] != "0" for row in rows)
     ]
 
     def wide() -> bool:

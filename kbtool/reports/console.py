@@ -32,6 +32,7 @@ STYLES = {
         "known": "yellow",
         Status.FAIL: "red",
         Status.ERROR: "red",
+        Status.NOT_REACHED: "bold red",
         Status.CRASH: "bold red",
         Status.TIMEOUT: "magenta",
         Status.UNSUPPORTED: "dim",

@@ -7,6 +7,8 @@ Counted as the CLI counts (summary.ok, the exit code):
     unsupported, not explained            <failure> (a divergence, as the CLI says)
     fail                                  <failure>
     error, crash, timeout, could_not_start <error>
+    not_reached                           <error> "not reached: <error>" (the case's inputs could not be made, so
+                                          the op never ran); explained, <skipped> "not reached, known difference: ..."
 
 A backend that could not start is an erroring testcase of its suite (beside the results it has, if any); one that
 is not installed is a skipped testcase, so a dashboard shows it was not run. A stale known difference is a failing
@@ -106,6 +108,10 @@ def _outcome(record: Record, strict: bool) -> Tuple[Optional[str], str]:
     status = record["status"]
     if status == Status.PASS.value:
         return None, ""
+    if status == Status.NOT_REACHED.value:
+        if record.get("known"):
+            return "skipped", "not reached, known difference: {}".format(record["known"])
+        return "error", "not reached: {}".format(record["message"])
     if record.get("known"):
         if strict and status == Status.UNSUPPORTED.value:
             return "failure", "unsupported (--strict fails it, known difference or not): {}".format(record["message"])

@@ -97,7 +97,7 @@ def headline(report: Record) -> str:
     """The run's pass as is, in bold, with conformance and unexplained (the gate) beside it."""
     counts = backend_counts(report).values()
     results = sum(c["results"] for c in counts)
-    good = sum(c.get("pass", 0) + c.get("known", 0) for c in counts)
+    good = results - sum(c["unexplained"] for c in counts)  # pass, known and explained not-reached results
     run = run_pass_as_is(report)
     conformance = percent(100.0 * good / results if results else None)
     return f"**Pass as is: {pass_as_is_text(run)}** of the results that ran · conformance {conformance} · {results - good} unexplained"

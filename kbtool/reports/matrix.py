@@ -2,6 +2,7 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from kbtool.reports.summary import count_word
 from kbtool.results import OPTIONAL_STATUSES, SEVERITY, Status
 from kbtool.results import SYMBOLS as SYMBOLS  # the views' legend
 
@@ -22,7 +23,7 @@ def symbols(report: Dict[str, Any]) -> Dict[str, str]:
 
 def cell_status(records: List[Dict[str, Any]]) -> Optional[str]:
     """Worst status among one op's records on one backend ('known' when explained)."""
-    statuses: List[str] = ["known" if r.get("known") else r["status"] for r in records]
+    statuses: List[str] = [count_word(r) for r in records]
     return max(statuses, key=_RANK.index) if statuses else None
 
 

@@ -4,7 +4,7 @@ this module for the summary it writes, and every view asks it for the verdict li
 
 from typing import Any, Dict, List, Optional
 
-from kbtool.reports.summary import pass_as_is_record
+from kbtool.reports.summary import count_word, pass_as_is_record
 from kbtool.reports.text import plural
 from kbtool.results import OPTIONAL_STATUSES, BackendStatus, Status
 
@@ -12,7 +12,9 @@ Record = Dict[str, Any]
 
 
 def summarize(report: Record, strict: Optional[bool] = None) -> Record:
-    """Counts per backend (a result explained by a known difference counts as `known`), and the verdict.
+    """Counts per backend (a result explained by a known difference counts as `known`, but a `not_reached` one as
+    `not_reached` whether explained or not: it says nothing of the op; summary.not_reached_explained says how many of
+    those a known difference explains, which do not fail the gate), and the verdict.
 
     A check is ok when it ran to the end (not `incomplete`), ran something, every result passed or is explained,
     no known difference is stale, and every backend it set out to run started; under `strict` (--strict; None:
@@ -25,12 +27,15 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
     words += [w for w in OPTIONAL_STATUSES if any(r["status"] == w for r in report["results"])]
     per_backend = {b["name"]: dict.fromkeys(words, 0) for b in report["backends"]}
     seconds: Dict[str, float] = {}
+    explained_not_reached: Dict[str, int] = {}  # not reached, counted so, but explained: they do not fail the gate
     for record in report["results"]:
         backend = record["backend"]
         counts = per_backend.get(backend)
         if counts is None:
             counts = per_backend[backend] = dict.fromkeys(words, 0)
-        counts["known" if record.get("known") else record["status"]] += 1
+        counts[count_word(record)] += 1
+        if record.get("known") and record["status"] == Status.NOT_REACHED.value:
+            explained_not_reached[backend] = explained_not_reached.get(backend, 0) + 1
         seconds[backend] = seconds.get(backend, 0.0) + record["seconds"]
     divergences = sum(1 for r in report["results"] if r["status"] != Status.PASS.value and not r.get("known"))
     unavailable = [b["name"] for b in report["backends"] if b["status"] != BackendStatus.AVAILABLE.value]
@@ -53,6 +58,8 @@ def summarize(report: Record, strict: Optional[bool] = None) -> Record:
         "could_not_start": could_not_start,
         "ok": ok,
     }
+    if explained_not_reached:
+        summary["not_reached_explained"] = explained_not_reached
     if strict:
         failures = strict_failures(report)
         summary.update(strict=True, strict_failures=failures, ok=ok and not any(failures.values()))
@@ -75,7 +82,12 @@ def verdict_reasons(report: Record) -> List[str]:
     if report.get("incomplete"):
         reasons.append("incomplete ({})".format(report["incomplete"]["note"]))
     if summary["divergences"]:
-        reasons.append(plural(summary["divergences"], "divergence"))
+        not_reached = sum(
+            1 for r in report["results"] if r["status"] == Status.NOT_REACHED.value and not r.get("known")
+        )
+        reasons.append(
+            plural(summary["divergences"], "divergence") + (f" ({not_reached} not reached)" if not_reached else "")
+        )
     if summary["stale"]:
         reasons.append(plural(summary["stale"], "stale known difference"))
     if summary.get("could_not_start"):

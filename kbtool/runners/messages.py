@@ -13,13 +13,14 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 import numpy as np
 
 from kbtool.worker import protocol as wire
-from kbtool.worker.protocol import BROKEN, CRASH, OK, RAISED, READY, TIMEOUT, UNAVAILABLE, UNSUPPORTED
+from kbtool.worker.protocol import BROKEN, CRASH, NOT_REACHED, OK, RAISED, READY, TIMEOUT, UNAVAILABLE, UNSUPPORTED
 
 __all__ = [
     "wire",
     "BROKEN",
     "CANCELLED",
     "CRASH",
+    "NOT_REACHED",
     "OK",
     "RAISED",
     "READY",

@@ -15,6 +15,8 @@ from kbtool.specs.cases import modes_of, raw_cases
 from kbtool.vocabulary import CASE_KEYS, MODES
 
 ResultKey = Tuple[str, str, str]  # op, case id, mode
+# the statuses of results that ran the op and saw it refuse the value (a `not_reached` result never ran it)
+REFUSED = ("error", "unsupported")
 Value = Tuple[str, Any]  # a dimension and one of its values (in domains.normal's form)
 Item = domains.Pair  # a documented value, or pair of values, as a tuple of one or two Values
 CaseRow = Tuple[str, List[str], domains.Row]  # a case's id, its modes and its value of each dimension
@@ -208,7 +210,7 @@ def op_blind_spots(
     runs, a blind spot whose failing results are all `unsupported` (the backend lacks the function) is
     `unsupported`; one whose failing results all raise (`error` or `unsupported`: the backend refuses every call
     with the value, so no wrong value can hide there, and a change to the raise changes its recorded fingerprint)
-    is `refused`; any other (a value computed wrong) is `real`."""
+    is `refused`; any other (a value computed wrong, or a case that never reached its op: `not_reached`) is `real`."""
     dims = domains.all_domains(spec, op)
     if not dims:
         return []
@@ -253,7 +255,8 @@ def op_blind_spots(
 def _blind_spot(op: str, mode: str, runs: bool, values: Dict[str, Any], cases: List[Dict[str, str]]) -> Dict[str, Any]:
     """One blind spot, of its kind: `unsupported`, `refused` or `real` (see op_blind_spots)."""
     unsupported = not runs or all(c["status"] == "unsupported" for c in cases)
-    refused = all(c["status"] in ("error", "unsupported") for c in cases)
+    # `not_reached` is neither: its op never ran, so it says nothing of how the op takes the value (a real blind spot)
+    refused = all(c["status"] in REFUSED for c in cases)
     return {
         "op": op,
         "values": values,

@@ -18,7 +18,7 @@ from kbtool.results import Details, Status, Verdict
 from kbtool.specs.cases import Case
 from kbtool.specs.shapes import Rule
 from kbtool.verdicts.doc_claims import doc_check
-from kbtool.verdicts.raises import judge_backend_raised, judge_raises
+from kbtool.verdicts.raises import error_words, judge_backend_raised, judge_raises
 from kbtool.verdicts.repeats import is_random, judge_runs
 from kbtool.verdicts.replies import Reply, output_values
 from kbtool.verdicts.shape_rules import judge_shape_rules, judge_static_shape
@@ -44,6 +44,9 @@ def judge(case: Case, expected: Reply, actual: Reply, shape_rules: Optional[Sequ
     act_header, act_arrays = actual
     if act_header["status"] in _REPLY_VERDICTS:
         return Verdict(_REPLY_VERDICTS[act_header["status"]], act_header.get("message", ""))
+    for side, header in (("", act_header), ("the reference: ", exp_header)):
+        if header["status"] == protocol.NOT_REACHED:  # its inputs could not be made: the op never ran
+            return Verdict(Status.NOT_REACHED, side + error_words(header["error"]))
     if case.raises:
         return judge_raises(case.raises, case.match, act_header)
     if exp_header["status"] == protocol.RAISED:

@@ -42,4 +42,9 @@ def judge_backend_raised(error: Mapping[str, Any]) -> Verdict:
     if "NotImplementedError" in error["mro"]:
         # the backend says itself that it lacks the feature (e.g. keras 2.3.1's CNTK arange, ctc_*)
         return Verdict(Status.UNSUPPORTED, "{}: {}".format(error["type"], error["message"][:300] or "(no message)"))
-    return Verdict(Status.ERROR, "{}: {}".format(error["type"], error["message"][:300]))
+    return Verdict(Status.ERROR, error_words(error))
+
+
+def error_words(error: Mapping[str, Any]) -> str:
+    """A raised error as a result's message: 'ValueError: the message' (cut at 300 characters)."""
+    return "{}: {}".format(error["type"], error["message"][:300])

@@ -82,7 +82,12 @@ def resolve_op(modules, name):
 
 
 class Builder(object):
-    """Turns ARG specs into call arguments, remembering placeholders and their feeds."""
+    """Turns ARG specs into call arguments, remembering placeholders and their feeds.
+
+    A case's inputs are made the way that works on the engine: with the backend module's `kbtool_variable`,
+    `kbtool_placeholder` and `kbtool_constant` hooks where it has them (Keras 3 engines:
+    kbtool/worker/keras3_port/harness.py), else with its own K.variable, K.placeholder and K.constant (on a Keras 2
+    backend those are the native way). Only the function under test goes through the port."""
 
     def __init__(self, K, arrays, mode, variables_only=False):
         self.K, self.arrays, self.mode = K, arrays, mode
@@ -101,24 +106,18 @@ class Builder(object):
             sparse = bool(spec.get("sparse"))
             value = sparse_matrix(array) if sparse else array
             if self.mode == "symbolic" and not self.variables_only and not spec.get("weight"):
-                shape = spec.get("ph_shape")
-                shape = tuple(shape) if shape is not None else array.shape
-                if spec.get("ph_ndim") and not sparse:
-                    tensor = K.placeholder(ndim=array.ndim, dtype=str(array.dtype))
-                elif sparse:
-                    tensor = K.placeholder(shape=shape, dtype=str(array.dtype), sparse=True)
-                else:
-                    tensor = K.placeholder(shape=shape, dtype=str(array.dtype))
+                tensor = self._placeholder(spec, array, sparse)
                 self.placeholders.append(tensor)
                 self.feeds.append(value)
             else:
-                tensor = K.variable(value, dtype=str(array.dtype))
+                tensor = self.variable(value, str(array.dtype))
             self.tensors.append(tensor)
             self._by_index[spec["tensor"]] = tensor
             return tensor
         if "constant" in spec:
             array = self.arrays[spec["constant"]]
-            return K.constant(array, dtype=str(array.dtype))
+            hook = getattr(K, "kbtool_constant", None)
+            return hook(array, str(array.dtype)) if hook else K.constant(array, dtype=str(array.dtype))
         if "array" in spec:
             return self.arrays[spec["array"]]
         if "value" in spec:
@@ -138,6 +137,25 @@ class Builder(object):
         if "result" in spec:
             return self.results[spec["result"]]
         raise ValueError("unknown argument spec {!r}".format(spec))
+
+    def variable(self, value, dtype):
+        hook = getattr(self.K, "kbtool_variable", None)
+        return hook(value, dtype) if hook else self.K.variable(value, dtype=dtype)
+
+    def _placeholder(self, spec, array, sparse):
+        dtype = str(array.dtype)
+        shape = spec.get("ph_shape")
+        shape = tuple(shape) if shape is not None else array.shape
+        if spec.get("ph_ndim") and not sparse:
+            shape = (None,) * array.ndim
+        hook = getattr(self.K, "kbtool_placeholder", None)
+        if hook:
+            return hook(shape, dtype, sparse)
+        if spec.get("ph_ndim") and not sparse:
+            return self.K.placeholder(ndim=array.ndim, dtype=dtype)
+        if sparse:
+            return self.K.placeholder(shape=shape, dtype=dtype, sparse=True)
+        return self.K.placeholder(shape=shape, dtype=dtype)
 
 
 def is_python_value(value):
@@ -187,15 +205,18 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
         }, []
     context = symbolic_context() if (mode == "symbolic" and symbolic_context) else contextlib.ExitStack()
     printed = CapturedStdout() if request["op"] == "print_tensor" else None
+    progress = {"reached": False}  # set just before the op under test is called
     try:
         with context, printed or contextlib.ExitStack():
-            values, statics, is_sequence = compute(K, fn, modules, request, arrays, mode)
+            values, statics, is_sequence = compute(K, fn, modules, request, arrays, mode, progress)
         if printed is not None and len(values) == 1:
             values = values + list(describe_printed(printed.text, values[0]))
             statics = statics + [None, None]
             is_sequence = True
     except Exception as exc:  # the backend's own error is the finding; report it whole
-        return {"status": protocol.RAISED, "error": describe_exception(exc)}, []
+        # an error while the case's inputs were made says nothing of the op: it never ran
+        status = protocol.RAISED if progress["reached"] else protocol.NOT_REACHED
+        return {"status": status, "error": describe_exception(exc)}, []
     try:
         outputs, out_arrays = encode_values(values, statics)
     except Exception as exc:
@@ -206,13 +227,16 @@ def evaluate(K, request, arrays, modules=None, symbolic_context=None):
     return header, out_arrays
 
 
-def compute(K, fn, modules, request, arrays, mode):
+def compute(K, fn, modules, request, arrays, mode, progress=None):
     """The request's call, its follow-ups, observed variables or gradients, evaluated to values:
-    (values, static shapes, whether the result is a sequence). Runs inside the mode's context."""
+    (values, static shapes, whether the result is a sequence). Runs inside the mode's context.
+    `progress["reached"]` turns True once the inputs are made, just before the op is called."""
     observe = bool(request.get("observe"))
     builder = Builder(K, arrays, mode, variables_only=bool(request.get("grad")) or observe)
     args = [builder.build(a) for a in request.get("args", [])]
     kwargs = {k: builder.build(v) for k, v in request.get("kwargs", {}).items()}
+    if progress is not None:
+        progress["reached"] = True
     result = call_op(fn, args, kwargs, request)
     if request["op"] == "function" and callable(result):
         # K.function(...) returns a callable: run it on the fed values (CNTK tensors are
@@ -325,10 +349,13 @@ def evaluate_leaves(K, leaves, builder, mode):
     if not tensor_positions:
         return values
     tensors = [leaves[i] for i in tensor_positions]
+    # the harness reads results with the module's kbtool_function / kbtool_eval hooks where it has them (Keras 3
+    # engines), else with K.function / K.eval
     if mode == "symbolic":
-        computed = K.function(builder.placeholders, tensors)(builder.feeds)
+        function = getattr(K, "kbtool_function", None) or K.function
+        computed = function(builder.placeholders, tensors)(builder.feeds)
     else:
-        computed = [K.eval(t) for t in tensors]
+        computed = [(getattr(K, "kbtool_eval", None) or K.eval)(t) for t in tensors]
     for position, value in zip(tensor_positions, computed):
         # a sparse result (Theano's K.function returns a scipy matrix for a sparse output) is read as the
         # dense array it stands for, as K.eval does

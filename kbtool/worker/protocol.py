@@ -49,6 +49,9 @@ BROKEN = "broken"
 # Reply statuses: what a worker (or the client, for a worker that died) says of one request.
 OK = "ok"  # the call returned; "outputs" describe the values
 RAISED = "raised"  # the call raised; "error" has its type, MRO and message
+# making the case's inputs raised (a variable, placeholder, constant or {"call": ...} argument), before the op under
+# test was called: "error" as for RAISED; the result says nothing of the op
+NOT_REACHED = "not_reached"
 UNSUPPORTED = "unsupported"  # the backend module has no such function
 CRASH = "crash"  # the worker died during the request (set by the client)
 TIMEOUT = "timeout"  # the worker did not answer in time and was killed (set by the client)
