@@ -190,7 +190,8 @@ def set_value(x, value):
 
 
 def batch_set_value(tuples):
-    return [variable.assign(value) for variable, value in tuples]
+    for variable, value in tuples:
+        variable.assign(value)
 
 
 # ---- gradients: the map has no Keras 3 row for K.gradients (Keras 3 has no autodiff of its own; each engine's

@@ -44,7 +44,7 @@ def bias_add(x, bias, data_format=None):
         if len(bias.shape) == 1:
             bias = keras.ops.reshape(bias, (bias.shape[0],) + (1,) * (len(x.shape) - 2))
         else:
-            bias = keras.ops.moveaxis(bias, -1, 0)
+            bias = keras.ops.reshape(bias, (bias.shape[-1],) + tuple(bias.shape[:-1]))
     return keras.ops.add(x, bias)
 
 
