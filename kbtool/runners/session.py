@@ -28,6 +28,7 @@ from kbtool.runners.custom import inherited_from
 from kbtool.runners.messages import Hello, Reply, Request
 from kbtool.runners.registry import keras_name_of
 from kbtool.settings import RunSettings
+from kbtool.specs import keras3_map
 
 if TYPE_CHECKING:
     from kbtool.runners.base import Launch
@@ -279,6 +280,9 @@ class BackendSession:
             verdict = _judge(case, expected.reply, actual, entry.get("shape_rules"))
         if again:  # the runs disagree: whatever the first run's verdict, it was luck
             verdict = again[0]
+        deviation = keras3_map.adapter_deviation(self.launch.module, case.op)
+        if deviation:  # an adapter that runs other code than the map's row cannot pass, whatever it computed
+            verdict = Verdict(Status.FAIL, f"the adapter's K.{case.op} is not the map's row: {deviation}")
         result = Result(
             op=case.op,
             case=case.id,

@@ -9,8 +9,6 @@ runs the symbolic graph on the engine. Variables are `keras.Variable`s; eager re
 import os
 
 import keras
-import numpy as np
-from keras import ops
 
 ENGINE = keras.backend.backend()
 DEVICE = os.environ.get("KBTOOL_DEVICE", "cpu")
@@ -102,23 +100,23 @@ def kbtool_sync(value):
 
 
 def backend():
-    return keras.backend.backend()
+    return keras.config.backend()
 
 
 def floatx():
     return keras.config.floatx()
 
 
-def set_floatx(value):
-    keras.config.set_floatx(value)
+def set_floatx(floatx):
+    return keras.config.set_floatx(floatx)
 
 
 def epsilon():
     return keras.config.epsilon()
 
 
-def set_epsilon(value):
-    keras.config.set_epsilon(value)
+def set_epsilon(e):
+    return keras.config.set_epsilon(e)
 
 
 def image_data_format():
@@ -126,21 +124,16 @@ def image_data_format():
 
 
 def set_image_data_format(data_format):
-    keras.config.set_image_data_format(data_format)
+    return keras.config.set_image_data_format(data_format)
 
 
 def clear_session():
-    keras.backend.clear_session()
+    return keras.utils.clear_session()
 
 
 def kbtool_reset():
-    """The worker's fresh start before each case (not an op): Keras 3's global state, this case's gradient tape,
-    and the global random seed, so that an unseeded keras.random draw is the same in every run (two unseeded draws
-    in one case still differ)."""
-    global _TAPE
-    if _TAPE is not None:
-        _TAPE.__exit__(None, None, None)
-        _TAPE = None
+    """The worker's fresh start before each case (not an op): Keras 3's global state and the global random seed,
+    so that an unseeded keras.random draw is the same in every run (two unseeded draws in one case still differ)."""
     # without Keras 3's default garbage collection: it took 0.3 s per case with torch loaded
     keras.backend.clear_session(free_memory=False)
     keras.utils.set_random_seed(0)
@@ -149,118 +142,65 @@ def kbtool_reset():
 # ---- variables, constants, placeholders
 
 
-def _dense(value):
-    # Keras 3 variables are dense: a sparse matrix given to K.variable is stored as its dense array
-    return value.toarray() if hasattr(value, "toarray") else value
-
-
 def variable(value, dtype=None, name=None, constraint=None):
-    var = keras.Variable(np.asarray(_dense(value)), dtype=dtype or floatx(), name=name, constraint=constraint)
-    _watch(var)
-    return var
+    return keras.Variable(value, dtype=dtype, name=name)
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    if shape is not None:  # Keras 2: a scalar value fills the shape
-        return ops.full(shape, value, dtype=dtype or floatx())
-    return ops.convert_to_tensor(np.asarray(value), dtype=dtype or floatx())
+    if shape is None:
+        return keras.ops.convert_to_tensor(value, dtype=dtype)
+    return keras.ops.full(shape, value, dtype=dtype)
 
 
 def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
     if shape is None:
-        shape = (None,) * (ndim or 0)
-    return keras.Input(batch_shape=tuple(shape), dtype=dtype or floatx(), sparse=sparse, name=name)
+        shape = (None,) * ndim
+    return keras.Input(batch_shape=shape, dtype=dtype, sparse=sparse, name=name)
 
 
-def is_symbolic(x):
-    return isinstance(x, keras.KerasTensor)
-
-
-def function(inputs, outputs, updates=None, name=None, **kwargs):
-    """A callable on a list of values, as K.function's. Updates need no running: a Keras 3 variable's assign
-    happens when it is called. Other keywords go to keras.Function, as a port would pass them."""
+def function(inputs, outputs, updates=None, **kwargs):
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    symbolic = [i for i, out in enumerate(outputs) if is_symbolic(out)]
-    if symbolic or kwargs:
-        run = keras.Function(list(inputs), [outputs[i] for i in symbolic], name=name, **kwargs)
-    else:
-        run = None
+    symbolic = [i for i, out in enumerate(outputs) if isinstance(out, keras.KerasTensor)]
+    run = keras.Function(list(inputs), [outputs[i] for i in symbolic], **kwargs) if symbolic or kwargs else None
 
     def call(values):
         computed = list(outputs)
         if run is not None:
             for i, value in zip(symbolic, run(list(values))):
                 computed[i] = value
-        return [_numpy(value) for value in computed]
+        return [keras.ops.convert_to_numpy(value) for value in computed]
 
     return call
 
 
-def _numpy(value):
-    if isinstance(value, keras.Variable):
-        return np.asarray(value.numpy())
-    if isinstance(value, (np.ndarray, np.generic)) or value is None:
-        return value
-    return ops.convert_to_numpy(value)
-
-
 def eval(x):
-    if is_symbolic(x):
-        raise ValueError("a symbolic KerasTensor has no value: run it through keras.Function")
-    return _numpy(x)
+    return keras.ops.convert_to_numpy(x)
 
 
 def get_value(x):
-    return _numpy(x)
+    return keras.ops.convert_to_numpy(x)
 
 
-def batch_get_value(tensors):
-    return [get_value(x) for x in tensors]
+def batch_get_value(ops):
+    return [keras.ops.convert_to_numpy(v) for v in ops]
 
 
 def set_value(x, value):
-    x.assign(np.asarray(value))
+    return x.assign(value)
 
 
 def batch_set_value(tuples):
-    for x, value in tuples:
-        set_value(x, value)
+    for variable, value in tuples:
+        variable.assign(value)
 
 
-# ---- gradients: each engine's own autodiff where a Keras 2 style call can reach it
-
-_TAPE = None  # tensorflow: one persistent tape per case, from its first variable (kbtool_reset closes it)
-
-
-def _watch(var):
-    global _TAPE
-    if ENGINE != "tensorflow":
-        return
-    import tensorflow as tf
-
-    if _TAPE is None:
-        _TAPE = tf.GradientTape(persistent=True)
-        _TAPE.__enter__()
-    _TAPE.watch(var.value)
+# ---- gradients: the map has no Keras 3 row for K.gradients (Keras 3 has no autodiff of its own; each engine's
+# does it), so the adapter defines none and every gradients case is `unsupported`
 
 
-def _torch_gradients(loss, variables):
-    import torch
-
-    grads = torch.autograd.grad(loss, [v.value for v in variables], allow_unused=True)
-    return [None if g is None else g.detach() for g in grads]
+def image_dim_ordering():
+    return keras.config.image_data_format()
 
 
-def _tensorflow_gradients(loss, variables):
-    if _TAPE is None:
-        raise ValueError("no variable was made in this case, so no tape recorded how the loss was computed")
-    with _TAPE.stop_recording():  # the gradient's own ops are not recorded (no second derivatives are asked)
-        return _TAPE.gradient(loss, [v.value for v in variables])
-
-
-# jax, numpy and openvino: a loss already computed carries nothing to differentiate (jax.grad takes a function;
-# numpy and openvino have no autodiff), so the adapter has no gradients() there: every gradient case is unsupported
-if ENGINE == "torch":
-    gradients = _torch_gradients
-elif ENGINE == "tensorflow":
-    gradients = _tensorflow_gradients
+def set_image_dim_ordering(dim_ordering):
+    return keras.config.set_image_data_format("channels_first" if dim_ordering == "th" else "channels_last")
