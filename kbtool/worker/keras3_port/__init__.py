@@ -6,8 +6,18 @@ with Keras 2's arguments translated only where the map's note says how. A functi
 equivalent is not defined here, so every case of it is `unsupported`. The engine is Keras 3's (KERAS_BACKEND).
 """
 
-from . import arrays, core, nn
-from .harness import kbtool_constant, kbtool_eval, kbtool_function, kbtool_placeholder, kbtool_variable  # noqa: F401
+from . import arrays, core, harness, nn
+from .harness import (  # noqa: F401
+    kbtool_constant,
+    kbtool_eval,
+    kbtool_function,
+    kbtool_placeholder,
+    kbtool_reset,
+    kbtool_variable,
+)
+
+if hasattr(harness, "kbtool_gradients"):  # torch and tensorflow: the engines whose autodiff a case can reach
+    kbtool_gradients = harness.kbtool_gradients
 
 _MODULES = [core, arrays, nn]
 

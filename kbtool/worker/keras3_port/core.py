@@ -131,14 +131,6 @@ def clear_session():
     return keras.utils.clear_session()
 
 
-def kbtool_reset():
-    """The worker's fresh start before each case (not an op): Keras 3's global state and the global random seed,
-    so that an unseeded keras.random draw is the same in every run (two unseeded draws in one case still differ)."""
-    # without Keras 3's default garbage collection: it took 0.3 s per case with torch loaded
-    keras.backend.clear_session(free_memory=False)
-    keras.utils.set_random_seed(0)
-
-
 # ---- variables, constants, placeholders
 
 

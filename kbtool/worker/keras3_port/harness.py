@@ -37,7 +37,7 @@ def kbtool_variable(value, dtype):
     array = np.asarray(_dense(value))
     var = keras.Variable(array, dtype=dtype, trainable=_trainable(dtype))
     if _trainable(dtype):
-        core._watch(var)  # tensorflow: the case's gradient tape watches it, as the port's variables are watched
+        _watch(var)  # tensorflow: the case's gradient tape watches it
     return var
 
 
@@ -75,3 +75,59 @@ def kbtool_function(inputs, outputs):
         return [kbtool_eval(value) for value in computed]
 
     return call
+
+
+def kbtool_reset():
+    """The worker's fresh start before each case: Keras 3's global state, this case's gradient tape, and the global
+    random seed, so that an unseeded keras.random draw is the same in every run (two unseeded draws in one case
+    still differ)."""
+    global _TAPE
+    if _TAPE is not None:
+        _TAPE.__exit__(None, None, None)
+        _TAPE = None
+    # without Keras 3's default garbage collection: it took 0.3 s per case with torch loaded
+    keras.backend.clear_session(free_memory=False)
+    keras.utils.set_random_seed(0)
+
+
+# ---- gradient cases: the gradient of the op under test, by the engine's own autodiff. K.gradients has no Keras 3
+# row (specs/keras3_map.yaml: `none:`), so the op `gradients` is unsupported; a case of another op that asks for its
+# gradient ("grad": true) is the harness's business, as a Keras 3 user differentiates: torch.autograd on torch, a
+# tf.GradientTape on tensorflow. jax differentiates functions, not computed values, and numpy and openvino have no
+# autodiff: there the harness has no gradients and such cases are unsupported.
+
+_TAPE = None  # tensorflow: one persistent tape per case, opened by its first trainable variable
+
+
+def _watch(var):
+    global _TAPE
+    if core.ENGINE != "tensorflow":
+        return
+    import tensorflow as tf
+
+    if _TAPE is None:
+        _TAPE = tf.GradientTape(persistent=True)
+        _TAPE.__enter__()
+    _TAPE.watch(var.value)
+
+
+def _torch_gradients(result, variables):
+    import torch
+
+    loss = ops.sum(result)
+    grads = torch.autograd.grad(loss, [v.value for v in variables], allow_unused=True)
+    return [None if g is None else g.detach() for g in grads]
+
+
+def _tensorflow_gradients(result, variables):
+    if _TAPE is None:
+        raise ValueError("no variable was made in this case, so no tape recorded how the result was computed")
+    loss = ops.sum(result)  # recorded: the tape is still open
+    with _TAPE.stop_recording():  # the gradient's own ops are not recorded (no second derivatives are asked)
+        return _TAPE.gradient(loss, [v.value for v in variables])
+
+
+if core.ENGINE == "torch":
+    kbtool_gradients = _torch_gradients
+elif core.ENGINE == "tensorflow":
+    kbtool_gradients = _tensorflow_gradients
