@@ -119,3 +119,17 @@ def test_every_output_is_compared_and_the_margin_is_the_largest():
     off = np.array([1.0 + 3 * EPS32], "float32")
     verdict = compare_bounded([one, one], [one, off], [bound, bound], {})
     assert verdict.passed and verdict.margin == pytest.approx(3 * EPS32 / (k_of(1) * EPS32 + 1.2e-38), rel=0.01)
+
+
+def test_the_markdown_report_names_each_backends_op_nearest_its_bound():
+    from kbtool.reports.markdown import _margins
+
+    results = [
+        {"backend": "numpy", "op": "sum", "margin": 0.02},
+        {"backend": "numpy", "op": "dot", "margin": 0.4},
+        {"backend": "theano", "op": "conv2d", "margin": 0.07},
+        {"backend": "theano", "op": "abs"},
+    ]
+    (line,) = [x for x in _margins({"results": results}) if x]
+    assert line.endswith("numpy dot 0.4 · theano conv2d 0.07")
+    assert _margins({"results": [{"backend": "numpy", "op": "abs"}]}) == []
