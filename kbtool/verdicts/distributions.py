@@ -275,6 +275,13 @@ class Uniform(Law):
         return (
             _finite(draws)
             or _within(draws, self.low, self.high, "[{}, {}]".format(*self.names))
+            or _ks(
+                draws,
+                law.cdf,
+                f"uniform on [{_g(self.low)}, {_g(self.high)}]",
+                CHANGE,
+                f"{self.names[0]} or {self.names[1]} 3 % of the range off",
+            )
             or _moments(
                 draws,
                 (self.low + self.high) / 2,
@@ -282,13 +289,6 @@ class Uniform(Law):
                 -1.2,
                 ("{}/{}".format(*self.names), "{}/{}".format(*self.names)),
                 (CHANGE * (self.high - self.low) / 2, f"{self.names[0]} or {self.names[1]} 3 % of the range off"),
-            )
-            or _ks(
-                draws,
-                law.cdf,
-                f"uniform on [{_g(self.low)}, {_g(self.high)}]",
-                CHANGE,
-                f"{self.names[0]} or {self.names[1]} 3 % of the range off",
             )
             or independence(draws, binary=False)
         )
