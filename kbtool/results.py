@@ -130,6 +130,8 @@ class Verdict:
     status: Status
     message: str = ""
     details: Optional[Details] = None
+    # an op with an error bound (verdicts/bounds.py): the largest error / bound over its compared elements
+    margin: Optional[float] = None
 
     @property
     def passed(self) -> bool:
@@ -148,6 +150,7 @@ OPTIONAL_FIELDS = (
     "captured",
     "changed",
     "device",
+    "margin",
 )
 
 # backend statuses of a backend that ran nothing in a check (and is no failure of it)
@@ -182,6 +185,9 @@ class Result:
     changed: Optional[Dict[str, Any]] = None
     # the device it ran on ("cpu", "gpu"): set on every result of a backend whose recipe declares devices
     device: Optional[str] = None
+    # an op with an error bound (dot, conv, reductions, rnn): the largest error / bound of its float values (1: the
+    # edge), passing results included, so that drift shows before it fails
+    margin: Optional[float] = None
 
     def as_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {

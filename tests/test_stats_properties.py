@@ -176,7 +176,7 @@ def test_seeds_another_seed_must_draw_other_values_and_no_seed_new_ones():
     assert stats.judge_stats({"reproducible": True}, [a], [a, c, a.copy()], seeded).message.startswith("seed: ")
     assert stats.judge_stats({"reproducible": True}, [a], [a, c, b], seeded).message.startswith("not reproducible")
     fixed = stats.judge_stats({}, [a], [a, a.copy(), a.copy()], unseeded)
-    assert fixed.message == "seed: 3 unseeded calls drew the same 10000 values (seed None is not random)"
+    assert fixed.message == "seed: 3 unseeded calls drew the same 300000 values (seed None is not random)"
     # draws that may be equal by chance (p = 0, a 12-flag Bernoulli) are not compared
     zeros = np.zeros((3, 4), "float32")
     assert stats.judge_stats({}, [zeros], [zeros] * 3, stats.Draws(Bernoulli(0.0), repeat=3)).passed
@@ -292,15 +292,15 @@ def test_judge_uses_the_law_of_the_case(spec):
     case = {c.id: c for c in cases.cases_for(spec, "random_normal")}["shifted"]  # mean 2, stddev 0.5
     expected = invoke.evaluate(reference, case.request("eager"), case.arrays)
     assert judge(case, expected, expected).passed
-    first = (2.0 + 0.5 * ar1((100, 100), 0.3, seed=3)).astype("float32")
-    wrong = [first, first.copy(), rng(4).normal(2.0, 0.5, (100, 100)).astype("float32")]
+    first = (2.0 + 0.5 * ar1((100, 1000), 0.3, seed=3)).astype("float32")  # the case's shape
+    wrong = [first, first.copy(), rng(4).normal(2.0, 0.5, (100, 1000)).astype("float32")]
     verdict = judge(case, expected, (expected[0], wrong))
     assert verdict.status.value == "fail" and verdict.message.startswith("independence: "), verdict.message
     ignored = judge(case, expected, (expected[0], [first, first, first]))
     assert ignored.message.startswith("independence: ")  # the law comes first
-    fine = rng(5).normal(2.0, 0.5, (100, 100)).astype("float32")
+    fine = rng(5).normal(2.0, 0.5, (100, 1000)).astype("float32")
     assert judge(case, expected, (expected[0], [fine, fine.copy(), fine.copy()])).message == (
-        "seed: seed 2 and seed 3 drew the same 10000 values (the seed is ignored)"
+        "seed: seed 2 and seed 3 drew the same 100000 values (the seed is ignored)"
     )
 
 
@@ -339,9 +339,9 @@ def test_check_catches_each_planted_random_fault(tmp_path):
     assert failed[("random_normal", "shifted")].startswith("independence: neighbouring draws along axis 1 ")
     assert (
         failed[("random_uniform", "range")]
-        == "seed: seed 2 and seed 3 drew the same 10000 values (the seed is ignored)"
+        == "seed: seed 2 and seed 3 drew the same 100000 values (the seed is ignored)"
     )
-    assert failed[("random_binomial", "unseeded_p02")].startswith("seed: 3 unseeded calls drew the same 10000 values")
+    assert failed[("random_binomial", "unseeded_p02")].startswith("seed: 3 unseeded calls drew the same 300000 values")
     assert {case for op, case in failed if op == "dropout"} == {
         "noise_shape_rows",
         "noise_shape_columns",

@@ -140,7 +140,19 @@ def _backends(report: Record) -> List[str]:
     ]
     if versions:
         lines.append("Versions: " + "; ".join(versions))
-    return lines + [""]
+    return lines + _margins(report) + [""]
+
+
+def _margins(report: Record) -> List[str]:
+    """One line: each backend's op nearest its error bound (margin = error / bound; drift shows before 1 fails)."""
+    top: Dict[str, Any] = {}
+    for r in report.get("results", []):
+        if r.get("margin") is not None and r["margin"] > top.get(r["backend"], {}).get("margin", -1):
+            top[r["backend"]] = r
+    if not top:
+        return []
+    items = [f"{_escape(b)} {_escape(r['op'])} {r['margin']:.2g}" for b, r in sorted(top.items())]
+    return ["", "Nearest the error bound (margin = error ÷ bound, 1 fails): " + " · ".join(items)]
 
 
 def _failures(report: Record) -> List[str]:

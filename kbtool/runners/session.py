@@ -297,6 +297,7 @@ class BackendSession:
             captured=_captured(expected.reply, actual),
             inherits=inherited_from(worker.hello, case.op),
             device=self.launch.device,
+            margin=verdict.margin,
         )
         if case.shown and actual.ok and verdict.status not in (Status.ERROR, Status.NONDETERMINISTIC):
             try:

@@ -5,6 +5,7 @@
     distributions.py  random ops: the documented law of the draws (bounds, each argument's effect, independence)
     values.py       values, shapes, dtypes (NaN, inf, NumPy scalars against Python numbers)
     tolerances.py   per-dtype tolerances, the spec's overrides, gradients' looser bound
+    bounds.py       dot, conv, reductions, rnn: each value within k eps times its computation's magnitude; margin
     shape_rules.py  the spec's documented output shapes; in symbolic mode the static shape (K.int_shape) too
     doc_claims.py   what each doc version shows for an example
     repeats.py      --repeat N: the runs of one case compared with each other, bit for bit (nondeterministic)
@@ -17,6 +18,7 @@ from typing import Optional, Sequence
 from kbtool.results import Details, Status, Verdict
 from kbtool.specs.cases import Case
 from kbtool.specs.shapes import Rule
+from kbtool.verdicts.bounds import compare_bounded, read_bounds
 from kbtool.verdicts.doc_claims import doc_check
 from kbtool.verdicts.raises import error_words, judge_backend_raised, judge_raises
 from kbtool.verdicts.repeats import is_random, judge_runs
@@ -72,7 +74,11 @@ def judge(case: Case, expected: Reply, actual: Reply, shape_rules: Optional[Sequ
             verdict.details = verdict.details or Details()
             verdict.details.draws = True
     else:
-        verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
+        bounds = read_bounds(exp_header, exp_arrays)
+        if bounds:  # an op whose error scales with its work: judged against its bound, its margin recorded
+            verdict = compare_bounded(expected_values, actual_values, bounds, case_overrides(case))
+        else:
+            verdict = compare_outputs(expected_values, actual_values, case_overrides(case))
         if verdict.passed:
             verdict = judge_shape_rules(shape_rules, case, act_header) or verdict
     if verdict.passed:

@@ -1,6 +1,7 @@
 """Random ops: judged by shape, dtype and statistics (never by value), and by seeds' effect on the draws.
 
-Order: shape, dtype, the spec's `stats` bounds, the documented law's properties (distributions.py: tested against
+Order: shape, dtype (a difference is the verdict, and the draws are measured all the same: its message says whether
+the statistics agree), the spec's `stats` bounds, the documented law's properties (distributions.py: tested against
 the call's documented argument values, not the reference's draws), then seeds (`Draws`): another seed draws other
 values, an unseeded call new values each time, and the same seed twice the same values (`reproducible`).
 """
@@ -47,6 +48,20 @@ def judge_stats(
     if not values or not isinstance(values[0], np.ndarray):
         return Verdict(Status.FAIL, f"returned {values[:1]!r}, expected an array")
     exp, act = np.asarray(expected[0]), values[0]
+    structure = _structure(exp, act)
+    if structure is not None and act.size == 0:
+        return structure
+    # the draws are measured whatever their shape or dtype: a known dtype difference never hides a wrong law
+    measured = _measured(stats, act, values, draws or Draws())
+    if structure is None:
+        return measured
+    words = "statistics agree" if measured.passed else "statistics also differ: " + measured.message
+    structure.message = f"{structure.message} ({words})"
+    return structure
+
+
+def _structure(exp: np.ndarray, act: np.ndarray) -> Optional[Verdict]:
+    """A shape or dtype difference from the reference's draws, or None."""
     if exp.shape != act.shape:
         return Verdict(
             Status.FAIL,
@@ -59,6 +74,13 @@ def judge_stats(
             f"dtype {act.dtype} != reference {exp.dtype}",
             Details(expected_dtype=str(exp.dtype), actual_dtype=str(act.dtype)),
         )
+    return None
+
+
+def _measured(stats: Mapping[str, Any], act: np.ndarray, values: Sequence[Any], draws: Draws) -> Verdict:
+    """The spec's bounds, the documented law, the seeds and reproducibility of the backend's draws `act`."""
+    if act.dtype.kind not in "biuf":
+        return Verdict(Status.FAIL, f"draws of dtype {act.dtype}: not numbers")
     array = act.astype("float64")
     if array.size == 0:
         return Verdict(Status.FAIL, "empty output")
@@ -66,7 +88,6 @@ def judge_stats(
     for key in MEASURES:
         if key in stats and not stats[key][0] <= measured[key] <= stats[key][1]:
             return Verdict(Status.FAIL, "{} {:.4g} outside [{:g}, {:g}]".format(key, measured[key], *stats[key]))
-    draws = draws or Draws()
     if draws.law is not None:
         broken = draws.law.check(act)
         if broken:
