@@ -276,6 +276,9 @@ def judge(fault: Fault, baseline: Dict[str, Any], faulted: Dict[str, Any], unpla
         return outcome(False, "baseline not clean", f"{len(before)} unexplained without the fault", before)
     ran = [r for r in faulted.get("results", []) if r["op"] == fault.op]
     found = unexplained(faulted, fault.op)
+    broken = [r for r in found if "PlantError" in r.get("message", "")]
+    if broken:  # the fault's own expression failed (tests/faults/plant.py): that error is no catch
+        return outcome(False, "not planted", broken[0]["message"], broken)
     if found:
         return outcome(True, "caught", f"{len(found)} of {len(ran)} results unexplained", found)
     return outcome(False, "missed", f"all {len(ran)} results pass or known")

@@ -122,6 +122,10 @@ def test_plant_wraps_only_where_its_condition_holds(tmp_path, monkeypatch):
     assert K.random_normal((2,), dtype="float64") == (0.0, 1.03, "float64")
     assert K.random_normal((2,), 0.0, 2.0, "float32") == (0.0, 2.0, "float32")
     assert json.loads(next(tmp_path.iterdir()).read_text()) == ["a", "b"]
+    monkeypatch.setenv("KBTOOL_PLANT_FAULTS", json.dumps([{"id": "c", "op": "sum", "out": "no_such_name"}]))
+    plant["plant"](K)
+    with pytest.raises(plant["PlantError"], match=r"fault c \(out: no_such_name\): NameError"):
+        K.sum(x)
 
 
 def _start_worker(tmp_path, env):
@@ -158,6 +162,8 @@ def test_judge_counts_only_unexplained_results_of_the_op():
     dirty = dict(base, results=[result("error")])
     assert faults_mod.judge(fault, dirty, faulted, "").outcome == "baseline not clean"
     assert faults_mod.judge(fault, base, faulted, "no seam").outcome == "not planted"
+    faulted["results"].append(result("error") | {"message": "PlantError: fault x (out: y): NameError"})
+    assert faults_mod.judge(fault, base, faulted, "").outcome == "not planted"
 
 
 @pytest.mark.backends

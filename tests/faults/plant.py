@@ -6,8 +6,11 @@ KBTOOL_PLANT_FAULTS holds a JSON list of faults, each {"id", "op", "when", "set"
 by a wrapper that binds the call's arguments by name (defaults applied) and, when the Python expression `when`
 holds for them, evaluates each `set` expression into its argument, calls the real function, and returns the
 expression `out` (where `out` is the real result). Expressions see the arguments by name and `out`, `orig` (the
-real function), `K`, `np` and `ops` (keras.ops on a Keras 3 engine, tensorflow on a Keras 2 one).
-Each planting writes KBTOOL_PLANT_MARK/<pid>.json (the ids planted) so the caller knows the seam ran.
+real function), `K`, `np`, `ops` (keras.ops on a Keras 3 engine, tensorflow on a Keras 2 one) and `value(v)`
+(a Keras 3 variable's tensor, so that an op that takes no variable, jax's where, can take it; else v itself).
+An expression that raises is a PlantError naming the fault: scripts/planted_faults.py then says the fault was not
+planted, never that it was caught. Each planting writes KBTOOL_PLANT_MARK/<pid>.json (the ids planted) so the
+caller knows the seam ran.
 """
 
 import functools
@@ -16,6 +19,22 @@ import json
 import os
 
 import numpy as np
+
+
+class PlantError(Exception):
+    """A fault's own expression failed: the fault is not planted, and the check's result says nothing about it."""
+
+
+def _value(v):
+    inner = getattr(v, "value", None)  # keras.Variable.value: its backend tensor
+    return inner if inner is not None and not callable(inner) and hasattr(v, "assign") else v
+
+
+def _eval(fault, what, expression, scope):
+    try:
+        return eval(expression, scope)
+    except Exception as exc:
+        raise PlantError("fault {} ({}: {}): {}: {}".format(fault["id"], what, expression, type(exc).__name__, exc))
 
 
 def _ops(K):
@@ -38,13 +57,13 @@ def _wrap(K, orig, fault, ops):
     def faulty(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        scope = dict(bound.arguments, K=K, np=np, ops=ops, orig=orig)
-        if not eval(fault.get("when") or "True", scope):
+        scope = dict(bound.arguments, K=K, np=np, ops=ops, orig=orig, value=_value)
+        if not _eval(fault, "when", fault.get("when") or "True", scope):
             return orig(*args, **kwargs)
         for name, expression in sorted((fault.get("set") or {}).items()):
-            bound.arguments[name] = eval(expression, scope)
+            bound.arguments[name] = _eval(fault, "set " + name, expression, scope)
         scope["out"] = orig(*bound.args, **bound.kwargs)
-        return eval(fault.get("out") or "out", scope)
+        return _eval(fault, "out", fault.get("out") or "out", scope)
 
     return faulty
 
@@ -59,5 +78,5 @@ def plant(K):
         setattr(K, op, _wrap(K, originals[op], fault, ops))
     mark = os.environ.get("KBTOOL_PLANT_MARK")
     if mark:
-        with open(os.path.join(mark, "{}.json".format(os.getpid())), "w") as f:
+        with open(os.path.join(mark, str(os.getpid()) + ".json"), "w") as f:
             json.dump([fault["id"] for fault in faults], f)
