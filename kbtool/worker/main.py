@@ -92,6 +92,17 @@ def versions(names):
     return found
 
 
+def plant_faults(K):
+    """Test-only seam (tests/faults/, scripts/planted_faults.py): KBTOOL_PLANT names a Python file whose
+    `plant(K)` may replace K's functions with faulty ones, to prove that a check catches the fault. Unset: nothing."""
+    path = os.environ.get("KBTOOL_PLANT")
+    if path:
+        namespace = {"__name__": "kbtool_plant", "__file__": path}
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), namespace)
+        namespace["plant"](K)
+
+
 def graph_context(kind):
     if kind == "tensorflow":
         import tensorflow as tf
@@ -113,6 +124,7 @@ def main(argv=None):
         fallbacks = [importlib.import_module(m) for m in args.fallback_module]
         if args.apply_keras_json:
             apply_settings(K, keras_json())
+        plant_faults(K)
         symbolic_context = graph_context(args.graph)
         import invoke
         import timing
