@@ -108,9 +108,9 @@ def test_a_dtype_difference_is_the_verdict_and_says_whether_the_values_agree():
     bound = _bound([10.0], 10)
     exp = np.array([3.0], "float32")
     agree = compare_bounded([exp], [exp.astype("float64")], [bound], {})
-    assert agree.message == "dtype float64 != reference float32 (values agree)"
+    assert agree.message == "dtype float64 != reference float32; values agree"
     differ = compare_bounded([exp], [np.array([3.1])], [bound], {})
-    assert differ.message.startswith("dtype float64 != reference float32 (values also differ: 1 of 1 values differ")
+    assert differ.message.startswith("dtype float64 != reference float32; values also differ: 1 of 1 values differ")
 
 
 def test_every_output_is_compared_and_the_margin_is_the_largest():

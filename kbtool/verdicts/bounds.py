@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from kbtool.results import Details, Status, Verdict
 from kbtool.verdicts.tolerances import DEFAULT_TOLERANCE, Overrides
-from kbtool.verdicts.values import _mask_digest, _plain, compare_value
+from kbtool.verdicts.values import AGREE, DIFFER, _mask_digest, _plain, compare_outputs, compare_value
 
 K_FLOOR = 4.0
 
@@ -55,13 +55,11 @@ def read_bounds(header: Mapping[str, Any], arrays: Sequence[Any]) -> Optional[Li
 def compare_bounded(
     expected: Sequence[Any], actual: Sequence[Any], bounds: Sequence[Optional[Bound]], tolerance: Overrides
 ) -> Verdict:
-    """Outputs one by one, each float array within its bound (else values.py's comparison); every output is
-    compared, the first failing one is the verdict; the verdict's margin is the largest of the outputs'."""
-    if len(expected) != len(actual):
-        return Verdict(Status.FAIL, f"returned {len(actual)} outputs, reference returned {len(expected)}")
+    """Every output compared as values.compare_outputs compares them (the same words, the same per-output
+    details), each float array within its bound (else values.py's comparison); the margin is the outputs' largest."""
     margins: List[float] = []
-    failed: Optional[Verdict] = None
-    for i, (exp, act) in enumerate(zip(expected, actual)):
+
+    def one(i: int, exp: Any, act: Any) -> Verdict:
         bound = bounds[i] if i < len(bounds) else None
         if bound is not None and _comparable(exp, act, bound):
             verdict = judge_bound(exp, act, bound, tolerance)
@@ -69,11 +67,9 @@ def compare_bounded(
             verdict = compare_value(exp, act, tolerance)
         if verdict.margin is not None:
             margins.append(verdict.margin)
-        if not verdict.passed and failed is None:
-            if len(expected) > 1:
-                verdict.message = f"output {i}: {verdict.message}"
-            failed = verdict
-    result = failed or Verdict(Status.PASS)
+        return verdict
+
+    result = compare_outputs(expected, actual, tolerance, one)
     result.margin = max(margins) if margins else None
     return result
 
@@ -95,11 +91,14 @@ def judge_bound(exp: NDArray[Any], act: NDArray[Any], bound: Bound, tolerance: O
     limit, k = limit_of(exp, bound, coarse, tolerance)
     verdict = _within(exp, act, limit, bound, k, float(np.finfo(coarse).eps))
     if exp.dtype == act.dtype:
+        if verdict.details is not None:
+            verdict.details.values = DIFFER
         return verdict
     details = verdict.details or Details()
     details.expected_dtype, details.actual_dtype = str(exp.dtype), str(act.dtype)
+    details.values = AGREE if verdict.passed else DIFFER  # the fingerprint keeps the value verdict apart
     words = "values agree" if verdict.passed else "values also differ: " + verdict.message
-    return Verdict(Status.FAIL, f"dtype {act.dtype} != reference {exp.dtype} ({words})", details, verdict.margin)
+    return Verdict(Status.FAIL, f"dtype {act.dtype} != reference {exp.dtype}; {words}", details, verdict.margin)
 
 
 def limit_of(exp: NDArray[Any], bound: Bound, dtype: Any, tolerance: Overrides) -> Tuple[NDArray[np.float64], float]:

@@ -9,7 +9,7 @@ compares the values flattened (C order), a broadcastable one after broadcasting,
 details keep that value verdict (`values`: agree, differ or not compared) apart from the shapes and dtypes.
 """
 
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,13 +22,22 @@ AGREE, DIFFER, NOT_COMPARED = "agree", "differ", "not compared"  # Details.value
 FLATTENED, BROADCAST = "flattened", "broadcast"  # Details.compared_as: how values of another shape were aligned
 
 
-def compare_outputs(expected: Sequence[Any], actual: Sequence[Any], tolerance: Optional[Overrides] = None) -> Verdict:
-    """Lists of output values (ndarray or Python values) → Verdict. Every output is compared, the reference's
-    outputs against the backend's by position (as many as both have, when the counts differ); a verdict on several
-    outputs names each failing one ('output 0: ...; output 1: ...') and its details carry every output's verdict
-    (`outputs`), over the first failing output's own details."""
+Comparer = Callable[[int, Any, Any], Verdict]  # (output index, reference's value, backend's value) -> its verdict
+
+
+def compare_outputs(
+    expected: Sequence[Any],
+    actual: Sequence[Any],
+    tolerance: Optional[Overrides] = None,
+    compare: Optional[Comparer] = None,
+) -> Verdict:
+    """Lists of output values (ndarray or Python values) → Verdict. Every output is compared (by `compare`, by
+    default compare_value), the reference's outputs against the backend's by position (as many as both have, when
+    the counts differ); a verdict on several outputs names each failing one ('output 0: ...; output 1: ...') and its
+    details carry every output's verdict (`outputs`), over the first failing output's own details."""
     overrides = tolerance or {}
-    verdicts = [compare_value(exp, act, overrides) for exp, act in zip(expected, actual)]
+    one = compare or (lambda i, exp, act: compare_value(exp, act, overrides))
+    verdicts = [one(i, exp, act) for i, (exp, act) in enumerate(zip(expected, actual))]
     failing = [(i, v) for i, v in enumerate(verdicts) if not v.passed]
     counts_differ = len(expected) != len(actual)
     if not failing and not counts_differ:
