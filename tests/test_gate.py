@@ -32,7 +32,7 @@ PLANTED = """- op: abs
   backend: gate.planted
   match: "values differ"
   reason: planted, abs scaled by 1.01
-  count: 4
+  count: 6
 """
 
 
@@ -62,15 +62,19 @@ def test_a_fresh_divergence_fails_and_every_view_points_at_it_with_numbers_and_r
     assert code == 1
     report = json.loads(views["json"])
     failing = [r for r in report["results"] if r["status"] == "fail"]
-    assert len(failing) == 4 and all(not r.get("known") for r in failing)
-    assert report["summary"]["divergences"] == 4 and not report["summary"]["ok"]
+    # basic, float64 and int32_min (int32's maximum ×1.01 wraps), eager and symbolic; int32 and special_values hold
+    assert {(r["case"], r["mode"]) for r in failing} == {
+        (case, mode) for case in ("basic", "float64", "int32_min") for mode in ("eager", "symbolic")
+    }
+    assert len(failing) == 6 and all(not r.get("known") for r in failing)
+    assert report["summary"]["divergences"] == 6 and not report["summary"]["ok"]
     # terminal: the failure's numbers and its repro, and the verdict as the last line
     # (lines wider than the terminal wrap between words; a repro with shell continuations)
     words = " ".join(terminal.replace(" \\\n", " ").split())
     assert "max abs diff 0.0196" in words and REPRO in words
-    assert terminal.rstrip().splitlines()[-1].endswith("4 divergences")
+    assert terminal.rstrip().splitlines()[-1].endswith("6 divergences")
     # Markdown: a row with the numbers and the repro in a code span
-    assert "**Not OK: 4 divergences**" in views["md"]
+    assert "**Not OK: 6 divergences**" in views["md"]
     row = [line for line in views["md"].splitlines() if line.startswith("| abs | basic | gate.planted | eager |")]
     # the repro in a code span, with the run's known-differences file (and its kbtool home)
     assert row and "max abs diff 0.01955" in row[0] and re.search(f"`[^`]*{REPRO} --known [^`]*known.yaml`", row[0])
@@ -88,10 +92,10 @@ def test_registering_it_makes_the_run_green_and_removing_its_cause_makes_it_stal
     code, terminal, views = gate(1.01, GRAD + PLANTED)
     report = json.loads(views["json"])
     assert code == 0, terminal
-    assert sum(1 for r in report["results"] if r.get("known") == "planted, abs scaled by 1.01") == 4
-    assert terminal.rstrip().splitlines()[-1].endswith("no unexplained divergence (5 known)")
+    assert sum(1 for r in report["results"] if r.get("known") == "planted, abs scaled by 1.01") == 6
+    assert terminal.rstrip().splitlines()[-1].endswith("no unexplained divergence (7 known)")
     skipped = [c for c in ET.fromstring(views["xml"]).iter("testcase") if c.find("skipped") is not None]
-    assert len(skipped) == 5 and not [
+    assert len(skipped) == 7 and not [
         c for c in ET.fromstring(views["xml"]).iter("testcase") if c.find("failure") is not None
     ]
     # the cause is gone (the backend is fixed): the entry no longer reproduces, and that is a red run

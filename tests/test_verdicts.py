@@ -1137,19 +1137,19 @@ def test_stats_bounds_use_four_significant_digits():
         (
             [DRAW],
             [arr([1.0, 2.0])],
-            ("fail", "shape (2,) != reference (4,)"),
+            ("fail", "shape (2,) != reference (4,) (statistics agree)"),
             {"expected_shape": [4], "actual_shape": [2]},
         ),
         (
             [np.zeros((2, 2))],
-            [np.zeros(4)],
-            ("fail", "shape (4,) != reference (2, 2)"),
+            [np.full(4, 20.0)],  # measured whatever the shape: a mean outside the bounds still shows
+            ("fail", "shape (4,) != reference (2, 2) (statistics also differ: mean 20 outside [-10, 10])"),
             {"expected_shape": [2, 2], "actual_shape": [4]},
         ),
         (
             [DRAW],
             [DRAW.astype("float32")],
-            ("fail", "dtype float32 != reference float64"),
+            ("fail", "dtype float32 != reference float64 (statistics agree)"),
             {"expected_dtype": "float64", "actual_dtype": "float32"},
         ),
         ([np.zeros((0, 3))], [np.zeros((0, 3))], ("fail", "empty output"), None),

@@ -96,9 +96,11 @@ def spec_show(op: str, spec_path: Optional[str], as_json: bool) -> None:
     """
     import yaml
 
+    from kbtool.reports.report import standard
+
     s = _load_spec(spec_path)
-    if as_json:
-        click.echo(json.dumps({op: s.op(op)}, indent=2, default=repr))
+    if as_json:  # standard JSON: a hard-value case's NaN or inf is spelt as a string, as in the report
+        click.echo(json.dumps(standard({op: s.op(op)}), indent=2, default=repr, allow_nan=False))
         return
     click.echo(yaml.safe_dump({op: s.op(op)}, sort_keys=False, allow_unicode=True))
 
