@@ -288,3 +288,17 @@ def test_a_case_says_signed_zeros_in_its_tolerance(tmp_path):
     path.write_text(SPEC.replace("TOLERANCE", "{signed_zeros: yes please}"))
     with pytest.raises(SpecError):
         loader.load(str(path))
+
+
+def test_a_draws_verdict_fingerprint_never_moves_with_the_length_of_its_numbers():
+    """An unseeded draw's statistics differ in every run, and so does their length: the words kept are the same
+    (numbers are blanked before the message is clipped), so a long random verdict stays recorded."""
+    from kbtool.known import fingerprint
+
+    words = "stddev: the draws' standard deviation {} where the documented law's is {} ({} standard errors; " * 3
+    short = words.format(*[0.5, 0.9, 3] * 3) + "power 1.00"
+    long = words.format(*[0.51234567, 0.90000001, 3.1415926] * 3) + "power 0.9987"
+    details = {"draws": 1000}
+    assert fingerprint.of("fail", short, details) == fingerprint.of("fail", long, details)
+    # a seeded value verdict keeps its numbers' words as before: not blanked
+    assert "#" not in fingerprint.normalised_message("shape (2, 3) != reference (3, 2)")

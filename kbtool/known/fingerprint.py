@@ -79,8 +79,10 @@ _PATH = re.compile(r"(?:[\w.~-]*/)+([\w.-]+\.(?:py|pyx|h|hpp|cc|cpp|so)\b)")
 _CRASH = re.compile(r"^worker (killed by signal \w+|exited with code -?\d+)\b.*", re.S)
 
 
-def normalised_message(message: str) -> str:
-    """The message without what varies between runs of the same behaviour (see the module's docstring)."""
+def normalised_message(message: str, numbers: bool = True) -> str:
+    """The message without what varies between runs of the same behaviour (see the module's docstring); with
+    `numbers` False its numbers too (each '#'), before it is clipped, so that numbers of another length never move
+    the clip."""
     text = _CRASH.sub("the worker died", message.split(_CALL_STACK, 1)[0])
     for marker in _PYTHON_STACKS:
         text = text.split(marker, 1)[0]
@@ -96,6 +98,8 @@ def normalised_message(message: str) -> str:
     text = _ATTRS.sub(_sorted_attrs, text)
     text = _TEMP_PATH.sub("/tmp/…", text)
     text = _SPACES.sub(" ", text).strip()
+    if not numbers:
+        text = _NUMBER.sub("#", text)
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
@@ -131,10 +135,9 @@ def of(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
     random draws (`details.draws`) keeps its words, not its numbers: an unseeded draw's statistic differs in every
     run, the property it breaks does not."""
     d: Dict[str, Any] = dict(details or {})
-    text = normalised_message(message or "")
     nondeterministic = str(status) == "nondeterministic"
-    if d.get("draws") or nondeterministic:
-        text = _NUMBER.sub("#", text)
+    # a verdict on draws: an unseeded draw's numbers (and their lengths) differ in every run
+    text = normalised_message(message or "", numbers=not (d.get("draws") or nondeterministic))
     parts = [str(status), text]
     if nondeterministic and d.get("runs") and d.get("disagreed"):
         parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
