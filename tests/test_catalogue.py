@@ -16,7 +16,7 @@ from kbtool.specs.cases import case_ids
 
 BACKENDS = {"tensorflow", "theano", "cntk"}
 MODES = {"eager", "symbolic"}
-NOT_PASS = {"fail", "error", "unsupported", "crash", "timeout"}
+NOT_PASS = {"fail", "error", "unsupported", "crash", "timeout", "not_reached"}
 EXPECT_KEYS = {"mode", "status", "message", "details"}
 
 

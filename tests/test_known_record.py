@@ -115,6 +115,26 @@ def test_record_replaces_an_old_record_and_keeps_pairs_the_run_did_not_hold():
     assert entry.count == 2 and done.changed_entries == [1]
 
 
+def test_record_keeps_a_record_of_several_ways_or_of_any_values_while_it_holds():
+    fp = fingerprint.of_result(result("a"))
+    varies = fp.rsplit("values: ", 1)[0] + "values: " + fingerprint.ANY
+    text = (
+        "- op: sum\n  backend: theano\n  match: differ\n  reason: r\n  count: 2\n  results:\n"
+        f'    "sum a theano eager": {json.dumps(["crash | the worker died", fp])}\n'
+        f'    "sum b theano eager": {json.dumps(varies)}\n'
+    )
+    other = result("b", message="2 of 2 values differ (...)")  # other values, the same status, message, shape, dtype
+    other.details = dict(other.details, mismatched=2, max_abs_diff=9e12, mask="00000003")
+    done = recorded_text(text, [result("a"), other])
+    assert done.text == text and done.changed_entries == []
+    # a record that no longer holds is replaced by what the run gave
+    moved = result("a")
+    moved.details = dict(moved.details, first_index=[0])
+    again = recorded_text(text, [moved])
+    (entry,) = known.numbered(files.parse_yaml("k.yaml", again.text)[1])
+    assert entry.results["sum a theano eager"] == fingerprint.of_result(moved) != fp
+
+
 def test_record_writes_a_flow_entry_again_whole():
     done = recorded_text("- {op: sum, backend: theano, match: differ, reason: r, count: 9}\n", [result("a")])
     (entry,) = known.numbered(files.parse_yaml("k.yaml", done.text)[1])

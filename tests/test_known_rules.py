@@ -283,6 +283,40 @@ def test_a_recorded_result_that_passes_now_makes_the_entry_stale_in_any_run():
     assert stale["note"].startswith("1 of its 2 recorded results pass now (sum float theano eager)")
 
 
+def test_a_recorded_entry_none_of_whose_results_ran_is_stale_only_where_their_backends_ran():
+    # recorded on theano and cntk (its case passes elsewhere); the same entry targets every backend
+    item = recorded(entry(backend="*", case="int32"), result(), result(backend="cntk"))
+    elsewhere = [result(backend="mxnet", status="pass")]
+    assert known.apply(elsewhere, [item]).stale == []  # a run of mxnet alone cannot judge it
+    renamed = [result(backend="mxnet", status="pass"), result(case="int32", backend="cntk", mode="symbolic")]
+    (stale,) = known.apply(renamed, [item]).stale  # cntk ran, and none of the recorded results did
+    assert stale["note"] == "none of its 2 recorded results ran (2 results checked)"
+
+
+def test_a_record_of_several_ways_explains_each_and_any_stands_for_one_part():
+    crash = result(status="crash", message="worker killed by signal SIGABRT: ...")
+    item = recorded(entry(status=["fail", "crash"]), result())
+    item["results"]["sum int32 theano eager"] = [fingerprint.of_result(crash), fingerprint.of_result(result())]
+    assert known.validate([item]) == []
+    for now in (result(), result(status="crash", message="worker killed by signal SIGABRT: ...")):
+        known.apply([now], [item])
+        assert now.known == "upcast", now
+    other = result(message="dtype int16 != reference int32 (values agree)")
+    known.apply([other], [item])
+    assert other.status == Status.CHANGED and " or " in other.changed["recorded"]
+    # ANY: the values' verdict may be anything; the status, message, shape and dtype still hold
+    was = fingerprint.of_result(differing(scale_class=-1))
+    varies = recorded(entry(case="float"), differing())
+    varies["results"]["sum float theano eager"] = was.rsplit("values: ", 1)[0] + "values: " + fingerprint.ANY
+    for now, explained in (
+        (differing(scale_class=12), True),
+        (differing(details=dict(VALUES, max_abs_diff=0.03, actual_dtype="float64")), False),
+    ):
+        known.apply([now], [varies])
+        assert (now.known == "upcast") is explained, fingerprint.of_result(now)
+    assert not fingerprint.holds("a | <any> | c", "a | b | x | c")  # ANY stays within one part
+
+
 def test_record_mode_reads_regexes_and_ignores_the_records():
     item = recorded(entry(case=["int32", "float"]), result())
     other = result(case="float")
@@ -315,6 +349,9 @@ def test_a_derived_backends_inherited_result_is_its_base_backends():
         ({"sum int32 cntk eager": "x"}, "results: 'sum int32 cntk eager' is not a result the entry targets"),
         ({"max int32 theano eager": "x"}, "results: 'max int32 theano eager' is not a result the entry targets"),
         ({"sum int32 theano eager": 3}, "results must map 'op case backend mode' to a fingerprint"),
+        ({"sum int32 theano eager": []}, "results must map 'op case backend mode' to a fingerprint"),
+        ({"sum int32 theano eager": ["x", "x"]}, "results must map 'op case backend mode' to a fingerprint"),
+        ({"sum int32 theano eager": ["x", 3]}, "results must map 'op case backend mode' to a fingerprint"),
         ({"sum int32 theano eager": "x", "sum int32 theano symbolic": "y"}, "count is 1 but 2 results are recorded"),
     ],
 )

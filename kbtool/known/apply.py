@@ -3,7 +3,7 @@ result that fails differently is `changed`, and each entry is counted and aged (
 imports no backend code: the versions of the backends come from the caller (kbtool/known/versions.py)."""
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from kbtool.known import fingerprint
 from kbtool.known.entry import KnownEntry, entry_of, numbered, plain
@@ -73,6 +73,7 @@ class _Run:
     rows: Dict[int, Dict[str, Any]] = field(default_factory=dict)
     stale: List[Tuple[int, Dict[str, Any]]] = field(default_factory=list)
     unlike_base: List[Tuple[int, Result, Change]] = field(default_factory=list)
+    backends: Set[str] = field(default_factory=set)  # the backends that ran, and the bases of the releases among them
 
 
 def apply(
@@ -119,6 +120,7 @@ def apply(
     """
     listed = numbered(entries)
     run = _Run(results, as_lookup(versions), by_regex, {(r.op, r.case, r.backend, r.mode): r for r in results})
+    run.backends = {name for r in results for name in (backend_of(r), names.base_of(backend_of(r)))}
     applied = Applied()
     order = [i for i, e in enumerate(listed) if not e.verified_by] + [i for i, e in enumerate(listed) if e.verified_by]
     for index in order:
@@ -155,7 +157,7 @@ def _apply_entry(run: _Run, applied: Applied, index: int, entry: KnownEntry, is_
             named += 1
     if targeted:
         run.rows[index] = _row(entry, exact, len(targeted), len(explained), named, len(changed))
-    note = _stale_note(entry, exact, targeted, explained, named, passing, is_judged, run.searches)
+    note = _stale_note(entry, exact, targeted, explained, named, passing, is_judged, run)
     if note:
         run.stale.append((index, dict(entry.to_dict(), note=note)))
 
@@ -232,14 +234,14 @@ def _recorded(
                 passing.append(result)
             continue
         now = fingerprint.of_result(result)
-        if now == was:
+        if fingerprint.holds(was, now):
             explained.append(result)
             continue
         change = {
             "entry": entry.number,
             "reason": entry.reason,
             "status": Status(result.status).value,
-            "recorded": was,
+            "recorded": " or ".join(fingerprint.alternatives(was)),
             "now": now,
         }
         if of_base:
@@ -259,21 +261,31 @@ def _stale_note(
     named: int,
     passing: Sequence[Result],
     is_judged: bool,
-    searches: Searches,
+    run: _Run,
 ) -> Optional[str]:
-    """Why the entry is stale in this run (None when it is not)."""
+    """Why the entry is stale in this run (None when it is not). A recorded entry none of whose recorded results
+    ran is stale only where the run had the backend of one of them (a run of one keras3-* engine does not judge
+    the entry of keras3-* that recorded the others' results: the case passes on the engine that ran)."""
     if exact:
         if passing:
             return "{} of its {} recorded results pass now ({}): record it again (kbtool known record)".format(
                 len(passing), len(entry.results or {}), ", ".join(result_key(r) for r in passing[:3])
             )
-        if is_judged and targeted and not any(recorded_key(entry, r)[0] is not None for r in targeted):
+        recorded_backends = {key.split(" ")[2] for key in entry.results or {}}
+        if (
+            is_judged
+            and targeted
+            and recorded_backends & run.backends
+            and not any(recorded_key(entry, r)[0] is not None for r in targeted)
+        ):
             return f"none of its {len(entry.results or {})} recorded results ran ({len(targeted)} results checked)"
         return None
     if not is_judged or not targeted:
         return None
     if not explained:
-        return f"did not reproduce in this run ({len(targeted)} results checked){searches.unsearched(entry, targeted)}"
+        return (
+            f"did not reproduce in this run ({len(targeted)} results checked){run.searches.unsearched(entry, targeted)}"
+        )
     if not named:
         return f"dead: the {len(explained)} results it explains were all explained by earlier entries"
     return None

@@ -4,6 +4,7 @@ versions) and explains (status and message regex), numbered as in its file; and 
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+from kbtool.known.fingerprint import Recorded
 from kbtool.known.globs import Globs, backend_matches, backend_of, device_of, matches
 from kbtool.known.regexes import Number, search
 from kbtool.known.versions import BackendVersions, Ranges, Versions, satisfies, versions_of
@@ -27,11 +28,14 @@ ENTRY_FIELDS = (
     "source",
     "results",
 )
-# the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too);
-# "*.*" is any custom backend module
-KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras3-*", "*.*"]
-# the forms earlier kbtools wrote alias entries in: a report they wrote still loads (before the keras3-* backends)
-EARLIER_KERAS2_BACKENDS = [["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]]
+# the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too; so do the
+# keras3-* engines, whose port defines each alias as its specs/keras3_map.yaml row says); "*.*" is any custom
+# backend module
+KERAS2_BACKENDS = ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "*.*"]
+# the other form earlier kbtools wrote alias entries in (while the port left the aliases out): their reports still load
+EARLIER_KERAS2_BACKENDS = [
+    ["tensorflow", "tensorflow1", "theano", "cntk", "mxnet", "plaidml", "keras3", "keras3-*", "*.*"]
+]
 
 
 def _frozen_globs(value: Any) -> Optional[Globs]:
@@ -65,7 +69,8 @@ class KnownEntry:
     source: Optional[str] = None
     # the machine part `kbtool known record` writes: {result key: fingerprint} of every result the entry explained
     # in the recorded run (None: never recorded, the entry explains by status and regex alone)
-    results: Optional[Mapping[str, str]] = field(default=None, compare=False, repr=False)
+    # 'op case backend mode [device]' -> its fingerprint, or the fingerprints it may have (fingerprint.holds)
+    results: Optional[Mapping[str, Recorded]] = field(default=None, compare=False, repr=False)
     number: Number = field(default=0, compare=False)
     keys: Tuple[str, ...] = field(default=(), compare=False, repr=False)  # the dict's key order, kept for to_dict
 

@@ -26,7 +26,7 @@ The magnitude class is coarse on purpose: a known 1% error stays known from run 
 
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 MAX_MESSAGE = 160  # characters of the normalised message kept (an error's first words say what it is)
 
@@ -187,3 +187,26 @@ def of_result(result: Any) -> str:
     changed = get("changed")
     status = changed["status"] if changed else get("status")
     return of(str(getattr(status, "value", status)), get("message") or "", get("details"))
+
+
+# A recorded result's fingerprint is one string, or a list of them: a result whose failure depends on what its worker
+# ran before (PlaidML aborts on a zero-size Tile program in one process and raises in another) is explained while it
+# fails in one of the ways the entry's reason names. Within a recorded fingerprint, ANY stands for any text inside one
+# part (no ' | '): for a backend whose wrong values vary from run to run (CNTK reading memory it never wrote) the
+# status, message, shape and dtype still must hold. `kbtool known record` keeps such a record while it holds.
+ANY = "<any>"
+Recorded = Union[str, Sequence[str]]
+
+
+def alternatives(recorded: Recorded) -> List[str]:
+    return [recorded] if isinstance(recorded, str) else list(recorded)
+
+
+def _pattern(recorded: str) -> "re.Pattern[str]":
+    return re.compile("[^|]*".join(re.escape(part) for part in recorded.split(ANY)) + r"\Z")
+
+
+def holds(recorded: Recorded, now: str) -> bool:
+    """Whether the fingerprint `now` is one the record allows: equal to one of its alternatives, or matched by one
+    that holds ANY."""
+    return any(now == was or (ANY in was and _pattern(was).match(now) is not None) for was in alternatives(recorded))

@@ -81,7 +81,9 @@ def _pair(key: str) -> Pair:
     return (words[0], words[2], words[4] if len(words) > 4 else DEFAULT_DEVICE)
 
 
-def _as_base_records(entry: KnownEntry, key: str, value: str, kept: Dict[str, str]) -> bool:
+def _as_base_records(
+    entry: KnownEntry, key: str, value: fingerprint.Recorded, kept: Dict[str, fingerprint.Recorded]
+) -> bool:
     """Whether `key` is a release's result that the entry records for the release's base as well, with the same
     fingerprint: the base's record stands for it (apply.recorded_key), so it is not written twice."""
     op, case, backend, mode, *device = key.split(" ")
@@ -115,7 +117,7 @@ def record(
     ran: Set[Pair] = {(r.op, backend_of(r), device_of(r)) for r in fresh}
     problems = []
     out = Recorded(text=text)
-    new_records: Dict[int, Dict[str, str]] = {}
+    new_records: Dict[int, Dict[str, fingerprint.Recorded]] = {}
     for entry in entries:
         if entry.from_spec:
             continue
@@ -134,7 +136,7 @@ def record(
             )
             continue
         kept = {key: value for key, value in (entry.results or {}).items() if _pair(key) not in ran}
-        kept.update((result_key(r), fingerprint.of_result(r)) for r in named)
+        kept.update((result_key(r), _kept_record(entry, r)) for r in named)
         kept = {key: value for key, value in kept.items() if not _as_base_records(entry, key, value, kept)}
         new = dict(sorted(kept.items()))
         number = int(entry.number)
@@ -151,7 +153,7 @@ def record(
     return out
 
 
-def _rewrite(text: str, root: Any, records: Dict[int, Dict[str, str]]) -> str:
+def _rewrite(text: str, root: Any, records: Dict[int, Dict[str, fingerprint.Recorded]]) -> str:
     """`text` with each numbered entry's `count` and `results` replaced (or added as its last keys)."""
     lines = text.splitlines(keepends=True)
     starts = [0]
@@ -203,7 +205,15 @@ def _end_line(node: Any) -> int:
     return int(mark.line if mark.column == 0 else mark.line + 1)
 
 
-def _results_lines(indent: str, recorded: Dict[str, str]) -> List[str]:
+def _kept_record(entry: KnownEntry, result: Result) -> fingerprint.Recorded:
+    """The result's new record: its fingerprint, or the entry's record of it where that holds it (a list of the ways
+    it may fail, a fingerprint with ANY: written by hand, with the reason saying why the failure varies)."""
+    now = fingerprint.of_result(result)
+    was = (entry.results or {}).get(result_key(result))
+    return was if was is not None and fingerprint.holds(was, now) else now
+
+
+def _results_lines(indent: str, recorded: Dict[str, fingerprint.Recorded]) -> List[str]:
     if not recorded:
         return [f"{indent}results: {{}}\n"]
     return [f"{indent}results:\n"] + [

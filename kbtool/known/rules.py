@@ -142,10 +142,11 @@ def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
     """The recorded results: 'op case backend mode' -> fingerprint, each a result the entry targets, and `count`
     (when given) says how many."""
     recorded = entry["results"]
-    if not isinstance(recorded, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in recorded.items()
-    ):
-        yield "results must map 'op case backend mode' to a fingerprint (both strings; kbtool known record writes them)"
+    if not isinstance(recorded, dict) or not all(isinstance(k, str) and _is_record(v) for k, v in recorded.items()):
+        yield (
+            "results must map 'op case backend mode' to a fingerprint (both strings; kbtool known record writes them),"
+            " or to a list of the fingerprints it may have"
+        )
         return
     typed = is_globs(entry["op"]) and is_globs(entry["backend"]) and is_globs(entry.get("case", "*"))
     scope = KnownEntry.from_dict(dict(entry, reason="", results=None, versions=None)) if typed else None
@@ -159,7 +160,19 @@ def _results_problems(entry: Dict[Any, Any]) -> Iterator[str]:
         yield f"count is {count} but {len(recorded)} results are recorded"
 
 
-def _result_key_problem(key: str, value: str, scope: Optional[KnownEntry]) -> Optional[str]:
+def _is_record(value: Any) -> bool:
+    """A recorded fingerprint: a string, or a non-empty list of distinct strings (fingerprint.holds)."""
+    if isinstance(value, str):
+        return True
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, str) for v in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _result_key_problem(key: str, value: Any, scope: Optional[KnownEntry]) -> Optional[str]:
     """Why one recorded result (key and fingerprint) is not one the entry may record (None when it is)."""
     parts = RESULT_KEY.match(key) if len(key) <= MAX_PATTERN_CHARS else None
     if parts is None:
@@ -171,7 +184,7 @@ def _result_key_problem(key: str, value: str, scope: Optional[KnownEntry]) -> Op
             " or ".join(d for d in DEVICES if d != DEFAULT_DEVICE),
             DEFAULT_DEVICE,
         )
-    if len(value) > MAX_PATTERN_CHARS:
+    if any(len(v) > MAX_PATTERN_CHARS for v in ([value] if isinstance(value, str) else value)):
         return f"results: the fingerprint of {quote(key)} is longer than {MAX_PATTERN_CHARS} characters"
     found = Key(parts["op"], parts["case"], parts["backend"], parts["mode"], parts["device"] or DEFAULT_DEVICE)
     if scope is not None and not scope.names(found):
