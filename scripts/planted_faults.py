@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -284,28 +285,40 @@ def judge(fault: Fault, baseline: Dict[str, Any], faulted: Dict[str, Any], unpla
     return outcome(False, "missed", f"all {len(ran)} results pass or known")
 
 
-def measure(root: str, faults: Sequence[Fault], timeout: float = 900, log: Any = None) -> List[Outcome]:
-    """Every fault's outcome: one baseline run per backend and case filter, one faulted run per batch."""
+def measure(
+    root: str, faults: Sequence[Fault], timeout: float = 900, log: Any = None, jobs: Optional[int] = None
+) -> List[Outcome]:
+    """Every fault's outcome: one baseline run per backend and case filter, one faulted run per batch; `jobs` runs
+    at once (default: one per core; each is a `kbtool check -j 1`, one worker)."""
     say = log or (lambda line: None)
     plan = batches(faults)
-    outcomes: Dict[str, Outcome] = {}
+    keys = sorted({(b.backend, b.cases) for b in plan})
     with tempfile.TemporaryDirectory(prefix="kbtool-faults-") as work:
-        baselines: Dict[Tuple[str, Tuple[str, ...]], Dict[str, Any]] = {}
-        for key in sorted({(b.backend, b.cases) for b in plan}):
+
+        def baseline(index: int, key: Tuple[str, Tuple[str, ...]]) -> Dict[str, Any]:
             ops = sorted({f.op for f in faults if (f.backend, f.cases) == key})
-            report = os.path.join(work, f"baseline-{len(baselines)}.json")
             t0 = time.time()
-            baselines[key] = run_check(root, check_command(key[0], ops, key[1], report), {}, timeout)
-            say(f"baseline {key[0]} ({len(ops)} ops): {time.time() - t0:.0f} s")
-        for index, batch in enumerate(plan):
-            t0 = time.time()
-            faulted, unplanted = run_batch(root, batch, os.path.join(work, f"batch-{index}"), timeout)
-            for fault in batch.faults:
-                outcomes[fault.id] = judge(fault, baselines[(batch.backend, batch.cases)], faulted, unplanted)
-            caught = sum(outcomes[f.id].caught for f in batch.faults)
-            say(
-                f"batch {index + 1}/{len(plan)} {batch.backend}: {caught}/{len(batch.faults)} caught, {time.time() - t0:.0f} s"
+            report = run_check(
+                root, check_command(key[0], ops, key[1], os.path.join(work, f"baseline-{index}.json")), {}, timeout
             )
+            say(f"baseline {key[0]} ({len(ops)} ops): {time.time() - t0:.0f} s")
+            return report
+
+        def faulted(index: int, batch: Batch) -> Tuple[Dict[str, Any], str]:
+            t0 = time.time()
+            done = run_batch(root, batch, os.path.join(work, f"batch-{index}"), timeout)
+            say(f"batch {index + 1}/{len(plan)} {batch.backend} ({len(batch.faults)} faults): {time.time() - t0:.0f} s")
+            return done
+
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            base_runs = {key: pool.submit(baseline, i, key) for i, key in enumerate(keys)}
+            batch_runs = [pool.submit(faulted, i, batch) for i, batch in enumerate(plan)]
+            outcomes: Dict[str, Outcome] = {}
+            for batch, future in zip(plan, batch_runs):
+                report, unplanted = future.result()
+                base = base_runs[(batch.backend, batch.cases)].result()
+                for fault in batch.faults:
+                    outcomes[fault.id] = judge(fault, base, report, unplanted)
     return [outcomes[f.id] for f in faults]
 
 
@@ -332,6 +345,10 @@ def render(rows: Sequence[Dict[str, Any]], outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=CHECKOUT, help="the kbtool checkout to measure (default: this one)")
@@ -341,6 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--backend", action="append", default=[], help="only faults on this backend")
     parser.add_argument("--json", help="also write every fault's outcome and the table to this file")
     parser.add_argument("--timeout", type=float, default=900, help="seconds one kbtool check may take")
+    parser.add_argument("--jobs", type=int, default=None, help="kbtool checks at once (default: one per core)")
     args = parser.parse_args(argv)
     try:
         kinds, faults = load(args.faults)
@@ -353,7 +371,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"planted_faults: {exc}", file=sys.stderr)
         return 2
     t0 = time.time()
-    outcomes = measure(os.path.abspath(args.root), chosen, args.timeout, lambda line: print(line, file=sys.stderr))
+    if args.jobs is not None and args.jobs < 1:
+        print("planted_faults: --jobs takes a whole number of at least 1", file=sys.stderr)
+        return 2
+    outcomes = measure(os.path.abspath(args.root), chosen, args.timeout, _say, args.jobs)
     rows = table(kinds, outcomes)
     print(render(rows, outcomes))
     seconds = round(time.time() - t0, 1)
