@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from kbtool.results import Details, Status, Verdict
 from kbtool.verdicts.tolerances import DEFAULT_TOLERANCE, Overrides
-from kbtool.verdicts.values import AGREE, DIFFER, _mask_digest, _plain, compare_outputs, compare_value
+from kbtool.verdicts.values import AGREE, DIFFER, compare_outputs, compare_value, mismatch_details
 
 K_FLOOR = 4.0
 
@@ -135,20 +135,7 @@ def _within(
     first = tuple(int(i) for i in bad[0])
     not_finite = ~ok & ~both_finite
     worst = float(np.max(np.where(both_finite, error, 0.0)[~ok]))
-    details = Details(
-        expected_shape=list(exp.shape),
-        actual_shape=list(act.shape),
-        expected_dtype=str(exp.dtype),
-        actual_dtype=str(act.dtype),
-        max_abs_diff=None if np.any(not_finite) else worst,
-        mismatched=len(bad),
-        non_finite=int(np.sum(not_finite)) or None,
-        size=int(ok.size),
-        first_index=list(first),
-        expected_value=_plain(exp[first]),
-        actual_value=_plain(act[first]),
-        mask=_mask_digest(ok),
-    )
+    details = mismatch_details(exp, act, ok, not_finite, max_abs_diff=None if np.any(not_finite) else worst)
     at = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape)) if ratio.size else first
     message = (
         "{} of {} values differ: error {} × bound (k·eps·{}, k {:.3g}, eps {:.3g}, n {}){}; first at {}: {!r} vs "

@@ -178,23 +178,16 @@ def compare_arrays(exp: NDArray[Any], act: NDArray[Any], tol: Tolerance, signed:
     worst, worst_rel = _max_diff(diff), _max_diff(rel)
     if np.any(not_finite):
         worst_rel = worst
-    details = Details(
-        expected_shape=list(exp.shape),
-        actual_shape=list(act.shape),
-        expected_dtype=str(exp.dtype),
-        actual_dtype=str(act.dtype),
+    details = mismatch_details(
+        exp,
+        act,
+        ok,
+        not_finite,
         # JSON has no inf or NaN: a non-finite largest difference is left out of the details (the message says it)
         max_abs_diff=worst if worst is not None and np.isfinite(worst) else None,
         max_rel_diff=worst_rel if worst_rel is not None and np.isfinite(worst_rel) else None,
-        mismatched=len(bad),
-        non_finite=int(np.sum(not_finite)) or None,
-        size=int(ok.size),
-        first_index=list(first),
-        expected_value=_plain(exp[first]),
-        actual_value=_plain(act[first]),
         rtol=tol["rtol"],
         atol=tol["atol"],
-        mask=_mask_digest(ok),
     )
     message = "{} of {} values differ (max abs diff {:.3g}, rtol {:g}, atol {:g}); first at {}: {!r} vs reference {!r}".format(
         len(bad),
@@ -215,6 +208,28 @@ def compare_arrays(exp: NDArray[Any], act: NDArray[Any], tol: Tolerance, signed:
             else f", the first {act[where].item()!r} where the reference is {exp[where].item()!r} at {where}",
         )
     return Verdict(Status.FAIL, message, details)
+
+
+def mismatch_details(
+    exp: NDArray[Any], act: NDArray[Any], ok: NDArray[np.bool_], not_finite: NDArray[np.bool_], **measures: Any
+) -> Details:
+    """The details of values that differ (`ok` False where they do; `not_finite` where one side is NaN or inf): the
+    shapes, dtypes, how many and which differ, the first of them, and the comparison's own `measures`."""
+    first = tuple(int(i) for i in np.argwhere(~ok)[0])
+    return Details(
+        expected_shape=list(exp.shape),
+        actual_shape=list(act.shape),
+        expected_dtype=str(exp.dtype),
+        actual_dtype=str(act.dtype),
+        mismatched=int(np.sum(~ok)),
+        non_finite=int(np.sum(not_finite)) or None,
+        size=int(ok.size),
+        first_index=list(first),
+        expected_value=_plain(exp[first]),
+        actual_value=_plain(act[first]),
+        mask=_mask_digest(ok),
+        **measures,
+    )
 
 
 def _mask_digest(ok: NDArray[np.bool_]) -> str:
