@@ -549,7 +549,9 @@ def real_backends(monkeypatch):
 
 @pytest.mark.backends
 @pytest.mark.slow
-@pytest.mark.parametrize("op", ["batch_dot", "conv2d_transpose"])
+# batch_dot here, conv2d_transpose (Theano's kernel_flipped variants, verified_by entries) under xdist below: each op
+# is compared once, on every installed backend (the comparisons were the suite's slowest minutes)
+@pytest.mark.parametrize("op", ["batch_dot"])
 def test_pytest_kbtool_agrees_with_kbtool_check(tmp_path, real_backends, op):
     started = time.monotonic()
     checked, report = check_verdicts("--op", op)
@@ -567,7 +569,7 @@ def test_pytest_kbtool_agrees_with_kbtool_check(tmp_path, real_backends, op):
 @pytest.mark.backends
 @pytest.mark.slow
 def test_pytest_kbtool_under_xdist_agrees_with_kbtool_check(tmp_path, real_backends):
-    ops = ["--op", "batch_dot", "--op", "conv2d_transpose"]
+    ops = ["--op", "conv2d_transpose"]
     started = time.monotonic()
     checked, report = check_verdicts(*ops)
     check_seconds = time.monotonic() - started
@@ -576,6 +578,7 @@ def test_pytest_kbtool_under_xdist_agrees_with_kbtool_check(tmp_path, real_backe
         tmp_path, "-n", "2", *["--kbtool-" + a[2:] if a.startswith("--") else a for a in ops]
     )
     print(f"check {check_seconds:.1f} s, pytest -n 2 {time.monotonic() - started:.1f} s")
-    assert set(ran) == set(checked)
+    assert set(ran) == set(checked) and len(checked) >= 100
     assert {k: v for k, v in ran.items() if checked[k] != v} == {}
     assert (code == 0) == (report["summary"]["ok"]), out[-3000:]
+    assert "xfailed" in ran.values()
