@@ -274,3 +274,70 @@ def test_a_result_failing_its_static_shape_alone_covers_its_values():
         ]
     }
     assert blind_spots.report_failing(report, "numpy") == {("op", "one", "eager"): "fail"}
+
+
+def test_a_result_whose_values_or_statistics_agree_covers_its_values():
+    """A shape or dtype difference with every value compared and agreeing (or a random op's statistics measured and
+    agreeing) covers the values it exercised: a wrong value there changes the fingerprint (planted faults `masked`)."""
+    from kbtool.reports import blind_spots
+
+    dtype_only = (
+        "fail | dtype float32 != reference float64; values agree | shape (2) | dtype float32!=float64 | values: agree"
+    )
+    two_outputs = (
+        "fail | output 0: dtype; output 1: values differ | output 0: shape (2) | dtype float32!=float64 | values: agree"
+        " | output 1: shape (2) | dtype float32 | values: 1/2 differ mask 00000001 1e0 @ (1)"
+    )
+    drawn = "fail | dtype float32 != reference float64 (statistics agree) | dtype float32!=float64"
+    drawn_off = "fail | dtype float32 != reference float64 (statistics also differ: stddev) | dtype float32!=float64"
+
+    class Entry:
+        status = ["fail", "crash"]
+        results = {
+            "op a numpy eager": dtype_only,
+            "op b numpy eager": two_outputs,
+            "op c numpy eager": drawn,
+            "op d numpy eager": drawn_off,
+            "op e numpy eager": [dtype_only, "crash | the worker died"],  # one of its ways compares nothing
+            "op f numpy eager": [dtype_only, dtype_only.replace("float64", "int64")],
+        }
+
+    assert blind_spots.known_failing([Entry()], "numpy") == {
+        ("op", "b", "eager"): "fail",
+        ("op", "d", "eager"): "fail",
+        ("op", "e", "eager"): "fail",
+    }
+    assert blind_spots.values_agree(dtype_only) and not blind_spots.values_agree("error | TypeError: x")
+    report = {
+        "results": [
+            {
+                "op": "op",
+                "case": case,
+                "backend": "numpy",
+                "mode": "eager",
+                "status": "fail",
+                "message": message,
+                "details": details,
+            }
+            for case, message, details in (
+                (
+                    "a",
+                    "dtype float32 != reference float64; values agree",
+                    {"values": "agree", "actual_dtype": "float32", "expected_dtype": "float64"},
+                ),
+                (
+                    "b",
+                    "2 of 2 values differ (max abs diff 1, rtol 1e-05, atol 1e-06)",
+                    {
+                        "values": "differ",
+                        "mismatched": 2,
+                        "size": 2,
+                        "max_abs_diff": 1.0,
+                        "first_index": [0],
+                        "mask": "00000003",
+                    },
+                ),
+            )
+        ]
+    }
+    assert blind_spots.report_failing(report, "numpy") == {("op", "b", "eager"): "fail"}

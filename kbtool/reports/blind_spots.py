@@ -22,8 +22,12 @@ _STATUS_WORD = re.compile(r"\b({})\b".format("|".join(sorted(STATUSES, key=len, 
 
 
 def _status_of(fingerprint: Any, entry: Any) -> str:
-    """A recorded result's status: its fingerprint's (a mapping's `status`, or the first status word of a string),
-    else the entry's own status where it names exactly one, else 'known'."""
+    """A recorded result's status: its fingerprint's (a mapping's `status`, or the first status word of a string;
+    of a record of several ways, the first that does not raise), else the entry's own status where it names exactly
+    one, else 'known'."""
+    if isinstance(fingerprint, list) and fingerprint:
+        statuses = [_status_of(one, entry) for one in fingerprint]
+        return next((s for s in statuses if s not in coverage.REFUSED), statuses[0])
     if isinstance(fingerprint, Mapping) and fingerprint.get("status") in STATUSES:
         return str(fingerprint["status"])
     if isinstance(fingerprint, str):
@@ -49,6 +53,31 @@ def split_key(key: str) -> Tuple[str, str, str, str]:
 # the static shape is judged last, only where the values, shapes and dtypes passed (kbtool/verdicts: judge): a result
 # that fails on it alone exercised its documented values, and counts as covering them
 STATIC_SHAPE = "static shape "
+# a failing output's value verdict in a fingerprint (kbtool/known/fingerprint.py)
+_VALUES = re.compile(r"\bvalues: (\S+)")
+STATISTICS_AGREE = "(statistics agree)"
+
+
+def values_agree(fingerprint: Any) -> bool:
+    """Whether a recorded or measured fingerprint says every failing output's values were compared and agree: the
+    result fails on its shape or dtype alone, each held apart from the values in the fingerprint, so a wrong value
+    there would change it (`changed`, as the planted faults of kind `masked` show). Such a result exercised its
+    documented values and counts as covering them, as a static-shape failure does; so does a random op's result
+    whose draws' statistics were measured and agree (kind `distribution`). Every alternative of a record of several
+    must say so."""
+    if isinstance(fingerprint, (list, tuple)):
+        return bool(fingerprint) and all(values_agree(one) for one in fingerprint)
+    if not isinstance(fingerprint, str):
+        return False
+    verdicts = _VALUES.findall(fingerprint)
+    drawn = STATISTICS_AGREE in fingerprint  # a random op's draws: their statistics measured, whatever the dtype
+    return (bool(verdicts) or drawn) and all(v == "agree" for v in verdicts)
+
+
+def _covers(fingerprint: Any) -> bool:
+    """Whether a failing result counts as covering its values (see STATIC_SHAPE and values_agree)."""
+    static_only = isinstance(fingerprint, str) and fingerprint.startswith(f"{Status.FAIL.value} | {STATIC_SHAPE}")
+    return static_only or values_agree(fingerprint)
 
 
 def known_failing(entries: Iterable[Any], backend: str) -> Dict[ResultKey, str]:
@@ -65,10 +94,7 @@ def known_failing(entries: Iterable[Any], backend: str) -> Dict[ResultKey, str]:
     for entry in entries:
         for key, fingerprint in (getattr(entry, "results", None) or {}).items():
             op, case, name, mode = split_key(key)
-            static_only = isinstance(fingerprint, str) and fingerprint.startswith(
-                f"{Status.FAIL.value} | {STATIC_SHAPE}"
-            )
-            if name == backend and not static_only:
+            if name == backend and not _covers(fingerprint):
                 failing[(op, case, mode)] = _status_of(fingerprint, entry)
     return failing
 
@@ -79,10 +105,14 @@ def report_failing(report: Mapping[str, Any], backend: str) -> Dict[ResultKey, s
     mine = [r for r in report.get("results", []) if r.get("backend") == backend]
     if not mine:
         raise KbtoolError(f"the report holds no results for backend {backend!r}")
+    from kbtool.known import fingerprint
+
     return {
         (r["op"], r["case"], r["mode"]): r["status"]
         for r in mine
-        if r["status"] != Status.PASS.value and not str(r.get("message", "")).startswith(STATIC_SHAPE)
+        if r["status"] != Status.PASS.value
+        and not str(r.get("message", "")).startswith(STATIC_SHAPE)
+        and not values_agree(fingerprint.of_result(r))
     }
 
 
