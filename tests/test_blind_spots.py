@@ -47,7 +47,7 @@ def test_a_value_only_failing_results_exercise_is_a_blind_spot_of_that_mode():
     assert (found["real"], found["unsupported"], found["ops"]) == (
         1,
         0,
-        {"op": {"real": 1, "refused": 0, "unsupported": 0}},
+        {"op": {"real": 1, "refused": 0, "unsupported": 0, "decided": 0, "broken": 0}},
     )
 
 
@@ -64,8 +64,8 @@ def test_unsupported_results_make_an_unsupported_blind_spot_raises_a_refused_one
     assert [s["kind"] for s in spots(OP, both)["blind_spots"]] == ["unsupported"]
     both[("op", "two_grad", "symbolic")] = "error"  # the backend refuses every call with the value
     assert [s["kind"] for s in spots(OP, both)["blind_spots"]] == ["refused"]
-    both[("op", "two_grad", "symbolic")] = "crash"
-    assert [s["kind"] for s in spots(OP, both)["blind_spots"]] == ["real"]
+    both[("op", "two_grad", "symbolic")] = "crash"  # its worker died: no value came back either
+    assert [s["kind"] for s in spots(OP, both)["blind_spots"]] == ["refused"]
     both[("op", "two_grad", "symbolic")] = "fail"
     assert [s["kind"] for s in spots(OP, both)["blind_spots"]] == ["real"]
 
@@ -180,7 +180,7 @@ def report_file(tmp_path, status_of):
 def test_cli_exit_codes_follow_the_real_blind_spots(tmp_path):
     code, out = run("--op", "cumsum", "--backend", "numpy", "--report", report_file(tmp_path, lambda c, m: "pass"))
     assert code == 0 and out.splitlines()[-1].startswith(
-        "numpy: 0 blind spots (0 real, 0 refused, 0 unsupported) in 0 ops"
+        "numpy: 0 blind spots (0 real, 0 refused, 0 unsupported, 0 decided, 0 broken) in 0 ops"
     )
     failing = report_file(tmp_path, lambda c, m: "fail" if m == "symbolic" else "pass")
     code, out = run("--op", "cumsum", "--backend", "numpy", "--report", failing, "--json")
@@ -190,7 +190,7 @@ def test_cli_exit_codes_follow_the_real_blind_spots(tmp_path):
     assert all(c["status"] == "fail" for s in found["blind_spots"] for c in s["cases"])
     assert found["backend"] == "numpy" and found["source"] == "report " + failing
     code, out = run("--op", "cumsum", "--backend", "numpy", "--report", failing)
-    assert code == 1 and out.splitlines()[0] == "cumsum: 3 real, 0 refused, 0 unsupported"
+    assert code == 1 and out.splitlines()[0] == "cumsum: 3 real, 0 refused, 0 unsupported, 0 decided, 0 broken"
     assert out.splitlines()[1].startswith("real [symbolic] cumsum: axis=")
     unsupported = report_file(tmp_path, lambda c, m: "unsupported")
     code, out = run("--op", "cumsum", "--backend", "numpy", "--report", unsupported, "--json")

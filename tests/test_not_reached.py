@@ -170,10 +170,17 @@ def test_markdown_names_and_counts_not_reached():
     assert "not reached" in text and "1 unexplained" in text
 
 
-def test_a_not_reached_result_never_makes_a_blind_spot_refused():
+def test_a_not_reached_result_says_nothing_of_whether_a_blind_spot_is_refused():
     cases = [{"case": "a", "status": "not_reached"}, {"case": "b", "status": "error"}]
-    assert _blind_spot("sum", "eager", True, {"dtype": "int32"}, cases)["kind"] == "real"
+    # judged on the results that reached the op: b raised, a never called it
+    assert _blind_spot("sum", "eager", True, {"dtype": "int32"}, cases)["kind"] == "refused"
     assert _blind_spot("sum", "eager", True, {"dtype": "int32"}, cases[1:])["kind"] == "refused"
+    # with no result that reached the op, nothing says the backend refuses the value
+    assert _blind_spot("sum", "eager", True, {"dtype": "int32"}, cases[:1])["kind"] == "real"
+    assert (
+        _blind_spot("sum", "eager", True, {"dtype": "int32"}, cases + [{"case": "c", "status": "fail"}])["kind"]
+        == "real"
+    )
 
 
 @pytest.mark.backends

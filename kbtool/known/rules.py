@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbtool.specs.loader import Spec
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "device", "status")
-KEYS = GLOB_KEYS + ("versions", "match", "reason", "count", "verified_by", "results")
+KEYS = GLOB_KEYS + ("versions", "match", "reason", "count", "verified_by", "every_call", "results")
+EVERY_CALL_ANY = "any"
 REQUIRED = ("op", "backend", "reason")  # `count` is required too, but checked after the rest (a clearer first problem)
 OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by name: no glob may stand for them
 GLOB_CHARS = re.compile(r"[*?\[]")
@@ -120,7 +121,21 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
         problems.extend(f"{where}: {p}" for p in _versions_problems(entry))
     if "results" in entry:
         problems.extend(f"{where}: {p}" for p in _results_problems(entry))
+    if "every_call" in entry:
+        problems.extend(f"{where}: {p}" for p in _every_call_problems(entry["every_call"]))
     return problems
+
+
+def _every_call_problems(every_call: Any) -> Iterator[str]:
+    """`every_call` is "any" or a non-empty mapping of dimension names to non-empty lists of values."""
+    if every_call == EVERY_CALL_ANY:
+        return
+    if not isinstance(every_call, dict) or not every_call:
+        yield f"every_call must be {EVERY_CALL_ANY!r} or a mapping of parameters to lists of their documented values"
+        return
+    for name, values in every_call.items():
+        if not isinstance(name, str) or not isinstance(values, list) or not values:
+            yield f"every_call {quote(str(name))}: must map a parameter name to a non-empty list of values"
 
 
 def _word_problems(entry: Dict[Any, Any]) -> Iterator[str]:
@@ -345,12 +360,36 @@ def _spec_problems(entry: Dict[Any, Any], spec: "Spec") -> Iterator[str]:
         lacking = [op for op in ops if suffix not in variant_suffixes(op)]
         if lacking:
             yield "verified_by {}: no backend runs that variant of {}".format(quote(suffix), ", ".join(lacking[:5]))
+    if isinstance(entry.get("every_call"), dict):
+        yield from _every_call_spec_problems(entry["every_call"], spec, ops)
     if "case" in entry:
         ids = _case_ids(spec, ops)
         for pattern in globs_of(entry["case"]):
             compiled = glob_regex(pattern)
             if compiled is None or not any(map(compiled.match, ids)):
                 yield "case {} names no case of {}".format(quote(pattern), ", ".join(ops[:5]))
+
+
+def _every_call_spec_problems(every_call: Dict[Any, Any], spec: "Spec", ops: List[str]) -> Iterator[str]:
+    """Each `every_call` dimension is a documented parameter (or keras.json setting) of every op of the entry, and
+    each value one of its documented values."""
+    from kbtool.specs import domains
+
+    for op in ops:
+        dims = domains.all_domains(spec, op)
+        tuple_params = {p["name"] for p in spec.ops[op].get("signature", []) if p.get("tuple")}
+        for name, values in every_call.items():
+            if name not in dims:
+                yield "every_call {}: not a documented dimension of {} ({})".format(
+                    quote(str(name)), op, ", ".join(dims) or "none"
+                )
+                continue
+            documented = [domains.normal(v, name in tuple_params) for v in dims[name]]
+            for value in values:
+                if domains.normal(value, name in tuple_params) not in documented:
+                    yield "every_call {}: {} is not one of its documented values in {} ({})".format(
+                        name, clip(value, 40), op, clip(", ".join(map(domains.label, dims[name])), 80)
+                    )
 
 
 def _case_ids(spec: "Spec", ops: List[str]) -> Set[str]:

@@ -3,7 +3,9 @@ not pass (kbtool/specs/coverage.py computes them from the set of failing results
 
 The failing results come from one of two sources (`failing_results`): by default the known-differences file, whose
 entries record the exact results they explain (`results`: "op case backend mode" -> fingerprint, from the last full
-run; a green gate means every other result passes), or a report's results for the backend that do not pass.
+run; a green gate means every other result passes), or a report's results for the backend that do not pass. The
+claims that make a blind spot `decided` or `broken` (kbtool/specs/coverage.py: Claim) come from the spec's reference
+decisions (their `values`) and the known entries' `every_call`.
 """
 
 import re
@@ -117,15 +119,13 @@ def report_failing(report: Mapping[str, Any], backend: str) -> Dict[ResultKey, s
 
 
 def failing_results(
-    backend: str, report: Optional[Mapping[str, Any]] = None, known_path: Optional[str] = None, spec: Any = None
+    backend: str, report: Optional[Mapping[str, Any]] = None, entries: Iterable[Any] = ()
 ) -> Dict[ResultKey, str]:
     """Every result on `backend` that does not pass, as {(op, case id, mode): status} (its keys are the set): from
-    `report` when one is given, else from the known-differences file's recorded results."""
+    `report` when one is given, else from the known entries' recorded results."""
     if report is not None:
         return report_failing(report, backend)
-    from kbtool import known
-
-    return known_failing(known.load(known_path, spec), backend)
+    return known_failing(entries, backend)
 
 
 def backend_modes(backend: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
@@ -168,6 +168,35 @@ def variants_of(spec: Any, backend: str) -> Callable[[str, str], List[str]]:
     return variants
 
 
+def decision_claims(spec: Any, backend: str) -> List[coverage.Claim]:
+    """The spec's reference decisions that say `backend` differs on every call holding some documented values
+    (their `values`; a decision without them names no call: it may concern one case alone)."""
+    claims = []
+    for op, entry in sorted(spec.ops.items()):
+        for number, decision in enumerate(entry.get("reference_decisions") or [], 1):
+            if decision.get("values") and backend in decision.get("differs", []):
+                by = f"reference decision {number} of {op} in the spec"
+                claims.append(coverage.Claim("decided", op, MODES, decision["values"], by))
+    return claims
+
+
+def entry_claims(entries: Iterable[Any], backend: str) -> List[coverage.Claim]:
+    """The known entries' `every_call` claims about `backend`: for each op the entry names, in each mode it names
+    (its case globs aside: the claim is about every call)."""
+    from kbtool.known.globs import backend_matches, globs_of, matches
+
+    claims = []
+    for entry in entries:
+        every_call = getattr(entry, "every_call", None)
+        if every_call is None or not backend_matches(backend, entry.backend):
+            continue
+        values = None if every_call == "any" else every_call
+        modes = tuple(m for m in MODES if matches(m, "*" if entry.mode is None else entry.mode))
+        for op in globs_of(entry.op):
+            claims.append(coverage.Claim("broken", op, modes, values, f"known entry {entry.number}"))
+    return claims
+
+
 def blind_spots(
     spec: Any,
     backend: str,
@@ -178,9 +207,13 @@ def blind_spots(
 ) -> Dict[str, Any]:
     """The blind-spot report of `backend` (kbtool/specs/coverage.py: blind_spots), with where its failing results
     came from and the modes it cannot run."""
+    from kbtool import known
+
     modes, unsupported_modes = backend_modes(backend)
-    failing = failing_results(backend, report, known_path, spec)
-    result = coverage.blind_spots(spec, failing, modes, variants_of(spec, backend), ops)
+    entries = known.load(known_path, spec)  # the claims' source, and the failing results' without a report
+    failing = failing_results(backend, report, entries)
+    claims = decision_claims(spec, backend) + entry_claims(entries, backend)
+    result = coverage.blind_spots(spec, failing, modes, variants_of(spec, backend), ops, claims)
     if report is not None:
         source = "report {}".format(report_path or "(given)")
     else:

@@ -132,9 +132,12 @@ def spec_coverage(
 ) -> None:
     """List documented values that no case exercises.
 
-    The documented parameter space is each value and each pair of values. Exit code 1 when something is unexercised. With --backend: what only results that do not pass on the backend
-    exercise, per mode (blind spots), each `unsupported` (the backend lacks the function or the mode), `refused`
-    (every call with the value raises) or real; exit code 1 when a real one is left.
+    The documented parameter space is each value and each pair of values. Exit code 1 when something is
+    unexercised. With --backend: what only results that do not pass on the backend exercise, per mode (blind
+    spots), each `unsupported` (the backend lacks the function or the mode), `refused` (every call with the value
+    raises or crashes), `decided` (a reference decision of the spec says the backend differs on every such call),
+    `broken` (a known entry's `every_call` says so, for its cause) or real; exit code 1 when a real one is left,
+    or when a passing result contradicts a decision's or entry's claim.
 
     \b
     Examples:
@@ -161,7 +164,7 @@ def spec_coverage(
         else:
             for line in coverage.render_blind_spots(found):
                 click.echo(line)
-        sys.exit(1 if found["real"] else 0)
+        sys.exit(1 if found["real"] or found["contradicted"] else 0)
     report = coverage.coverage(s, ops or None)
     if as_json:
         click.echo(json.dumps(report, indent=2))

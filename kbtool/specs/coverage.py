@@ -8,6 +8,7 @@ as excluded). Hand-written cases that expect an exception exercise an error path
 and do not count; a grid row that must raise (a `grid.raises` rule) is that row's documented behaviour and counts.
 """
 
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from kbtool.specs import domains
@@ -15,11 +16,43 @@ from kbtool.specs.cases import modes_of, raw_cases
 from kbtool.vocabulary import CASE_KEYS, MODES
 
 ResultKey = Tuple[str, str, str]  # op, case id, mode
-# the statuses of results that ran the op and saw it refuse the value (a `not_reached` result never ran it)
-REFUSED = ("error", "unsupported")
+# the statuses of results that ran the op and saw it refuse the value: it raised, or its worker died (`crash`: no
+# value came back either); a `not_reached` result never ran it
+REFUSED = ("error", "unsupported", "crash")
+NOT_REACHED = "not_reached"
+# the kinds of blind spot (op_blind_spots), in the order reports list their counts
+KINDS = ("real", "refused", "unsupported", "decided", "broken")
 Value = Tuple[str, Any]  # a dimension and one of its values (in domains.normal's form)
 Item = domains.Pair  # a documented value, or pair of values, as a tuple of one or two Values
 CaseRow = Tuple[str, List[str], domains.Row]  # a case's id, its modes and its value of each dimension
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A recorded statement that a backend differs from the reference on every call of an op, in some modes, that
+    holds some documented values (`values`: {dimension: [values, as the spec spells them]}; None: every call). Its
+    kind says who records it: `decided`, a reference decision of the spec (the reference picked a behaviour the
+    backend does not have); `broken`, a known entry's `every_call` (the backend's own difference, for the entry's
+    cause). A blind spot such a claim names has no passing sibling to find, and is of the claim's kind; a passing
+    result of a call the claim names contradicts it (`contradictions`)."""
+
+    kind: str
+    op: str
+    modes: Tuple[str, ...]
+    values: Optional[Mapping[str, Sequence[Any]]]
+    by: str  # where it is recorded, in words
+
+    def _normal(self, tuple_params: Set[str]) -> Dict[str, List[Any]]:
+        return {n: [domains.normal(v, n in tuple_params) for v in vs] for n, vs in (self.values or {}).items()}
+
+    def names_item(self, item: Item, tuple_params: Set[str]) -> bool:
+        """Whether every call holding the documented value or pair `item` is one the claim names."""
+        held = dict(item)
+        return all(n in held and held[n] in vs for n, vs in self._normal(tuple_params).items())
+
+    def names_row(self, row: domains.Row, tuple_params: Set[str]) -> bool:
+        """Whether the claim names a case's call (its row of values)."""
+        return all(row.get(n) in vs for n, vs in self._normal(tuple_params).items())
 
 
 def _case_rows(spec: domains.SpecLike, op: str, dims: Mapping[str, Any]) -> Tuple[List[CaseRow], Set[str]]:
@@ -199,6 +232,7 @@ def op_blind_spots(
     failing: Mapping[ResultKey, str],
     backend_modes: Sequence[str] = MODES,
     variants: Callable[[str, str], Iterable[str]] = lambda op, case: (),
+    claims: Sequence[Claim] = (),
 ) -> List[Dict[str, Any]]:
     """The op's blind spots on one backend: each documented value, and pair of values (single values a blind spot
     already names are not repeated in pairs), that cases running in a mode exercise but no result of that mode that
@@ -209,8 +243,12 @@ def op_blind_spots(
     and no passing result of another mode does, is a blind spot of kind `unsupported`. Of the modes the backend
     runs, a blind spot whose failing results are all `unsupported` (the backend lacks the function) is
     `unsupported`; one whose failing results all raise (`error` or `unsupported`: the backend refuses every call
-    with the value, so no wrong value can hide there, and a change to the raise changes its recorded fingerprint)
-    is `refused`; any other (a value computed wrong, or a case that never reached its op: `not_reached`) is `real`."""
+    with the value, so no wrong value can hide there, and a change to the raise changes its recorded fingerprint;
+    or its worker died, `crash`) is `refused`, judged on the results that reached the op (one that never reached
+    it, `not_reached`, says nothing of the value; a blind spot with none that did is `real`). Any other is
+    `real`, unless a claim of the op (`claims`, see Claim) names every call holding it in that mode: then the
+    backend differs on each such call for a recorded cause, no passing sibling can exist, and it is of the
+    claim's kind (`decided` or `broken`, with `by`)."""
     dims = domains.all_domains(spec, op)
     if not dims:
         return []
@@ -248,15 +286,54 @@ def op_blind_spots(
                 {"case": c, "status": failing.get((op, c, mode), "unsupported") if runs else "unsupported"}
                 for c in exercised[item]
             ]
-            spots.append(_blind_spot(op, mode, runs, {n: shown[n][v] for n, v in item}, cases))
+            spot = _blind_spot(op, mode, runs, {n: shown[n][v] for n, v in item}, cases)
+            claim = next(
+                (c for c in claims if c.op == op and mode in c.modes and c.names_item(item, tuple_params)), None
+            )
+            if spot["kind"] == "real" and claim is not None:
+                spot.update(kind=claim.kind, by=claim.by)
+            spots.append(spot)
     return spots
+
+
+def contradictions(
+    spec: domains.SpecLike,
+    op: str,
+    failing: Mapping[ResultKey, str],
+    backend_modes: Sequence[str],
+    claims: Sequence[Claim],
+) -> List[Dict[str, Any]]:
+    """The op's claims that a passing result contradicts: a case in a mode the claim names, holding its values,
+    that passes on the backend (so the backend does not differ on every such call, and the claim is wrong or
+    stale). One dict per claim: {op, mode, values, kind, by, cases: [passing case ids]}."""
+    mine = [c for c in claims if c.op == op]
+    dims = domains.all_domains(spec, op)
+    if not mine or not dims:
+        return []
+    rows, tuple_params = _case_rows(spec, op, dims)
+    found = []
+    for claim in mine:
+        for mode in claim.modes:
+            if mode not in backend_modes:
+                continue
+            passing = [
+                case_id
+                for case_id, modes, row in rows
+                if mode in modes and (op, case_id, mode) not in failing and claim.names_row(row, tuple_params)
+            ]
+            if passing:
+                values = dict(claim.values or {})
+                found.append(
+                    {"op": op, "mode": mode, "values": values, "kind": claim.kind, "by": claim.by, "cases": passing}
+                )
+    return found
 
 
 def _blind_spot(op: str, mode: str, runs: bool, values: Dict[str, Any], cases: List[Dict[str, str]]) -> Dict[str, Any]:
     """One blind spot, of its kind: `unsupported`, `refused` or `real` (see op_blind_spots)."""
     unsupported = not runs or all(c["status"] == "unsupported" for c in cases)
-    # `not_reached` is neither: its op never ran, so it says nothing of how the op takes the value (a real blind spot)
-    refused = all(c["status"] in REFUSED for c in cases)
+    reached = [c for c in cases if c["status"] != NOT_REACHED]
+    refused = bool(reached) and all(c["status"] in REFUSED for c in reached)
     return {
         "op": op,
         "values": values,
@@ -272,52 +349,62 @@ def blind_spots(
     backend_modes: Sequence[str] = MODES,
     variants: Callable[[str, str], Iterable[str]] = lambda op, case: (),
     ops: Optional[Iterable[str]] = None,
+    claims: Sequence[Claim] = (),
 ) -> Dict[str, Any]:
-    """{blind_spots: [...], real, refused, unsupported, ops: {op: {real, refused, unsupported}}} over the ops (see
-    op_blind_spots)."""
+    """{blind_spots: [...], <kind>: count for each of KINDS, ops: {op: {<kind>: count}}, contradicted: [...]} over
+    the ops (see op_blind_spots and contradictions)."""
     spots: List[Dict[str, Any]] = []
+    contradicted: List[Dict[str, Any]] = []
     for op in _covered_ops(spec, list(ops) if ops is not None else None):
-        spots += op_blind_spots(spec, op, failing, backend_modes, variants)
+        spots += op_blind_spots(spec, op, failing, backend_modes, variants, claims)
+        contradicted += contradictions(spec, op, failing, backend_modes, claims)
     per_op: Dict[str, Dict[str, int]] = {}
     for spot in spots:
-        counts = per_op.setdefault(spot["op"], {"real": 0, "refused": 0, "unsupported": 0})
+        counts = per_op.setdefault(spot["op"], dict.fromkeys(KINDS, 0))
         counts[spot["kind"]] += 1
-    return {
-        "real": sum(1 for s in spots if s["kind"] == "real"),
-        "refused": sum(1 for s in spots if s["kind"] == "refused"),
-        "unsupported": sum(1 for s in spots if s["kind"] == "unsupported"),
-        "ops": per_op,
-        "blind_spots": spots,
-    }
+    out: Dict[str, Any] = {kind: sum(1 for s in spots if s["kind"] == kind) for kind in KINDS}
+    out.update(ops=per_op, blind_spots=spots, contradicted=contradicted)
+    return out
 
 
 def render_blind_spots(report: Mapping[str, Any], shown_cases: int = 3) -> List[str]:
     """Short terminal lines: the counts per op, then each blind spot with (some of) its failing results."""
     lines = [
-        "{}: {} real, {} refused, {} unsupported".format(op, counts["real"], counts["refused"], counts["unsupported"])
+        "{}: {}".format(op, ", ".join(f"{counts[kind]} {kind}" for kind in KINDS))
         for op, counts in sorted(report["ops"].items())
     ]
     for spot in report["blind_spots"]:
         cases = ", ".join("{} ({})".format(c["case"], c["status"]) for c in spot["cases"][:shown_cases])
         more = len(spot["cases"]) - shown_cases
         lines.append(
-            "{} [{}] {}: {}; only in {}{}".format(
+            "{} [{}] {}: {}; only in {}{}{}".format(
                 spot["kind"],
                 spot["mode"],
                 spot["op"],
                 _values_text(spot["values"]),
                 cases,
                 f" and {more} more" if more > 0 else "",
+                " (by {})".format(spot["by"]) if spot.get("by") else "",
+            )
+        )
+    for claim in report.get("contradicted", []):
+        lines.append(
+            "contradicted [{}] {}: {} ({}) says every call with {} differs, but {} passed".format(
+                claim["mode"],
+                claim["op"],
+                claim["by"],
+                claim["kind"],
+                _values_text(claim["values"]) if claim["values"] else "any values",
+                ", ".join(claim["cases"][:shown_cases]) + (" and more" if len(claim["cases"]) > shown_cases else ""),
             )
         )
     lines.append(
-        "{}: {} blind spots ({} real, {} refused, {} unsupported) in {} ops, failing results from {}".format(
+        "{}: {} blind spots ({}) in {} ops{}, failing results from {}".format(
             report.get("backend", "backend"),
-            report["real"] + report["refused"] + report["unsupported"],
-            report["real"],
-            report["refused"],
-            report["unsupported"],
+            sum(report[kind] for kind in KINDS),
+            ", ".join(f"{report[kind]} {kind}" for kind in KINDS),
             len(report["ops"]),
+            "; {} contradicted claims".format(len(report["contradicted"])) if report.get("contradicted") else "",
             report.get("source", "the given set"),
         )
     )

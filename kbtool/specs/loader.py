@@ -259,6 +259,13 @@ def _semantic_problems(data: Dict[str, Any]) -> Iterator[Problem]:
         params = [p["name"] for p in entry.get("signature", []) if not p["name"].startswith("*")]
         for i, rule in enumerate(entry.get("shape_rules", [])):
             yield from _rule_problems(base + ["shape_rules", i], rule, params)
+        for i, decision in enumerate(entry.get("reference_decisions", [])):
+            for key in decision.get("values", {}):
+                if key not in params and key not in entry.get("reads_config", []):
+                    yield (
+                        base + ["reference_decisions", i, "values", key],
+                        f"{key!r} is not a parameter of {name} nor a keras.json setting it reads",
+                    )
         seen: Set[Any] = set()
         for section in ("cases", "examples"):
             for i, item in enumerate(entry.get(section, [])):

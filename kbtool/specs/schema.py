@@ -259,6 +259,13 @@ REFERENCE_DECISION = {
         "decision": {"type": "string", "minLength": 1},  # what kbtool's reference does, in one sentence
         "evidence": {"type": "string", "minLength": 1},  # the docs/source checked (file, function)
         "differs": {"type": "array", "items": {"enum": list(DECISION_BACKENDS)}, "uniqueItems": True},
+        # the calls on which every backend in `differs` differs: {parameter: [documented values]} (a call holding one
+        # of the values of each); a blind spot they name is `decided` (kbtool/specs/coverage.py: Claim)
+        "values": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {"type": "array", "minItems": 1},
+        },
     },
 }
 
