@@ -68,9 +68,11 @@ class KnownEntry:
     count: Optional[int] = None
     verified_by: Optional[str] = None
     # the calls its backends get wrong every time, for its reason: {dimension: [documented values]} (a call holding
-    # one of the values of each dimension), or "any" (every call of its ops in its modes); a blind spot it names has
-    # no passing sibling to find (kbtool/specs/coverage.py: Claim)
-    every_call: Optional[Union[str, Mapping[str, List[Any]]]] = field(default=None, compare=False)
+    # one of the values of each dimension), a list of such mappings (the calls of each), or "any" (every call of its
+    # ops in its modes); a blind spot it names has no passing sibling to find (kbtool/specs/coverage.py: Claim)
+    every_call: Optional[Union[str, Mapping[str, List[Any]], List[Mapping[str, List[Any]]]]] = field(
+        default=None, compare=False
+    )
     source: Optional[str] = None
     # the machine part `kbtool known record` writes: {result key: fingerprint} of every result the entry explained
     # in the recorded run (None: never recorded, the entry explains by status and regex alone)

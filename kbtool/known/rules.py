@@ -127,15 +127,21 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
 
 
 def _every_call_problems(every_call: Any) -> Iterator[str]:
-    """`every_call` is "any" or a non-empty mapping of dimension names to non-empty lists of values."""
+    """`every_call` is "any", a non-empty mapping of dimension names to non-empty lists of values, or a non-empty
+    list of such mappings (the calls each names, together)."""
+    sets = every_call if isinstance(every_call, list) and every_call else [every_call]
     if every_call == EVERY_CALL_ANY:
         return
-    if not isinstance(every_call, dict) or not every_call:
-        yield f"every_call must be {EVERY_CALL_ANY!r} or a mapping of parameters to lists of their documented values"
-        return
-    for name, values in every_call.items():
-        if not isinstance(name, str) or not isinstance(values, list) or not values:
-            yield f"every_call {quote(str(name))}: must map a parameter name to a non-empty list of values"
+    for one in sets:
+        if not isinstance(one, dict) or not one:
+            yield (
+                f"every_call must be {EVERY_CALL_ANY!r}, a mapping of parameters to lists of their documented values, "
+                "or a list of such mappings"
+            )
+            return
+        for name, values in one.items():
+            if not isinstance(name, str) or not isinstance(values, list) or not values:
+                yield f"every_call {quote(str(name))}: must map a parameter name to a non-empty list of values"
 
 
 def _word_problems(entry: Dict[Any, Any]) -> Iterator[str]:
@@ -360,8 +366,9 @@ def _spec_problems(entry: Dict[Any, Any], spec: "Spec") -> Iterator[str]:
         lacking = [op for op in ops if suffix not in variant_suffixes(op)]
         if lacking:
             yield "verified_by {}: no backend runs that variant of {}".format(quote(suffix), ", ".join(lacking[:5]))
-    if isinstance(entry.get("every_call"), dict):
-        yield from _every_call_spec_problems(entry["every_call"], spec, ops)
+    every_call = entry.get("every_call")
+    for one in every_call if isinstance(every_call, list) else [every_call] if isinstance(every_call, dict) else []:
+        yield from _every_call_spec_problems(one, spec, ops)
     if "case" in entry:
         ids = _case_ids(spec, ops)
         for pattern in globs_of(entry["case"]):
@@ -371,25 +378,33 @@ def _spec_problems(entry: Dict[Any, Any], spec: "Spec") -> Iterator[str]:
 
 
 def _every_call_spec_problems(every_call: Dict[Any, Any], spec: "Spec", ops: List[str]) -> Iterator[str]:
-    """Each `every_call` dimension is a documented parameter (or keras.json setting) of every op of the entry, and
-    each value one of its documented values."""
+    """The `every_call` mapping names calls of the entry's ops: some op documents each of its dimensions (the
+    claim is about the ops that document them all), and each value is documented there."""
     from kbtool.specs import domains
 
-    for op in ops:
-        dims = domains.all_domains(spec, op)
-        tuple_params = {p["name"] for p in spec.ops[op].get("signature", []) if p.get("tuple")}
-        for name, values in every_call.items():
-            if name not in dims:
-                yield "every_call {}: not a documented dimension of {} ({})".format(
-                    quote(str(name)), op, ", ".join(dims) or "none"
+    dims = {op: domains.all_domains(spec, op) for op in ops}
+    claimed = [op for op in ops if all(name in dims[op] for name in every_call)]
+    if not claimed:
+        yield "every_call {}: no op of the entry documents {}".format(
+            ", ".join(quote(str(n)) for n in every_call), "them all" if len(every_call) > 1 else "it"
+        )
+        return
+    for name, values in every_call.items():
+        for value in values:
+            if not any(_documents(spec, op, dims[op], name, value) for op in claimed):
+                yield "every_call {}: {} is not one of its documented values in {} ({})".format(
+                    name,
+                    clip(value, 40),
+                    ", ".join(claimed[:3]),
+                    clip(", ".join(map(domains.label, dims[claimed[0]][name])), 80),
                 )
-                continue
-            documented = [domains.normal(v, name in tuple_params) for v in dims[name]]
-            for value in values:
-                if domains.normal(value, name in tuple_params) not in documented:
-                    yield "every_call {}: {} is not one of its documented values in {} ({})".format(
-                        name, clip(value, 40), op, clip(", ".join(map(domains.label, dims[name])), 80)
-                    )
+
+
+def _documents(spec: "Spec", op: str, dims: Mapping[str, List[Any]], name: str, value: Any) -> bool:
+    from kbtool.specs import domains
+
+    as_tuple = any(p["name"] == name and p.get("tuple") for p in spec.ops[op].get("signature", []))
+    return domains.normal(value, as_tuple) in [domains.normal(v, as_tuple) for v in dims[name]]
 
 
 def _case_ids(spec: "Spec", ops: List[str]) -> Set[str]:

@@ -180,20 +180,25 @@ def decision_claims(spec: Any, backend: str) -> List[coverage.Claim]:
     return claims
 
 
-def entry_claims(entries: Iterable[Any], backend: str) -> List[coverage.Claim]:
-    """The known entries' `every_call` claims about `backend`: for each op the entry names, in each mode it names
-    (its case globs aside: the claim is about every call)."""
+def entry_claims(entries: Iterable[Any], backend: str, spec: Any) -> List[coverage.Claim]:
+    """The known entries' `every_call` claims about `backend`: for each op the entry names that documents every
+    dimension a claim names ("any": each op), in each mode it names (its case globs aside: the claim is about
+    every call)."""
     from kbtool.known.globs import backend_matches, globs_of, matches
+    from kbtool.specs import domains
 
     claims = []
     for entry in entries:
         every_call = getattr(entry, "every_call", None)
         if every_call is None or not backend_matches(backend, entry.backend):
             continue
-        values = None if every_call == "any" else every_call
+        sets = [None] if every_call == "any" else every_call if isinstance(every_call, list) else [every_call]
         modes = tuple(m for m in MODES if matches(m, "*" if entry.mode is None else entry.mode))
         for op in globs_of(entry.op):
-            claims.append(coverage.Claim("broken", op, modes, values, f"known entry {entry.number}"))
+            dims = domains.all_domains(spec, op) if op in spec.ops else {}
+            for values in sets:
+                if values is None or all(name in dims for name in values):
+                    claims.append(coverage.Claim("broken", op, modes, values, f"known entry {entry.number}"))
     return claims
 
 
@@ -212,7 +217,7 @@ def blind_spots(
     modes, unsupported_modes = backend_modes(backend)
     entries = known.load(known_path, spec)  # the claims' source, and the failing results' without a report
     failing = failing_results(backend, report, entries)
-    claims = decision_claims(spec, backend) + entry_claims(entries, backend)
+    claims = decision_claims(spec, backend) + entry_claims(entries, backend, spec)
     result = coverage.blind_spots(spec, failing, modes, variants_of(spec, backend), ops, claims)
     if report is not None:
         source = "report {}".format(report_path or "(given)")

@@ -25,6 +25,7 @@ KINDS = ("real", "refused", "unsupported", "decided", "broken")
 Value = Tuple[str, Any]  # a dimension and one of its values (in domains.normal's form)
 Item = domains.Pair  # a documented value, or pair of values, as a tuple of one or two Values
 CaseRow = Tuple[str, List[str], domains.Row]  # a case's id, its modes and its value of each dimension
+TENSOR = "<tensor>"  # a row's value of a parameter the case passes as an input tensor
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,14 @@ def _case_rows(spec: domains.SpecLike, op: str, dims: Mapping[str, Any]) -> Tupl
         if raw.get("raises") and not raw["id"].startswith(domains.GRID_PREFIX):
             continue  # a hand-written error case exercises its bad value, not the others' (a grid row is meant)
         kwargs, config = raw.get("kwargs") or {}, domains.settings(raw.get("keras_config"))
+        # a parameter given as a named input is a tensor (e.g. in_train_phase's training), none of its documented values
+        as_inputs = set(raw["inputs"]) if isinstance(raw.get("inputs"), dict) else set()
         row: domains.Row = {}
         for name in dims:
             if name in CASE_KEYS and name not in defaults:
                 value = config[name]
+            elif name in as_inputs:
+                value = TENSOR
             else:
                 value = kwargs.get(name, defaults.get(name))
             row[name] = domains.normal(value, name in tuple_params)
