@@ -304,22 +304,56 @@ def test_an_unknown_device_in_the_file_names_its_line(tmp_path):
     assert "\n" not in str(caught.value)
 
 
-def test_known_record_writes_gpu_keys_and_keeps_the_other_devices_records():
-    cpu_fp = fingerprint.of_result(result("cpu"))
-    text = (
-        "- op: dot\n  backend: keras3-jax\n  match: differ\n  reason: TF32\n  count: 1\n  results:\n"
-        f'    "dot basic keras3-jax eager": {json.dumps(cpu_fp)}\n'
-    )
+def gpu_result(message="differ", status=Status.FAIL, case="basic"):
+    return dataclasses.replace(result("gpu", case=case), message=message, status=status)
+
+
+CPU_RECORD = (
+    "- op: dot\n  backend: keras3-jax\n  match: differ\n  reason: TF32\n  count: 1\n  results:\n"
+    '    "dot basic keras3-jax eager": {}\n'
+)
+
+
+def recorded_from(results):
+    text = CPU_RECORD.format(json.dumps(fingerprint.of_result(result("cpu"))))
     root, data = files.parse_yaml("k.yaml", text)
-    done = known_record.record(text, root, known.numbered(data), [result("gpu")])
-    recorded = files.parse_yaml("k.yaml", done.text)[1][0]["results"]
-    gpu_fp = fingerprint.of_result(result("gpu"))
-    # a GPU run records its key with the device and keeps the CPU run's record of the same op and backend
-    assert recorded == {"dot basic keras3-jax eager": cpu_fp, "dot basic keras3-jax eager gpu": gpu_fp}
+    done = known_record.record(text, root, known.numbered(data), results)
+    return done, files.parse_yaml("k.yaml", done.text)[1][0]["results"]
+
+
+def test_known_record_writes_a_gpu_key_only_where_the_gpu_fails_otherwise_than_the_cpu_record():
+    cpu_fp = fingerprint.of_result(result("cpu"))
+    # the GPU fails as the CPU did: the CPU's record stands for it, nothing is written for the GPU
+    done, recorded = recorded_from([gpu_result()])
+    assert recorded == {"dot basic keras3-jax eager": cpu_fp} and "count: 1" in done.text
+    # the GPU fails otherwise: its own key, beside the CPU run's record of the same call
+    other = gpu_result("values differ by 1e-3 (TF32)")
+    done, recorded = recorded_from([other])
+    assert recorded == {
+        "dot basic keras3-jax eager": cpu_fp,
+        "dot basic keras3-jax eager gpu": fingerprint.of_result(other),
+    }
     assert "count: 2" in done.text
     entries = known.numbered(files.parse_yaml("k.yaml", done.text)[1])
-    applied = known.apply([result("gpu"), result("cpu")], entries)
+    applied = known.apply([other, result("cpu")], entries)
     assert applied.named.get(1) and len(applied.named[1]) == 2
+
+
+def test_a_cpu_record_explains_the_same_failure_on_a_device_and_only_that():
+    entries = known.numbered(
+        files.parse_yaml("k.yaml", CPU_RECORD.format(json.dumps(fingerprint.of_result(result("cpu")))))[1]
+    )
+    same, other, passing = gpu_result(), gpu_result("values differ by 1e-3 (TF32)"), gpu_result("", Status.PASS)
+    applied = known.apply([same, other, passing], entries)
+    assert same.known == "TF32" and same.status == Status.FAIL  # carried over from the CPU record
+    assert other.status == Status.CHANGED and other.known is None  # the device's own difference: unexplained
+    assert other.changed["recorded"] == "fail | differ"
+    assert passing.status == Status.PASS and applied.stale == []  # the device lacks the difference: not stale
+    # an entry that holds on the CPU only does not carry over
+    cpu_only = known.numbered([dict(entries[0].to_dict(), device="cpu")])
+    again = gpu_result()
+    known.apply([again], cpu_only)
+    assert again.known is None
 
 
 # ---------------------------------------------------------------------------- the report and its views

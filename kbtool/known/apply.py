@@ -13,6 +13,7 @@ from kbtool.known.regexes import Number, Searches
 from kbtool.known.versions import BackendVersions, Versions, as_lookup
 from kbtool.results import Result, Status
 from kbtool.runners import names
+from kbtool.vocabulary import DEFAULT_DEVICE
 
 Change = Dict[str, Any]  # what makes a result `changed`: the entry, its reason, the status, both fingerprints
 
@@ -195,20 +196,22 @@ def _explained(run: _Run, entry: KnownEntry, targeted: Sequence[Result]) -> List
 
 
 def recorded_key(entry: KnownEntry, result: Any) -> Tuple[Optional[str], bool]:
-    """(the key under which the entry recorded `result`, or None; whether that is its base backend's key): a
-    release's own key first, else its base's, when the entry names the base (its record stands for its releases)."""
+    """(the key under which the entry recorded `result`, or None; whether that is the key of another run of the same
+    call, which stands for it): the result's own key first; for a release, its base's key when the entry names the
+    base (its record stands for its releases); for a result on a device, then the same keys on the CPU (a CPU record
+    stands for every device: only a device result that fails otherwise needs a record of its own)."""
     recorded = entry.results or {}
-    key = result_key(result)
-    if key in recorded:
-        return key, False
-    name = backend_of(result)
-    if names.is_release(name):
-        base = names.base_of(name)
-        if backend_matches(base, entry.backend):
-            op, case, mode = result_parts(result, "op", "case", "mode")
-            base_key = result_key(Key(op, case, base, mode, device_of(result)))
-            if base_key in recorded:
-                return base_key, True
+    op, case, mode = result_parts(result, "op", "case", "mode")
+    name, device = backend_of(result), device_of(result)
+    candidates = [(name, device)]
+    if names.is_release(name) and backend_matches(names.base_of(name), entry.backend):
+        candidates.append((names.base_of(name), device))
+    if device != DEFAULT_DEVICE:
+        candidates += [(backend, DEFAULT_DEVICE) for backend, _ in list(candidates)]
+    for number, (backend, on) in enumerate(candidates):
+        key = result_key(Key(op, case, backend, mode, on))
+        if key in recorded:
+            return key, number > 0
     return None, False
 
 

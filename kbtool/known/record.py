@@ -81,18 +81,22 @@ def _pair(key: str) -> Pair:
     return (words[0], words[2], words[4] if len(words) > 4 else DEFAULT_DEVICE)
 
 
-def _as_base_records(
-    entry: KnownEntry, key: str, value: fingerprint.Recorded, kept: Dict[str, fingerprint.Recorded]
-) -> bool:
-    """Whether `key` is a release's result that the entry records for the release's base as well, with the same
-    fingerprint: the base's record stands for it (apply.recorded_key), so it is not written twice."""
+def _stood_for(entry: KnownEntry, key: str, value: fingerprint.Recorded, kept: Dict[str, fingerprint.Recorded]) -> bool:
+    """Whether another record of the entry stands for `key` (apply.recorded_key), so it is not written twice: a
+    release's result that the entry records for the release's base, or a result on a device that it records on the
+    CPU (for the backend or its base), in either case with a fingerprint that holds for it."""
     op, case, backend, mode, *device = key.split(" ")
-    if not names.is_release(backend):
-        return False
-    base = names.base_of(backend)
-    if not backend_matches(base, entry.backend):
-        return False
-    return kept.get(" ".join([op, case, base, mode, *device])) == value
+    backends = [backend]
+    if names.is_release(backend) and backend_matches(names.base_of(backend), entry.backend):
+        backends.append(names.base_of(backend))
+    others = [" ".join([op, case, b, mode, *device]) for b in backends[1:]]
+    if device:  # the CPU's key has no device word
+        others += [" ".join([op, case, b, mode]) for b in backends]
+    return any(other in kept and _holds(kept[other], value) for other in others)
+
+
+def _holds(recorded: fingerprint.Recorded, value: fingerprint.Recorded) -> bool:
+    return fingerprint.holds(recorded, value) if isinstance(value, str) else recorded == value
 
 
 def record(
@@ -109,7 +113,9 @@ def record(
     `versions` ranges are compared with. A release's results are recorded under the release's name (`op case
     tensorflow1[keras=2.2.4] mode`), by the entry that explains them: one naming the base backend (with a
     `versions` range, or without one) or the release itself; not where the entry records the base's result with the
-    same fingerprint, which stands for the release's."""
+    same fingerprint, which stands for the release's. A device's results (`op case backend mode gpu`) likewise,
+    except where the entry's CPU record of the same call holds for them: only what fails otherwise on the device is
+    written."""
     fresh = _fresh(results)
     lookup = as_lookup(versions)
     applied = apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=lookup)
@@ -137,7 +143,7 @@ def record(
             continue
         kept = {key: value for key, value in (entry.results or {}).items() if _pair(key) not in ran}
         kept.update((result_key(r), _kept_record(entry, r)) for r in named)
-        kept = {key: value for key, value in kept.items() if not _as_base_records(entry, key, value, kept)}
+        kept = {key: value for key, value in kept.items() if not _stood_for(entry, key, value, kept)}
         new = dict(sorted(kept.items()))
         number = int(entry.number)
         new_records[number] = new
