@@ -135,6 +135,54 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
     sys.exit(2 if failures else exit_code(merged))
 
 
+@report.command("judge")
+@click.argument("file", metavar="REPORT.json", type=click.Path(dir_okay=False))
+@options.KNOWN
+@_REPORT_OUTPUT
+@click.option("--strict", is_flag=True, help="Judge the report as `check --strict` does.")
+def report_judge(file: str, known_path: Optional[str], outputs: Tuple[str, ...], strict: bool) -> None:
+    """Judge a stored report's results again against a known-differences file.
+
+    The report (JSON, or gzipped JSON) keeps its verdicts; the known differences of --known (default: the shipped
+    file) are applied anew, as `check` applies them: a result recorded elsewhere explained while its fingerprint
+    holds, `changed` where it fails otherwise, stale entries named. This is how a report made on another machine
+    (a GPU, another CI) is gated and then recorded (`kbtool known record`). With no -o the judged JSON goes to
+    stdout. Exit code: 0 ok, 1 not ok (as `check`), 2 a report that cannot be read or a file that could not be
+    written.
+
+    \b
+    Examples:
+      kbtool report judge gpu.json.gz -o judged.json -o judged.html
+      kbtool report judge ci.json --known my_known.yaml --strict
+    """
+    from kbtool import reports
+    from kbtool.reports import judge as judge_mod
+    from kbtool.reports.load import read_report
+    from kbtool.reports.verdict import exit_code, verdict_reasons
+
+    judged = judge_mod.judge(file, read_report(file), known_path, strict=strict)
+    reports.prepare_outputs(outputs)
+    failures = reports.write_all(judged, outputs, echo=lambda line: click.echo(line, err=True))
+    if not outputs:
+        click.echo(reports.render(judged, "json"), nl=False)
+    counts = judge_mod.counts(judged)
+    click.echo(
+        "kbtool: judged {}: {} results, {} pass, {} known, {} unexplained ({} changed); {}".format(
+            file,
+            len(judged["results"]),
+            counts["pass"],
+            counts["known"],
+            counts["unexplained"],
+            counts["changed"],
+            "ok" if judged["summary"]["ok"] else "not ok: " + ", ".join(verdict_reasons(judged)),
+        ),
+        err=True,
+    )
+    if failures:
+        click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
+    sys.exit(2 if failures else exit_code(judged))
+
+
 @report.command("diff")
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))

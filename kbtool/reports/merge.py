@@ -56,7 +56,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
     first_name, first = parts[0]
     for name, report in parts[1:]:
         _same_run(first_name, first, name, report)
-    results = _union(parts)
+    results = fresh_results(parts)
     infos = _backends(parts)
     plan = _plan(parts, infos)
     order = {info["name"]: i for i, info in enumerate(infos)}
@@ -96,7 +96,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         known_entries=entries,
         plan=plan,
         incomplete=_incomplete(parts, len(results)),
-        merged_from=[_part(name, report) for name, report in parts],
+        merged_from=[part_record(name, report) for name, report in parts],
         strict=strict,
     ).to_dict()
 
@@ -208,7 +208,7 @@ def _override(report: Record) -> Dict[str, Any]:
     return dict((report.get("keras_config") or {}).get("override") or {})
 
 
-def _union(parts: List[Part]) -> List[Result]:
+def fresh_results(parts: List[Part]) -> List[Result]:
     """Every part's results as Result objects (not yet judged by the known differences); a result held by two
     parts is refused."""
     names = {f.name for f in fields(Result)}
@@ -368,12 +368,12 @@ def _union_of(lists: Iterable[Iterable[Any]]) -> List[Any]:
     return out
 
 
-def _part(name: str, report: Record) -> Record:
+def part_record(name: str, report: Record) -> Record:
     return {
         "file": name,
         "created": report["created"],
         "kbtool": report["kbtool"],
-        "shard": report["plan"].get("shard"),
+        "shard": (report.get("plan") or {}).get("shard"),
         "backends": [i["name"] for i in report["backends"] if i["status"] not in DID_NOT_RUN],
         "wall_seconds": report["wall_seconds"],
     }

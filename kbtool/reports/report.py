@@ -69,6 +69,7 @@ class Report:
     plan: Optional[Dict[str, Any]] = None
     incomplete: Optional[Dict[str, Any]] = None
     merged_from: Optional[List[Dict[str, Any]]] = None
+    judged_from: Optional[Dict[str, Any]] = None  # `kbtool report judge`: the report whose results were judged again
     strict: bool = False  # judged as `check --strict`
     schema_version: int = field(default=SCHEMA_VERSION)
 
@@ -103,6 +104,7 @@ class Report:
             "known_entries": None if self.known_entries is None else [e.to_dict() for e in self.known_entries],
             "plan": self.plan,
             "merged_from": self.merged_from,
+            "judged_from": self.judged_from,
             "incomplete": self.incomplete,
         }
         out.update((key, value) for key, value in optional.items() if value is not None)
@@ -137,6 +139,7 @@ class Report:
             plan=data.get("plan"),
             incomplete=data.get("incomplete"),
             merged_from=data.get("merged_from"),
+            judged_from=data.get("judged_from"),
             strict=bool((data.get("summary") or {}).get("strict")),
         )
 
@@ -306,6 +309,8 @@ def _read(path: str) -> str:
             data = fh.read(MAX_REPORT_BYTES + 1)
     except OSError as exc:
         raise KbtoolError(f"cannot read report {path}: {exc.strerror or exc}")
+    if data[:2] == GZIP_MAGIC:  # a gzipped report (as a GPU machine's are kept), read within the same bound
+        data = _gunzip(path, data)
     if len(data) > MAX_REPORT_BYTES:
         raise KbtoolError(f"report {path}: larger than the {MAX_REPORT_BYTES // (1024 * 1024)} MB kbtool reads")
     try:
@@ -316,6 +321,19 @@ def _read(path: str) -> str:
                 path, data.count(b"\n", 0, exc.start) + 1, exc.reason
             )
         )
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(path: str, data: bytes) -> bytes:
+    """A gzipped report's bytes, decompressed up to one byte past MAX_REPORT_BYTES (the caller refuses more)."""
+    import zlib
+
+    try:
+        return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS).decompress(data, MAX_REPORT_BYTES + 1)
+    except zlib.error as exc:
+        raise KbtoolError(f"report {path}: not a readable gzip file ({exc})")
 
 
 # ------------------------------------------------------------------------------------------------ validation
