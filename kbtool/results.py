@@ -151,6 +151,7 @@ OPTIONAL_FIELDS = (
     "changed",
     "device",
     "margin",
+    "device_difference",
 )
 
 # backend statuses of a backend that ran nothing in a check (and is no failure of it)
@@ -188,6 +189,9 @@ class Result:
     # an op with an error bound (dot, conv, reductions, rnn): the largest error / bound of its float values (1: the
     # edge), passing results included, so that drift shows before it fails
     margin: Optional[float] = None
+    # a result on a device that the CPU's run explains otherwise (kbtool/reports/device_differences.py): its kind
+    # ("tf32") and both precisions' numbers
+    device_difference: Optional[Dict[str, Any]] = None
 
     def as_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {

@@ -79,6 +79,7 @@ def run_check(
         by_regex=not plan.as_recorded,  # other settings: the recorded fingerprints do not apply
         # what an entry's `versions` is compared with: what the workers reported, else (not started) the lock
         versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
+        precision=plan.precision,
     )
     return assemble(
         CheckRun(

@@ -13,7 +13,7 @@ from kbtool.known.regexes import Number, Searches
 from kbtool.known.versions import BackendVersions, Versions, as_lookup
 from kbtool.results import Result, Status
 from kbtool.runners import names
-from kbtool.vocabulary import DEFAULT_DEVICE
+from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
 
 Change = Dict[str, Any]  # what makes a result `changed`: the entry, its reason, the status, both fingerprints
 
@@ -86,6 +86,7 @@ def apply(
     spec_ops: Optional[Iterable[str]] = None,
     by_regex: bool = False,
     versions: Union[Versions, BackendVersions, None] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> Applied:
     """Mark each result that an entry explains (`result.known` = the first such entry's reason).
 
@@ -113,6 +114,9 @@ def apply(
     passing on a release does not make the entry stale, which only the base's own results or the release's own
     recorded ones do).
 
+    `precision` is the run's --precision: an entry with `precision` targets no result of a run at another one (a
+    TF32 difference is about default precision; at highest, its calls pass and say nothing of it).
+
     Entries with `verified_by` are applied after the others: unrecorded, such an entry explains a result only where
     the variant of the same op, case, backend and mode (case id + the suffix) passed, or was explained by an entry
     without `verified_by` (its own, different cause: the difference the variant removes is then not the only one,
@@ -126,6 +130,8 @@ def apply(
     order = [i for i, e in enumerate(listed) if not e.verified_by] + [i for i, e in enumerate(listed) if e.verified_by]
     for index in order:
         entry = listed[index]
+        if entry.precision not in (None, precision):
+            continue
         _apply_entry(run, applied, index, entry, judged(entry, whole_spec, all_cases, planned_ops, spec_ops))
     for index, result, change in run.unlike_base:  # changed, unless another entry explained it meanwhile
         if result.known is None and result.changed is None:
@@ -237,7 +243,7 @@ def _recorded(
                 passing.append(result)
             continue
         now = fingerprint.of_result(result)
-        if fingerprint.holds(was, now):
+        if fingerprint.holds_for(was, result):
             explained.append(result)
             continue
         change = {

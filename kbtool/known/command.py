@@ -67,6 +67,7 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
         known_mod.numbered(entries),
         report.results,
         versions=known_mod.lookup(report.results, known_mod.reported_versions(report.backends), envs.read_lock),
+        precision=str((report.plan or {}).get("precision", "default")),
     )
     _, written = files.parse_yaml(path, done.text)
     problems = known_mod.validate(

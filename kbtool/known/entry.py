@@ -19,6 +19,7 @@ ENTRY_FIELDS = (
     "backend",
     "mode",
     "device",
+    "precision",
     "status",
     "versions",
     "match",
@@ -61,6 +62,8 @@ class KnownEntry:
     mode: Optional[Globs] = None
     # the devices its results ran on (--device; a glob or a list); None: any device, as before devices existed
     device: Optional[Globs] = None
+    # the --precision its results ran at ("default": TF32 where the device has it, "highest"); None: either
+    precision: Optional[str] = None
     status: Optional[Globs] = None
     # the releases of its backends' packages it is about ({package: PEP 440 specifiers}); None: every release
     versions: Optional[Ranges] = None
@@ -91,6 +94,7 @@ class KnownEntry:
             case=_frozen_globs(entry.get("case")),
             mode=_frozen_globs(entry.get("mode")),
             device=_frozen_globs(entry.get("device")),
+            precision=entry.get("precision"),
             status=_frozen_globs(entry.get("status")),
             versions=tuple((str(k), str(v)) for k, v in entry["versions"].items())
             if isinstance(entry.get("versions"), dict)

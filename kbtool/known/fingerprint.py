@@ -189,6 +189,49 @@ def of_result(result: Any) -> str:
     return of(str(getattr(status, "value", status)), get("message") or "", get("details"))
 
 
+def of_first_format(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
+    """The fingerprint as kbtool wrote it before each output's shape, dtype and values were parts of their own (the
+    format of the records a report of that kbtool carries, e.g. the H100 reports of main 2938746): one part for the
+    differing values ('3/6 differ, max 1e-1, first (0,1), mask ab12cd34'), one for shape and dtype together
+    ('(2,3) float32!=float64', '?' for what the details lack). `kbtool report judge` compares such a report's
+    results with the entries it carries in this format; a record in it is never written any more."""
+    d: Dict[str, Any] = dict(details or {})
+    nondeterministic = str(status) == "nondeterministic"
+    text = normalised_message(message or "", numbers=not (d.get("draws") or nondeterministic))
+    parts = [str(status), text]
+    if nondeterministic and d.get("runs") and d.get("disagreed"):
+        parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
+    if d.get("mismatched") is not None and not d.get("draws"):
+        first = d.get("first_index")
+        parts.append(
+            "{}/{} differ, max {}, first {}, mask {}".format(
+                d["mismatched"],
+                d.get("size", "?"),
+                magnitude(d.get("max_abs_diff")) if d.get("max_abs_diff") is not None else "non-finite",
+                _shape(first) if first is not None else "?",
+                d.get("mask", "?"),
+            )
+        )
+    shapes = (d.get("expected_shape"), d.get("actual_shape"))
+    dtypes = (d.get("expected_dtype"), d.get("actual_dtype"))
+    if any(s is not None for s in shapes) or any(t is not None for t in dtypes):
+        pair = [(_shape(shapes[0]), _shape(shapes[1])), (str(dtypes[0] or "?"), str(dtypes[1] or "?"))]
+        parts.append(" ".join(exp if exp == act else f"{act} != {exp}" for exp, act in pair))
+    return " | ".join(p for p in parts if p)
+
+
+def holds_for(recorded: "Recorded", result: Any) -> bool:
+    """Whether the record holds for `result`: its fingerprint now, or (a record of the first format, which only an
+    older kbtool wrote: its shape-and-dtype part has no word of its own) the result's fingerprint in that format."""
+    if holds(recorded, of_result(result)):
+        return True
+    get = result.get if isinstance(result, Mapping) else lambda key, default=None: getattr(result, key, default)
+    changed = get("changed")
+    status = changed["status"] if changed else get("status")
+    first = of_first_format(str(getattr(status, "value", status)), get("message") or "", get("details"))
+    return first != of_result(result) and holds(recorded, first)
+
+
 # A recorded result's fingerprint is one string, or a list of them: a result whose failure depends on what its worker
 # ran before (PlaidML aborts on a zero-size Tile program in one process and raises in another) is explained while it
 # fails in one of the ways the entry's reason names. Within a recorded fingerprint, ANY stands for any text inside one

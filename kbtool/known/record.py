@@ -25,7 +25,7 @@ from kbtool.known.globs import backend_matches, backend_of, device_of, result_ke
 from kbtool.known.versions import BackendVersions, Versions, as_lookup
 from kbtool.results import Result, Status
 from kbtool.runners import names
-from kbtool.vocabulary import DEFAULT_DEVICE
+from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
 
 # (op, backend as globs.backend_of gives it, device): a run on one device keeps what was recorded on another
 Pair = Tuple[str, str, str]
@@ -105,6 +105,7 @@ def record(
     entries: List[KnownEntry],
     results: Sequence[Result],
     versions: Union[Versions, BackendVersions, None] = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> Recorded:
     """The file `text` (parsed as `root`, whose entries are `entries`) with every entry's record made from
     `results`; a one-line KbtoolError naming the entries that are stale or dead in them. `versions` (the caller's
@@ -115,17 +116,19 @@ def record(
     `versions` range, or without one) or the release itself; not where the entry records the base's result with the
     same fingerprint, which stands for the release's. A device's results (`op case backend mode gpu`) likewise,
     except where the entry's CPU record of the same call holds for them: only what fails otherwise on the device is
-    written."""
+    written. An entry about another --precision than the report's (`precision`) is left as it is."""
     fresh = _fresh(results)
     lookup = as_lookup(versions)
-    applied = apply(fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=lookup)
+    applied = apply(
+        fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=lookup, precision=precision
+    )
     by_number: Dict[Any, List[Result]] = applied.named
     ran: Set[Pair] = {(r.op, backend_of(r), device_of(r)) for r in fresh}
     problems = []
     out = Recorded(text=text)
     new_records: Dict[int, Dict[str, fingerprint.Recorded]] = {}
     for entry in entries:
-        if entry.from_spec:
+        if entry.from_spec or entry.precision not in (None, precision):
             continue
         targeted = [r for r in fresh if entry.targets(r, lookup)]
         named = by_number.get(entry.number, [])

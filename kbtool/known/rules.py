@@ -17,13 +17,13 @@ from kbtool.known.globs import MAX_PATTERN_CHARS, Globs, Key, glob_regex, globs_
 from kbtool.known.regexes import regex_problem
 from kbtool.results import Status
 from kbtool.runners import names, registry
-from kbtool.vocabulary import DEFAULT_DEVICE, DEVICES
+from kbtool.vocabulary import DEFAULT_DEVICE, DEVICES, PRECISIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from kbtool.specs.loader import Spec
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "device", "status")
-KEYS = GLOB_KEYS + ("versions", "match", "reason", "count", "verified_by", "every_call", "results")
+KEYS = GLOB_KEYS + ("precision", "versions", "match", "reason", "count", "verified_by", "every_call", "results")
 EVERY_CALL_ANY = "any"
 REQUIRED = ("op", "backend", "reason")  # `count` is required too, but checked after the rest (a clearer first problem)
 OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by name: no glob may stand for them
@@ -111,6 +111,12 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
             problems.append(f"{where}: {key} has a glob longer than {MAX_PATTERN_CHARS} characters")
     if not isinstance(entry["reason"], str) or not entry["reason"].strip():
         problems.append(f"{where}: reason must be a sentence")
+    if "precision" in entry and entry["precision"] not in PRECISIONS:
+        problems.append(
+            "{}: precision must be one of {}, not {}".format(
+                where, ", ".join(PRECISIONS), clip(repr(entry["precision"]))
+            )
+        )
     if "match" in entry:
         problem = regex_problem(entry["match"])
         if problem:

@@ -17,7 +17,7 @@ from kbtool.runners import names
 from kbtool.specs import coverage
 from kbtool.specs.cases import cases_for
 from kbtool.specs.coverage import ResultKey
-from kbtool.vocabulary import MODES
+from kbtool.vocabulary import DEFAULT_DEVICE, DEVICES, MODES
 
 STATUSES = tuple(s.value for s in Status)
 _STATUS_WORD = re.compile(r"\b({})\b".format("|".join(sorted(STATUSES, key=len, reverse=True))))
@@ -44,12 +44,14 @@ def _status_of(fingerprint: Any, entry: Any) -> str:
     return "known"
 
 
-def split_key(key: str) -> Tuple[str, str, str, str]:
-    """'op case backend mode' -> (op, case, backend, mode); a one-line KbtoolError for another form."""
+def split_key(key: str) -> Tuple[str, str, str, str, str]:
+    """'op case backend mode [device]' -> (op, case, backend, mode, device); a one-line KbtoolError for another
+    form."""
     parts = str(key).split(" ")
+    device = parts.pop() if len(parts) > 4 and parts[-1] in DEVICES else DEFAULT_DEVICE
     if len(parts) < 4 or parts[-1] not in MODES:
-        raise KbtoolError(f"a known entry's results key {key!r} is not 'op case backend mode'")
-    return parts[0], " ".join(parts[1:-2]), parts[-2], parts[-1]
+        raise KbtoolError(f"a known entry's results key {key!r} is not 'op case backend mode [device]'")
+    return parts[0], " ".join(parts[1:-2]), parts[-2], parts[-1], device
 
 
 # the static shape is judged last, only where the values, shapes and dtypes passed (kbtool/verdicts: judge): a result
@@ -95,8 +97,9 @@ def known_failing(entries: Iterable[Any], backend: str) -> Dict[ResultKey, str]:
         )
     for entry in entries:
         for key, fingerprint in (getattr(entry, "results", None) or {}).items():
-            op, case, name, mode = split_key(key)
-            if name == backend and not _covers(fingerprint):
+            op, case, name, mode, device = split_key(key)
+            # coverage is the CPU's: a device's own record says nothing of which values a CPU run reached
+            if name == backend and device == DEFAULT_DEVICE and not _covers(fingerprint):
                 failing[(op, case, mode)] = _status_of(fingerprint, entry)
     return failing
 

@@ -138,21 +138,35 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
 @report.command("judge")
 @click.argument("file", metavar="REPORT.json", type=click.Path(dir_okay=False))
 @options.KNOWN
+@click.option(
+    "--highest",
+    "highest",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="REPORT.json",
+    help="A report of the same calls at --precision highest (repeatable): a device result that fails at default "
+    "precision, passes there and fits the TF32 error bound is classified tf32.",
+)
 @_REPORT_OUTPUT
 @click.option("--strict", is_flag=True, help="Judge the report as `check --strict` does.")
-def report_judge(file: str, known_path: Optional[str], outputs: Tuple[str, ...], strict: bool) -> None:
+def report_judge(
+    file: str, known_path: Optional[str], highest: Tuple[str, ...], outputs: Tuple[str, ...], strict: bool
+) -> None:
     """Judge a stored report's results again against a known-differences file.
 
     The report (JSON, or gzipped JSON) keeps its verdicts; the known differences of --known (default: the shipped
     file) are applied anew, as `check` applies them: a result recorded elsewhere explained while its fingerprint
     holds, `changed` where it fails otherwise, stale entries named. This is how a report made on another machine
-    (a GPU, another CI) is gated and then recorded (`kbtool known record`). With no -o the judged JSON goes to
-    stdout. Exit code: 0 ok, 1 not ok (as `check`), 2 a report that cannot be read or a file that could not be
-    written.
+    (a GPU, another CI) is gated and then recorded (`kbtool known record`). A report made with another spec is
+    judged by the entries it carries and the device entries of the known file. With --highest, a
+    device's TF32 differences are named (`device_difference: tf32`, both runs' numbers). With no -o the judged
+    JSON goes to stdout. Exit code: 0 ok, 1 not ok (as `check`), 2 a report that cannot be read or a file that
+    could not be written.
 
     \b
     Examples:
       kbtool report judge gpu.json.gz -o judged.json -o judged.html
+      kbtool report judge gpu.json.gz --highest gpu-highest.json.gz -o judged.json
       kbtool report judge ci.json --known my_known.yaml --strict
     """
     from kbtool import reports
@@ -160,20 +174,23 @@ def report_judge(file: str, known_path: Optional[str], outputs: Tuple[str, ...],
     from kbtool.reports.load import read_report
     from kbtool.reports.verdict import exit_code, verdict_reasons
 
-    judged = judge_mod.judge(file, read_report(file), known_path, strict=strict)
+    stored = read_report(file)
+    at_highest = [(name, read_report(name)) for name in highest]
+    judged = judge_mod.judge(file, stored, known_path, strict=strict, highest=at_highest)
     reports.prepare_outputs(outputs)
     failures = reports.write_all(judged, outputs, echo=lambda line: click.echo(line, err=True))
     if not outputs:
         click.echo(reports.render(judged, "json"), nl=False)
     counts = judge_mod.counts(judged)
     click.echo(
-        "kbtool: judged {}: {} results, {} pass, {} known, {} unexplained ({} changed); {}".format(
+        "kbtool: judged {}: {} results, {} pass, {} known, {} unexplained ({} changed){}; {}".format(
             file,
             len(judged["results"]),
             counts["pass"],
             counts["known"],
             counts["unexplained"],
             counts["changed"],
+            "".join(f", {n} classified {kind}" for kind, n in sorted(counts.items()) if kind.startswith("tf32")),
             "ok" if judged["summary"]["ok"] else "not ok: " + ", ".join(verdict_reasons(judged)),
         ),
         err=True,

@@ -1,21 +1,39 @@
-"""`kbtool report judge REPORT.json [--known FILE]`: a stored report's results judged again against a known-differences
-file, as `check` judges its own. A report made elsewhere (a GPU machine, another team's CI) is gated and recorded
-here; its verdicts (statuses, messages, fingerprints) are the report's own, only the known differences are applied
-anew: the entries of FILE (default: the shipped file) with the spec's Keras 1.x alias entries."""
+"""`kbtool report judge REPORT.json [--known FILE] [--highest REPORT.json ...]`: a stored report's results judged again
+against a known-differences file, as `check` judges its own. A report made elsewhere (a GPU machine, another team's
+CI) is gated and recorded here; its verdicts (statuses, messages, fingerprints) are the report's own, only the known
+differences are applied anew: the entries of FILE (default: the shipped file) with the spec's Keras 1.x alias
+entries.
 
-from typing import Any, Dict, Optional
+A report made with another spec (its SHA-256 is not this kbtool's) holds results of other cases and verdicts of
+another wording, which this kbtool's recorded fingerprints do not describe: it is judged against the entries it
+carries (the known file of the kbtool that made it, whose records may be of the first fingerprint format:
+fingerprint.holds_for), followed by FILE's device entries (those naming a `device`: they record only what a device
+does otherwise than its CPU). The report says which (`known_file`).
+
+With --highest (reports of the same calls at --precision highest), each device result is classified first
+(kbtool/reports/device_differences.py): a TF32 difference carries `device_difference` with both runs' numbers."""
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
-from kbtool.reports import merge
+from kbtool.reports import device_differences, merge
 from kbtool.reports.assemble import now
 from kbtool.reports.report import Report
 from kbtool.results import Status
+from kbtool.vocabulary import DEFAULT_PRECISION
 
 Record = Dict[str, Any]
 
 
-def judge(name: str, report: Record, known_path: Optional[str] = None, strict: bool = False) -> Record:
-    """The report `report` (read from `name`) with its results judged against the known file at `known_path`."""
+def judge(
+    name: str,
+    report: Record,
+    known_path: Optional[str] = None,
+    strict: bool = False,
+    highest: Sequence[Tuple[str, Record]] = (),
+) -> Record:
+    """The report `report` (read from `name`) with its results judged against the known file at `known_path`, its
+    device results classified against the `highest` reports ((name, report) pairs)."""
     from kbtool import __version__, known, paths
     from kbtool.reports.assemble import sha256_of
     from kbtool.runners import envs
@@ -24,10 +42,26 @@ def judge(name: str, report: Record, known_path: Optional[str] = None, strict: b
     if report.get("incomplete") is None and not report.get("results"):
         raise KbtoolError(f"{name}: the report holds no results to judge")
     spec = loader.load()
-    read_from = known_path or paths.known_differences_file()
-    entries = known.alias_entries(spec) + known.load(read_from, spec)
     results = merge.fresh_results([(name, report)])  # the verdicts' own statuses, no entry's mark
     plan = dict(report.get("plan") or {})
+    by_precision = device_differences.highest_results(highest)
+    if by_precision:
+        device_differences.classify(
+            results,
+            by_precision,
+            device_differences.MagnitudeLookup(seed=int(report.get("seed") or 0)),
+            precision=str(plan.get("precision", "default")),
+        )
+    read_from = known_path or paths.known_differences_file()
+    known_file: Record = dict({"path": paths.shown(read_from)}, **sha256_of(read_from))
+    if other_spec(report, sha256_of(spec.path).get("sha256")):
+        entries = carried_entries(name, report, known.load(read_from, spec))
+        known_file = {
+            "path": f"{name} (the {len(entries)} entries it carries, then {known_file['path']}'s device entries)",
+            **({"sha256": known_file["sha256"]} if "sha256" in known_file else {}),
+        }
+    else:
+        entries = known.alias_entries(spec) + known.load(read_from, spec)
     applied = known.apply(
         results,
         entries,
@@ -38,6 +72,7 @@ def judge(name: str, report: Record, known_path: Optional[str] = None, strict: b
         spec_ops=set(plan.get("checkable_ops") or plan.get("ops") or []),
         by_regex=not plan.get("as_recorded", True),
         versions=known.lookup(results, known.reported_versions(report["backends"]), envs.read_lock),
+        precision=str(plan.get("precision", DEFAULT_PRECISION)),
     )
     return Report(
         kbtool=__version__,
@@ -55,7 +90,7 @@ def judge(name: str, report: Record, known_path: Optional[str] = None, strict: b
         stale_known_differences=applied.stale,
         wall_seconds=report["wall_seconds"],
         resources=report.get("resources"),
-        known_file=dict({"path": paths.shown(read_from)}, **sha256_of(read_from)),
+        known_file=known_file,
         known_entries=entries,
         plan=plan or None,
         incomplete=report.get("incomplete"),
@@ -64,8 +99,27 @@ def judge(name: str, report: Record, known_path: Optional[str] = None, strict: b
     ).to_dict()
 
 
+def other_spec(report: Record, sha256: Optional[str]) -> bool:
+    """Whether the report was made with another spec than this kbtool's (both SHA-256s known and different)."""
+    theirs = (report.get("spec") or {}).get("sha256")
+    return bool(theirs and sha256 and theirs != sha256)
+
+
+def carried_entries(name: str, report: Record, shipped: Sequence[Any]) -> List[Any]:
+    """The entries a report of another spec is judged by: those it carries, then the device entries of `shipped`
+    (renumbered after them)."""
+    from kbtool.known.entry import numbered
+
+    if not isinstance(report.get("known_entries"), list):
+        raise KbtoolError(
+            f"{name}: the report was made with another spec and carries no known entries: name a known file (--known)"
+        )
+    own = merge.report_entries(name, report)
+    return numbered(list(own) + [entry for entry in shipped if entry.device is not None])
+
+
 def counts(report: Record) -> Dict[str, int]:
-    """{pass, known, unexplained, changed} over a judged report's results (the command's last line)."""
+    """{pass, known, unexplained, changed, tf32} over a judged report's results (the command's last line)."""
     out = dict.fromkeys(("pass", "known", "unexplained", "changed"), 0)
     for result in report["results"]:
         if result["status"] == Status.PASS.value:
@@ -75,4 +129,5 @@ def counts(report: Record) -> Dict[str, int]:
         else:
             out["unexplained"] += 1
             out["changed"] += result["status"] == Status.CHANGED.value
+    out.update(device_differences.counts(report["results"]))
     return out

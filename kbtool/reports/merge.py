@@ -61,9 +61,9 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
     plan = _plan(parts, infos)
     order = {info["name"]: i for i, info in enumerate(infos)}
     results.sort(key=lambda r: (r.op, r.case, order.get(r.backend, len(order)), r.mode))
-    entries = _entries(first_name, first)
+    entries = report_entries(first_name, first)
     for name, report in parts[1:]:
-        _entries(name, report)
+        report_entries(name, report)
     applied = known.apply(
         results,
         entries,
@@ -73,6 +73,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         spec_ops=set(plan.get("checkable_ops") or plan["ops"]),
         by_regex=not plan["as_recorded"],
         versions=known.lookup(results, known.reported_versions(infos), envs.read_lock),
+        precision=str(plan.get("precision", "default")),
     )
     return Report(
         kbtool=__version__,
@@ -121,7 +122,7 @@ def _incomplete(parts: List[Part], ran: int) -> Optional[Record]:
     }
 
 
-def _entries(name: str, report: Record) -> List[KnownEntry]:
+def report_entries(name: str, report: Record) -> List[KnownEntry]:
     """The part's known entries, held to the known file's rules; where the known file it names is at hand with the
     recorded SHA-256, they must be that file's entries (an edited report cannot explain its own failures)."""
     from kbtool import known
