@@ -1,7 +1,7 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test lint docs reports bench-report history
+.PHONY: setup check test lint docs reports bench-report history gpu-reports
 
 # pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 # `kbtool env install --all` exits 0 when every env it could build is built and the only ones left out lack their
@@ -57,6 +57,19 @@ history:
 		-o reports/sweep-theano.md --history reports/history.jsonl
 	kbtool report history reports/history.jsonl -o reports/history.html
 	kbtool report history reports/history.jsonl -o reports/history.md
+
+# The published GPU reports in reports/gpu/, from the reports of a GPU run (GPU_DATA: a folder holding cpu,
+# gpu-default, jaxgpu-highest and torchgpu-highest .json.gz, as ../shared/data/gpu-h100-2026-11-28 does): the GPU
+# run judged against the known file (each device result classified with the highest-precision runs), and what the
+# GPU computes otherwise than the same machine's CPU. A newer GPU run replaces them.
+GPU_DATA ?= ../shared/data/gpu-h100-2026-11-28
+gpu-reports:
+	kbtool report judge $(GPU_DATA)/gpu-default.json.gz --highest $(GPU_DATA)/jaxgpu-highest.json.gz \
+		--highest $(GPU_DATA)/torchgpu-highest.json.gz -o reports/gpu/parity.md -o reports/gpu/parity.html; \
+		test $$? -le 1
+	kbtool report devices $(GPU_DATA)/cpu.json.gz $(GPU_DATA)/gpu-default.json.gz \
+		--highest $(GPU_DATA)/jaxgpu-highest.json.gz --highest $(GPU_DATA)/torchgpu-highest.json.gz \
+		-o reports/gpu/devices.md -o reports/gpu/devices.json
 
 # The published bench in reports/: every op on every backend at all three sizes (run it on a quiet machine).
 bench-report: setup

@@ -52,9 +52,9 @@ def test_the_h100_report_leaves_only_its_device_differences_unexplained_each_cla
     )
     judged = read_report(str(out))
     unexplained = [r for r in judged["results"] if r["status"] != "pass" and not r.get("known")]
-    # the trimmed report holds all 45 results the GPU computes otherwise than the CPU, and 60 others the CPU's
+    # the trimmed report holds all 45 results the GPU computes otherwise than the CPU, and 69 others the CPU's
     # records (of the first fingerprint format, in the entries the report carries) explain
-    assert len(judged["results"]) == 105 and len(unexplained) == 45
+    assert len(judged["results"]) == 114 and len(unexplained) == 45
     assert {r["device"] for r in unexplained} == {"gpu"}
     kinds = [r["device_difference"]["kind"] for r in unexplained]
     # the torch highest run stopped before 4 of the calls: they fit the bound, unconfirmed
@@ -179,3 +179,62 @@ def test_precision_must_be_a_known_one():
     assert any("precision must be one of default, highest, not 'tf32'" in p for p in problems)
     with pytest.raises(KbtoolError):
         dd.highest_results([("r.json", {"plan": {}, "results": []})])
+
+
+CPU = os.path.join(FIXTURES, "cpu.json.gz")
+
+
+def devices(*args):
+    result = CliRunner().invoke(main, ["report", "devices", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_report_devices_names_what_the_gpu_computes_otherwise(tmp_path):
+    code, out, err = devices(CPU, GPU, *[a for h in HIGHEST for a in ("--highest", h)], "--json")
+    comparison = json.loads(out)
+    assert code == 0 and comparison["ok"] and comparison["compared"] == 114
+    assert {k: n for k, n in comparison["counts"].items() if n} == {
+        "tf32": 41,
+        "tf32-unconfirmed": 4,
+        "passes on device": 9,
+    }
+    first = next(c for c in comparison["changes"] if c["kind"] == "tf32")
+    assert first["cpu"]["status"] == "pass" and first["device"]["max_abs_diff"] <= first["device_difference"]["bound"]
+    # the views: one line per change, then the counts; a Markdown table
+    code, out, _ = devices(CPU, GPU)
+    assert out.splitlines()[-1].endswith("54 differ (45 tf32-unconfirmed, 9 passes on device); ok")
+    md = tmp_path / "devices.md"
+    assert devices(CPU, GPU, "-o", str(md))[0] == 0
+    assert md.read_text().count("| tf32-unconfirmed |") == 45
+
+
+def test_a_device_failure_no_kind_names_exits_1(tmp_path):
+    data = json.load(gzip.open(GPU))
+    target = next(r for r in data["results"] if r["op"] == "conv3d" and r["case"] == "dilated")
+    target["details"]["max_abs_diff"] = 1.0
+    path = tmp_path / "gpu.json"
+    path.write_text(json.dumps(data))
+    code, out, _ = devices(CPU, str(path), "--highest", HIGHEST[1])
+    assert code == 1 and "conv3d dilated on keras3-torch (" in out and ": device only;" in out
+    assert out.splitlines()[-1].endswith("not ok: a device difference no kind names")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((GPU, GPU), "the first report must be the CPU's run"),
+        ((CPU, CPU), "the second report must be a device's run"),
+        ((CPU, GPU, "-o", "out.html"), "the comparison is written as .json or .md"),
+    ],
+)
+def test_report_devices_refuses_in_one_line(args, message):
+    code, _, err = devices(*args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_report_devices_never_writes_over_a_report_it_compares(tmp_path):
+    cpu = tmp_path / "cpu.json"
+    cpu.write_bytes(gzip.decompress(open(CPU, "rb").read()))
+    before = cpu.read_bytes()
+    code, _, err = devices(str(cpu), GPU, "-o", str(cpu))
+    assert code == 2 and "is one of the reports compared" in err and cpu.read_bytes() == before

@@ -3,6 +3,7 @@ the migration table."""
 
 import json
 import os
+import shutil
 import sys
 from typing import Optional, Tuple
 
@@ -198,6 +199,67 @@ def report_judge(
     if failures:
         click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
     sys.exit(2 if failures else exit_code(judged))
+
+
+@report.command("devices")
+@click.argument("cpu", metavar="CPU.json", type=click.Path(dir_okay=False))
+@click.argument("device", metavar="DEVICE.json", type=click.Path(dir_okay=False))
+@click.option(
+    "--highest",
+    "highest",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="REPORT.json",
+    help="A report of the device's calls at --precision highest (repeatable): confirms a tf32 difference.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Write the comparison: .json or .md, by extension (repeatable).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tuple[str, ...], as_json: bool) -> None:
+    """Show which results a device computes otherwise than the CPU.
+
+    CPU.json and DEVICE.json are runs of the same calls (`check --device cpu`, `check --device gpu`). Each call
+    both hold is compared by its verdict; one that differs is named: tf32 (a matmul or convolution within the
+    TF32 error bound that passes at --precision highest, given by --highest), tf32-unconfirmed (no --highest
+    report holds it), device only, passes on device, fails otherwise. Both sides' numbers are shown.
+
+    Exit code: 1 when a call is `device only` or `fails otherwise` (a device difference no kind names), 0
+    otherwise, 2 on a report that cannot be read or a file that cannot be written.
+
+    \b
+    Examples:
+      kbtool report devices cpu.json gpu.json --highest gpu-highest.json
+      kbtool report devices cpu.json gpu.json -o devices.md -o devices.json
+    """
+    from kbtool import files
+    from kbtool.reports import devices as devices_mod
+    from kbtool.reports.load import read_report
+
+    writers = {".json": devices_mod.as_json, ".md": devices_mod.markdown}
+    for path in outputs:
+        if os.path.splitext(path)[1].lower() not in writers:
+            raise KbtoolError(f"cannot write {path}: the comparison is written as .json or .md")
+        if os.path.exists(path) and os.path.realpath(path) in {os.path.realpath(p) for p in (cpu, device, *highest)}:
+            raise KbtoolError(f"{path} is one of the reports compared: write the comparison to another file")
+    comparison = devices_mod.compare(
+        (cpu, read_report(cpu)), (device, read_report(device)), [(name, read_report(name)) for name in highest]
+    )
+    for path in outputs:
+        files.write_atomic(path, writers[os.path.splitext(path)[1].lower()](comparison))
+        click.echo(f"wrote {path}", err=True)
+    if as_json:
+        click.echo(devices_mod.as_json(comparison), nl=False)
+    elif not outputs:
+        click.echo(devices_mod.terminal(comparison, width=shutil.get_terminal_size((100, 24)).columns), nl=False)
+    else:
+        click.echo(devices_mod.summary(comparison), err=True)
+    sys.exit(0 if comparison["ok"] else 1)
 
 
 @report.command("diff")
