@@ -48,8 +48,8 @@ class Change:
     classified: Optional[Record] = None  # device_differences' record, for tf32 kinds
 
     def as_dict(self) -> Record:
-        out = {"op": self.op, "case": self.case, "backend": self.backend, "mode": self.mode, "kind": self.kind}
-        out.update(cpu=self.cpu, device=self.device)
+        out: Record = {"op": self.op, "case": self.case, "backend": self.backend, "mode": self.mode}
+        out.update(kind=self.kind, cpu=self.cpu, device=self.device)
         if self.classified is not None:
             out["device_difference"] = self.classified
         return out
@@ -94,7 +94,9 @@ def compare(
         raise KbtoolError(f"{cpu_name}: the first report must be the CPU's run")
     other = _device_of(device_name, device_report)
     if other == DEFAULT_DEVICE:
-        raise KbtoolError(f"{device_name}: the second report must be a device's run (check --device gpu), not the CPU's")
+        raise KbtoolError(
+            f"{device_name}: the second report must be a device's run (check --device gpu), not the CPU's"
+        )
     by_call = {_call(r): r for r in cpu_report.get("results") or []}
     on_device = {_call(r): r for r in device_report.get("results") or []}
     both = [call for call in on_device if call in by_call]
@@ -123,9 +125,7 @@ def _call(record: Mapping[str, Any]) -> Call:
     return (str(record["op"]), str(record["case"]), str(record["backend"]), str(record["mode"]))
 
 
-def _change(
-    call: Call, was: Record, now: Record, highest: Mapping[dd.Key, Record], lookup: Any, device: str
-) -> Change:
+def _change(call: Call, was: Record, now: Record, highest: Mapping[dd.Key, Record], lookup: Any, device: str) -> Change:
     cpu_passes, device_passes = _verdict(was) == Status.PASS.value, _verdict(now) == Status.PASS.value
     classified = None
     if cpu_passes:
