@@ -149,6 +149,15 @@ def test_a_device_peak_is_the_best_sample_of_each_and_two_measurements_keep_the_
     assert both["device"] == "gpu" and both["device_name"] == "cuda:0 Some GPU"
 
 
+def test_a_device_peak_measured_again_takes_the_sizes_the_first_took():
+    first = peak.device_request("highest")
+    assert (first["matmul_n"], first["copy_mb"]) == (peak.DEVICE_MATMUL_N, peak.DEVICE_COPY_MB)
+    again = peak.device_request("highest", peak.from_reply(reply_of(n=2048, copy_mb=128.0), "gpu"))
+    assert (again["matmul_n"], again["copy_mb"], again["precision"]) == (2048, 128, "highest")
+    assert (again["matmul_n_from"], again["copy_mb_from"]) == (2048, 128)  # one size each, no sizing again
+    assert (first["matmul_n_from"], first["copy_mb_from"]) == (1024, 64)
+
+
 def test_only_a_device_other_than_the_cpu_has_a_peak_of_its_own():
     assert not peak.wants_device_peak(None) and not peak.wants_device_peak("cpu")
     assert peak.wants_device_peak("gpu")

@@ -183,7 +183,7 @@ class Timed:
         session = self._open()
         if not (self.ready and peak.wants_device_peak(device)) or session.cancel.is_set() or "peak_error" in self.info:
             return  # (a device whose first measurement failed is not tried again)
-        reply = session.request(Request("peak", peak.device_request(self.settings.precision)))
+        reply = session.request(Request("peak", peak.device_request(self.settings.precision, self.info.get("peak"))))
         if reply.cancelled:
             return
         if reply.header.get("status") != protocol.OK:

@@ -90,11 +90,17 @@ def wants_device_peak(device: Optional[str]) -> bool:
     return device not in (None, "cpu")
 
 
-def device_request(precision: str) -> Dict[str, Any]:
-    """The "peak" request's fields (the worker's timing.device_peak)."""
+def device_request(precision: str, before: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The "peak" request's fields (the worker's timing.device_peak): sizes from 1024² and 64 MB up to the largest;
+    measured again (`before`: the first measurement's record), exactly the sizes the first took, so that its
+    samples and the new ones time the same work."""
+    matmul_n = int(before["matmul_n"]) if before else DEVICE_MATMUL_N
+    copy_mb = int(before["copy_mb"]) if before else DEVICE_COPY_MB
     return {
-        "matmul_n": DEVICE_MATMUL_N,
-        "copy_mb": DEVICE_COPY_MB,
+        "matmul_n": matmul_n,
+        "matmul_n_from": matmul_n if before else 1024,
+        "copy_mb": copy_mb,
+        "copy_mb_from": copy_mb if before else 64,
         "repeats": REPEATS,
         "min_call": DEVICE_MIN_CALL,
         "precision": precision,

@@ -24,14 +24,15 @@ The device's peak (a "peak" request, `kbtool bench --device gpu`): what the cont
 measures of this machine's CPU, measured here through the engine on its device, so that a row that ran on a GPU is
 rated against that GPU:
 
-    {"cmd": "peak", "matmul_n": 8192, "copy_mb": 512, "repeats": 5, "min_call": 0.01, "precision": "default"}
+    {"cmd": "peak", "matmul_n": 8192, "copy_mb": 512, "repeats": 5, "min_call": 0.01, "precision": "default",
+     "matmul_n_from": 1024, "copy_mb_from": 64}
 
 A float32 matmul of two n x n constants (K.dot) and a copy of a float32 array of MB megabytes (the module's
 `kbtool_copy(x)` where it has one, else K.identity), each call synchronised inside its timed region
 (`kbtool_sync`): `repeats` samples of the matmul, twice as many of the copy, each one call. The inputs are made on
 the device and each call made once before its samples (the transfer, compilation and allocation stay outside them).
-n doubles from 1024 up to `matmul_n`, and MB from 64 up to `copy_mb`, until a call lasts `min_call` seconds: a GPU
-gets the largest, a CPU no more than it needs. A module whose engine has a precision switch (`kbtool_precisions()`,
+n doubles from `matmul_n_from` up to `matmul_n`, and MB from `copy_mb_from` up to `copy_mb`, until a call lasts
+`min_call` seconds: a GPU gets the largest, a CPU no more than it needs (measured again, at the sizes it took). A module whose engine has a precision switch (`kbtool_precisions()`,
 set by `kbtool_set_precision(name)`) has its matmul timed at each precision, the run's first, and the switch set back
 to the run's. The reply holds the sizes and every sample (seconds per call); the controller makes the rates.
 """
@@ -265,8 +266,8 @@ def _describe(values):
 
 def device_peak(K, request):
     """The peak of the device K computes on (see the module docstring): the reply header, every sample kept."""
-    largest_n = int(request.get("matmul_n", 2048))
-    largest_mb = int(request.get("copy_mb", 64))
+    largest_n, first_n = int(request.get("matmul_n", 2048)), int(request.get("matmul_n_from", 1024))
+    largest_mb, first_mb = int(request.get("copy_mb", 64)), int(request.get("copy_mb_from", 64))
     repeats = max(1, int(request.get("repeats", 5)))
     min_call = float(request.get("min_call", 0.01))
     run = str(request.get("precision", "default"))
@@ -280,7 +281,7 @@ def device_peak(K, request):
                 if precisions:
                     switch(precision)
                 if n is None:  # sized at the run's precision, then the same n at the others
-                    n, call = _sized(lambda size: _matmul(K, size), doublings(1024, largest_n), min_call)
+                    n, call = _sized(lambda size: _matmul(K, size), doublings(first_n, largest_n), min_call)
                 else:  # compiled again at this precision
                     call = _matmul(K, n)
                     call()
@@ -289,7 +290,7 @@ def device_peak(K, request):
             call = None  # the matmul's inputs freed before the copy's are made
             if precisions:
                 switch(run)
-        copy_mb, call = _sized(lambda size: _copy(K, size), doublings(64, largest_mb), min_call)
+        copy_mb, call = _sized(lambda size: _copy(K, size), doublings(first_mb, largest_mb), min_call)
         copies = [run_loops(call, 1) for _ in range(2 * repeats)]
     except Exception as exc:  # the engine's own error (out of memory, ...) is the answer: no peak
         return {"status": protocol.RAISED, "error": invoke.describe_exception(exc)}
