@@ -24,6 +24,7 @@ from kbtool.runners.registry import launch_for
 from kbtool.runners.session import BackendSession
 from kbtool.specs import loader
 from kbtool.worker import protocol, timing
+from tests.helpers import bench
 from tests.test_bench_views import synthetic
 
 H100 = os.path.join(os.path.dirname(__file__), "fixtures", "bench-h100-gpu.json.gz")  # /work/shared's, 2026-11-28
@@ -349,3 +350,12 @@ def test_a_report_from_before_device_peaks_loads_and_renders_its_gpu_rows_agains
     assert len(dots) == 4 and all("> 100 %" in t and units.PEAK_FLAG["matmul"] in t for t in dots)
     assert "Peak (keras3-torch on gpu): none in this report" in markdown_view.render(data)
     assert "Peak (keras3-jax on gpu): none in this report" in html_view.render(data)
+
+
+def test_a_gzipped_bench_renders_with_from_and_a_broken_one_is_one_line(tmp_path):
+    code, stdout, _ = bench("--from", H100, "-q")
+    assert code == 0 and stdout.strip().startswith("bench: 12 measured, 2 unstable")
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00not gzip at all")
+    code, _, stderr = bench("--from", str(broken))
+    assert code == 2 and "not a readable gzip file" in stderr and len(stderr.strip().splitlines()) == 1
