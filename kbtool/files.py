@@ -130,12 +130,15 @@ def read_bytes(path: str, max_bytes: int) -> Optional[bytes]:
     return b"".join(chunks)
 
 
-def read_text(path: str, what: str = "", missing_ok: bool = False, max_bytes: int = MAX_FILE_BYTES) -> Optional[str]:
+def read_text(
+    path: str, what: str = "", missing_ok: bool = False, max_bytes: int = MAX_FILE_BYTES, gzipped_ok: bool = False
+) -> Optional[str]:
     """The UTF-8 text of the regular file `path`, read in at most `max_bytes` bytes.
 
     Returns None for a missing file when `missing_ok`. A file that cannot be opened or is not a regular file
     (a directory, a device such as /dev/zero, a FIFO: opened without blocking) is a KbtoolError
-    `cannot read WHAT PATH: why`; one too large or not UTF-8 is a FileProblem naming the file (and line).
+    `cannot read WHAT PATH: why`; one too large or not UTF-8 is a FileProblem naming the file (and line). With
+    `gzipped_ok` a gzipped file (a report kept as a GPU machine's are) is read as its text, within the same bound.
     """
     what = what if not what or what.endswith(" ") else what + " "  # "bench report" reads as "bench report PATH"
     try:
@@ -148,6 +151,8 @@ def read_text(path: str, what: str = "", missing_ok: bool = False, max_bytes: in
         if missing_ok:
             return None
         raise KbtoolError(f"cannot read {what}{path}: {os.strerror(errno.ENOENT)}")
+    if gzipped_ok and data[:2] == GZIP_MAGIC:
+        data = _gunzip(path, data, max_bytes)
     if len(data) > max_bytes:
         raise FileProblem(
             "{}: larger than {}, the most kbtool reads from {}".format(
@@ -161,6 +166,17 @@ def read_text(path: str, what: str = "", missing_ok: bool = False, max_bytes: in
 
 
 _DIRECTORY = "a directory"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(path: str, data: bytes, max_bytes: int) -> bytes:
+    """A gzipped file's bytes, decompressed up to one byte past `max_bytes` (the caller refuses more)."""
+    import zlib
+
+    try:
+        return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS).decompress(data, max_bytes + 1)
+    except zlib.error as exc:
+        raise FileProblem(f"{path}: not a readable gzip file ({exc})")
 
 
 def _size(count: int) -> str:

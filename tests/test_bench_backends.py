@@ -103,3 +103,76 @@ def test_the_large_dot_figure_agrees_with_an_independent_measurement(backend, tm
             backend, r["median_s"] * 1e3, plain * 1e3, r["peak_fraction"]
         )
     )
+
+
+def test_keras3_jax_answers_the_peak_request_with_its_devices_peak_at_both_precisions():
+    """Through the real protocol, on the CPU (no GPU here): the same request `bench --device gpu` sends. Its matmul
+    is jax's, timed at both precisions (they agree on a CPU), its rates those of its best samples, and of the order
+    of NumPy's peak on this machine (both are this machine's cores)."""
+    from kbtool.bench import peak
+    from kbtool.runners.base import on_device
+    from kbtool.runners.messages import Request
+    from kbtool.runners.session import BackendSession
+
+    with BackendSession("keras3-jax", on_device(launch_for("keras3-jax"), "cpu")) as session:
+        assert session.worker().ready
+        reply = session.request(Request("peak", peak.device_request("default")))
+    assert reply.header["status"] == "ok", reply.header
+    record = peak.from_reply(reply.header, "cpu")
+    assert record["device_name"].startswith("cpu") and record["precision"] == "default"
+    assert sorted(record["matmul_precisions"]) == ["default", "highest"]
+    # sized to the CPU: no more than a call of min_call needs (far below the GPU's 8192² and 512 MB)
+    assert 1024 <= record["matmul_n"] < peak.DEVICE_MATMUL_N and 64 <= record["copy_mb"] < peak.DEVICE_COPY_MB
+    assert len(record["matmul_samples_s"]) == peak.REPEATS and len(record["copy_samples_s"]) == 2 * peak.REPEATS
+    numpy_peak = peak.measure()
+    for precision in ("default", "highest"):
+        assert 0.1 < record["matmul_precisions"][precision]["gflops"] / numpy_peak["matmul_gflops"] < 10
+    assert 0.02 < record["copy_gbs"] / numpy_peak["copy_gbs"] < 10
+    print(
+        "keras3-jax CPU device peak: {:.1f} GFLOP/s at {}² (default), {:.1f} (highest), {:.2f} GB/s copy of {:.0f} MB; "
+        "NumPy's: {:.1f} GFLOP/s, {:.2f} GB/s".format(
+            record["matmul_gflops"],
+            record["matmul_n"],
+            record["matmul_precisions"]["highest"]["gflops"],
+            record["copy_gbs"],
+            record["copy_mb"],
+            numpy_peak["matmul_gflops"],
+            numpy_peak["copy_gbs"],
+        )
+    )
+
+
+def test_a_bench_on_a_device_rates_its_rows_against_the_device_peak_its_worker_measured(tmp_path, monkeypatch):
+    """`kbtool bench` end to end with keras3-jax's launch said to be on a GPU (its worker still computes on the CPU:
+    this machine has no GPU): the peak request goes to its worker before and after its rows, its rows are rated
+    against that peak, numpy's against this machine's, and every view says which."""
+    import dataclasses
+
+    from kbtool.bench import measure
+
+    planned = measure.planned_backends
+
+    def on_a_gpu(names, device="cpu", precision="default"):
+        return [
+            dataclasses.replace(p, launch=dataclasses.replace(p.launch, device="gpu"))
+            if p.launch is not None and p.launch.device
+            else p
+            for p in planned(names, device, precision)
+        ]
+
+    monkeypatch.setattr(measure, "planned_backends", on_a_gpu)
+    out, md = tmp_path / "b.json", tmp_path / "b.md"
+    args = ["bench", "--backend", "keras3-jax", "--backend", "numpy", "--op", "dot", "--size", "small"]
+    result = CliRunner().invoke(main, args + ["--mode", "eager", "-o", str(out), "-o", str(md)])
+    assert result.exit_code == 0, result.stdout
+    data = json.loads(out.read_text())
+    jax_info = next(b for b in data["backends"] if b["name"] == "keras3-jax")
+    record = jax_info["peak"]
+    assert record["device"] == "gpu" and len(record["matmul_samples_s"]) == 2 * 5  # before and after its rows
+    rows = {r["backend"]: r for r in data["results"]}
+    assert rows["keras3-jax"]["device"] == "gpu" and rows["keras3-jax"]["peak_source"] == "device"
+    assert rows["keras3-jax"]["peak_fraction"] == pytest.approx(rows["keras3-jax"]["gflops"] / record["matmul_gflops"])
+    assert "device" not in rows["numpy"] and rows["numpy"]["peak_source"] == "machine"
+    assert rows["numpy"]["peak_fraction"] == pytest.approx(rows["numpy"]["gflops"] / data["peak"]["matmul_gflops"])
+    assert "peak (keras3-jax on cpu" in result.stdout and "% peak: the rows of keras3-jax (on gpu)" in result.stdout
+    assert "- Peak (keras3-jax on cpu" in md.read_text()

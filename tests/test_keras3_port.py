@@ -12,7 +12,16 @@ MODULES = ["core", "arrays", "nn"]
 # Documented functions the adapter leaves undefined on purpose: Keras 3 has no equivalent (arrays.py's docstring).
 UNDEFINED = {"print_tensor", "is_placeholder", "is_sparse"}
 # Names that are no K.* function: the adapter's own hooks, read by kbtool's worker.
-ADAPTER_HOOKS = {"kbtool_sync", "kbtool_reset", "is_symbolic"}
+# the harness's own: bench's sync and reset, and the device peak's copy, device name and precision switch
+ADAPTER_HOOKS = {
+    "kbtool_sync",
+    "kbtool_reset",
+    "is_symbolic",
+    "kbtool_copy",
+    "kbtool_device",
+    "kbtool_precisions",
+    "kbtool_set_precision",
+}
 
 
 def _tree(name: str) -> ast.Module:

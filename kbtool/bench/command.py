@@ -168,7 +168,8 @@ def bench(
     """Time each op on each backend.
 
     Reports the one-time cost (graph build, compile, first call) apart from the steady-state
-    call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak, the ratio to
+    call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak (with
+    --device gpu: against the GPU's own, measured in each backend's worker), the ratio to
     the fastest backend and to NumPy, the growth over sizes, and a regression gate against a baseline.
 
     Backends run one at a time (no measurement shares the cores). Exit code: 0 when something was measured and
@@ -359,12 +360,18 @@ def _measure_and_show(request: _Request, base: Optional[Dict[str, Any]], started
     # the handlers are restored whatever happens (an in-process caller keeps its own)
     with Interrupts(Cancel(), what=None, raise_in_main=True, while_writing=writing) as interrupts:
         from kbtool.bench import load as bench_load
+        from kbtool.bench import peak
         from kbtool.reports.text import plural  # here: `kbtool --help` imports nothing heavy
 
         # said once the handlers are in: a signal from here on stops the bench with its partial results
         request.say(
-            "kbtool bench: {} × {} on {}; measuring this machine's peak first".format(
-                plural(len(families), "op"), plural(len(request.sizes), "size"), ", ".join(s.name for s in runnable)
+            "kbtool bench: {} × {} on {}; measuring this machine's peak first{}".format(
+                plural(len(families), "op"),
+                plural(len(request.sizes), "size"),
+                ", ".join(s.name for s in runnable),
+                f" (and each backend's {request.device} peak in its worker)"
+                if any(peak.wants_device_peak(s.launch.device) for s in runnable)
+                else "",
             )
         )
         watch = bench_load.Watch()
@@ -466,7 +473,8 @@ def _assemble(
     from kbtool.bench import report as bench_report
 
     lookup = {(i.family.op, i.size): (i.family, i.case) for i in items}
-    scaling = measure.finish(measured.results, lookup, measured.peak)
+    device_peaks = {i["name"]: i["peak"] for i in measured.infos if i.get("peak")}
+    scaling = measure.finish(measured.results, lookup, measured.peak, device_peaks=device_peaks)
     current = {"results": measured.results, "settings": settings.as_dict(list(families)), "backends": measured.infos}
     limits = dict(min_effect_pct=request.min_effect, fail_over_pct=request.fail_over)
     comparison = None

@@ -17,8 +17,10 @@ import markupsafe
 from kbtool.bench import load as bench_load
 from kbtool.bench import stats
 from kbtool.bench.units import (
+    DEVICE_PEAK_ABOVE,
     PEAK_ABOVE,
     against,
+    device_peak_lines,
     flags,
     fmt_median,
     fmt_peak,
@@ -96,6 +98,9 @@ def render(report: Record) -> str:
         banners=[b for b in (bench_load.warning(report), unstable_note(report)) if b],
         load_figures=bench_load.describe(report["machine"].get("load")),
         peak_above=PEAK_ABOVE,
+        device_peaks=device_peak_lines(report),
+        device_peak_measured=any(b.get("peak") for b in report["backends"]),
+        device_peak_above=DEVICE_PEAK_ABOVE,
         sections=sections,
         colours=colours,
         swatches=swatches,

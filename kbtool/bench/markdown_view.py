@@ -6,9 +6,11 @@ from typing import Any, Dict, Iterable, List, Sequence
 from kbtool.bench import compare, stats
 from kbtool.bench import load as bench_load
 from kbtool.bench.units import (
+    DEVICE_PEAK_ABOVE,
     PEAK_ABOVE,
     against,
     comparison_cells,
+    device_peak_lines,
     flags,
     fmt_ratio,
     fmt_seconds,
@@ -139,6 +141,7 @@ def _facts(report: Record) -> List[str]:
             PEAK_ABOVE["matmul"],
             n=peak["matmul_n"],
         ),
+        *_device_peaks(report),
         "- Method: per result, calls per sample calibrated to ≥ {:g} ms, warmup, samples for {:g} s (at least {}); "
         "median ± IQR; unstable when CV > {:.0%}. Backends one at a time. Command: {}".format(
             report["settings"]["min_sample_seconds"] * 1e3,
@@ -168,6 +171,22 @@ def _facts(report: Record) -> List[str]:
         )
     notes = report["summary"].get("notes") or []
     return lines + [""] + ["> " + _cell(n) for n in notes] + ([""] if notes else [])
+
+
+def _device_peaks(report: Record) -> List[str]:
+    """The device peaks (a bench on a device other than the CPU), as bullets under this machine's."""
+    lines = device_peak_lines(report)
+    if not lines:
+        return []
+    said = ["- " + _cell(line[0].upper() + line[1:]) for line in lines]
+    if any(b.get("peak") for b in report["backends"]):
+        said[-1] += (
+            ". A device's peak is measured in its backend's worker through its engine (a float32 matmul, a copy), "
+            "synchronised in each sample; > 100 % of it is {}, or {}.".format(
+                _cell(DEVICE_PEAK_ABOVE["copy"]), _cell(DEVICE_PEAK_ABOVE["matmul"])
+            )
+        )
+    return said
 
 
 def results_table(results: Iterable[Record]) -> str:

@@ -2,7 +2,8 @@
 
 Backends run one after another, one worker at a time, so that no measurement shares the cores with another
 (check runs them side by side; bench never does); two releases of one backend (`--versions`) are timed in turns. Each backend's worker first measures the harness's own
-per-call cost, then times every op × size in each mode it runs (kbtool/worker/timing.py)."""
+per-call cost (and, on a device other than the CPU, that device's peak: peak.py), then times every op × size in each
+mode it runs (kbtool/worker/timing.py), then measures its device's peak again."""
 
 import contextlib
 import time
@@ -109,7 +110,8 @@ def plan_items(
 
 class Timed:
     """One backend's worker for a bench, as a context: on entry it is started and its info and the harness's own
-    per-call cost recorded (`ready` says whether it runs); then `measure` times one item in one mode. Its info goes to
+    per-call cost recorded (`ready` says whether it runs), and its device's peak on a device other than the CPU;
+    then `measure` times one item in one mode, and `device_peak` measures the device's peak again. Its info goes to
     `infos` and each result to `results` as soon as known (an interrupted bench keeps what it measured). `cancel` (a
     session.Cancel, set by a signal) kills the worker at once."""
 
@@ -125,6 +127,7 @@ class Timed:
         self.planned_backend, self.settings, self.infos, self.results = planned_backend, settings, infos, results
         self.progress, self.cancel = progress, cancel
         self.ready = False
+        self.info: Record = {}
         self._session: Optional[BackendSession] = None
 
     def __enter__(self) -> "Timed":
@@ -144,7 +147,7 @@ class Timed:
         session = opened.__enter__()
         try:
             worker = session.worker()
-            info = backend_info(self.planned_backend.name, worker.hello)
+            info = self.info = backend_info(self.planned_backend.name, worker.hello)
             if self.planned_backend.launch.device:  # a backend with devices: the device it was timed on
                 info["device"] = self.planned_backend.launch.device
             self.infos.append(info)
@@ -153,6 +156,7 @@ class Timed:
                 overhead = session.request(Request("overhead", self.settings.request_fields()))
                 if overhead.ok:
                     info["overhead"] = {k: overhead.header[k] for k in ("noop_call_s", "bare_loop_s", "harness_s")}
+                self.device_peak()
         except BaseException:  # a signal or a failure while it starts: its worker is stopped all the same
             opened.__exit__(None, None, None)
             raise
@@ -166,6 +170,29 @@ class Timed:
         if self._session is None:
             raise RuntimeError("a Timed measures inside its `with` only")
         return self._session
+
+    def device_peak(self) -> None:
+        """The peak of the device the worker computes on, into its info's `peak` (combined with the one measured
+        before: the best of each, every sample kept), or why not into `peak_error`; nothing on the CPU (its rows are
+        rated against this machine's peak), once the bench is cancelled, or after a measurement that failed."""
+        from kbtool.bench import peak
+        from kbtool.runners import messages as protocol
+        from kbtool.runners.messages import Request
+
+        device = self.planned_backend.launch.device
+        session = self._open()
+        if not (self.ready and peak.wants_device_peak(device)) or session.cancel.is_set() or "peak_error" in self.info:
+            return  # (a device whose first measurement failed is not tried again)
+        reply = session.request(Request("peak", peak.device_request(self.settings.precision, self.info.get("peak"))))
+        if reply.cancelled:
+            return
+        if reply.header.get("status") != protocol.OK:
+            error = reply.header.get("error") or {}
+            why = "{}: {}".format(error.get("type"), error.get("message", "")) if error else reply.header.get("message")
+            self.info.setdefault("peak_error", "{} ({})".format(reply.header.get("status"), why or "no message")[:500])
+            return
+        measured = peak.from_reply(reply.header, str(device))
+        self.info["peak"] = peak.combine(self.info["peak"], measured) if self.info.get("peak") else measured
 
     def modes(self, item: Item) -> List[str]:
         """The modes in which both the item and the backend run (in the item's order)."""
@@ -187,6 +214,8 @@ class Timed:
         if reply.cancelled:
             return False
         result = result_of(self.planned_backend.name, item, mode, reply.header)
+        if self.planned_backend.launch.device:  # where it ran (a backend with devices): which peak rates it
+            result["device"] = self.planned_backend.launch.device
         result["wall_s"] = round(time.monotonic() - started, 4)  # what this result cost the bench
         self.results.append(result)
         if self.progress:
@@ -203,8 +232,8 @@ def measure_backend(
     progress: Optional[Progress] = None,
     cancel: Optional["Cancel"] = None,
 ) -> None:
-    """One backend: its worker started once, the harness overhead, then every item in each mode both the item and
-    the backend run."""
+    """One backend: its worker started once, the harness overhead (and its device's peak), then every item in each
+    mode both the item and the backend run, then its device's peak again."""
     with Timed(planned_backend, settings, infos, results, progress, cancel) as timed:
         if not timed.ready:
             return
@@ -212,6 +241,7 @@ def measure_backend(
             for mode in timed.modes(item):
                 if not timed.measure(item, mode):
                     return
+        timed.device_peak()
 
 
 def measure_in_turns(
@@ -243,6 +273,8 @@ def measure_in_turns(
                     if not t.measure(item, mode):
                         return
                 turn += 1
+        for t in ready:
+            t.device_peak()
 
 
 def result_of(backend: str, item: Item, mode: str, header: Dict[str, Any]) -> Dict[str, Any]:
@@ -297,10 +329,14 @@ def finish(
     families: Dict[Tuple[str, str], Tuple["fam.Family", Any]],
     peak: Optional[Dict[str, Any]],
     unstable_cv: Optional[float] = None,
+    device_peaks: Optional[Dict[str, Dict[str, Any]]] = None,
 ) -> List[Record]:
     """Summaries, costs, rates and ratios of every ok result (in place); returns the scaling rows. `peak` is None
-    when a signal stopped the bench before the peak was measured (and so before any result)."""
+    when a signal stopped the bench before the peak was measured (and so before any result). A result that ran on
+    a device other than the CPU is rated against its backend's device peak (`device_peaks`, by backend: none when
+    it could not be measured), every other against this machine's `peak`; `peak_source` says which."""
     from kbtool.bench import cost, stats
+    from kbtool.bench import peak as peaks
 
     for r in results:
         if r["status"] != "ok":
@@ -313,7 +349,11 @@ def finish(
         except Exception as exc:  # a cost model that does not fit the output: said, never guessed
             r["flops"] = r["bytes"] = None
             r["message"] = f"cost model: {exc}"
-        r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], peak or {}))
+        on_device = peaks.wants_device_peak(r.get("device"))
+        against = (device_peaks or {}).get(r["backend"]) if on_device else peak
+        r.update(cost.rates(r["flops"], r["bytes"], r["median_s"], against or {}))
+        if r["peak_fraction"] is not None:
+            r["peak_source"] = "device" if on_device else "machine"
     stats.add_ratios(results)
     return stats.scaling(results)
 

@@ -121,8 +121,8 @@ def exit_code(report: Dict[str, Any]) -> int:
 
 
 def load(path: str) -> Dict[str, Any]:
-    """A bench report from a file (a baseline for --compare), or a one-line KbtoolError."""
-    text = files.read_text(path, "bench report ") or ""  # never None: a missing file is a KbtoolError
+    """A bench report from a file (a baseline for --compare), gzipped or not, or a one-line KbtoolError."""
+    text = files.read_text(path, "bench report ", gzipped_ok=True) or ""  # never None: a missing file is a KbtoolError
     try:
         data = json.loads(text)
     except ValueError as exc:

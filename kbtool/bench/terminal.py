@@ -19,9 +19,10 @@ from kbtool.bench import compare, stats
 from kbtool.bench import load as bench_load
 from kbtool.bench.report import one_line
 from kbtool.bench.units import (
-    PEAK_ABOVE,
+    above_peak,
     against,
     comparison_cells,
+    device_peak_lines,
     flags,
     fmt_ratio,
     fmt_seconds,
@@ -101,6 +102,7 @@ def machine_lines(report: Dict[str, Any]) -> List[str]:
                 peak["matmul_gflops"], peak["matmul_n"], peak["copy_gbs"], peak["copy_mb"]
             )
         )
+    lines.extend(device_peak_lines(report))
     for b in report["backends"]:
         if b["status"] != "available":
             lines.append("{}: {} ({})".format(b["name"], b["status"].replace("_", " "), b.get("reason")))
@@ -294,9 +296,9 @@ def table_notes(results: Sequence[Dict[str, Any]], fit: Fit) -> List[str]:
     if "flags" in fit.left_out:
         if any(r.get("unstable") for r in results if r["status"] == "ok"):
             out.append("* unstable (the flags column, which says why, did not fit)")
-        kinds = sorted({r.get("peak_kind") or "" for r in results if (r.get("peak_fraction") or 0) > 1.0})
-        for kind in kinds:
-            out.append("! " + PEAK_ABOVE.get(kind, "above the peak"))
+        above = [r for r in results if r["status"] == "ok" and (r.get("peak_fraction") or 0) > 1.0]
+        for why in dict.fromkeys(sorted(above_peak(r, at_length=True) for r in above)):
+            out.append("! " + why)
     if fit.short:
         out.append("size s, m, l: small, medium, large; mode sym: symbolic")
     dropped = [n for n in fit.left_out if n not in ("op", "size", "mode")] + (["IQR"] if fit.no_iqr else [])

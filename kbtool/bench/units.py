@@ -36,7 +36,8 @@ def fmt_pct(fraction: Optional[float]) -> str:
 
 
 def fmt_peak(fraction: Optional[float]) -> str:
-    """The fraction of this machine's measured peak; above 1 it says "> 100 %" (the why: PEAK_ABOVE)."""
+    """The fraction of the measured peak (this machine's, or the device's the row ran on); above 1 it says
+    "> 100 %" (the why: PEAK_ABOVE, DEVICE_PEAK_ABOVE)."""
     if fraction is None:
         return ""
     return "> 100 %" if fraction > 1.0 else fmt_pct(fraction)
@@ -50,11 +51,89 @@ PEAK_ABOVE = {
 }
 
 
+# a row that ran on a device other than the CPU is rated against that device's peak, measured through its engine
+DEVICE_PEAK_ABOVE = {
+    "copy": "above its device's copy peak: the op moves less than its inputs and outputs (a view, no copy) or works "
+    "in the device's cache (the peak is a large copy through its memory)",
+    "matmul": "above its device's matmul peak: the op ran faster than the engine's float32 matmul on that device did "
+    "while the peak was measured (a faster kernel, or the device's clock changed)",
+}
+
+
 # a result's flag when it is above the peak (PEAK_ABOVE, said once beside the peak, says why at length)
 PEAK_FLAG = {
     "copy": "above the copy peak (moved less than counted, or in cache)",
     "matmul": "above the matmul peak (measured at another moment, or another BLAS)",
 }
+DEVICE_PEAK_FLAG = {
+    "copy": "above its device's copy peak (moved less than counted, or in cache)",
+    "matmul": "above its device's matmul peak (measured at another moment, or a faster kernel)",
+}
+
+
+def above_peak(r: Dict[str, Any], at_length: bool = False) -> str:
+    """Why a result is above the peak it is rated against (a flag; `at_length`: the note said once)."""
+    device = r.get("peak_source") == "device"
+    said = (DEVICE_PEAK_ABOVE if device else PEAK_ABOVE) if at_length else (DEVICE_PEAK_FLAG if device else PEAK_FLAG)
+    return said.get(r.get("peak_kind") or "", "above the peak")
+
+
+def on_a_device(backend: Dict[str, Any]) -> bool:
+    """Whether a backend ran on a device other than the CPU (its rows are rated against that device's peak)."""
+    return backend.get("status") == "available" and backend.get("device") not in (None, "cpu")
+
+
+def device_peak_lines(report: Dict[str, Any]) -> List[str]:
+    """A line per backend that ran on a device other than the CPU: its device's peak, or why it has none (it could
+    not be measured: its rows have no % peak; a report from before device peaks: its rows are rated against this
+    machine's); then which rows are rated against which peak. Nothing for a CPU bench."""
+    devices = [b for b in report["backends"] if on_a_device(b)]
+    lines = []
+    for b in devices:
+        peak = b.get("peak")
+        if peak:
+            lines.append(describe_device_peak(b["name"], peak))
+        elif b.get("peak_error"):
+            lines.append(
+                "peak ({} on {}): not measured ({}): its rows have no % peak".format(
+                    b["name"], b["device"], b["peak_error"]
+                )
+            )
+        else:
+            lines.append(
+                "peak ({} on {}): none in this report (written before kbtool measured a device's peak): its rows' % "
+                "peak is against this machine's CPU peak".format(b["name"], b["device"])
+            )
+    rated = [b for b in devices if b.get("peak")]
+    if rated:
+        lines.append(
+            "% peak: the rows of {} (on {}) against their device's peak; every other row against this machine's".format(
+                ", ".join(b["name"] for b in rated), ", ".join(sorted({b["device"] for b in rated}))
+            )
+        )
+    return lines
+
+
+def describe_device_peak(name: str, peak: Dict[str, Any]) -> str:
+    """'peak (keras3-jax on cuda:0 NVIDIA H100, in its worker): 400,000 GFLOP/s float32 matmul at 8192² at default
+    precision (this run's), 51,000 at highest; 2,900 GB/s copy of 512 MB'."""
+    run = peak["precision"]
+    others = [
+        "{} at {}".format(fmt_rate(figures["gflops"]), precision)
+        for precision, figures in (peak.get("matmul_precisions") or {}).items()
+        if precision != run
+    ]
+    return "peak ({} on {}, in its worker): {} GFLOP/s float32 matmul at {}² at {} precision{}{}; {} GB/s copy of {:.0f} MB".format(
+        name,
+        peak.get("device_name") or peak["device"],
+        fmt_rate(peak["matmul_gflops"]),
+        peak["matmul_n"],
+        run,
+        " (this run's)" if others else "",
+        "".join(", " + other for other in others),
+        fmt_rate(peak["copy_gbs"]),
+        peak["copy_mb"],
+    )
 
 
 def fmt_ratio(ratio: Optional[float]) -> str:
@@ -134,7 +213,7 @@ def flags(r: Dict[str, Any]) -> List[str]:
             else "unstable (CV {:.0%}, {})".format(r["cv"], samples(r["n_samples"]))
         )
     if (r.get("peak_fraction") or 0) > 1.0:
-        said.append(PEAK_FLAG.get(r.get("peak_kind") or "", "above the peak"))
+        said.append(above_peak(r))
     return said + ([r["message"]] if r.get("message") else [])
 
 

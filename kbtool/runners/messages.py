@@ -41,7 +41,8 @@ Hello = Dict[str, Any]  # what a worker says once, at start: status ready|broken
 
 @dataclass(frozen=True)
 class Request:
-    """One command to a worker: `run` a case in a mode, `bench` it, measure the `overhead`, `ping`, `exit`."""
+    """One command to a worker: `run` a case in a mode, `bench` it, measure the `overhead` or its device's `peak`,
+    `ping`, `exit`."""
 
     cmd: str
     fields: Mapping[str, Any] = field(default_factory=dict)

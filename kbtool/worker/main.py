@@ -176,6 +176,9 @@ def main(argv=None):
         if cmd == "overhead":
             protocol.write_message(proto_out, timing.overhead(K, request))
             continue
+        if cmd == "peak":
+            protocol.write_message(proto_out, timing.device_peak(K, request))
+            continue
         if cmd == "bench":
             protocol.write_message(proto_out, timing.bench(K, request, arrays, modules, symbolic_context))
             continue

@@ -19,6 +19,22 @@ CUDA queues kernels) would otherwise be timed at dispatch. A backend module that
 `kbtool_sync(value)` has it called on every timed call's result, inside the timed region (the first call, the
 calibration, the warmup and every sample): it must return only once `value` is computed (e.g. JAX's
 `block_until_ready`, `torch.cuda.synchronize()`). A module without one is timed as its calls return.
+
+The device's peak (a "peak" request, `kbtool bench --device gpu`): what the controller's kbtool/bench/peak.py
+measures of this machine's CPU, measured here through the engine on its device, so that a row that ran on a GPU is
+rated against that GPU:
+
+    {"cmd": "peak", "matmul_n": 8192, "copy_mb": 512, "repeats": 5, "min_call": 0.01, "precision": "default",
+     "matmul_n_from": 1024, "copy_mb_from": 64}
+
+A float32 matmul of two n x n constants (K.dot) and a copy of a float32 array of MB megabytes (the module's
+`kbtool_copy(x)` where it has one, else K.identity), each call synchronised inside its timed region
+(`kbtool_sync`): `repeats` samples of the matmul, twice as many of the copy, each one call. The inputs are made on
+the device and each call made once before its samples (the transfer, compilation and allocation stay outside them).
+n doubles from `matmul_n_from` up to `matmul_n`, and MB from `copy_mb_from` up to `copy_mb`, until a call lasts
+`min_call` seconds: a GPU gets the largest, a CPU no more than it needs (measured again, at the sizes it took). A module whose engine has a precision switch (`kbtool_precisions()`,
+set by `kbtool_set_precision(name)`) has its matmul timed at each precision, the run's first, and the switch set back
+to the run's. The reply holds the sizes and every sample (seconds per call); the controller makes the rates.
 """
 
 import contextlib
@@ -246,3 +262,88 @@ def _describe(values):
             continue
         outputs.append({"shape": [int(d) for d in array.shape], "dtype": str(array.dtype)})
     return outputs
+
+
+def device_peak(K, request):
+    """The peak of the device K computes on (see the module docstring): the reply header, every sample kept."""
+    largest_n, first_n = int(request.get("matmul_n", 2048)), int(request.get("matmul_n_from", 1024))
+    largest_mb, first_mb = int(request.get("copy_mb", 64)), int(request.get("copy_mb_from", 64))
+    repeats = max(1, int(request.get("repeats", 5)))
+    min_call = float(request.get("min_call", 0.01))
+    run = str(request.get("precision", "default"))
+    switch = getattr(K, "kbtool_set_precision", None)
+    listed = getattr(K, "kbtool_precisions", None)
+    precisions = list(listed()) if callable(listed) and callable(switch) else []
+    matmul, n, call = {}, None, None
+    try:
+        try:
+            for precision in [run] + [p for p in precisions if p != run]:
+                if precisions:
+                    switch(precision)
+                if n is None:  # sized at the run's precision, then the same n at the others
+                    n, call = _sized(lambda size: _matmul(K, size), doublings(first_n, largest_n), min_call)
+                else:  # compiled again at this precision
+                    call = _matmul(K, n)
+                    call()
+                matmul[precision] = [run_loops(call, 1) for _ in range(repeats)]
+        finally:
+            call = None  # the matmul's inputs freed before the copy's are made
+            if precisions:
+                switch(run)
+        copy_mb, call = _sized(lambda size: _copy(K, size), doublings(first_mb, largest_mb), min_call)
+        copies = [run_loops(call, 1) for _ in range(2 * repeats)]
+    except Exception as exc:  # the engine's own error (out of memory, ...) is the answer: no peak
+        return {"status": protocol.RAISED, "error": invoke.describe_exception(exc)}
+    device = getattr(K, "kbtool_device", None)
+    reply = {
+        "status": protocol.OK,
+        "device_name": device() if callable(device) else None,
+        "precision": run,
+        "matmul_n": n,
+        "matmul_samples_s": matmul[run],
+        "copy_mb": copy_mb,
+        "copy_samples_s": copies,
+    }
+    if precisions:
+        reply["matmul_precisions"] = matmul
+    return reply
+
+
+def doublings(start, largest):
+    """start, 2 start, 4 start, ... up to largest (largest last; largest alone when it is below start)."""
+    sizes = [min(start, largest)]
+    while sizes[-1] < largest:
+        sizes.append(min(2 * sizes[-1], largest))
+    return sizes
+
+
+def _sized(make, sizes, min_call):
+    """(size, its call) for the first of `sizes` whose call lasts at least `min_call` seconds, else the last: a
+    device's peak needs work enough to keep it busy, and a slow device (a CPU) no more than that. Each size's call
+    is made once untimed first (compilation, allocation)."""
+    for i, size in enumerate(sizes):
+        call = make(size)
+        call()
+        if i == len(sizes) - 1 or run_loops(call, 1) >= min_call:
+            return size, call
+    raise ValueError("no size to measure")
+
+
+def _matmul(K, n):
+    """A synced K.dot of two n x n float32 constants made on the device (the transfer done here, untimed)."""
+    import numpy as np
+
+    rng = np.random.RandomState(0)  # (RandomState: a Python 3.6 env's NumPy may predate default_rng)
+    builder = invoke.Builder(K, [rng.standard_normal((n, n)).astype("float32") for _ in range(2)], "eager")
+    a, b = builder.build({"constant": 0}), builder.build({"constant": 1})
+    return synced(K, lambda: K.dot(a, b))
+
+
+def _copy(K, mb):
+    """A synced copy of a float32 constant of `mb` MB on the device: the module's kbtool_copy, else K.identity (a
+    copy on Keras 2's backends and the NumPy reference)."""
+    import numpy as np
+
+    source = invoke.Builder(K, [np.ones(mb * 2**20 // 4, dtype="float32")], "eager").build({"constant": 0})
+    copy = getattr(K, "kbtool_copy", None) or K.identity
+    return synced(K, lambda: copy(source))

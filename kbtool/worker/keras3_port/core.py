@@ -55,31 +55,71 @@ def _open_device():
     raise RuntimeError("KBTOOL_DEVICE=gpu: Keras 3's {} engine computes on the CPU only".format(ENGINE))
 
 
-def _set_precision():
-    """`--precision highest`: each engine's own switch for full float32 matmuls and convolutions (no TF32, no
-    bfloat16 passes), as Keras 3's own test suite sets it on GPUs; "default" leaves the engine's default."""
-    if PRECISION == "default":
-        return
-    if PRECISION != "highest":
-        raise ValueError("KBTOOL_PRECISION must be default or highest, not {!r}".format(PRECISION))
+def _switches():
+    """The engine's precision switches as they are now: None where Keras 3's engine has none."""
     if ENGINE == "jax":
         import jax
 
-        jax.config.update("jax_default_matmul_precision", "highest")
+        return {"matmul": jax.config.jax_default_matmul_precision}
+    if ENGINE == "torch":
+        import torch
+
+        return {
+            "matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+            "float32_matmul": torch.get_float32_matmul_precision(),
+        }
+    if ENGINE == "tensorflow":
+        import tensorflow as tf
+
+        return {"tf32": tf.config.experimental.tensor_float_32_execution_enabled()}
+    return None
+
+
+# `--precision highest`: each engine's own switch for full float32 matmuls and convolutions (no TF32, no bfloat16
+# passes), as Keras 3's own test suite sets it on GPUs
+HIGHEST = {
+    "jax": {"matmul": "highest"},
+    "torch": {"matmul_tf32": False, "cudnn_tf32": False, "float32_matmul": "highest"},
+    "tensorflow": {"tf32": False},
+}
+
+
+def _apply(switches):
+    if ENGINE == "jax":
+        import jax
+
+        jax.config.update("jax_default_matmul_precision", switches["matmul"])
     elif ENGINE == "torch":
         import torch
 
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        torch.set_float32_matmul_precision("highest")
+        torch.backends.cuda.matmul.allow_tf32 = switches["matmul_tf32"]
+        torch.backends.cudnn.allow_tf32 = switches["cudnn_tf32"]
+        torch.set_float32_matmul_precision(switches["float32_matmul"])
     elif ENGINE == "tensorflow":
         import tensorflow as tf
 
-        tf.config.experimental.enable_tensor_float_32_execution(False)
+        tf.config.experimental.enable_tensor_float_32_execution(switches["tf32"])
+
+
+def kbtool_precisions():
+    """The precisions the engine can be switched between (the device peak times its matmul at each): none where
+    Keras 3's engine has no switch."""
+    return ["default", "highest"] if ENGINE in HIGHEST else []
+
+
+def kbtool_set_precision(name):
+    """The engine's switches set to `name`: "highest" (HIGHEST) or "default" (the engine's own, as at import)."""
+    if name not in ("default", "highest"):
+        raise ValueError("KBTOOL_PRECISION must be default or highest, not {!r}".format(name))
+    if ENGINE in HIGHEST:
+        _apply(_DEFAULTS if name == "default" else HIGHEST[ENGINE])
 
 
 DEVICE_NAME = _open_device()
-_set_precision()
+_DEFAULTS = _switches()  # what "default" sets back (the device peak times both precisions)
+if PRECISION != "default":  # "default" leaves the engine's default
+    kbtool_set_precision(PRECISION)
 
 
 def kbtool_sync(value):
@@ -94,6 +134,36 @@ def kbtool_sync(value):
         import tensorflow as tf
 
         tf.test.experimental.sync_devices()
+
+
+def kbtool_copy(x):
+    """A new tensor of x's values, written on the device (the device peak's copy). TensorFlow's identity hands its
+    input's buffer on, copying nothing: there a negation, which reads and writes as many bytes."""
+    if ENGINE == "tensorflow":
+        import tensorflow as tf
+
+        return tf.negative(x)
+    return keras.ops.copy(x)
+
+
+def kbtool_device():
+    """The device the engine computes on, in words, as the device peak names it (jax: its device and kind, e.g.
+    "cuda:0 NVIDIA H100 80GB HBM3")."""
+    if ENGINE == "jax":
+        import jax
+
+        device = jax.devices()[0]  # jax's default device: the GPU where it has one
+        kind = getattr(device, "device_kind", "")
+        return str(device) if kind.lower() in ("", "cpu") else "{} {}".format(device, kind)
+    if ENGINE == "tensorflow" and DEVICE == "gpu":
+        import tensorflow as tf
+
+        try:
+            details = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+            return "{} {}".format(DEVICE_NAME, details.get("device_name", "")).strip()
+        except Exception:  # the details are words for a reader: their absence changes no figure
+            return DEVICE_NAME
+    return DEVICE_NAME
 
 
 # ---- configuration: keras.config (Keras 3 reads keras.json from KERAS_HOME itself)
