@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
+from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_GPU_WORKERS, DEFAULT_PRECISION, MODES
 
 WORKER_MAIN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "worker", "main.py")
 
@@ -196,17 +196,15 @@ class DeviceUnsupported(Unavailable):
     """A backend cannot run on the device asked (--device): reported once for the backend, never per case."""
 
 
-# Without --jobs, at most this many workers of one backend share a GPU (with --jobs N: N). A case's time on a GPU is
-# mostly the engine compiling it on the CPU, so workers help, but each holds a CUDA context and compile caches of its
-# own on the device, and the machine's cores also serve the other backends' workers: 4 per backend, as a start.
-DEFAULT_GPU_WORKERS = 4
 # The part of a device's memory kbtool shares out among the workers on it (the rest: the driver, other processes);
 # each worker gets DEVICE_MEMORY / (the most workers alive on the device at once), whatever its backend.
 DEVICE_MEMORY = 0.9
 MEMORY_SHARE = "KBTOOL_DEVICE_MEMORY_SHARE"  # a worker's share of its device's memory, 0..1 (the keras3 port reads it)
 # JAX's own variable for the same share: jaxlib's xla_client.generate_pjrt_gpu_plugin_options reads it when the GPU
-# client is made (jax 0.10 also reads XLA_CLIENT_MEM_FRACTION, but older releases only this one)
+# client is made. jax 0.10 also reads XLA_CLIENT_MEM_FRACTION (older releases only this one) and refuses both at once:
+# where the caller set that one, it is left to rule
 JAX_MEMORY_FRACTION = "XLA_PYTHON_CLIENT_MEM_FRACTION"
+JAX_NEW_MEMORY_FRACTION = "XLA_CLIENT_MEM_FRACTION"
 
 
 def on_device(
@@ -260,7 +258,8 @@ def share_memory(launches: Sequence[Launch], jobs: Optional[int] = None) -> List
             continue
         # rounded down, so the shares never add up to more than DEVICE_MEMORY
         share = f"{math.floor(1000 * DEVICE_MEMORY / min(slots, on_devices[launch.device])) / 1000:.3f}"
-        shared.append(
-            dataclasses.replace(launch, env=dict(launch.env, **{MEMORY_SHARE: share, JAX_MEMORY_FRACTION: share}))
-        )
+        env = dict(launch.env, **{MEMORY_SHARE: share})
+        if JAX_NEW_MEMORY_FRACTION not in os.environ and JAX_NEW_MEMORY_FRACTION not in env:
+            env[JAX_MEMORY_FRACTION] = share
+        shared.append(dataclasses.replace(launch, env=env))
     return shared
