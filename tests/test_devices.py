@@ -98,7 +98,7 @@ def test_a_launch_with_devices_gets_the_variables_and_the_jobs_asked_on_the_gpu(
         on_device(dataclasses.replace(launch, devices={"cpu": {}}), "gpu")
 
 
-def test_each_worker_on_a_gpu_gets_its_share_of_the_memory_counted_over_every_backend():
+def test_each_worker_on_a_gpu_gets_its_share_of_the_memory_counted_over_every_backend(monkeypatch):
     def engine(name, workers=None, devices=("cpu", "gpu")):
         return Launch(name, "py", "m", workers=workers, devices={d: {} for d in devices})
 
@@ -116,6 +116,26 @@ def test_each_worker_on_a_gpu_gets_its_share_of_the_memory_counted_over_every_ba
     cpu = [on_device(engine("a"), "cpu", jobs=2), Launch("numpy", "py", "kbtool.reference")]
     assert share_memory(cpu, jobs=2) == cpu
     assert all(share not in launch.env for launch in cpu)
+    # JAX refuses its old and new variables together: the caller's XLA_CLIENT_MEM_FRACTION is left to rule
+    monkeypatch.setenv("XLA_CLIENT_MEM_FRACTION", "0.5")
+    (own,) = share_memory([on_device(engine("a"), "gpu", jobs=2)], jobs=2)
+    assert own.env[share] == "0.450" and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in own.env
+
+
+def test_keras3_jax_keeps_jaxs_compilation_cache_in_kbtools_home_on_every_device(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    jax = registry.RECIPES["keras3-jax"]
+    for device in ("cpu", "gpu"):
+        env = jax.devices[device](str(tmp_path / "envs" / "keras3-jax"))
+        assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "cache" / "jax"), device
+        assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"  # JAX's own default: 1 s
+        assert env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "0"
+    assert jax.devices["gpu"]("e")["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    # the other engines' workers (keras3-numpy convolves with jax.lax too) keep no JAX cache of kbtool's
+    for name in ("keras3-numpy", "keras3-torch", "keras3-tensorflow"):
+        recipe = registry.RECIPES[name]
+        variables = [recipe.env_vars("e")] + [make("e") for make in recipe.devices.values()]
+        assert not any("JAX_COMPILATION_CACHE_DIR" in v for v in variables), name
 
 
 def test_a_recipe_hands_its_devices_to_its_launch(tmp_path, monkeypatch):
