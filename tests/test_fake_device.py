@@ -9,6 +9,7 @@ run writes device keys for them alone; the non-TF32 difference stays unexplained
 fake GPU with the results of one. The workers run on kbtool's own Python with NumPy: no backend env is needed."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -98,7 +99,7 @@ def test_a_declaration_is_read_from_the_source_without_importing_the_module(cust
     # the module raises when imported: reading its declaration must not import it
     name = custom_backend("declares", "mod", "raise RuntimeError('imported')\n" + source)
     assert custom.declared_devices(name) == devices
-    assert name not in __import__("sys").modules
+    assert name not in sys.modules
 
 
 @pytest.mark.parametrize(
