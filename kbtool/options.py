@@ -135,8 +135,9 @@ DEVICE = click.option(
     metavar="cpu|gpu",
     default=DEFAULT_DEVICE,
     callback=lambda ctx, param, value: device(value, "--device"),
-    help="Where the backends with devices compute (the keras3-* engines; KBTOOL_DEVICE in their workers). "
-    "A backend that runs on the CPU only is listed as not run on gpu. Default: cpu.",
+    help="Where the backends with devices compute (the keras3-* engines, custom modules that declare "
+    "KBTOOL_DEVICES; KBTOOL_DEVICE in their workers). A backend that runs on the CPU only is listed as not run on "
+    "gpu. Default: cpu.",
 )
 PRECISION = click.option(
     "--precision",

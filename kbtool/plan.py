@@ -284,13 +284,16 @@ def resolve_backends(
     device: str = DEFAULT_DEVICE,
     precision: str = DEFAULT_PRECISION,
     not_run: Optional[Mapping[str, str]] = None,
+    jobs: Optional[int] = None,
 ) -> List[PlannedBackend]:
     """Named backends must be runnable (else a usage error); by default every built-in one, and those not
     installed are listed with the reason instead of running. A backend that cannot run on `device` is listed with
     the reason (named or not): it is no usage error that some of the backends asked have no GPU. A name in
-    `not_run` (a release a sweep could not install) is listed as broken with its reason, and not launched."""
+    `not_run` (a release a sweep could not install) is listed as broken with its reason, and not launched. On a
+    device other than the CPU, each backend gets up to `jobs` workers (--jobs) and each worker its share of the
+    device's memory (runners.base.on_device, share_memory)."""
     from kbtool.results import BackendStatus
-    from kbtool.runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device
+    from kbtool.runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device, share_memory
 
     check_device(device, precision)
     kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
@@ -309,11 +312,14 @@ def resolve_backends(
             planned_backends.append(PlannedBackend(name, unavailable=str(exc)))
             continue
         try:
-            planned_backends.append(PlannedBackend(name, launch=on_device(launch, device, precision)))
+            planned_backends.append(PlannedBackend(name, launch=on_device(launch, device, precision, jobs)))
         except DeviceUnsupported as exc:
             planned_backends.append(
                 PlannedBackend(name, unavailable=str(exc), status=BackendStatus.DEVICE_UNSUPPORTED.value)
             )
+    runnable = [s for s in planned_backends if s.launch is not None]
+    for planned_backend, launch in zip(runnable, share_memory([s.launch for s in runnable if s.launch], jobs)):
+        planned_backend.launch = launch
     return planned_backends
 
 
@@ -395,7 +401,7 @@ def _runnable_backends(
     """The plan's backends; a KbtoolError when none of them can run here, or none can run a mode of the work."""
     launcher, builtin = sources.registry()
     planned_backends = resolve_backends(
-        selection.backends, launcher, builtin, settings.device, settings.precision, sources.not_run
+        selection.backends, launcher, builtin, settings.device, settings.precision, sources.not_run, settings.jobs
     )
     if not any(s.launch for s in planned_backends):
         raise KbtoolError(

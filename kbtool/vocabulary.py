@@ -34,6 +34,10 @@ MODES: Tuple[str, ...] = tuple(mode.value for mode in Mode)
 # declares devices); the first is the default, and a result on it keeps its recorded-results key unchanged
 DEVICES: Tuple[str, ...] = ("cpu", "gpu")
 DEFAULT_DEVICE = DEVICES[0]
+# Without --jobs, at most this many workers of one backend share a GPU (with --jobs N: N; runners.base.on_device). A
+# case's time on a GPU is mostly the engine compiling it on the CPU, so workers help, but each holds a CUDA context and
+# compile caches of its own on the device, and the machine's cores also serve the other backends' workers: 4 each.
+DEFAULT_GPU_WORKERS = 4
 # --precision (KBTOOL_PRECISION): each engine's own default, or its most precise float32 setting (no TF32)
 PRECISIONS: Tuple[str, ...] = ("default", "highest")
 DEFAULT_PRECISION = PRECISIONS[0]

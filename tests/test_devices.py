@@ -21,8 +21,8 @@ from kbtool.plan import Selection, Sources, make_plan, resolve_backends
 from kbtool.reports import report as report_mod
 from kbtool.reports.verdict import exit_code
 from kbtool.results import BackendStatus, Result, Status
-from kbtool.runners import custom, registry
-from kbtool.runners.base import DeviceUnsupported, Launch, on_device
+from kbtool.runners import base, custom, pool, registry
+from kbtool.runners.base import DeviceUnsupported, Launch, on_device, share_memory
 from kbtool.runners.recipes import Recipe
 from kbtool.runners.recipes import keras3 as keras3_engines
 from kbtool.settings import RunSettings
@@ -77,18 +77,65 @@ def test_a_launch_without_devices_is_unchanged_on_the_cpu_and_unsupported_elsewh
         on_device(launch, "gpu")
 
 
-def test_a_launch_with_devices_gets_the_variables_and_one_worker_on_the_gpu():
+def test_a_launch_with_devices_gets_the_variables_and_the_jobs_asked_on_the_gpu(monkeypatch):
     launch = Launch("eng", "py", "m", env={"A": "1"}, workers=4, devices={"cpu": {}, "gpu": {"NO_PREALLOC": "1"}})
-    cpu = on_device(launch, "cpu")
-    assert cpu.device == "cpu" and cpu.workers == 4
+    cpu = on_device(launch, "cpu", jobs=2)
+    assert cpu.device == "cpu" and cpu.workers == 4  # on the CPU --jobs is the pool's, not the launch's
     assert cpu.env == {"A": "1", "KBTOOL_DEVICE": "cpu", "KBTOOL_PRECISION": "default"}
-    gpu = on_device(launch, "gpu", "highest")
-    assert gpu.device == "gpu" and gpu.workers == 1  # the workers of one backend share the one device
+    gpu = on_device(launch, "gpu", "highest", jobs=3)
+    assert gpu.device == "gpu" and gpu.workers == 3  # --jobs 3, within the backend's own cap of 4
     assert gpu.env == {"A": "1", "KBTOOL_DEVICE": "gpu", "KBTOOL_PRECISION": "highest", "NO_PREALLOC": "1"}
-    assert on_device(dataclasses.replace(launch, gpu_workers=2), "gpu").workers == 2  # the recipe may say more
+    assert on_device(launch, "gpu", jobs=8).workers == 4  # its own cap still holds
+    assert on_device(dataclasses.replace(launch, workers=None), "gpu", jobs=8).workers == 8
+    # without --jobs: one per core, at most DEFAULT_GPU_WORKERS
+    monkeypatch.setattr(pool, "default_jobs", lambda: 16)
+    assert on_device(dataclasses.replace(launch, workers=None), "gpu").workers == base.DEFAULT_GPU_WORKERS == 4
+    monkeypatch.setattr(pool, "default_jobs", lambda: 2)
+    assert on_device(dataclasses.replace(launch, workers=None), "gpu").workers == 2
+    assert on_device(dataclasses.replace(launch, workers=1), "gpu").workers == 1
     assert launch.env == {"A": "1"} and launch.device is None  # the original is untouched
     with pytest.raises(DeviceUnsupported, match=r"has no gpu device in kbtool \(its devices: cpu\)"):
         on_device(dataclasses.replace(launch, devices={"cpu": {}}), "gpu")
+
+
+def test_each_worker_on_a_gpu_gets_its_share_of_the_memory_counted_over_every_backend(monkeypatch):
+    def engine(name, workers=None, devices=("cpu", "gpu")):
+        return Launch(name, "py", "m", workers=workers, devices={d: {} for d in devices})
+
+    share = base.MEMORY_SHARE
+    on_gpu = [on_device(engine("a", workers=1), "gpu", jobs=8), on_device(engine("b"), "gpu", jobs=8)]
+    shared = share_memory(on_gpu, jobs=8)
+    # a: 1 worker, b: up to 8, but no more than the 8 slots are alive at once: 0.9 / 8, rounded down
+    assert [launch.env[share] for launch in shared] == ["0.112", "0.112"]
+    assert all(launch.env["XLA_PYTHON_CLIENT_MEM_FRACTION"] == launch.env[share] for launch in shared)
+    two = share_memory([on_device(engine("a"), "gpu", jobs=2)], jobs=2)
+    assert two[0].env[share] == "0.450" and two[0].workers == 2
+    three = share_memory([on_device(engine(n, workers=1), "gpu", jobs=8) for n in "abc"], jobs=8)
+    assert {launch.env[share] for launch in three} == {"0.300"}  # 3 workers on the one device, whatever backend
+    # on the CPU nothing is shared out, and a backend without devices is left as it is
+    cpu = [on_device(engine("a"), "cpu", jobs=2), Launch("numpy", "py", "kbtool.reference")]
+    assert share_memory(cpu, jobs=2) == cpu
+    assert all(share not in launch.env for launch in cpu)
+    # JAX refuses its old and new variables together: the caller's XLA_CLIENT_MEM_FRACTION is left to rule
+    monkeypatch.setenv("XLA_CLIENT_MEM_FRACTION", "0.5")
+    (own,) = share_memory([on_device(engine("a"), "gpu", jobs=2)], jobs=2)
+    assert own.env[share] == "0.450" and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in own.env
+
+
+def test_keras3_jax_keeps_jaxs_compilation_cache_in_kbtools_home_on_every_device(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    jax = registry.RECIPES["keras3-jax"]
+    for device in ("cpu", "gpu"):
+        env = jax.devices[device](str(tmp_path / "envs" / "keras3-jax"))
+        assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "cache" / "jax"), device
+        assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"  # JAX's own default: 1 s
+        assert env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "0"
+    assert jax.devices["gpu"]("e")["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    # the other engines' workers (keras3-numpy convolves with jax.lax too) keep no JAX cache of kbtool's
+    for name in ("keras3-numpy", "keras3-torch", "keras3-tensorflow"):
+        recipe = registry.RECIPES[name]
+        variables = [recipe.env_vars("e")] + [make("e") for make in recipe.devices.values()]
+        assert not any("JAX_COMPILATION_CACHE_DIR" in v for v in variables), name
 
 
 def test_a_recipe_hands_its_devices_to_its_launch(tmp_path, monkeypatch):

@@ -414,7 +414,8 @@ def planned_backends(names: Sequence[str], device: str = "cpu", precision: str =
             "it"
         )
     engines = [name for name in registry.BUILTIN if name not in registry.ORACLES]
-    return resolve_backends(list(names) or engines, registry.launch_for, engines, device, precision)
+    # one worker at a time (the bench never runs two together): on a GPU it gets the whole share of the memory
+    return resolve_backends(list(names) or engines, registry.launch_for, engines, device, precision, jobs=1)
 
 
 def skipped_note(skipped: Dict[str, str]) -> Optional[str]:

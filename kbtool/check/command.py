@@ -8,7 +8,7 @@ import click
 from kbtool import options
 from kbtool.errors import KbtoolError
 from kbtool.options import complete_backend, complete_op
-from kbtool.vocabulary import MODES
+from kbtool.vocabulary import DEFAULT_GPU_WORKERS, MODES
 
 if TYPE_CHECKING:
     from kbtool.plan import Plan
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 )
 @options.SPEC
 @options.TIMEOUT
-@options.jobs("sharing every backend's cases")
+@options.jobs(f"sharing every backend's cases; on a GPU, without --jobs, at most {DEFAULT_GPU_WORKERS} of one backend")
 @click.option(
     "--keras-config",
     "keras_config",

@@ -7,9 +7,9 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_PRECISION, MODES
+from kbtool.vocabulary import CASE_DEFAULTS, DEFAULT_DEVICE, DEFAULT_GPU_WORKERS, DEFAULT_PRECISION, MODES
 
 WORKER_MAIN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "worker", "main.py")
 
@@ -145,7 +145,6 @@ class Launch:
     # backend runs on the CPU only as kbtool runs it, its results carry no device and it gets no KBTOOL_DEVICE
     devices: Dict[str, Dict[str, str]] = field(default_factory=dict)
     cpu_only: str = ""  # why it has no devices, said when another device is asked (default: DEFAULT_CPU_ONLY)
-    gpu_workers: int = 1  # Launch.workers on the GPU (the pool's workers of one backend share one device)
     device: Optional[str] = None  # the device it runs on (on_device sets it; None: a backend without devices)
 
     def for_worker(self, index: int) -> "Launch":
@@ -197,10 +196,24 @@ class DeviceUnsupported(Unavailable):
     """A backend cannot run on the device asked (--device): reported once for the backend, never per case."""
 
 
-def on_device(launch: Launch, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION) -> Launch:
+# The part of a device's memory kbtool shares out among the workers on it (the rest: the driver, other processes);
+# each worker gets DEVICE_MEMORY / (the most workers alive on the device at once), whatever its backend.
+DEVICE_MEMORY = 0.9
+MEMORY_SHARE = "KBTOOL_DEVICE_MEMORY_SHARE"  # a worker's share of its device's memory, 0..1 (the keras3 port reads it)
+# JAX's own variable for the same share: jaxlib's xla_client.generate_pjrt_gpu_plugin_options reads it when the GPU
+# client is made. jax 0.10 also reads XLA_CLIENT_MEM_FRACTION (older releases only this one) and refuses both at once:
+# where the caller set that one, it is left to rule
+JAX_MEMORY_FRACTION = "XLA_PYTHON_CLIENT_MEM_FRACTION"
+JAX_NEW_MEMORY_FRACTION = "XLA_CLIENT_MEM_FRACTION"
+
+
+def on_device(
+    launch: Launch, device: str = DEFAULT_DEVICE, precision: str = DEFAULT_PRECISION, jobs: Optional[int] = None
+) -> Launch:
     """`launch` set up to run on `device` at `precision`: KBTOOL_DEVICE and KBTOOL_PRECISION and the device's own
-    variables in its environment, and at most `gpu_workers` workers on a GPU. A launch without devices is returned
-    as it is on the CPU, and raises DeviceUnsupported (with its reason) on any other device."""
+    variables in its environment; on a GPU at most `jobs` workers (--jobs; None: DEFAULT_GPU_WORKERS, or fewer when
+    there are fewer cores), within its own cap. A launch without devices is returned as it is on the CPU, and raises
+    DeviceUnsupported (with its reason) on any other device. share_memory then gives each worker its share."""
     import dataclasses
 
     if not launch.devices:
@@ -212,7 +225,41 @@ def on_device(launch: Launch, device: str = DEFAULT_DEVICE, precision: str = DEF
             "has no {} device in kbtool (its devices: {})".format(device, ", ".join(sorted(launch.devices)))
         )
     env = dict(launch.env, KBTOOL_DEVICE=device, KBTOOL_PRECISION=precision, **launch.devices[device])
-    # workers of one backend on a GPU share that one device: each would open it (JAX preallocates 75 % of its
-    # memory) and a second one could not start, so a backend gets gpu_workers (default 1) there
-    workers = launch.gpu_workers if device != DEFAULT_DEVICE else launch.workers
+    workers = launch.workers
+    if device != DEFAULT_DEVICE:
+        from kbtool.runners.pool import default_jobs
+
+        on_gpu = jobs or min(default_jobs(), DEFAULT_GPU_WORKERS)
+        workers = min(workers, on_gpu) if workers else on_gpu
     return dataclasses.replace(launch, env=env, device=device, workers=workers)
+
+
+def share_memory(launches: Sequence[Launch], jobs: Optional[int] = None) -> List[Launch]:
+    """`launches` (already on_device) with each worker's share of its device's memory in its environment: on a GPU,
+    DEVICE_MEMORY divided by the most workers alive on that device at once, over every backend on it (the sum of
+    their caps, at most the run's `jobs` slots; None: one per core). No engine then takes more than its share
+    (JAX preallocates 75 % of the memory unless told otherwise): JAX reads XLA_PYTHON_CLIENT_MEM_FRACTION, the
+    keras3 port gives torch its share (torch.cuda.set_per_process_memory_fraction), TensorFlow grows its memory as
+    it needs. A launch on the CPU, or without devices, is returned as it is."""
+    import dataclasses
+    import math
+
+    from kbtool.runners.pool import default_jobs
+
+    slots = jobs or default_jobs()
+    on_devices: Dict[str, int] = {}
+    for launch in launches:
+        if launch.device and launch.device != DEFAULT_DEVICE:
+            on_devices[launch.device] = on_devices.get(launch.device, 0) + (launch.workers or slots)
+    shared = []
+    for launch in launches:
+        if not launch.device or launch.device == DEFAULT_DEVICE:
+            shared.append(launch)
+            continue
+        # rounded down, so the shares never add up to more than DEVICE_MEMORY
+        share = f"{math.floor(1000 * DEVICE_MEMORY / min(slots, on_devices[launch.device])) / 1000:.3f}"
+        env = dict(launch.env, **{MEMORY_SHARE: share})
+        if JAX_NEW_MEMORY_FRACTION not in os.environ and JAX_NEW_MEMORY_FRACTION not in env:
+            env[JAX_MEMORY_FRACTION] = share
+        shared.append(dataclasses.replace(launch, env=env))
+    return shared

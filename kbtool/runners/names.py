@@ -14,6 +14,7 @@ Everything that reads a name calls this module; whether a base or an env exists 
 kbtool beyond the ground floor, so any layer may import it.
 """
 
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -161,13 +162,30 @@ def parse_range(text: str) -> Tuple[str, str, str]:
 
 def importable(module: str) -> bool:
     """Whether a custom backend's `module` can be found on kbtool's path, PYTHONPATH or the current directory (without importing it)."""
+    try:
+        return _find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def module_source(module: str) -> Optional[str]:
+    """The path of a custom backend's `module`'s Python source, found as `importable` finds it (the module itself
+    is not imported; a parent package is, as find_spec does); None when it is not found or has no .py source (an
+    extension module, a namespace package)."""
+    try:
+        spec = _find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    return origin if isinstance(origin, str) and origin.endswith(".py") and os.path.isfile(origin) else None
+
+
+def _find_spec(module: str) -> Optional[importlib.machinery.ModuleSpec]:
     paths = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     added = [p for p in paths if p not in sys.path]
     sys.path[:0] = added
     try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
+        return importlib.util.find_spec(module)
     finally:
         for p in added:
             sys.path.remove(p)

@@ -5,10 +5,10 @@ A free slot takes the lane with the most estimated work left per worker on it: a
 first; when every lane has a worker, it joins the lane whose remaining work, shared with one more worker, still
 outweighs starting a worker (a backend's long tail, such as Theano's, is then worked from both ends by two workers).
 A slot serves its lane until the lane is empty, then picks again. At most `jobs` workers are alive at once, which
-bounds memory; a backend may cap its own workers (Launch.workers). On a GPU (--device gpu) a backend gets one worker
-(Launch.gpu_workers, set by runners.base.on_device): its workers would share the one device, and a second one could
-not open it while the first holds it (JAX preallocates 75 % of its memory), so workers never starve each other.
-Different backends on one GPU are kept from it by their recipes' device variables (e.g. no preallocation).
+bounds memory; a backend may cap its own workers (Launch.workers). On a GPU (--device gpu) the workers of every
+backend share the device: a backend gets up to --jobs workers there (without --jobs, DEFAULT_GPU_WORKERS; set by
+runners.base.on_device), and each worker a share of the device's memory, with no preallocation
+(runners.base.share_memory), so no worker keeps another from opening the device.
 
 The estimate of a lane is (cases left) x (that backend's seconds per case): measured as its cases finish, before
 that the recipe's `case_seconds` hint. Scheduling changes who runs a case and when, never what is run or judged:

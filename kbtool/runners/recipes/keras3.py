@@ -5,8 +5,10 @@ backend API written on Keras 3's public API (keras.ops, keras.random, keras.Vari
 as specs/keras3_map.yaml maps each function. The engine is Keras 3's own choice from KERAS_BACKEND.
 """
 
+import os
 from typing import Callable, Dict, List, Optional
 
+from kbtool.runners.base import kbtool_home
 from kbtool.runners.recipes.keras2 import TENSORFLOW as KERAS2_TENSORFLOW
 from kbtool.runners.recipes.recipe import Recipe
 
@@ -61,13 +63,33 @@ def engine_recipe(
     )
 
 
+def _jax_cache(env_dir: str) -> Dict[str, str]:
+    """JAX's persistent compilation cache, under kbtool's cache folder (beside Theano's compile dirs), for every
+    compiled computation however fast it compiled: a case's time in a keras3-jax worker is mostly XLA compiling it,
+    and a run compiles the same small computations as the last one. Workers share the one folder (JAX keys an entry
+    by its computation, jax/jaxlib version and device, so a GPU's entries never serve the CPU, nor one release's
+    another's); a worker that reads an entry another is still writing recompiles it (JAX warns, never fails).
+
+    On the CPU too, since it does not slow a cold run: `kbtool check --backend keras3-jax --keras-config defaults`
+    of 12 ops (dot, conv1d/2d/3d, conv2d_transpose, separable_conv2d, batch_dot, pool2d, softmax, sum, mean, relu;
+    550 results, --jobs 1, 2 cores shared with other work), medians of 3 interleaved rounds: CPU time (user + sys)
+    30.5 s without the cache, 28.8 s cold (0.94), 15.7 s warm (0.51); wall time 37.6 s, 32.7 s, 19.3 s; 504 entries,
+    2.1 MB. The results are the same with it, cold or warm, as without."""
+    return {
+        "JAX_COMPILATION_CACHE_DIR": os.path.join(kbtool_home(), "cache", "jax"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # JAX's default caches only what took 1 s or more
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",  # no minimum size (JAX's default on a local disk too)
+    }
+
+
 def _jax_cpu(env_dir: str) -> Dict[str, str]:
-    return dict(HIDE_GPUS, JAX_PLATFORMS="cpu")
+    return dict(HIDE_GPUS, JAX_PLATFORMS="cpu", **_jax_cache(env_dir))
 
 
 def _jax_gpu(env_dir: str) -> Dict[str, str]:
-    # no preallocation: JAX would take 75 % of the GPU's memory and another engine's worker could not start
-    return {"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    # no preallocation: JAX would take 75 % of the GPU's memory and no other worker could start; each worker's share
+    # of the memory (XLA_PYTHON_CLIENT_MEM_FRACTION) is set by runners.base.share_memory, which counts the workers
+    return dict({"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, **_jax_cache(env_dir))
 
 
 def _tensorflow_env(env_dir: str) -> Dict[str, str]:

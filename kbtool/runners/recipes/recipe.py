@@ -76,7 +76,6 @@ class Recipe:
     # recipe hides the GPU with CUDA_VISIBLE_DEVICES=-1). See on_device.
     devices: Dict[str, Callable[[str], Dict[str, str]]] = field(default_factory=dict)
     cpu_only: str = ""  # why a backend without devices runs on the CPU only (said under --device gpu)
-    gpu_workers: int = 1  # see Launch.gpu_workers
     # packages that follow another's release when a release pins it (tf-keras 2.16 needs tensorflow 2.16.*; tf-keras
     # 2.14 does not say so itself): pinned package -> its followers, pinned to the same major.minor (releases.py)
     release_couples: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
@@ -142,5 +141,4 @@ class Recipe:
             unsupported_modes=dict(self.unsupported_modes),
             devices={device: dict(variables(env_dir)) for device, variables in self.devices.items()},
             cpu_only=self.cpu_only,
-            gpu_workers=self.gpu_workers,
         )

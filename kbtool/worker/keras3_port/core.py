@@ -13,6 +13,8 @@ import keras
 ENGINE = keras.backend.backend()
 DEVICE = os.environ.get("KBTOOL_DEVICE", "cpu")
 PRECISION = os.environ.get("KBTOOL_PRECISION", "default")
+# this worker's share of the device's memory (0..1; kbtool sets it on a GPU, where several workers share the device)
+MEMORY_SHARE = os.environ.get("KBTOOL_DEVICE_MEMORY_SHARE")
 
 
 def _open_device():
@@ -42,6 +44,8 @@ def _open_device():
                 "KBTOOL_DEVICE=gpu: torch {} ({}) sees no CUDA device; register an interpreter with a CUDA torch "
                 "(`kbtool env use keras3-torch --python PATH`)".format(torch.__version__, built)
             )
+        if MEMORY_SHARE:  # JAX reads its own variable (XLA_PYTHON_CLIENT_MEM_FRACTION); torch is told here
+            torch.cuda.set_per_process_memory_fraction(float(MEMORY_SHARE), 0)
         return "cuda:0 " + torch.cuda.get_device_name(0)
     if ENGINE == "tensorflow":
         import tensorflow as tf
