@@ -280,3 +280,44 @@ def test_run_check_keeps_the_fake_gpus_device_on_every_result(spec):
     report = run_check(plan, known_entries=[])
     assert report["results"] and all(r["device"] == "gpu" for r in report["results"])
     assert failing(report, "batch_dot")  # TF32 reaches the symbolic mode too (the inputs are rounded when fed)
+
+
+def test_report_judge_highest_names_the_fake_gpus_tf32_differences_and_only_them(home):
+    """The TF32 classification end to end: dot's and conv2d's GPU failures fit the TF32 bound and pass at
+    --precision highest (tf32); softmax's bias stays at highest (no kind: `device only` in the devices table)."""
+    ops = ["--op", "dot", "--op", "conv2d", "--op", "softmax", "--mode", "eager"]
+    check(home, "default", *ops, "--device", "gpu")
+    check(home, "highest", *ops, "--device", "gpu", "--precision", "highest")
+    check(home, "cpu", *ops)
+    empty = str(home / "empty.yaml")
+    judged = run(
+        "report",
+        "judge",
+        str(home / "default.json"),
+        "--highest",
+        str(home / "highest.json"),
+        "--known",
+        empty,
+        "-o",
+        str(home / "judged.json"),
+    )
+    assert judged.exit_code == 1
+    report = json.loads((home / "judged.json").read_text())
+    kinds = {(r["op"], (r.get("device_difference") or {}).get("kind")) for r in failing(report)}
+    assert kinds == {("dot", "tf32"), ("conv2d", "tf32"), ("softmax", None)}
+    compared = run(
+        "report",
+        "devices",
+        str(home / "cpu.json"),
+        str(home / "default.json"),
+        "--highest",
+        str(home / "highest.json"),
+        "--json",
+    )
+    table = json.loads(compared.output)
+    assert compared.exit_code == 1 and not table["ok"]
+    assert {(c["op"], c["kind"]) for c in table["changes"]} == {
+        ("dot", "tf32"),
+        ("conv2d", "tf32"),
+        ("softmax", "device only"),
+    }
