@@ -122,14 +122,15 @@ def test_each_worker_on_a_gpu_gets_its_share_of_the_memory_counted_over_every_ba
     assert own.env[share] == "0.450" and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in own.env
 
 
-def test_keras3_jax_keeps_jaxs_compilation_cache_in_kbtools_home_on_every_device(tmp_path, monkeypatch):
+def test_keras3_jax_keeps_jaxs_compilation_cache_in_kbtools_home_on_the_gpu_only(tmp_path, monkeypatch):
     monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
     jax = registry.RECIPES["keras3-jax"]
-    for device in ("cpu", "gpu"):
-        env = jax.devices[device](str(tmp_path / "envs" / "keras3-jax"))
-        assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "cache" / "jax"), device
-        assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"  # JAX's own default: 1 s
-        assert env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "0"
+    env = jax.devices["gpu"](str(tmp_path / "envs" / "keras3-jax"))
+    assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "cache" / "jax")
+    assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"  # JAX's own default: 1 s
+    assert env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] == "0"
+    # on the CPU a cold cache nearly doubles the whole spec's time (kbtool/runners/recipes/keras3.py)
+    assert not any(k.startswith("JAX_PERSISTENT") or k == "JAX_COMPILATION_CACHE_DIR" for k in jax.devices["cpu"]("e"))
     assert jax.devices["gpu"]("e")["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
     # the other engines' workers (keras3-numpy convolves with jax.lax too) keep no JAX cache of kbtool's
     for name in ("keras3-numpy", "keras3-torch", "keras3-tensorflow"):

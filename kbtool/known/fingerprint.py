@@ -130,17 +130,22 @@ def _pair(expected: str, actual: str) -> str:
     return expected if expected == actual else f"{actual}!={expected}"
 
 
+def _leading_parts(status: str, message: str, d: Mapping[str, Any]) -> List[str]:
+    """The status, the normalised message and, for a repeated run, how many runs disagreed: every format's first
+    parts. A verdict on draws keeps no numbers: an unseeded draw's numbers (and their lengths) differ in every run."""
+    nondeterministic = str(status) == "nondeterministic"
+    parts = [str(status), normalised_message(message or "", numbers=not (d.get("draws") or nondeterministic))]
+    if nondeterministic and d.get("runs") and d.get("disagreed"):
+        parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
+    return parts
+
+
 def of(status: str, message: str, details: Optional[Mapping[str, Any]]) -> str:
     """The fingerprint of one result (its status, message and details, as the report carries them). A verdict on
     random draws (`details.draws`) keeps its words, not its numbers: an unseeded draw's statistic differs in every
     run, the property it breaks does not."""
     d: Dict[str, Any] = dict(details or {})
-    nondeterministic = str(status) == "nondeterministic"
-    # a verdict on draws: an unseeded draw's numbers (and their lengths) differ in every run
-    text = normalised_message(message or "", numbers=not (d.get("draws") or nondeterministic))
-    parts = [str(status), text]
-    if nondeterministic and d.get("runs") and d.get("disagreed"):
-        parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
+    parts = _leading_parts(status, message, d)
     if d.get("outputs"):
         failing = [out for out in d["outputs"] if out.get("status") != "pass"]
         for out in failing[:MAX_OUTPUTS]:
@@ -196,11 +201,7 @@ def of_first_format(status: str, message: str, details: Optional[Mapping[str, An
     ('(2,3) float32!=float64', '?' for what the details lack). `kbtool report judge` compares such a report's
     results with the entries it carries in this format; a record in it is never written any more."""
     d: Dict[str, Any] = dict(details or {})
-    nondeterministic = str(status) == "nondeterministic"
-    text = normalised_message(message or "", numbers=not (d.get("draws") or nondeterministic))
-    parts = [str(status), text]
-    if nondeterministic and d.get("runs") and d.get("disagreed"):
-        parts.append("{} of the repeated runs disagree".format("all" if d["disagreed"] >= d["runs"] - 1 else "some"))
+    parts = _leading_parts(status, message, d)
     if d.get("mismatched") is not None and not d.get("draws"):
         first = d.get("first_index")
         parts.append(

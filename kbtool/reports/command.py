@@ -37,6 +37,18 @@ _REPORT_OUTPUT = click.option(
 )
 
 
+# judge and devices: the runs at --precision highest that confirm a TF32 difference
+_HIGHEST = click.option(
+    "--highest",
+    "highest",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="REPORT.json",
+    help="A report of the same calls at --precision highest (repeatable): a device result that fails at default "
+    "precision, passes there and fits the TF32 error bound is classified tf32.",
+)
+
+
 @report.command("render")
 @click.argument("file", type=click.Path(dir_okay=False))
 @_REPORT_OUTPUT
@@ -139,15 +151,7 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
 @report.command("judge")
 @click.argument("file", metavar="REPORT.json", type=click.Path(dir_okay=False))
 @options.KNOWN
-@click.option(
-    "--highest",
-    "highest",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    metavar="REPORT.json",
-    help="A report of the same calls at --precision highest (repeatable): a device result that fails at default "
-    "precision, passes there and fits the TF32 error bound is classified tf32.",
-)
+@_HIGHEST
 @_REPORT_OUTPUT
 @click.option("--strict", is_flag=True, help="Judge the report as `check --strict` does.")
 def report_judge(
@@ -204,14 +208,7 @@ def report_judge(
 @report.command("devices")
 @click.argument("cpu", metavar="CPU.json", type=click.Path(dir_okay=False))
 @click.argument("device", metavar="DEVICE.json", type=click.Path(dir_okay=False))
-@click.option(
-    "--highest",
-    "highest",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    metavar="REPORT.json",
-    help="A report of the device's calls at --precision highest (repeatable): confirms a tf32 difference.",
-)
+@_HIGHEST
 @click.option(
     "--output",
     "-o",

@@ -65,16 +65,15 @@ def engine_recipe(
 
 def _jax_cache(env_dir: str) -> Dict[str, str]:
     """JAX's persistent compilation cache, under kbtool's cache folder (beside Theano's compile dirs), for every
-    compiled computation however fast it compiled: a case's time in a keras3-jax worker is mostly XLA compiling it,
-    and a run compiles the same small computations as the last one. Workers share the one folder (JAX keys an entry
-    by its computation, jax/jaxlib version and device, so a GPU's entries never serve the CPU, nor one release's
-    another's); a worker that reads an entry another is still writing recompiles it (JAX warns, never fails).
+    compiled computation however fast it compiled: on a GPU a case's time is mostly XLA compiling it (about 0.1 s a
+    result on an H100, one worker), and a run compiles the same small computations as the last one. Workers share the
+    one folder (JAX keys an entry by its computation, jax/jaxlib version and device, so one release's entries never
+    serve another's); a worker that reads an entry another is still writing recompiles it (JAX warns, never fails).
 
-    On the CPU too, since it does not slow a cold run: `kbtool check --backend keras3-jax --keras-config defaults`
-    of 12 ops (dot, conv1d/2d/3d, conv2d_transpose, separable_conv2d, batch_dot, pool2d, softmax, sum, mean, relu;
-    550 results, --jobs 1, 2 cores shared with other work), medians of 3 interleaved rounds: CPU time (user + sys)
-    30.5 s without the cache, 28.8 s cold (0.94), 15.7 s warm (0.51); wall time 37.6 s, 32.7 s, 19.3 s; 504 entries,
-    2.1 MB. The results are the same with it, cold or warm, as without."""
+    On the GPU only: on the CPU it slows a run. The whole spec on keras3-jax (3,143 results, --jobs 2, 2 cores, one
+    session, interleaved): 44.7 s and 44.4 s without it, 83.3 s with it cold (1.87x: writing 2,552 entries, 12 MB),
+    43.2 s and 43.7 s warm (0.98x); the results are the same. (12 ops at --jobs 1 gave cold 0.87x, warm 0.51x: small
+    runs gain, the whole spec does not, and a first run pays.)"""
     return {
         "JAX_COMPILATION_CACHE_DIR": os.path.join(kbtool_home(), "cache", "jax"),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # JAX's default caches only what took 1 s or more
@@ -83,7 +82,7 @@ def _jax_cache(env_dir: str) -> Dict[str, str]:
 
 
 def _jax_cpu(env_dir: str) -> Dict[str, str]:
-    return dict(HIDE_GPUS, JAX_PLATFORMS="cpu", **_jax_cache(env_dir))
+    return dict(HIDE_GPUS, JAX_PLATFORMS="cpu")
 
 
 def _jax_gpu(env_dir: str) -> Dict[str, str]:
