@@ -1,40 +1,122 @@
 """File chores shared by every stage: atomic writes, where in a YAML file a parse error is, and reading spec and
 known-differences files that may be hostile (bounded size, bounded YAML, one-line problems)."""
 
+import contextlib
 import errno
 import os
 import re
 import stat
 import tempfile
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+import time
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tuple, Union
 
 import yaml
 
 from kbtool.errors import KbtoolError
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the new one, never half of either.
+def write_atomic(path: str, text: Union[str, bytes]) -> None:
+    """Write `text` (str as UTF-8, or bytes) to `path` so that readers see the old file or the new one, never half
+    of either.
 
     The temporary file gets a unique name beside the target (mkstemp: never a fixed name that another
-    process, or a symlink planted there, could share) and replaces it in one rename.
+    process, or a symlink planted there, could share) and replaces it in one rename. A write cut short (a full
+    disk, `ulimit -f`: EFBIG) is an OSError and leaves the target as it was.
     """
     path = os.path.realpath(path)  # a symlinked file is updated where it lives; the link stays
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     mode = _mode_for(path)
+    data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte of `data` to `fd`: os.write may write part of it (it then says how much); a write that makes no
+    progress is an OSError, never a silent short file."""
+    view = memoryview(data)
+    while view:
+        count = os.write(fd, view)
+        if count <= 0:
+            raise OSError(errno.EIO, "short write")
+        view = view[count:]
+
+
+def refuse_output_over_input(outputs: Iterable[Optional[str]], inputs: Iterable[Optional[str]]) -> None:
+    """A one-line KbtoolError when a file a command would write is also one it reads (the same real path, through a
+    symlink too, or a hard link to it): writing it would replace the input before, or while, it is read. Called
+    before anything is written. None among either is skipped (an option not given)."""
+    read: Dict[str, str] = {}
+    for name in inputs:
+        if name:
+            read.setdefault(os.path.realpath(name), name)
+    for out in outputs:
+        if not out:
+            continue
+        real = os.path.realpath(out)
+        same = read.get(real) or next((name for name in read.values() if _same_file(out, name)), None)
+        if same is not None:
+            said = "" if same == out else f" (as {same})"
+            raise KbtoolError(f"{out} is also an input of this command{said}: write the output to another file")
+
+
+def _same_file(one: str, other: str) -> bool:
+    """Whether two existing paths are one file (hard links); False when either is missing or unreadable."""
+    try:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError):
+        return False
+
+
+LOCK_WAIT_SECONDS = 60.0  # how long a run waits for another run's update of the same file
+
+
+@contextlib.contextmanager
+def locked(path: str, what: str = "") -> Iterator[None]:
+    """Hold an exclusive lock for a read-modify-write of `path` (a known-differences or history file another run
+    may update at once): read the file inside it, write it (atomically) inside it.
+
+    The lock is fcntl.flock on a sidecar `PATH.lock` beside the real file, never on the file itself: an atomic
+    write replaces the file, and a lock on the replaced inode would not stop a run that opens the new one. A lock
+    not had within LOCK_WAIT_SECONDS is a one-line KbtoolError."""
+    import fcntl
+
+    what = what if not what or what.endswith(" ") else what + " "
+    lock_path = os.path.realpath(path) + ".lock"
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except (OSError, ValueError) as exc:
+        raise KbtoolError(f"cannot lock {what}{path}: {lock_path}: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise KbtoolError(
+                        f"{what}{path} is being updated by another run ({lock_path} held for "
+                        f"{LOCK_WAIT_SECONDS:g} s); try again when it ends"
+                    )
+                time.sleep(0.05)
+            except OSError as exc:  # a file system without locks (ENOLCK)
+                raise KbtoolError(f"cannot lock {what}{path}: {lock_path}: {exc.strerror or exc}")
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _mode_for(path: str) -> int:

@@ -215,6 +215,9 @@ def bench(
         verbose=verbose,
     )
     _check(request)
+    from kbtool.files import refuse_output_over_input
+
+    refuse_output_over_input(outputs, (source, baseline, spec_path))
     base = _load_baseline(request)
     if source:
         _refuse_measuring_options(request, size, sizes)

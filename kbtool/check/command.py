@@ -141,8 +141,12 @@ def check(**flags: Any) -> None:
       kbtool check --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
     """
     from kbtool import reports
+    from kbtool.files import refuse_output_over_input
 
     opts = options.CheckOptions(**flags)
+    # the history is read (and appended to) too: a report over it would replace it
+    refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, opts.known_path))
+    refuse_output_over_input([opts.history_path], (opts.spec_path, opts.known_path))
     plan = _plan(opts)
     reports.prepare_outputs(opts.outputs)
     if opts.history_path:

@@ -2,7 +2,7 @@
 explains)."""
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -42,19 +42,30 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
       kbtool known record full.json --known my_known.yaml
     """
     from kbtool import files, paths
-    from kbtool import known as known_mod
-    from kbtool.check.run import known_entries_for
     from kbtool.known import record as record_mod
     from kbtool.reports.report import Report
-    from kbtool.runners import envs
     from kbtool.specs import loader
 
+    path = known_path or paths.known_differences_file()
+    files.refuse_output_over_input([path], [report_path])
     report = Report.load(report_path)
     problem = record_mod.comparable_problem(report.to_dict())
     if problem:
         raise KbtoolError(f"{report_path}: {problem}")
-    path = known_path or paths.known_differences_file()
     spec = loader.load()
+    with files.locked(path, "known-differences file"):  # another `known record` may update the file at once
+        _record_locked(path, spec, report)
+
+
+def _record_locked(path: str, spec: Any, report: Any) -> None:
+    """known record's read-modify-write of the known file `path`, with its lock held: read here, not before, so an
+    update another run made while this one waited is kept."""
+    from kbtool import files
+    from kbtool import known as known_mod
+    from kbtool.check.run import known_entries_for
+    from kbtool.known import record as record_mod
+    from kbtool.runners import envs
+
     entries, _ = known_entries_for(spec, path)
     if not entries:
         raise KbtoolError(f"{path}: no known-difference entries to record")

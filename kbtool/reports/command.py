@@ -11,6 +11,7 @@ import click
 
 from kbtool import options
 from kbtool.errors import KbtoolError
+from kbtool.files import refuse_output_over_input
 
 
 @click.group()
@@ -93,6 +94,7 @@ def report_render(
         raise KbtoolError(
             "--status filters the terminal view only; files and --format {} hold the whole report".format(fmt or "json")
         )
+    refuse_output_over_input(outputs, [file])
     report = read_report(file)
     reports.prepare_outputs(outputs)
     failures = reports.write_all(report, outputs, echo=lambda line: click.echo(line, err=True))
@@ -130,6 +132,7 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
     from kbtool.reports.load import read_report
     from kbtool.reports.verdict import exit_code, verdict_reasons
 
+    refuse_output_over_input(outputs, files)
     parts = [(name, read_report(name)) for name in merge_mod.distinct_files(files)]
     merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
     reports.prepare_outputs(outputs)
@@ -179,6 +182,7 @@ def report_judge(
     from kbtool.reports.load import read_report
     from kbtool.reports.verdict import exit_code, verdict_reasons
 
+    refuse_output_over_input(outputs, (file, *highest, known_path))
     stored = read_report(file)
     at_highest = [(name, read_report(name)) for name in highest]
     judged = judge_mod.judge(file, stored, known_path, strict=strict, highest=at_highest)
@@ -239,11 +243,10 @@ def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tup
     from kbtool.reports.load import read_report
 
     writers = {".json": devices_mod.as_json, ".md": devices_mod.markdown}
+    refuse_output_over_input(outputs, (cpu, device, *highest))
     for path in outputs:
         if os.path.splitext(path)[1].lower() not in writers:
             raise KbtoolError(f"cannot write {path}: the comparison is written as .json or .md")
-        if os.path.exists(path) and os.path.realpath(path) in {os.path.realpath(p) for p in (cpu, device, *highest)}:
-            raise KbtoolError(f"{path} is one of the reports compared: write the comparison to another file")
     comparison = devices_mod.compare(
         (cpu, read_report(cpu)), (device, read_report(device)), [(name, read_report(name)) for name in highest]
     )
@@ -314,6 +317,7 @@ def report_history_add(files: Tuple[str, ...], history_path: str) -> None:
     from kbtool.reports.load import read_report
     from kbtool.reports.merge import distinct_files
 
+    refuse_output_over_input([history_path], files)
     history.check_target(history_path)
     lines = []
     for name in distinct_files(files):
@@ -362,6 +366,7 @@ def report_history(history_path: str, output: Optional[str], fmt: Optional[str])
     from kbtool.reports import check_writable, history
     from kbtool.reports.text import encodable
 
+    refuse_output_over_input([output], [history_path])
     if output:
         by_extension = history.format_of(output)
         if fmt and fmt != by_extension:
@@ -406,6 +411,7 @@ def report_migration(
     from kbtool.specs import keras3_map as map_mod
     from kbtool.specs import loader
 
+    refuse_output_over_input([output], (*files, map_path, spec_path))
     if output:
         extension = os.path.splitext(output)[1]
         by_extension = {".md": "markdown", ".html": "html"}.get(extension)

@@ -6,9 +6,10 @@ as is and conformance, the spec's SHA-256, the kbtool version, and per op a dige
 first 8 hex digits of the SHA-256 of its sorted (case, mode, status, message fingerprint) rows. Two runs whose op
 digests differ behaved differently on that op even when the counts agree (a failure that fails in another way).
 
-The file is only ever appended to (`append`): one os.write per line on a descriptor opened O_APPEND, then fsync;
-earlier bytes are never rewritten. Reading it (`read`) keeps every valid line and reports each bad one by its line
-number; a bad line never costs the page.
+The file is only ever appended to (`append`), all or nothing and one run at a time: under a lock, the file as it is
+plus the new lines replaces it atomically; earlier lines stay as they were. Reading it (`read`) keeps every valid
+line and reports each bad one by its line number; a bad line (NaN or an infinity among them, which JSON has not)
+never costs the page.
 
 The page (`view`, then one renderer per format: terminal, markdown, json, html) has a section per base backend and
 in it a series per track: its releases in version order (releases.version_key; runs of one release by date), and
@@ -20,16 +21,17 @@ digest changed with their counts before and after, and the first release where e
 import datetime
 import hashlib
 import json
+import math
 import os
 import re
 import stat
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kbtool import schemas
+from kbtool import files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.known.fingerprint import of_result
 from kbtool.reports.summary import COUNT_COLUMNS, backend_counts, pass_as_is, percent
-from kbtool.reports.text import plain
+from kbtool.reports.text import cell, plain
 from kbtool.runners import names
 from kbtool.runners.names import base_of as base_name
 from kbtool.runners.releases import version_key
@@ -129,11 +131,26 @@ def problems(line: Any) -> List[str]:
     found = schemas.problems(SCHEMA_FILE, line)
     if found:
         return found
+    odd = _not_finite(line)
+    if odd:  # JSON has no NaN or infinity; a line that holds one (json.loads reads them) no view can draw
+        return [f"{odd}: not a finite number"]
     width = len(line["op_columns"]) + 1
     for op, digest in line["ops"].items():
         if len(digest) != width or not isinstance(digest[-1], str) or any(isinstance(v, str) for v in digest[:-1]):
             found.append(f"ops/{op}: {len(line['op_columns'])} counts (one per op_columns status) then a sha8")
     return found
+
+
+def _not_finite(value: Any, where: str = "") -> Optional[str]:
+    """The path of the first NaN or infinity in `value` ("conformance", "pass_as_is/percent"), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "the line"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _not_finite(item, f"{where}/{key}" if where else str(key))
+        if found:
+            return found
+    return None
 
 
 def dumps(line: Record) -> str:
@@ -185,42 +202,52 @@ def check_target(path: str) -> None:
 
 
 def append(path: str, lines: Sequence[Record]) -> Tuple[int, int]:
-    """Append the lines a file does not hold yet (same date and backend): one write per line on an O_APPEND
-    descriptor, each followed by fsync; nothing earlier in the file is rewritten. (written, skipped as already
-    there). A file whose last line has no newline (a write cut short) gets one first, so no line joins it."""
+    """Append the lines a file does not hold yet (same date and backend). (written, skipped as already there).
+
+    All or nothing, one run at a time: under the file's lock (files.locked: another history-add or check
+    --history may append at once) the file is read again and the whole new file (its bytes as they were, then the
+    new lines) replaces it atomically, so a write cut short (a full disk, `ulimit -f`) leaves it as it was and two
+    runs never both add a line. A file whose last line has no newline gets one first, so no line joins it."""
     check_target(path)
     for line in lines:
         found = problems(line)
         if found:  # kbtool's own bug: never write a line the reader would refuse
             raise KbtoolError(f"history line for {line.get('backend')}: {found[0]}")
+    with files.locked(path, "history"):
+        return _append_locked(path, lines)
+
+
+def _append_locked(path: str, lines: Sequence[Record]) -> Tuple[int, int]:
+    """append's read-modify-write, with the lock held."""
     held = {_identity(entry) for entry, _ in read(path)[0]} if os.path.exists(path) else set()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        with open(path, "rb") as fh:
+            before = fh.read()
+    except FileNotFoundError:
+        before = b""
     except OSError as exc:
-        raise KbtoolError(f"cannot write history {path}: {exc.strerror or exc}")
-    written = skipped = 0
+        raise KbtoolError(f"cannot read history {path}: {exc.strerror or exc}")
+    new: List[str] = []
+    skipped = 0
+    for line in lines:
+        if _identity(line) in held:
+            skipped += 1
+            continue
+        new.append(dumps(line) + "\n")
+        held.add(_identity(line))
+    if not new:
+        return 0, skipped
+    joint = b"\n" if before and not before.endswith(b"\n") else b""
     try:
-        size = os.fstat(fd).st_size
-        newline_first = False
-        if size:
-            with open(path, "rb") as fh:
-                fh.seek(size - 1)
-                newline_first = fh.read(1) != b"\n"
-        for line in lines:
-            if _identity(line) in held:
-                skipped += 1
-                continue
-            data = ("\n" if newline_first else "") + dumps(line) + "\n"
-            newline_first = False
-            os.write(fd, data.encode("utf-8"))
-            os.fsync(fd)
-            held.add(_identity(line))
-            written += 1
+        files.write_atomic(path, before + joint + "".join(new).encode("utf-8"))
     except OSError as exc:
-        raise KbtoolError(f"cannot write history {path}: {exc.strerror or exc}")
-    finally:
-        os.close(fd)
-    return written, skipped
+        raise KbtoolError(f"cannot write history {path}: {exc.strerror or exc}; the file is as it was")
+    return len(new), skipped
+
+
+def _no_constant(name: str) -> Any:
+    """json.loads reads NaN, Infinity and -Infinity, which JSON has not (and no view can draw): a bad line."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def read(path: str) -> Tuple[List[Tuple[Record, int]], List[str]]:
@@ -245,7 +272,7 @@ def read(path: str) -> Tuple[List[Tuple[Record, int]], List[str]]:
                     continue
                 where = f"{path}:{number}"
                 try:
-                    data = json.loads(raw.decode("utf-8"))
+                    data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
                 except UnicodeDecodeError as exc:
                     found.append(f"{where}: not UTF-8 text ({exc.reason})")
                     continue
@@ -464,21 +491,27 @@ def _figure(point: Record) -> str:
 
 
 def _text_lines(data: Record, markdown: bool, bullet: str, code: Any) -> List[str]:
+    """The terminal and Markdown views' lines. Every text from the file (names, labels, reasons, ops) goes through
+    `esc`: in Markdown, escaped on one line (a name's line break, `#`, `<iframe>` or `|` stays text); `code` makes
+    an op's code span, which no backtick in it can close."""
+    from kbtool.reports.text import markdown as md_escape
+
+    esc = md_escape if markdown else cell
     lines: List[str] = []
     for base in data["bases"]:
-        lines += [("## " if markdown else "") + base["base"], ""]
+        lines += [("## " if markdown else "") + esc(base["base"]), ""]
         for series in base["series"]:
-            lines += [("### " if markdown else "") + series["title"], ""]
+            lines += [("### " if markdown else "") + esc(series["title"]), ""]
             header = ["release" if series["kind"] == "releases" else "run", "pass as is", "conformance", "results"]
             rows = [[p["label"], _figure(p), percent(p["conformance"]), str(p["results"])] for p in series["points"]]
             lines += _table(header, rows, markdown=markdown)
             lines.append("")
             for gap in series["not_run"]:
-                lines.append(f"{bullet}did not run: {gap['label']}: {gap['reason']}")
+                lines.append(f"{bullet}did not run: {esc(gap['label'])}: {esc(gap['reason'])}")
             if series["not_run"]:
                 lines.append("")
             if series["first_changed"]:
-                lines.append(f"First changed release: {series['first_changed']}")
+                lines.append(f"First changed release: {esc(series['first_changed'])}")
             elif len(series["points"]) > 1:
                 lines.append("No op changed behaviour between consecutive points.")
             for change in series["changes"]:
@@ -487,19 +520,26 @@ def _text_lines(data: Record, markdown: bool, bullet: str, code: Any) -> List[st
                 lines.append(
                     "{}{} -> {}: {} op{} changed".format(
                         bullet,
-                        change["before"],
-                        change["after"],
+                        esc(change["before"]),
+                        esc(change["after"]),
                         len(change["ops"]),
                         "" if len(change["ops"]) == 1 else "s",
                     )
                 )
                 for note in change["notes"]:
-                    lines.append(f"  {bullet}note: {note}")
+                    lines.append(f"  {bullet}note: {esc(note)}")
                 for op in change["ops"]:
                     same = " (same counts, other results)" if op["counts_same"] else ""
-                    lines.append(f"  {bullet}{code(op['op'])}: {op['before_text']} -> {op['after_text']}{same}")
+                    lines.append(
+                        f"  {bullet}{code(op['op'])}: {esc(op['before_text'])} -> {esc(op['after_text'])}{same}"
+                    )
             lines.append("")
     return lines
+
+
+def _code(text: Any) -> str:
+    """A Markdown code span on one line that no backtick in `text` can close (a backtick shows as ')."""
+    return "`{}`".format(plain(text).replace("\n", " ").replace("`", "'") or " ")
 
 
 def _table(header: List[str], rows: List[List[str]], markdown: bool) -> List[str]:
@@ -517,19 +557,19 @@ def render_terminal(data: Record) -> str:
     lines += [f"bad line: {p}" for p in data["problems"]]
     if not data["bases"]:
         lines.append("No runs recorded yet (`kbtool check --history FILE` or `kbtool report history-add` add them).")
-    lines += _text_lines(data, False, "- ", lambda op: op)
+    lines += _text_lines(data, False, "- ", cell)
     return "\n".join(plain(line) for line in lines).rstrip() + "\n"
 
 
 def render_markdown(data: Record) -> str:
     from kbtool.reports.text import markdown as escape
 
-    lines = ["# Parity history", "", f"From `{plain(data['file'])}`: {data['lines']} lines.", ""]
+    lines = ["# Parity history", "", f"From {_code(data['file'])}: {data['lines']} lines.", ""]
     for problem in data["problems"]:
         lines.append(f"- bad line: {escape(problem)}")
     if not data["bases"]:
         lines.append("No runs recorded yet.")
-    lines += _text_lines(data, True, "- ", lambda op: f"`{op}`")
+    lines += _text_lines(data, True, "- ", _code)
     return "\n".join(lines).rstrip() + "\n"
 
 
