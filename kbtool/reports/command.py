@@ -304,8 +304,8 @@ def report_history_add(files: Tuple[str, ...], history_path: str) -> None:
     """Append saved reports' runs to a parity history file.
 
     One line per backend per report: its date, versions, counts by status, pass as is, conformance, spec SHA-256
-    and a digest per op. Earlier lines are never rewritten; a run the file already holds (same date and backend)
-    is skipped. Every report is read before anything is written. Exit code: 0 appended, 2 a report or the history
+    and a digest per op. Earlier lines are never changed; the lines are added all or nothing, under a lock (FILE.lock:
+    runs at once each add theirs); a run the file already holds (same date and backend) is skipped. Every report is read before anything is written. Exit code: 0 appended, 2 a report or the history
     file that cannot be used.
 
     \b
