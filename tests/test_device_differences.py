@@ -237,4 +237,4 @@ def test_report_devices_never_writes_over_a_report_it_compares(tmp_path):
     cpu.write_bytes(gzip.decompress(open(CPU, "rb").read()))
     before = cpu.read_bytes()
     code, _, err = devices(str(cpu), GPU, "-o", str(cpu))
-    assert code == 2 and "is one of the reports compared" in err and cpu.read_bytes() == before
+    assert code == 2 and "is also an input of this command" in err and cpu.read_bytes() == before
