@@ -56,14 +56,22 @@ def test_check_options_are_validated_once_built():
 
 
 def test_interrupts_install_handlers_and_give_the_old_ones_back():
-    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    with Interrupts(Cancel()) as interrupts:
-        assert all(signal.getsignal(s) == interrupts._handle for s in before)
-        assert interrupts.exit_code is None and interrupts.name is None
-        interrupts._handle(signal.SIGTERM, None)  # as the handler is called: the check is cancelled
-        assert interrupts.cancel.is_set() and interrupts.cancel.reason == "SIGTERM"
-        assert interrupts.exit_code == 143 and interrupts.name == "SIGTERM"
-    assert {s: signal.getsignal(s) for s in before} == before
+    # a suite started in the background (`nohup`, `cmd &`) inherits SIGINT ignored, which Interrupts keeps as the
+    # caller's choice: the test gives itself the handlers a foreground run has, and puts the caller's back after
+    callers = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+    callers[signal.SIGTERM] = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        with Interrupts(Cancel()) as interrupts:
+            assert all(signal.getsignal(s) == interrupts._handle for s in before)
+            assert interrupts.exit_code is None and interrupts.name is None
+            interrupts._handle(signal.SIGTERM, None)  # as the handler is called: the check is cancelled
+            assert interrupts.cancel.is_set() and interrupts.cancel.reason == "SIGTERM"
+            assert interrupts.exit_code == 143 and interrupts.name == "SIGTERM"
+        assert {s: signal.getsignal(s) for s in before} == before
+    finally:
+        for signum, handler in callers.items():
+            signal.signal(signum, handler)
 
 
 def test_a_process_kbtool_owns_ignores_a_late_signal_once_one_stopped_the_command(monkeypatch):
