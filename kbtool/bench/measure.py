@@ -414,8 +414,9 @@ def planned_backends(names: Sequence[str], device: str = "cpu", precision: str =
             "it"
         )
     engines = [name for name in registry.BUILTIN if name not in registry.ORACLES]
-    # one worker at a time (the bench never runs two together): on a GPU it gets the whole share of the memory
-    return resolve_backends(list(names) or engines, registry.launch_for, engines, device, precision, jobs=1)
+    # one worker at a time (the bench never runs two together): on a GPU it gets the whole share of the memory.
+    # No names: every engine, those not installed listed with the reason (as check does; NumPy's is always here)
+    return resolve_backends(list(names), registry.launch_for, engines, device, precision, jobs=1)
 
 
 def skipped_note(skipped: Dict[str, str]) -> Optional[str]:

@@ -164,5 +164,8 @@ def _search(
 
 
 def _note(line: str) -> None:
-    """A line for the user on stderr (stdout is for the bisect: --json, the text view)."""
-    click.echo(line, err=True)
+    """A line for the user on stderr (stdout is for the bisect: --json, the text view); what it quotes from outside
+    (an install's last line, the index's releases) loses its terminal escapes."""
+    from kbtool.reports.text import cell
+
+    click.echo(cell(line), err=True)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from kbtool import __version__, files, schemas
 from kbtool.errors import KbtoolError
 from kbtool.known import fingerprint
+from kbtool.reports.text import cell
 from kbtool.settings import RunSettings
 
 Key = Tuple[str, str, str]  # (op, case id, mode)
@@ -364,8 +365,8 @@ def write(path: str, doc: Mapping[str, Any]) -> None:
 
 
 def _column(status: str, message: str, width: int) -> List[str]:
-    lines = [status]
-    text = " ".join(message.split())
+    lines = [cell(status)]
+    text = " ".join(cell(message).split())  # a worker's message may hold terminal escapes: never printed as such
     if text:
         wrapped = textwrap.wrap(text, width) or [""]
         lines += wrapped[:3]
@@ -425,7 +426,8 @@ def render(found: Bisection, package: str, installs: Sequence[Install], wall_sec
         found.compared,
         wall_seconds,
     )
-    return lines + textwrap.wrap(summary, 80, subsequent_indent="  ")
+    # every line may quote outside text (a message, a case, a release): terminal escapes never reach the terminal
+    return [cell(line) for line in lines] + textwrap.wrap(cell(summary), 80, subsequent_indent="  ")
 
 
 def order(item: Tuple[str, int]) -> Any:

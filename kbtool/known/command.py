@@ -88,7 +88,10 @@ def _record_locked(path: str, spec: Any, report: Any) -> None:
     if problems:  # pragma: no cover - the record is made from validated entries
         raise KbtoolError(f"{path}: the recorded file would not load ({problems[0]}); nothing written")
     if done.text != text:
-        files.write_atomic(path, done.text)
+        try:
+            files.write_atomic(path, done.text)
+        except OSError as exc:  # a full disk, a file over its size limit: one line, the old file is left whole
+            raise KbtoolError(f"{path}: cannot write: {exc.strerror or exc}; the file was left as it was")
     click.echo(
         "{}: {} entries, {} results recorded; {}".format(
             path,

@@ -110,7 +110,11 @@ def locked_versions(name: str, read_lock: LockReader) -> Dict[str, str]:
     found: Dict[str, str] = {}
     for lock in filter(None, (getattr(recipe, "layered_on", None), recipe.name)):
         owner = registry.RECIPES.get(lock, recipe) if lock != recipe.name else recipe
-        for package, line in read_lock(owner).items():
+        try:
+            lock = read_lock(owner)
+        except KbtoolError:  # an unreadable lock says no version (`kbtool env list` says why)
+            lock = {}
+        for package, line in lock.items():
             if package in reported:
                 found[package] = line.split("==", 1)[1]
     release = getattr(recipe, "release", None)

@@ -204,7 +204,7 @@ def env_list(as_json: bool) -> None:
                 state = "not installed"
             link = " -> {}".format(info["symlink_to"]) if info.get("symlink_to") else ""
             click.echo("{:<{w}} {:<40} {}{}".format(info["name"], state, info["path"], link, w=width))
-    problems = [info["problem"] for info in infos if info.get("problem")]
+    problems = [info["problem"] for info in infos if info.get("problem")] + releases.problems()
     for problem in problems:  # every environment is listed first; then one line per broken one
         click.echo(f"kbtool: error: {problem}", err=True)
     if problems:
@@ -309,6 +309,7 @@ def backends(as_json: bool, names: Tuple[str, ...], refresh: bool) -> None:
       kbtool backends --backend 'tensorflow1[keras=2.2.4]'
     """
     from kbtool.interrupts import Interrupted, Interrupts
+    from kbtool.runners import releases
     from kbtool.runners.base import envs_dir
     from kbtool.runners.probe_cache import ProbeCache, probe_all, wanted_backends
     from kbtool.runners.session import Cancel, probe
@@ -329,7 +330,9 @@ def backends(as_json: bool, names: Tuple[str, ...], refresh: bool) -> None:
         sys.exit(128 + stop.signum)
     problem = cache.save()
     if problem:
-        click.echo(f"kbtool: warning: {problem} (answers were not kept for next time)", err=True)
+        click.echo(f"kbtool: warning: {problem} (answers were not kept for next time){_invalid_note(cache)}", err=True)
+    for line in releases.problems():  # a release folder kbtool cannot list: said, the backends still shown
+        click.echo(f"kbtool: warning: {line}", err=True)
     if as_json:
         click.echo(json.dumps(infos, indent=2))
         return
@@ -339,6 +342,18 @@ def backends(as_json: bool, names: Tuple[str, ...], refresh: bool) -> None:
     said = _releases_line(wanted)
     if said:
         click.echo(said)
+
+
+def _invalid_note(cache: Any) -> str:
+    """What a cache file that could not be rewritten still holds that was ignored (a malformed entry), and the way
+    out; empty when it held none."""
+    if not cache.invalid:
+        return ""
+    name, why = next(iter(sorted(cache.invalid.items())))
+    more = f" and {len(cache.invalid) - 1} more" if len(cache.invalid) > 1 else ""
+    return (
+        f"; its invalid entries ({name}: {why}{more}) were ignored: `kbtool backends --refresh` rewrites {cache.path}"
+    )
 
 
 class _StatusLine:

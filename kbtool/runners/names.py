@@ -30,6 +30,8 @@ PIN = re.compile(r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<version>[0-9][A-
 RANGE = re.compile(
     r"^(?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)=(?P<lo>[0-9][A-Za-z0-9.+!-]*)\.\.(?P<hi>[0-9][A-Za-z0-9.+!-]*)$"
 )
+MAX_VERSION = 128  # characters: a PEP 440 release is far shorter, and the pin is part of a folder's name (255 at most)
+MAX_NAME = 1000  # characters of a release name
 REQUIREMENT_END = re.compile(r"[<>=!~;\[ ]")  # where a requirement's package name ends (`keras>=2`, `jax[cpu]`)
 
 
@@ -73,9 +75,29 @@ def is_release(name: object) -> bool:
     return isinstance(name, str) and name.endswith("]") and "[" in name
 
 
+def shorten(text: str, most: int = 80) -> str:
+    """`text` as an error quotes it: whole when short, else its start and its length (a 5 KB name is not echoed)."""
+    return repr(text) if len(text) <= most else f"{text[:most]!r}... ({len(text)} characters)"
+
+
+def check_version(version: str, where: str) -> str:
+    """`version` when it is short enough to be a release; a KbtoolError naming `where` it was read, otherwise."""
+    if len(version) > MAX_VERSION:
+        raise KbtoolError(
+            f"{where}: version {shorten(version, 40)} is longer than {MAX_VERSION} characters, not a release"
+        )
+    return version
+
+
 def parse_release(name: str, bases: Optional[Collection[str]] = None) -> Release:
     """`BASE[PKG=VERSION,...]` as a Release, its pins normalised and sorted; a KbtoolError (one line) naming what is
-    wrong. With `bases` (the built-in backends that have an env), a base outside them is refused too."""
+    wrong. With `bases` (the built-in backends that have an env), a base outside them is refused too. A version
+    over MAX_VERSION characters is refused (it names the env's folder)."""
+    if len(name) > MAX_NAME:  # every message below quotes the name whole: say it short
+        raise KbtoolError(
+            f"{shorten(name)}: longer than {MAX_NAME} characters, not a release name (a version has at most "
+            f"{MAX_VERSION})"
+        )
     match = RELEASE.match(name.strip())
     if not match:
         raise KbtoolError(f"{name!r}: a release is written BACKEND[PACKAGE=VERSION], e.g. tensorflow1[keras=2.2.4]")
@@ -94,7 +116,7 @@ def parse_release(name: str, bases: Optional[Collection[str]] = None) -> Release
         package = normalise(pin.group("package"))
         if package in pins:
             raise KbtoolError(f"{name!r}: {package} is pinned twice")
-        pins[package] = pin.group("version")
+        pins[package] = check_version(pin.group("version"), shorten(name))
     if not pins:
         raise KbtoolError(f"{name!r}: name at least one PACKAGE=VERSION in the brackets, e.g. {base}[keras=2.2.4]")
     return Release(base, tuple(sorted(pins.items())))
@@ -156,8 +178,13 @@ def parse_range(text: str) -> Tuple[str, str, str]:
     order of LO and HI is releases.py's to check: it compares versions)."""
     match = RANGE.match(text.strip())
     if not match:
-        raise KbtoolError(f"--versions {text!r}: write PACKAGE=LOW..HIGH, e.g. keras=2.2.4..2.3.1")
-    return normalise(match.group("package")), match.group("lo"), match.group("hi")
+        raise KbtoolError(f"--versions {shorten(text)}: write PACKAGE=LOW..HIGH, e.g. keras=2.2.4..2.3.1")
+    where = f"--versions {shorten(text.strip())}"
+    return (
+        normalise(match.group("package")),
+        check_version(match.group("lo"), where),
+        check_version(match.group("hi"), where),
+    )
 
 
 def importable(module: str) -> bool:

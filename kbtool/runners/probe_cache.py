@@ -9,13 +9,19 @@ identity of what ran it, and reused while that identity holds:
 - the interpreter: its path, the file it resolves to, that file's size and modification time;
 - the env's install record (kbtool-env.json, which holds its `pip freeze`) and its lock file, by hash;
 - the modification times of the interpreter's site-packages folders (pip installing or removing anything there
-  changes them), and of the backend module's file the worker named.
+  changes them), and of the backend module's file the worker named;
+- for a release (`tensorflow1[keras=2.2.4]`), the same of the base env it is layered on (its record and lock by
+  hash, its site-packages' modification times): the release sees the base's packages, so pip changing the base
+  changes what the release's worker says.
 
 Checked on each read, with a few `stat` calls and two small hashes: an env that was removed or rebuilt, an
 interpreter that is gone, a package installed or removed, a module edited: each makes the answer stale, and the
 worker is started again. An answer older than `MAX_AGE` is not reused either. A backend that is not installed or
 whose env is broken is told without a worker (cheap) and is never cached; nor is a worker that did not start
 (the next call tries again). `--refresh` starts every worker again and keeps what they say.
+
+Each entry read is checked (`invalid`: the type of every field used): one a hand edit or a crash left malformed is
+treated as absent, its backend probed again and the entry rewritten, never a traceback.
 """
 
 import glob
@@ -106,8 +112,67 @@ def identity(name: str, launch: Launch) -> str:
         "record": _digest(os.path.join(env_dir, ENV_RECORD)) if env_dir else None,
         "lock": _digest(lock_path(recipe)) if recipe is not None else None,
         "site": {d: _stat(d) for d in _site_dirs(python)},
+        "base": _base_identity(recipe),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _base_identity(recipe: Any) -> Optional[Dict[str, Any]]:
+    """What a release's worker sees of the base env it is layered on (None for any other backend): pip installing
+    into the base changes its site-packages' times, `env install --force` its record."""
+    from kbtool.runners.envs import lock_path
+    from kbtool.runners.registry import RECIPES
+
+    if recipe is None or not recipe.layered_on or recipe.layered_on not in RECIPES:
+        return None
+    base = RECIPES[recipe.layered_on]
+    return {
+        "record": _digest(os.path.join(base.env_dir(), ENV_RECORD)),
+        "lock": _digest(lock_path(base)),
+        "site": {d: _stat(d) for d in _site_dirs(base.env_python())},
+    }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _optional(value: Any, kind: Any) -> bool:
+    return value is None or isinstance(value, kind)
+
+
+def invalid(name: str, entry: Any) -> Optional[str]:
+    """Why a kept entry cannot be used (one phrase: the field and what is wrong), None when every field the cache and
+    `kbtool backends` use has its type."""
+    if not isinstance(entry, dict):
+        return f"an entry is a JSON object, not {type(entry).__name__}"
+    info = entry.get("info")
+    stat = entry.get("module_stat")
+    checks = [
+        ("key", isinstance(entry.get("key"), str)),
+        ("probed_at", _is_number(entry.get("probed_at"))),
+        ("info", isinstance(info, dict)),
+        ("module_stat", stat is None or (isinstance(stat, list) and all(_is_number(n) for n in stat))),
+    ]
+    if isinstance(info, dict):
+        versions = info.get("versions")
+        checks += [
+            ("info.name", info.get("name") == name),
+            ("info.status", isinstance(info.get("status"), str)),
+            ("info.kind", _optional(info.get("kind"), str)),
+            ("info.python", _optional(info.get("python"), str)),
+            ("info.module", _optional(info.get("module"), str)),
+            ("info.module_file", _optional(info.get("module_file"), str)),
+            ("info.reason", _optional(info.get("reason"), str)),
+            ("info.import_seconds", info.get("import_seconds") is None or _is_number(info.get("import_seconds"))),
+            (
+                "info.versions",
+                isinstance(versions, dict) and all(isinstance(v, str) for v in versions.values()),
+            ),
+            ("info.base", _optional(info.get("base"), dict)),
+        ]
+    wrong = [field for field, ok in checks if not ok]
+    return f"{wrong[0]} is missing or of the wrong type" if wrong else None
 
 
 class ProbeCache:
@@ -119,6 +184,7 @@ class ProbeCache:
         self._lock = threading.Lock()
         self._entries: Dict[str, Any] = {}
         self._changed = False
+        self.invalid: Dict[str, str] = {}  # backend: why its kept entry was dropped unread
         try:
             with open(self.path, encoding="utf-8") as fh:
                 data = json.load(fh)
@@ -128,17 +194,31 @@ class ProbeCache:
                 and isinstance(data.get("backends"), dict)
             ):
                 self._entries = data["backends"]
-        except (OSError, ValueError):  # none yet, or unreadable: every backend is probed (and the file rewritten)
+        except (
+            OSError,
+            ValueError,
+            RecursionError,
+        ):  # none yet, or unreadable: every backend is probed (and the file rewritten)
             pass
+        self._drop_invalid()
+
+    def _drop_invalid(self) -> None:
+        """Forget each entry `invalid` refuses, so its backend is probed again and the file rewritten without it."""
+        for name in list(self._entries):
+            why = invalid(name, self._entries[name])
+            if why is not None:
+                self.invalid[name] = why
+                del self._entries[name]
+                self._changed = True
 
     def get(self, name: str, key: str) -> Optional[Dict[str, Any]]:
         """The kept answer for `name` if its identity is still `key`, it is young enough and the module file the
         worker named is unchanged; else None."""
         with self._lock:
             entry = self._entries.get(name)
-        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("info"), dict):
+        if not isinstance(entry, dict) or entry.get("key") != key or invalid(name, entry) is not None:
             return None
-        age = self.clock() - float(entry.get("probed_at") or 0)
+        age = self.clock() - float(entry["probed_at"])
         if not 0 <= age <= MAX_AGE:
             return None
         module_file = entry["info"].get("module_file")

@@ -88,13 +88,14 @@ def recipe_for(name: str) -> Recipe:
 
 def installed(base: Optional[str] = None) -> List[Release]:
     """The releases whose env folder exists under kbtool's home (of `base`, or of every backend), sorted by base
-    then version. A folder kbtool cannot read back as a release is passed over."""
+    then version. A folder kbtool cannot read back as a release is passed over, and so is one it cannot list (a
+    file where a base's folder should be: `problems` says it)."""
     root = os.path.join(envs_dir(), "releases")
     found: List[Release] = []
-    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+    for name in _listed(root):
         if name not in recipes.RECIPES or (base and name != base):
             continue
-        for folder in sorted(os.listdir(os.path.join(root, name))):
+        for folder in _listed(os.path.join(root, name)):
             pins = []
             for part in folder.split("+"):
                 package, _, version = part.rpartition("-")
@@ -105,6 +106,34 @@ def installed(base: Optional[str] = None) -> List[Release]:
                 if release.folder == os.path.join("releases", name, folder):
                     found.append(release)
     return sorted(found, key=lambda r: (r.base, [(p, version_key(v)) for p, v in r.pins]))
+
+
+def _listed(folder: str) -> List[str]:
+    """The names in `folder`, sorted; none when it is missing or cannot be listed (`problems` says why)."""
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def problems() -> List[str]:
+    """Why releases under kbtool's home cannot be listed, one line each: envs/releases, or a base's folder in it,
+    that is a file or cannot be read. `kbtool env list` and `kbtool backends` say them (no traceback)."""
+    root = os.path.join(envs_dir(), "releases")
+    said = []
+    folders = [root] + [os.path.join(root, name) for name in _listed(root) if name in recipes.RECIPES]
+    for folder in folders:
+        if not os.path.lexists(folder):
+            continue
+        try:
+            os.listdir(folder)
+        except OSError as exc:
+            what = "not a directory" if os.path.exists(folder) and not os.path.isdir(folder) else exc.strerror
+            said.append(
+                f"{folder}: {what}; kbtool keeps release envs in folders there: move it away "
+                "(its releases are not listed meanwhile)"
+            )
+    return said
 
 
 def version_key(version: str) -> Any:

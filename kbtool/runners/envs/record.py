@@ -7,7 +7,7 @@ import shutil
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence
 
 from kbtool.errors import KbtoolError
-from kbtool.runners.names import normalise
+from kbtool.runners.names import check_version, normalise
 
 if TYPE_CHECKING:
     from kbtool.runners.recipes.recipe import Recipe
@@ -23,6 +23,7 @@ LOCKS_DIR = os.path.join(
 )  # <env>.txt: every package of the env, pinned
 
 RECORD_MAX_BYTES = 1 << 20  # a record is a few KB (the env's pip freeze)
+LOCK_MAX_BYTES = 1 << 20  # and so is a lock
 
 
 def lock_path(recipe: "Recipe") -> str:
@@ -35,13 +36,29 @@ def lock_path(recipe: "Recipe") -> str:
 
 
 def read_lock(recipe: "Recipe") -> Dict[str, str]:
-    """The recipe's lock as {normalised name: "name==version"} (empty when it has none)."""
+    """The recipe's lock as {normalised name: "name==version"} (empty when it has none); a KbtoolError (one line)
+    when it cannot be read, is not UTF-8, or pins a version no release has (over MAX_VERSION characters)."""
+    path = lock_path(recipe)
+    fix = f"`kbtool env install '{recipe.name}' --force` makes it again" if recipe.release else "reinstall kbtool"
     try:
-        with open(lock_path(recipe)) as fh:
-            lines = [line.strip() for line in fh]
+        with open(path, "rb") as fh:
+            raw = fh.read(LOCK_MAX_BYTES + 1)
     except FileNotFoundError:
         return {}
-    return {normalise(line.split("==", 1)[0]): line for line in lines if line and not line.startswith("#")}
+    except OSError as exc:
+        raise KbtoolError(f"{path}: cannot read: {exc.strerror or exc}")
+    if len(raw) > LOCK_MAX_BYTES:
+        raise KbtoolError(f"{path}: larger than {LOCK_MAX_BYTES} bytes, not a lock kbtool wrote; {fix}")
+    try:
+        lines = [line.strip() for line in raw.decode("utf-8").splitlines()]
+    except UnicodeDecodeError as exc:
+        raise KbtoolError(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); {fix}")
+    locked = {}
+    for number, line in enumerate(lines, 1):
+        if line and not line.startswith("#"):
+            check_version(line.partition("==")[2], f"{path}:{number}")
+            locked[normalise(line.split("==", 1)[0])] = line
+    return locked
 
 
 def lock_drift(recipe: "Recipe", frozen: Sequence[str]) -> List[str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 from kbtool.errors import KbtoolError
 from kbtool.runners.base import registered_python
 from kbtool.runners.envs import layered
-from kbtool.runners.envs.record import RECORD, delete, read_record, refuse_unless_kbtools, size_mb
+from kbtool.runners.envs.record import RECORD, delete, read_lock, read_record, refuse_unless_kbtools, size_mb
 
 if TYPE_CHECKING:
     from kbtool.runners.recipes.recipe import Recipe
@@ -53,7 +53,7 @@ def describe(recipe: "Recipe") -> Dict[str, Any]:
         )
     else:
         info.update(installed=True, created=record.get("created"), size_mb=size_mb(env_dir))
-    missing = _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
+    missing = _missing_interpreter(recipe) or _layer_problem(recipe, record)
     if missing:
         info["problem"] = missing
     if recipe.release is not None:
@@ -76,7 +76,19 @@ def problem(recipe: "Recipe") -> Optional[str]:
         record = read_record(path)
     except KbtoolError as exc:
         return str(exc)
-    return _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
+    return _missing_interpreter(recipe) or _layer_problem(recipe, record)
+
+
+def _layer_problem(recipe: "Recipe", record: Dict[str, Any]) -> Optional[str]:
+    """Why a release env cannot run though installed: its base (layered.base_problem), or its own lock under kbtool's
+    home that cannot be read (not UTF-8, a version no release has); None for any other env."""
+    if not recipe.layered_on:
+        return None
+    try:
+        read_lock(recipe)
+    except KbtoolError as exc:
+        return f"{recipe.name} env is broken: {exc}"
+    return layered.base_problem(recipe, record)
 
 
 def _missing_interpreter(recipe: "Recipe") -> Optional[str]:
