@@ -53,7 +53,7 @@ def describe(recipe: "Recipe") -> Dict[str, Any]:
         )
     else:
         info.update(installed=True, created=record.get("created"), size_mb=size_mb(env_dir))
-    missing = _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
+    missing = _missing_interpreter(recipe) or _base_problem(recipe, record)
     if missing:
         info["problem"] = missing
     if recipe.release is not None:
@@ -76,7 +76,15 @@ def problem(recipe: "Recipe") -> Optional[str]:
         record = read_record(path)
     except KbtoolError as exc:
         return str(exc)
-    return _missing_interpreter(recipe) or (layered.base_problem(recipe, record) if recipe.layered_on else None)
+    return _missing_interpreter(recipe) or _base_problem(recipe, record)
+
+
+def _base_problem(recipe: "Recipe", record: Dict[str, Any]) -> Optional[str]:
+    """A release env's base removed or changed under it (layered.base_problem); an interpreter `kbtool env use`
+    registered as a release is layered on nothing (its versions were checked against the pins when registered)."""
+    if not recipe.layered_on or record.get("external") is True:
+        return None
+    return layered.base_problem(recipe, record)
 
 
 def _missing_interpreter(recipe: "Recipe") -> Optional[str]:
