@@ -59,7 +59,9 @@ def _recipes(names: Tuple[str, ...], all_: bool) -> List["Recipe"]:
 @click.option(
     "--all", "all_", is_flag=True, help="Install every managed backend (skipping those whose Python is missing)."
 )
-@click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
+@click.option(
+    "--force", is_flag=True, help="Rebuild the environment (built aside; the old one stays unless the rebuild works)."
+)
 @click.option(
     "--python",
     "python",
