@@ -223,9 +223,11 @@ class CheckOptions:
 
     def __post_init__(self) -> None:
         from kbtool.reports import view  # light: the status words
-        from kbtool.runners import releases  # light: no backend, no index asked here
+        from kbtool.runners import names, releases  # light: no backend, no index asked here
 
         object.__setattr__(self, "statuses", tuple(view.check_statuses(self.statuses)))
+        # two spellings of one release (`tensorflow1[Keras=2.2.4]`) are one backend: run once, under its one name
+        object.__setattr__(self, "backend_names", names.canonical_names(self.backend_names))
         verbosity(self.quiet, self.verbose)
         device(self.device)
         precision(self.precision)

@@ -294,11 +294,12 @@ def resolve_backends(
     device's memory (runners.base.on_device, share_memory)."""
     from kbtool.results import BackendStatus
     from kbtool.runners.base import DeviceUnsupported, Unavailable, kbtool_home, on_device, share_memory
+    from kbtool.runners.names import canonical_names
 
     check_device(device, precision)
     kbtool_home()  # a home that is a file is a configuration error now, not a broken backend later
     planned_backends = []
-    for name in dict.fromkeys(names or builtin):
+    for name in canonical_names(names or builtin):  # two spellings of one release run once, under one name
         if name in (not_run or {}):
             planned_backends.append(
                 PlannedBackend(name, unavailable=(not_run or {})[name], status=BackendStatus.BROKEN.value)

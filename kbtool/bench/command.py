@@ -192,10 +192,12 @@ def bench(
     """
     import time
 
+    from kbtool.runners.names import canonical_names
+
     started = time.time()
     request = _Request(
         ops=tuple(ops),
-        backend_names=tuple(backend_names),
+        backend_names=canonical_names(backend_names),  # two spellings of one release: timed once
         versions=versions,
         sizes=_sizes(size, sizes),
         modes=tuple(modes),

@@ -146,6 +146,9 @@ class Launch:
     devices: Dict[str, Dict[str, str]] = field(default_factory=dict)
     cpu_only: str = ""  # why it has no devices, said when another device is asked (default: DEFAULT_CPU_ONLY)
     device: Optional[str] = None  # the device it runs on (on_device sets it; None: a backend without devices)
+    # a release's pins (`tensorflow1[keras=2.2.4]`: {"keras": "2.2.4"}): a worker that reports other versions is
+    # broken, never run under the release's name (WorkerClient.start)
+    pins: Dict[str, str] = field(default_factory=dict)
 
     def for_worker(self, index: int) -> "Launch":
         """This launch for the worker that takes share `index` of the backend's cases."""

@@ -91,6 +91,7 @@ class WorkerClient:
         except WorkerDied as died:
             self.hello = {"status": protocol.BROKEN, "error": "cancelled" if self.killed else died.message}
         self.start_output = self._output_since(0)  # TensorFlow's and Theano's import chatter, a failed import's
+        self.hello = not_its_pins(self.launch, self.hello)
         if self.hello.get("status") != protocol.READY:
             self.stop()
         return self.hello
@@ -291,6 +292,25 @@ class WorkerClient:
         self._stderr.seek(0, 2)
         keep = [line.strip() for line in text if line.strip()][-lines:]
         return " | ".join(keep)[:500]
+
+
+def not_its_pins(launch: Any, hello: Hello) -> Hello:
+    """`hello`, or a broken one when a release's worker reports other versions than its name pins (its env's lock or
+    base changed under it): its results would be another release's under this one's name."""
+    pins = getattr(launch, "pins", None)
+    if not pins or hello.get("status") != protocol.READY:
+        return hello
+    from kbtool.runners.names import Release
+
+    wrong = Release("", tuple(sorted(pins.items()))).mismatches(hello.get("versions") or {})
+    if not wrong:
+        return hello
+    return {
+        "status": protocol.BROKEN,
+        "python": hello.get("python"),
+        "error": "{}: its env imports {}; not run under its name (`kbtool env install '{}' --force` rebuilds "
+        "it)".format(launch.backend, ", ".join(wrong), launch.backend),
+    }
 
 
 def _killpg(proc: subprocess.Popen[bytes]) -> None:

@@ -34,7 +34,9 @@ def env() -> None:
 
 
 def _recipes(names: Tuple[str, ...], all_: bool) -> List["Recipe"]:
-    """The recipes NAMES (or --all) name: built-in backends, or releases of one; an unknown name is refused."""
+    """The recipes NAMES (or --all) name: built-in backends, or releases of one, each once whatever its spelling
+    (`tensorflow1[Keras=2.2.04]` is `tensorflow1[keras=2.2.4]`); an unknown name is refused."""
+    from kbtool.runners import names as names_mod
     from kbtool.runners import releases
     from kbtool.runners.registry import RECIPES
 
@@ -42,6 +44,7 @@ def _recipes(names: Tuple[str, ...], all_: bool) -> List["Recipe"]:
         return list(RECIPES.values())
     if not names:
         raise KbtoolError("name one or more of {} (or --all)".format(", ".join(RECIPES)))
+    names = names_mod.canonical_names(names)
     unknown = [n for n in names if n not in RECIPES and not releases.is_release(n)]
     if unknown:
         raise KbtoolError(
@@ -56,7 +59,9 @@ def _recipes(names: Tuple[str, ...], all_: bool) -> List["Recipe"]:
 @click.option(
     "--all", "all_", is_flag=True, help="Install every managed backend (skipping those whose Python is missing)."
 )
-@click.option("--force", is_flag=True, help="Delete and rebuild the environment.")
+@click.option(
+    "--force", is_flag=True, help="Rebuild the environment (built aside; the old one stays unless the rebuild works)."
+)
 @click.option(
     "--python",
     "python",
@@ -311,13 +316,14 @@ def backends(as_json: bool, names: Tuple[str, ...], refresh: bool) -> None:
     from kbtool.interrupts import Interrupted, Interrupts
     from kbtool.runners import releases
     from kbtool.runners.base import envs_dir
+    from kbtool.runners.names import canonical_names
     from kbtool.runners.probe_cache import ProbeCache, probe_all, wanted_backends
     from kbtool.runners.session import Cancel, probe
 
     envs_dir()  # a KBTOOL_HOME or envs folder that is not a folder: one line, before any worker starts
     cache = ProbeCache()
     active, active_from = _active_backend()
-    wanted = wanted_backends(names)
+    wanted = wanted_backends(canonical_names(names))
     cancel = Cancel()
     status = _StatusLine(live=not as_json and sys.stderr.isatty() and os.environ.get("TERM") != "dumb")
     try:

@@ -5,8 +5,8 @@ Three shapes:
 - a plain name: a built-in backend (`tensorflow1`, `keras3-jax`) or a custom module on kbtool's own Python
   (`my_backend`, `my_package.my_module`);
 - a release `BASE[PKG=VERSION,...]` (`tensorflow1[keras=2.2.4]`): a built-in backend with packages pinned to other
-  releases. Its one canonical spelling has the packages PEP 503-normalised and sorted (`tensorflow1[Keras=2.2.4]`
-  and `tensorflow1[keras=2.2.4]` are one backend);
+  releases. Its one canonical spelling has the packages PEP 503-normalised and sorted and the versions PEP
+  440-normalised (`tensorflow1[Keras=2.2.04]` and `tensorflow1[keras=2.2.4]` are one backend);
 - a custom module run inside a managed env, `module.path@ENV` (`my_package.my_module@tensorflow`).
 
 Everything that reads a name calls this module; whether a base or an env exists is the registry's question
@@ -20,7 +20,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Collection, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Collection, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 from kbtool.errors import KbtoolError
 from kbtool.vocabulary import MODULE_PATH
@@ -38,6 +38,22 @@ REQUIREMENT_END = re.compile(r"[<>=!~;\[ ]")  # where a requirement's package na
 def normalise(package: str) -> str:
     """A package (or module) name as PEP 503 compares them: Keras, keras, tf_keras and tf-keras name two packages."""
     return re.sub(r"[-_.]+", "-", package.strip()).lower()
+
+
+def normalise_version(version: str) -> str:
+    """A version as PEP 440 spells it (`2.2.04` -> 2.2.4, `1.0.0-post1` -> 1.0.0.post1); one PEP 440 cannot read, as
+    it is (pip then says what it makes of it)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(version.strip()))
+    except InvalidVersion:
+        return version.strip()
+
+
+def same_version(one: str, other: str) -> bool:
+    """Whether two spellings name one release (PEP 440: `2.2.4` and `2.2.04`)."""
+    return normalise_version(one) == normalise_version(other)
 
 
 def requirement_name(requirement: str) -> str:
@@ -68,6 +84,17 @@ class Release:
     def describe_pins(self) -> str:
         """The pins in words: `keras 2.2.4, numpy 1.16.6`."""
         return ", ".join(f"{p} {v}" for p, v in self.pins)
+
+    def mismatches(self, reported: Mapping[str, Any]) -> List[str]:
+        """How `reported` (module or package -> version: a worker's hello, `env use`'s probe, a lock) differs from
+        the pins, in words (`keras 2.3.1 (its name says 2.2.4)`); a pin whose package is not reported is not judged
+        here (the install checked it)."""
+        have = {normalise(str(k)): str(v) for k, v in reported.items()}
+        return [
+            f"{package} {have[package]} (its name says {version})"
+            for package, version in self.pins
+            if package in have and not same_version(have[package], version)
+        ]
 
 
 def is_release(name: object) -> bool:
@@ -116,7 +143,7 @@ def parse_release(name: str, bases: Optional[Collection[str]] = None) -> Release
         package = normalise(pin.group("package"))
         if package in pins:
             raise KbtoolError(f"{name!r}: {package} is pinned twice")
-        pins[package] = check_version(pin.group("version"), shorten(name))
+        pins[package] = normalise_version(check_version(pin.group("version"), shorten(name)))
     if not pins:
         raise KbtoolError(f"{name!r}: name at least one PACKAGE=VERSION in the brackets, e.g. {base}[keras=2.2.4]")
     return Release(base, tuple(sorted(pins.items())))
@@ -137,6 +164,13 @@ def canonical(name: str) -> str:
     any other name, or a malformed release, as it is."""
     release = read_release(name)
     return release.name if release is not None else name
+
+
+def canonical_names(given: Iterable[str]) -> Tuple[str, ...]:
+    """Backend names as kbtool writes them (`canonical`), each once, in the order first given: every command that
+    takes names (`--backend`, `env install/remove/use`) reads them through this, so that two spellings of one release
+    run once, under one name."""
+    return tuple(dict.fromkeys(canonical(name) for name in given))
 
 
 def base_of(name: str) -> str:
@@ -182,8 +216,8 @@ def parse_range(text: str) -> Tuple[str, str, str]:
     where = f"--versions {shorten(text.strip())}"
     return (
         normalise(match.group("package")),
-        check_version(match.group("lo"), where),
-        check_version(match.group("hi"), where),
+        normalise_version(check_version(match.group("lo"), where)),
+        normalise_version(check_version(match.group("hi"), where)),
     )
 
 

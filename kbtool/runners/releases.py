@@ -198,7 +198,7 @@ def expand(base: str, text: str, runner: Any = None) -> List[Release]:
             f"--versions applies to a built-in backend with an env ({', '.join(recipes.RECIPES)}), not {base}"
         )
     parse(f"{base}[{package}={lo}]")  # the package must be one of the env's
-    versions = index_versions(base, package, runner=runner)
+    versions = [names.normalise_version(v) for v in index_versions(base, package, runner=runner)]  # as names are
     missing = [v for v in (lo, hi) if v not in versions]
     if missing:
         near = ", ".join(versions[-8:])

@@ -5,6 +5,8 @@ import datetime
 import json
 import os
 import shlex
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -12,7 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Optional, Seque
 from kbtool import files
 from kbtool.errors import KbtoolError
 from kbtool.runners.base import Unavailable, registered_python
-from kbtool.runners.envs import interpreters, layered, state
+from kbtool.runners.envs import interpreters, layered, register, state
 from kbtool.runners.envs.interpreters import Interpreter, NoInterpreter
 from kbtool.runners.envs.pip import freeze, index_args, pip_environ, run
 from kbtool.runners.envs.record import (
@@ -51,6 +53,7 @@ class _Build:
     pip_env: Dict[str, str]
     use_lock: bool
     no_deps: bool
+    lock_out: str = ""  # where a release's first install writes its lock (moved into place once it is recorded)
 
     def pip_install(self, args: List[str], terminal: bool = True) -> None:
         run(self.pip + ["install"] + args, self.log, self.pip_env, terminal=self.terminal if terminal else None)
@@ -82,7 +85,11 @@ def install(
     With a lock (kbtool/runners/locks/<env>.txt) every package is installed at its locked version, and the env must
     then freeze to exactly the lock; `locked=False` resolves the recipe's packages afresh (how a lock is made).
     The venv is made from `interpreter` (`--python PATH`, checked by the caller), else from the Python
-    interpreters.find finds (MissingInterpreter when there is none). With `terminal`, pip writes to it as it runs."""
+    interpreters.find finds (MissingInterpreter when there is none). With `terminal`, pip writes to it as it runs.
+
+    A release's env is held to its name: its lock must pin what the name pins (checked before pip), and the env must
+    then import those versions (else refused, a fresh env removed, the lock as it was). `force` over an existing env
+    builds the new one aside and swaps it in only once it works (_install_aside)."""
     registered = registered_python(recipe.env_dir())
     if registered:
         raise KbtoolError(registered_line(recipe, registered))
@@ -91,34 +98,136 @@ def install(
         raise KbtoolError("{}: {}".format(recipe.name, "; ".join(problems)))
     started = time.monotonic()
     base = layered.base_of(recipe) if recipe.layered_on else None
-    interpreter = _interpreter_for(recipe, base, interpreter)
-    log(interpreter.describe())
-    env_dir = recipe.env_dir()
-    _make_folder(recipe, env_dir, force, base is not None, log)
-    if not os.path.exists(os.path.join(env_dir, "bin", "python")):
-        run([interpreter.path, "-m", "venv", env_dir], log)
-    else:
-        _say_other_base(env_dir, interpreter, recipe, log)
-    if base is not None:
-        layered.layer(env_dir, base, log)
-    use_lock = locked and os.path.exists(lock_path(recipe))
-    if base is not None:
-        no_deps = no_deps or (use_lock and layered.lock_says_no_deps(lock_path(recipe)))
-    elif no_deps:
+    lock = lock_path(recipe)
+    if base is None and no_deps:
         raise KbtoolError(
             f"{recipe.name}: --no-deps is for a release (e.g. 'tensorflow1[keras=2.2.0]'), not a base env"
         )
-    pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
-    build = _Build(recipe, env_dir, base, log, terminal, pip, pip_environ(), use_lock, no_deps)
-    _install_packages(build)
-    recipe.prepare(env_dir)
-    frozen, unmet = _settle(build)
-    record = _record(build, interpreter, frozen, unmet, started)
-    try:  # atomic: an interrupted install never leaves a half-written record
-        files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
+    if base is not None:
+        # a --no-deps release is rebuilt --no-deps, --force included: its lock says how it was installed
+        no_deps = no_deps or (locked and layered.lock_says_no_deps(lock))
+        if locked and not force:
+            layered.check_lock(recipe, lock)  # before pip: a lock that lost a pin would install nothing of it
+    interpreter = _interpreter_for(recipe, base, interpreter)
+    log(interpreter.describe())
+    env_dir = recipe.env_dir()
+    # a release's --force resolves its lock again (the lock is kbtool's); a base env's ships with kbtool
+    use_lock = locked and os.path.exists(lock) and not (force and base is not None)
+    target = _Target(recipe, base, interpreter, log, terminal, use_lock, no_deps, started)
+    if force and os.path.lexists(env_dir):
+        return _install_aside(target, env_dir)
+    fresh = not os.path.lexists(env_dir)
+    _make_folder(recipe, env_dir)
+    try:
+        return target.build(env_dir)
+    except KbtoolError:
+        if fresh and base is not None:  # a release half built is not left: its next install starts clean
+            delete(env_dir, log)
+        raise
+
+
+@dataclass
+class _Target:
+    """What one install builds, wherever it builds it (the env's folder, or aside from it under --force)."""
+
+    recipe: "Recipe"
+    base: Optional[Dict[str, Any]]
+    interpreter: Interpreter
+    log: Callable[[str], None]
+    terminal: Optional[IO[str]]
+    use_lock: bool
+    no_deps: bool
+    started: float
+
+    def build(self, env_dir: str) -> Dict[str, Any]:
+        """The env built in `env_dir` (a folder kbtool made), checked and recorded; a release's lock, when this
+        install generates it, is moved into place only once the env is recorded."""
+        recipe, log = self.recipe, self.log
+        if not os.path.exists(os.path.join(env_dir, "bin", "python")):
+            run([self.interpreter.path, "-m", "venv", env_dir], log)
+        else:
+            _say_other_base(env_dir, self.interpreter, recipe, log)
+        if self.base is not None:
+            layered.layer(env_dir, self.base, log)
+        pip = [os.path.join(env_dir, "bin", "python"), "-m", "pip", "--disable-pip-version-check"]
+        lock = lock_path(recipe)
+        new_lock = f"{lock}.new-{os.getpid()}" if self.base is not None and not self.use_lock else None
+        build = _Build(recipe, env_dir, self.base, log, self.terminal, pip, pip_environ(), self.use_lock, self.no_deps)
+        build.lock_out = new_lock or lock
+        try:
+            _install_packages(build)
+            recipe.prepare(env_dir)
+            frozen, unmet = _settle(build)
+            if self.base is not None:
+                _check_imports(recipe, env_dir)
+            record = _record(build, self.interpreter, frozen, unmet, self.started)
+            try:  # atomic: an interrupted install never leaves a half-written record
+                files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
+            except OSError as exc:
+                raise KbtoolError(f"cannot write {os.path.join(env_dir, RECORD)}: {exc.strerror or exc}")
+            if new_lock is not None and os.path.exists(new_lock):
+                os.replace(new_lock, lock)
+        finally:
+            if new_lock is not None and os.path.exists(new_lock):  # the install failed: the lock as it was
+                os.unlink(new_lock)
+        return record
+
+
+def _check_imports(recipe: "Recipe", env_dir: str) -> None:
+    """A release's env must import what its name pins, as a worker imports it (register.PROBE): the name is what
+    every result is filed under. Otherwise refused, and an earlier record of the env removed (it is not that
+    release)."""
+    found = register.probe(
+        recipe, os.path.join(env_dir, "bin", "python"), env_dir, external=False, outcome="nothing was installed"
+    )
+    wrong = register.pins_problem(recipe, found)
+    if found.get("error"):
+        wrong = "cannot import {}: {}".format(found.get("importing") or recipe.module, found["error"])
+    if not wrong:
+        return
+    record = os.path.join(env_dir, RECORD)
+    if os.path.exists(record):
+        os.unlink(record)
+    raise KbtoolError(
+        f"{recipe.name}: its env {wrong}; it is not that release and was not recorded as it (`kbtool env install "
+        f"'{recipe.name}' --force` rebuilds it)"
+    )
+
+
+def _install_aside(target: _Target, env_dir: str) -> Dict[str, Any]:
+    """`--force` over an existing env: the new env is built in a folder beside it and swapped in only once it is
+    built, checked and recorded; on any failure the env and its lock stay as they were. (kbtool runs pip and the
+    worker as `python -m`, so the scripts' shebangs that name the folder it was built in do not matter.)"""
+    recipe, log = target.recipe, target.log
+    refuse_unless_kbtools(recipe, env_dir)
+    parent, name = os.path.split(env_dir)
+    try:
+        aside = tempfile.mkdtemp(prefix=f".{name}.new-", dir=parent)
     except OSError as exc:
-        raise KbtoolError(f"cannot write {os.path.join(env_dir, RECORD)}: {exc.strerror or exc}")
+        raise KbtoolError(f"cannot write {parent}: {exc.strerror or exc}")
+    log(f"--force: building it aside in {aside}; {env_dir} stays until the new env works")
+    try:
+        _make_folder(recipe, aside)
+        record = target.build(aside)
+    except BaseException as exc:
+        shutil.rmtree(aside, ignore_errors=True)
+        if isinstance(exc, KbtoolError):
+            raise KbtoolError(f"{exc}; the env in {env_dir} and its lock were left as they were")
+        raise
+    _swap(env_dir, aside, log)
     return record
+
+
+def _swap(env_dir: str, aside: str, log: Callable[[str], None]) -> None:
+    """Put the env built `aside` in place of `env_dir` (a symlink there: only the link goes)."""
+    old = f"{aside}.old"
+    try:
+        os.rename(env_dir, old)
+        os.rename(aside, env_dir)
+    except OSError as exc:
+        raise KbtoolError(f"cannot move {aside} to {env_dir}: {exc.strerror or exc}")
+    delete(old)
+    log(f"replaced {env_dir} with the env built aside")
 
 
 def _interpreter_for(recipe: "Recipe", base: Optional[Dict[str, Any]], given: Optional[Interpreter]) -> Interpreter:
@@ -136,16 +245,9 @@ def _interpreter_for(recipe: "Recipe", base: Optional[Dict[str, Any]], given: Op
         raise KbtoolError(f"{recipe.name}: {exc}")
 
 
-def _make_folder(recipe: "Recipe", env_dir: str, force: bool, release: bool, log: Callable[[str], None]) -> None:
-    """The env's folder, kbtool's (its marker written first); with `force` deleted first, a release's generated
-    lock too. A folder kbtool did not make is refused."""
-    if force and os.path.lexists(env_dir):
-        refuse_unless_kbtools(recipe, env_dir)
-        delete(env_dir, log)
-    if force and release and os.path.exists(lock_path(recipe)):  # a release's lock is kbtool's: made again
-        os.unlink(lock_path(recipe))
-        log(f"removed its generated lock {lock_path(recipe)}: resolved again")
-    elif os.path.lexists(env_dir) and not made_by_kbtool(env_dir):
+def _make_folder(recipe: "Recipe", env_dir: str) -> None:
+    """The env's folder, kbtool's (its marker written first). A folder kbtool did not make is refused."""
+    if os.path.lexists(env_dir) and not made_by_kbtool(env_dir):
         raise KbtoolError(
             f"{env_dir}: exists and is not an environment kbtool made (no {RECORD}); move it away, kbtool will not "
             "install into it"
@@ -199,7 +301,7 @@ def _settle(build: _Build) -> Tuple[List[str], List[str]]:
         build.log(f"unmet (--no-deps): {line}")
     if build.base is not None and not build.use_lock:  # its first install: the env, once checked, is its lock
         layered.check_pins(recipe, frozen)
-        layered.write_lock(recipe, frozen, lock_path(recipe), no_deps=build.no_deps)
+        layered.write_lock(recipe, frozen, build.lock_out or lock_path(recipe), no_deps=build.no_deps)
         build.use_lock = True
     if drift:
         raise KbtoolError(

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 from kbtool import files
 from kbtool.errors import KbtoolError
 from kbtool.runners.envs.record import RECORD, read_record
-from kbtool.runners.names import normalise, requirement_name
+from kbtool.runners.names import normalise, requirement_name, same_version
 
 PTH = "kbtool-base.pth"  # in the release venv's site-packages: the base env's site-packages, after its own
 SITE = "import sysconfig, json; p = sysconfig.get_paths(); print(json.dumps(sorted({p['purelib'], p['platlib']})))"
@@ -85,6 +85,30 @@ def check_pins(recipe: Any, frozen: List[str]) -> None:
             wrong.append(f"{name} {have[name]} (asked {requirement.specifier})")
     if wrong:
         raise KbtoolError(f"{recipe.name}: the env does not hold what its recipe asks: {'; '.join(wrong)}")
+
+
+def check_lock(recipe: Any, path: str) -> None:
+    """A release's lock must pin each package its name pins, at that version: a lock that lost its lines (edited,
+    cut short) would install nothing of the release, and the base's packages would then run under its name.
+    Refused before pip runs; no lock at all is a first install, which writes one."""
+    if not os.path.exists(path):
+        return
+    try:
+        with open(path) as fh:
+            lines = [line.strip() for line in fh if "==" in line and not line.lstrip().startswith("#")]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KbtoolError(f"{recipe.name}: cannot read its lock {path}: {getattr(exc, 'strerror', None) or exc}")
+    locked = {normalise(line.split("==", 1)[0]): line.split("==", 1)[1].strip() for line in lines}
+    wrong = [
+        f"{package} {'is missing' if package not in locked else locked[package]} (its name says {version})"
+        for package, version in recipe.release.pins
+        if package not in locked or not same_version(locked[package], version)
+    ]
+    if wrong:
+        raise KbtoolError(
+            f"{recipe.name}: its lock {path} does not pin what its name says: {'; '.join(wrong)}; nothing was "
+            f"installed (`kbtool env install '{recipe.name}' --force` resolves it again)"
+        )
 
 
 NO_DEPS = "# kbtool: no-deps"  # a lock line: the release was installed with --no-deps (so are its reinstalls)

@@ -59,7 +59,7 @@ def use(
     env_dir = recipe.env_dir()
     owner = recipe.env_owner
     _may_register(recipe, env_dir, force)
-    found = _probe(recipe, path, env_dir)
+    found = probe(recipe, path, env_dir)
     if tuple(found["version_info"]) < WORKER_FLOOR:
         raise KbtoolError(
             "{}: Python {}: kbtool's worker needs Python {}.{} or newer; nothing was registered".format(
@@ -77,6 +77,9 @@ def use(
                 f" (install {missing} into that interpreter, or name one that has it)" if missing else "",
             )
         )
+    wrong = pins_problem(recipe, found)
+    if wrong:  # the name says which packages the results are of: another release's would be filed under it
+        raise KbtoolError(f"{recipe.name}: {path} {wrong}; nothing was registered")
     have = "{}.{}".format(*found["version_info"])
     if have != recipe.python_version:
         log(
@@ -144,8 +147,20 @@ def _may_register(recipe: Any, env_dir: str, force: bool) -> None:
     )
 
 
-def _probe(recipe: Any, path: str, env_dir: str) -> Dict[str, Any]:
-    """What PROBE finds in interpreter `path`, run in the environment a worker of `recipe` would get."""
+def pins_problem(recipe: Any, found: Dict[str, Any]) -> Optional[str]:
+    """Why what PROBE `found` is not the release `recipe` names (the versions it imports are not its pins), in words
+    (`imports keras 2.3.1 (its name says 2.2.4)`); None for a release whose pins it imports, or any other recipe."""
+    if recipe.release is None:
+        return None
+    wrong = recipe.release.mismatches(found.get("versions") or {})
+    return f"imports {', '.join(wrong)}" if wrong else None
+
+
+def probe(
+    recipe: Any, path: str, env_dir: str, external: bool = True, outcome: str = "nothing was registered"
+) -> Dict[str, Any]:
+    """What PROBE finds in interpreter `path`, run in the environment a worker of `recipe` would get (`external`: a
+    registered interpreter's, else a venv kbtool built); a KbtoolError ending in `outcome` when it does not run."""
     worker_dir = os.path.dirname(WORKER_MAIN)
     args = {
         "worker_dir": worker_dir,
@@ -156,7 +171,7 @@ def _probe(recipe: Any, path: str, env_dir: str) -> Dict[str, Any]:
         "version_of": list(dict.fromkeys(list(recipe.version_of) + ["numpy"])),  # the worker imports numpy
     }
     env = Launch(
-        backend=recipe.name, python=path, module=recipe.module, env=recipe.worker_env(env_dir, external=True)
+        backend=recipe.name, python=path, module=recipe.module, env=recipe.worker_env(env_dir, external=external)
     ).environ()
     try:
         proc = subprocess.run(
@@ -167,9 +182,9 @@ def _probe(recipe: Any, path: str, env_dir: str) -> Dict[str, Any]:
             timeout=PROBE_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
-        raise KbtoolError(f"{path}: did not import {recipe.module} within {PROBE_TIMEOUT:g} s; nothing was registered")
+        raise KbtoolError(f"{path}: did not import {recipe.module} within {PROBE_TIMEOUT:g} s; {outcome}")
     except OSError as exc:
-        raise KbtoolError(f"{path}: cannot run: {exc.strerror or exc}; nothing was registered")
+        raise KbtoolError(f"{path}: cannot run: {exc.strerror or exc}; {outcome}")
     lines = [line for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.startswith("KBTOOL-PROBE ")]
     try:
         found = json.loads(lines[-1][len("KBTOOL-PROBE ") :]) if lines else None
@@ -178,8 +193,8 @@ def _probe(recipe: Any, path: str, env_dir: str) -> Dict[str, Any]:
     if not isinstance(found, dict) or not isinstance(found.get("version_info"), list):
         said = [line for line in proc.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
         raise KbtoolError(
-            "{}: did not run as a Python interpreter (exit {}{}); nothing was registered".format(
-                path, proc.returncode, ": " + said[-1].strip() if said else ""
+            "{}: did not run as a Python interpreter (exit {}{}); {}".format(
+                path, proc.returncode, ": " + said[-1].strip() if said else "", outcome
             )
         )
     return found

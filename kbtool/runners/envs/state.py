@@ -80,14 +80,18 @@ def problem(recipe: "Recipe") -> Optional[str]:
 
 
 def _layer_problem(recipe: "Recipe", record: Dict[str, Any]) -> Optional[str]:
-    """Why a release env cannot run though installed: its base (layered.base_problem), or its own lock under kbtool's
-    home that cannot be read (not UTF-8, a version no release has); None for any other env."""
+    """Why a release env cannot run though installed: its own lock under kbtool's home that cannot be read (not
+    UTF-8, a version no release has), or its base removed or changed under it (layered.base_problem); None for any
+    other env. An interpreter `kbtool env use` registered as a release is layered on nothing (its versions were
+    checked against the pins when registered)."""
     if not recipe.layered_on:
         return None
     try:
         read_lock(recipe)
     except KbtoolError as exc:
         return f"{recipe.name} env is broken: {exc}"
+    if record.get("external") is True:
+        return None
     return layered.base_problem(recipe, record)
 
 

@@ -141,4 +141,5 @@ class Recipe:
             unsupported_modes=dict(self.unsupported_modes),
             devices={device: dict(variables(env_dir)) for device, variables in self.devices.items()},
             cpu_only=self.cpu_only,
+            pins=dict(self.release.pins) if self.release is not None else {},
         )
