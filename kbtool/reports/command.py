@@ -251,7 +251,10 @@ def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tup
         (cpu, read_report(cpu)), (device, read_report(device)), [(name, read_report(name)) for name in highest]
     )
     for path in outputs:
-        files.write_atomic(path, writers[os.path.splitext(path)[1].lower()](comparison))
+        try:
+            files.write_atomic(path, writers[os.path.splitext(path)[1].lower()](comparison))
+        except OSError as exc:  # a full disk, a file-size limit (EFBIG), a folder in the way
+            raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
         click.echo(f"wrote {path}", err=True)
     if as_json:
         click.echo(devices_mod.as_json(comparison), nl=False)

@@ -185,9 +185,12 @@ class ProbeCache:
         self._entries: Dict[str, Any] = {}
         self._changed = False
         self.invalid: Dict[str, str] = {}  # backend: why its kept entry was dropped unread
+        from kbtool.files import MAX_FILE_BYTES, Unreadable, read_bytes
+
         try:
-            with open(self.path, encoding="utf-8") as fh:
-                data = json.load(fh)
+            # Through read_bytes: a FIFO or a device (/dev/zero) in its place is unreadable, not a hang.
+            raw = read_bytes(self.path, MAX_FILE_BYTES)
+            data = json.loads(raw.decode("utf-8")) if raw is not None and len(raw) <= MAX_FILE_BYTES else None
             if (
                 isinstance(data, dict)
                 and data.get("version") == CACHE_VERSION
@@ -198,6 +201,7 @@ class ProbeCache:
             OSError,
             ValueError,
             RecursionError,
+            Unreadable,
         ):  # none yet, or unreadable: every backend is probed (and the file rewritten)
             pass
         self._drop_invalid()
