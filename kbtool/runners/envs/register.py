@@ -59,6 +59,9 @@ def use(
     env_dir = recipe.env_dir()
     owner = recipe.env_owner
     _may_register(recipe, env_dir, force)
+    version, why = interpreters.probe(path)  # seconds: one that never answers is not given the import's 600 s
+    if version is None and why.startswith("did not answer"):
+        raise KbtoolError(f"{path}: {why}; nothing was registered")
     found = probe(recipe, path, env_dir)
     if tuple(found["version_info"]) < WORKER_FLOOR:
         raise KbtoolError(
@@ -174,12 +177,8 @@ def probe(
         backend=recipe.name, python=path, module=recipe.module, env=recipe.worker_env(env_dir, external=external)
     ).environ()
     try:
-        proc = subprocess.run(
-            [path, "-c", PROBE, json.dumps(args)],
-            capture_output=True,
-            env=env,
-            cwd=worker_dir,
-            timeout=PROBE_TIMEOUT,
+        proc = interpreters.run_group(
+            [path, "-c", PROBE, json.dumps(args)], env=env, cwd=worker_dir, timeout=PROBE_TIMEOUT
         )
     except subprocess.TimeoutExpired:
         raise KbtoolError(f"{path}: did not import {recipe.module} within {PROBE_TIMEOUT:g} s; {outcome}")
