@@ -1629,6 +1629,14 @@ def attacks() -> List[Attack]:
         checks=[stdout_is_json],
     )
     add(
+        "probes-no-file-at-all",
+        "probes",
+        "no file can be written (ulimit -f 0, as a full disk): a one-line failure, not a traceback",
+        f"(ulimit -f 0; {BK} --backend tests.fixtures.tf32_backend)",
+        rc=(0, 1, 2),
+        timeout=90,
+    )
+    add(
         "backends-hostile-module",
         "probes",
         "--backend names with shell and ANSI",
