@@ -579,7 +579,7 @@ def attacks() -> List[Attack]:
         f"exec {J} {DEV} -o out.json",
         rc=(130,),
         signal_after=(signal.SIGINT, 3.0),
-        checks=[absent("out.json")],
+        checks=[file_is_json("out.json")],  # absent, or whole when the signal came after the write,
     )
     add(
         "judge-sigterm",
@@ -588,7 +588,7 @@ def attacks() -> List[Attack]:
         f"exec {J} {DEV} -o out.json",
         rc=(143,),
         signal_after=(signal.SIGTERM, 3.0),
-        checks=[absent("out.json")],
+        checks=[file_is_json("out.json")],
     )
     add(
         "judge-name-shell",
