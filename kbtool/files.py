@@ -24,6 +24,12 @@ def write_atomic(path: str, text: Union[str, bytes]) -> None:
     disk, `ulimit -f`: EFBIG) is an OSError and leaves the target as it was.
     """
     path = os.path.realpath(path)  # a symlinked file is updated where it lives; the link stays
+    try:
+        mode_now = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode_now = None
+    if mode_now is not None and not stat.S_ISREG(mode_now):  # a link to /dev/zero must not replace the device
+        raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode_now)})", path)
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     mode = _mode_for(path)

@@ -3,6 +3,7 @@ attack's id is in the test's docstring, so `python scripts/adversarial/attacks.p
 
 import errno
 import os
+import stat
 import threading
 import time
 
@@ -101,3 +102,18 @@ def test_env_use_of_an_interpreter_that_never_answers_fails_in_seconds_not_600(t
     assert "did not answer within 1 s; nothing was registered" in result.output
     assert gone(int(pid_file.read_text()))
     assert not os.path.exists(tmp_path / "home" / "envs" / "ext")
+
+
+def test_an_atomic_write_through_a_link_to_a_device_refuses_and_leaves_the_device(tmp_path):
+    """probes-devzero: probes.json linked to /dev/zero made `kbtool backends` replace /dev/zero with a file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "probes.json"
+    link.symlink_to(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        files.write_atomic(str(link), "{}")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    cache = probe_cache.ProbeCache(str(link))
+    cache._changed = True
+    assert "not a regular file" in cache.save()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
