@@ -175,6 +175,15 @@ def history_lines(name: str, count: int) -> Check:
     return check
 
 
+def still_fifo(name: str) -> Check:
+    def check(run: Run) -> List[Tuple[str, str]]:
+        if stat.S_ISFIFO(os.lstat(run.cwd / name).st_mode):
+            return []
+        return [("security", f"the device-like {name} a link pointed at was replaced by a file")]
+
+    return check
+
+
 def whole_history(name: str) -> Check:
     """After an interrupt: the run's line is there or not, never half of it."""
 
@@ -1603,12 +1612,16 @@ def attacks() -> List[Attack]:
     add(
         "probes-devzero",
         "probes",
-        "probes.json a symlink to /dev/zero",
+        "probes.json a symlink to a device (a FIFO of the scratch stands in: a regression must not replace /dev/zero)",
         f"{BK}",
-        lambda cwd, fix: ((cwd / "home").mkdir(exist_ok=True), (cwd / "home/probes.json").symlink_to("/dev/zero")),
+        lambda cwd, fix: (
+            (cwd / "home").mkdir(exist_ok=True),
+            os.mkfifo(cwd / "dev"),
+            (cwd / "home/probes.json").symlink_to(cwd / "dev"),
+        ),
         rc=(0,),
         timeout=90,
-        checks=[stdout_is_json],
+        checks=[stdout_is_json, still_fifo("dev")],
     )
     add(
         "probes-concurrent",
