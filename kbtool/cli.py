@@ -13,6 +13,7 @@ from click.utils import make_default_short_help
 
 from kbtool import interrupts
 from kbtool.errors import KbtoolError
+from kbtool.files import clip
 
 
 class LazyCommand(NamedTuple):
@@ -110,6 +111,19 @@ class Group(click.Group):
         except KeyboardInterrupt:
             click.echo("kbtool: interrupted", err=True)
             sys.exit(130)
+        except OSError as exc:
+            # what the machine refuses where no command expected it (no file can be written at all, as on a full
+            # disk: Python's tempfile finds no usable folder) is the machine's state, not a bug to show a traceback
+            # for; a command that can say more catches it itself
+            click.echo(f"kbtool: error: {os_error(exc)}", err=True)
+            sys.exit(2)
+
+
+def os_error(exc: OSError) -> str:
+    """An OSError in one line: what failed, and on which file where the error names one."""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    where = exc.filename if exc.filename is not None else None
+    return clip(f"{what}: {where}" if where is not None else what, 300)
 
 
 @click.group(cls=Group, lazy_commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})

@@ -117,3 +117,28 @@ def test_an_atomic_write_through_a_link_to_a_device_refuses_and_leaves_the_devic
     cache._changed = True
     assert "not a regular file" in cache.save()
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_machine_where_no_file_can_be_written_is_one_line_not_a_traceback(tmp_path):
+    """probes-no-file-at-all: under `ulimit -f 0` (as on a full disk) Python's tempfile finds no usable folder in
+    the worker client; any OSError no command expected ends kbtool in one line, exit 2."""
+    import resource
+    import subprocess
+    import sys
+
+    def no_file_at_all():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, KBTOOL_HOME=str(tmp_path / "home"), PYTHONPATH=root, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "kbtool", "backends", "--backend", "tests.fixtures.tf32_backend"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=no_file_at_all,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("kbtool: error: ")
