@@ -3,6 +3,7 @@
 import math
 import shlex
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
@@ -167,10 +168,10 @@ def bench(
 ) -> None:
     """Time each op on each backend.
 
-    Reports the one-time cost (graph build, compile, first call) apart from the steady-state
-    call, median ± IQR of calibrated samples, GFLOP/s and GB/s against this machine's measured peak (with
-    --device gpu: against the GPU's own, measured in each backend's worker), the ratio to
-    the fastest backend and to NumPy, the growth over sizes, and a regression gate against a baseline.
+    Reports the one-time cost (graph build, compile, first call) apart from the steady-state call, median ± IQR of
+    calibrated samples, GFLOP/s and GB/s against this machine's measured peak (with --device gpu: against the
+    GPU's own, measured in each backend's worker), the ratio to the fastest backend and to NumPy, the growth over
+    sizes, and a regression gate against a baseline.
 
     Backends run one at a time (no measurement shares the cores). Exit code: 0 when something was measured and
     the gate holds, 1 when nothing was measured or --compare found a significant slowdown beyond --fail-over,
@@ -190,8 +191,6 @@ def bench(
       kbtool bench --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
       kbtool bench --from bench.json --compare baseline.json
     """
-    import time
-
     from kbtool.runners.names import canonical_names
 
     started = time.time()
@@ -216,10 +215,7 @@ def bench(
         quiet=quiet,
         verbose=verbose,
     )
-    _check(request)
-    from kbtool.files import refuse_output_over_input
-
-    refuse_output_over_input(outputs, (source, baseline, spec_path))
+    _check(request, source)
     base = _load_baseline(request)
     if source:
         _refuse_measuring_options(request, size, sizes)
@@ -268,8 +264,12 @@ class _Measured:
     peak: Optional[Dict[str, Any]] = None
 
 
-def _check(request: _Request) -> None:
-    """The usage errors of the options, each one line."""
+def _check(request: _Request, source: Optional[str] = None) -> None:
+    """The usage errors of the options, each one line; an output that is also an input (--from, --compare, the
+    spec) is refused before anything is read or written."""
+    from kbtool.files import refuse_output_over_input
+
+    refuse_output_over_input(request.outputs, (source, request.baseline, request.spec_path))
     _positive("--budget", request.budget, 3600)
     _positive("--max-seconds", request.max_seconds, 86400)
     for name, value in (("--fail-over", request.fail_over), ("--min-effect", request.min_effect)):
