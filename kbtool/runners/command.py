@@ -99,22 +99,24 @@ def env_install(names: Tuple[str, ...], all_: bool, force: bool, python: Optiona
       kbtool env install 'tensorflow1[keras=2.2.0]' --no-deps
     """
     from kbtool.runners import envs
+    from kbtool.runners.envs.children import interruptible
 
     recipes = _recipes(names, all_)
     if no_deps and (all_ or any(r.release is None for r in recipes)):
         raise KbtoolError("--no-deps is for releases only, e.g. 'tensorflow1[keras=2.2.0]'; name releases, not --all")
-    interpreter = _interpreter(recipes, python, all_) if python else None
-    failed = envs.install_all(
-        recipes,
-        force,
-        out=click.echo,
-        err=lambda line: click.echo(line, err=True),
-        skip_registered=all_,
-        interpreter=interpreter,
-        skip_missing=all_,
-        terminal=envs.live_terminal(sys.stderr),
-        no_deps=no_deps,
-    )
+    with interruptible("env install", "an env it was making is removed, the envs it had installed stay"):
+        interpreter = _interpreter(recipes, python, all_) if python else None
+        failed = envs.install_all(
+            recipes,
+            force,
+            out=click.echo,
+            err=lambda line: click.echo(line, err=True),
+            skip_registered=all_,
+            interpreter=interpreter,
+            skip_missing=all_,
+            terminal=envs.live_terminal(sys.stderr),
+            no_deps=no_deps,
+        )
     if failed:
         sys.exit(2)
 
@@ -164,9 +166,11 @@ def env_use(name: str, python: str, force: bool) -> None:
       kbtool env use keras3-torch --python /usr/bin/python3 --force
     """
     from kbtool.runners import envs
+    from kbtool.runners.envs.children import interruptible
 
     (recipe,) = _recipes((name,), False)
-    record = envs.use(recipe, python, force=force, log=lambda line: click.echo(f"kbtool: {line}", err=True))
+    with interruptible("env use", "nothing was registered"):
+        record = envs.use(recipe, python, force=force, log=lambda line: click.echo(f"kbtool: {line}", err=True))
     versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items())
     shared = "" if recipe.env_owner == recipe.name else f" (the {recipe.env_owner} env, which {recipe.name} runs in)"
     click.echo(f"{recipe.name}: uses {record['python']} (Python {record['python_version']}: {versions}){shared}")
