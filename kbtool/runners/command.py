@@ -208,11 +208,35 @@ def env_list(as_json: bool) -> None:
                 state = "not installed"
             link = " -> {}".format(info["symlink_to"]) if info.get("symlink_to") else ""
             click.echo("{:<{w}} {:<40} {}{}".format(info["name"], state, info["path"], link, w=width))
+    for leftover in _leftovers([r.env_dir() for r in recipes] + [info["path"] for info in infos]):
+        click.echo(
+            f"kbtool: note: {leftover}: not an env kbtool can name (a leftover; delete it if not yours)", err=True
+        )
     problems = [info["problem"] for info in infos if info.get("problem")]
     for problem in problems:  # every environment is listed first; then one line per broken one
         click.echo(f"kbtool: error: {problem}", err=True)
     if problems:
         sys.exit(2)
+
+
+def _leftovers(known: List[str]) -> List[str]:
+    """The folders under kbtool's envs that are no env it names (a half install, a release folder it cannot read
+    back): `env list` says them rather than hide them."""
+    from kbtool.runners.base import envs_dir
+
+    root, seen = envs_dir(), {os.path.abspath(path) for path in known}
+    releases_root = os.path.join(root, "releases")
+    found = [os.path.join(root, name) for name in _folders(root) if name != "releases"]
+    for base in _folders(releases_root):
+        found += [os.path.join(releases_root, base, name) for name in _folders(os.path.join(releases_root, base))]
+    return [path for path in found if os.path.abspath(path) not in seen]
+
+
+def _folders(path: str) -> List[str]:
+    try:
+        return sorted(n for n in os.listdir(path) if os.path.isdir(os.path.join(path, n)))
+    except OSError:
+        return []
 
 
 @env.command("system-packages")
