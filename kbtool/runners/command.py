@@ -6,7 +6,8 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 import click
 
@@ -49,6 +50,24 @@ def _recipes(names: Tuple[str, ...], all_: bool) -> List["Recipe"]:
             "'tensorflow1[keras=2.2.4]')".format(", ".join(unknown), ", ".join(RECIPES))
         )
     return [releases.recipe_for(n) for n in names]
+
+
+@contextmanager
+def interruptible(command: str, nothing: str) -> Iterator[None]:
+    """SIGINT or SIGTERM during the block (an `env` command): the child being waited on (envs/children.py) is killed
+    with its group, and kbtool ends with one line ("kbtool: SIGTERM: COMMAND interrupted; NOTHING") and exit 130."""
+    from kbtool.interrupts import Interrupted, Interrupts
+    from kbtool.runners.envs.children import Children
+
+    try:
+        with Interrupts(Children(), what=None, raise_in_main=True):  # type: ignore[arg-type]
+            yield
+    except Interrupted as stop:
+        click.echo(f"kbtool: {stop.name}: {command} interrupted; {nothing}", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:  # a Ctrl-C before the handlers were in place
+        click.echo(f"kbtool: SIGINT: {command} interrupted; {nothing}", err=True)
+        sys.exit(130)
 
 
 @env.command("install")
@@ -99,7 +118,6 @@ def env_install(names: Tuple[str, ...], all_: bool, force: bool, python: Optiona
       kbtool env install 'tensorflow1[keras=2.2.0]' --no-deps
     """
     from kbtool.runners import envs
-    from kbtool.runners.envs.children import interruptible
 
     recipes = _recipes(names, all_)
     if no_deps and (all_ or any(r.release is None for r in recipes)):
@@ -166,7 +184,6 @@ def env_use(name: str, python: str, force: bool) -> None:
       kbtool env use keras3-torch --python /usr/bin/python3 --force
     """
     from kbtool.runners import envs
-    from kbtool.runners.envs.children import interruptible
 
     (recipe,) = _recipes((name,), False)
     with interruptible("env use", "nothing was registered"):

@@ -1,14 +1,13 @@
 """The child processes an `env` command starts (an interpreter's probe, venv, pip): each one in a process group of
 its own, waited on for a bounded time with a progress line every few seconds saying what kbtool waits for, and
-killed with its whole group when the wait ends early (its bound passed, or SIGINT/SIGTERM: `interruptible`)."""
+killed with its whole group when the wait ends early (its bound passed, or SIGINT/SIGTERM: Children)."""
 
 import os
 import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 PROGRESS_SECONDS = 5.0  # a line this often while a child runs (after the first PROGRESS_SECONDS)
 
@@ -93,20 +92,3 @@ class Children:
                 os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
-
-
-@contextmanager
-def interruptible(command: str, nothing: str) -> Iterator[None]:
-    """SIGINT or SIGTERM during the block (an `env` command): the child being waited on is killed with its group,
-    and kbtool ends with one line ("kbtool: SIGTERM: COMMAND interrupted; NOTHING") and exit 130."""
-    from kbtool.interrupts import Interrupted, Interrupts
-
-    try:
-        with Interrupts(Children(), what=None, raise_in_main=True):  # type: ignore[arg-type]
-            yield
-    except Interrupted as stop:
-        _stderr(f"kbtool: {stop.name}: {command} interrupted; {nothing}")
-        sys.exit(130)
-    except KeyboardInterrupt:  # a Ctrl-C before the handlers were in place
-        _stderr(f"kbtool: SIGINT: {command} interrupted; {nothing}")
-        sys.exit(130)
