@@ -225,3 +225,22 @@ def test_fix_commands_name_the_env_shell_quoted(home):
     os.unlink(os.path.join(RECIPES["tensorflow1"].env_dir(), "kbtool-env.json"))
     said = layered.base_problem(recipe, {"installed": []})
     assert "`kbtool env install tensorflow1` installs it" in said
+
+
+def test_a_run_removes_stale_worker_folders_of_this_user_only(tmp_path):
+    from kbtool.runners import client
+
+    old = time.time() - client.STALE_SECONDS - 60
+    stale = tmp_path / "kbtool-worker-abc"
+    fresh = tmp_path / "kbtool-worker-new"
+    other = tmp_path / "kbtool-keras-home-abc"
+    target = tmp_path / "target"
+    for folder in (stale, fresh, other, target):
+        folder.mkdir()
+    link = tmp_path / "kbtool-worker-link"
+    link.symlink_to(target)
+    for path in (stale, other, target):
+        os.utime(path, (old, old))
+    os.utime(link, (old, old), follow_symlinks=False)
+    assert client.remove_stale_scratch(str(tmp_path)) == [str(stale)]
+    assert not stale.exists() and fresh.exists() and other.exists() and link.is_symlink() and target.exists()
