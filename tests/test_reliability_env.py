@@ -4,12 +4,14 @@ removes what it made; the messages say what happened (a full disk, a missing `.p
 env, shell-quoted; bisect never builds a base env unasked, nor makes an -o folder. Fake interpreters (shell scripts)
 stand in for real ones: nothing here installs an env."""
 
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -244,3 +246,27 @@ def test_a_run_removes_stale_worker_folders_of_this_user_only(tmp_path):
     os.utime(link, (old, old), follow_symlinks=False)
     assert client.remove_stale_scratch(str(tmp_path)) == [str(stale)]
     assert not stale.exists() and fresh.exists() and other.exists() and link.is_symlink() and target.exists()
+
+
+def test_a_check_says_progress_every_few_seconds_while_one_case_runs_long(monkeypatch):
+    """`check --repeat 1000`: one case's result comes after a minute; a log still gets a line every few seconds."""
+    from kbtool.check import run as check_run
+    from kbtool.reports import progress
+
+    stream, said = io.StringIO(), []
+
+    def for_plan(cls, plan, **options):
+        return cls({"numpy": 1}, stream=stream, live=False, **options)
+
+    def one_long_case(plan, progress=None, cancel=None):  # no result until the log has had its line
+        deadline = time.monotonic() + 30
+        while "waiting for a result" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        said.append(stream.getvalue())
+        return {"results": []}
+
+    monkeypatch.setattr(check_run, "QUIET_SECONDS", 0.2)
+    monkeypatch.setattr(progress.CheckProgress, "for_plan", classmethod(for_plan))
+    monkeypatch.setattr(check_run, "run_check", one_long_case)
+    check_run.run_interruptibly(None, SimpleNamespace(cancel=None, caught=[]))
+    assert "  total        0/1 results · " in said[0] and " elapsed, waiting for a result" in said[0], said
