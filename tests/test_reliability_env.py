@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from types import SimpleNamespace
 
@@ -270,3 +271,24 @@ def test_a_check_says_progress_every_few_seconds_while_one_case_runs_long(monkey
     monkeypatch.setattr(check_run, "run_check", one_long_case)
     check_run.run_interruptibly(None, SimpleNamespace(cancel=None, caught=[]))
     assert "  total        0/1 results · " in said[0] and " elapsed, waiting for a result" in said[0], said
+
+
+def test_the_controller_removes_a_worker_folder_once_it_sees_the_worker_killed(tmp_path, monkeypatch):
+    from kbtool.runners.client import WorkerClient
+    from kbtool.runners.messages import Request
+    from kbtool.runners.registry import launch_for
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    client = WorkerClient(launch_for("numpy"))
+    try:
+        assert client.start()["status"] == "ready"
+        (folder,) = [p for p in tmp_path.iterdir() if p.name.startswith("kbtool-worker-")]
+        os.kill(client.proc.pid, signal.SIGKILL)  # kill -9 of the worker
+        client.proc.wait(timeout=30)
+        header, _ = client.request(Request("run", {"op": "no_such_op", "args": []}))
+        assert header["status"] == "unsupported" and not folder.exists()  # a fresh worker, in a fresh folder
+    finally:
+        client.stop()
+        monkeypatch.setattr(tempfile, "tempdir", None)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("kbtool-worker-")]

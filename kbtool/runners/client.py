@@ -131,6 +131,7 @@ class WorkerClient:
         if self.proc is None or self.proc.poll() is not None:
             if self.hello is not None:
                 self.restarts += 1
+                self._remove_scratch()  # the dead worker's (killed with -9: it removed nothing); the next gets its own
             self.start()
         assert self.hello is not None
         return self.hello
