@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, List, Mapping, Optional, Tuple
 
 from kbtool.runners.base import Unavailable
+from kbtool.runners.envs import children
 
 # Run by each candidate; Python 2 must parse it too (an old interpreter is then told apart, not a crash).
 VERSION_PROBE = (
@@ -131,12 +132,13 @@ def probe(path: str, environ: Optional[Mapping[str, str]] = None) -> Tuple[Optio
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):  # the controller's settings are not the candidate's
         env.pop(name, None)
     try:
-        proc = subprocess.run(
+        proc = children.wait(
             [path, "-c", VERSION_PROBE],
+            f"{path} to say its version",
+            PROBE_SECONDS,
             capture_output=True,
             stdin=subprocess.DEVNULL,
             env=env,
-            timeout=PROBE_SECONDS,
         )
     except subprocess.TimeoutExpired:
         return None, f"did not answer within {PROBE_SECONDS:g} s"
