@@ -236,7 +236,8 @@ def test_exactly_one_module_starts_backend_workers():
     """Only kbtool/runners/session.py makes worker clients, and only the client starts worker processes (Popen): check's
     lanes, the pytest plugin, explore, bench and `kbtool backends` all go through a BackendSession. The one other
     Popen is config's import check of a custom module (`kbtool config set backend my.module`): a child that
-    imports the module and answers, never a worker."""
+    imports the module and answers, never a worker; and the `env` commands' children (an interpreter's probe, venv,
+    pip), each waited on in a process group of its own (kbtool/runners/envs/children.py), never a worker either."""
     makers, spawners = {}, {}
     for module, path in sorted(modules().items()):
         if module.startswith("kbtool.worker"):
@@ -248,7 +249,9 @@ def test_exactly_one_module_starts_backend_workers():
         if _calls_of(tree, "Popen"):
             spawners[module] = _calls_of(tree, "Popen")
     assert list(makers) == ["kbtool.runners.session"], makers
-    assert sorted(spawners) == ["kbtool.config.keras_json", "kbtool.runners.client"], spawners
+    assert sorted(spawners) == ["kbtool.config.keras_json", "kbtool.runners.client", "kbtool.runners.envs.children"], (
+        spawners
+    )
 
 
 @pytest.mark.parametrize(

@@ -244,6 +244,12 @@ class CheckRunner:
         from kbtool.runners import releases
 
         name = releases.parse(self.release_name(version)).name
+        base = releases.recipe_for(name).layered_on
+        if base and not releases.is_installed(name) and not releases.is_installed(base):  # never built unasked
+            raise KbtoolError(
+                f"{name} is layered on the {base} env, which is not installed: `kbtool env install {shlex.quote(base)}` "
+                "installs it (bisect installs only the releases)"
+            )
         for done in releases.install_releases(
             [name], started=lambda i, n, name: self.note(f"kbtool: installing {name} ...")
         ):

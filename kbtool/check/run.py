@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 Report = Dict[str, Any]  # the JSON report of a check (reports/report.schema.json)
 
 
+QUIET_SECONDS = 5.0  # a plain progress line at least this often, results or not (--repeat 1000: a minute a case)
+
+
 def known_entries_for(spec: "Spec", known_path: Optional[str] = None) -> Tuple[List["KnownEntry"], str]:
     """(entries, path) of a known-differences file (default: the shipped one) for a check of `spec`.
 
@@ -119,7 +122,7 @@ def run_interruptibly(
     `echo` gets the line that says a signal stopped the run when the bars' last redraw erased the handler's."""
     from kbtool.reports import progress
 
-    with progress.CheckProgress.for_plan(plan) if verbosity else contextlib.nullcontext() as show:
+    with progress.CheckProgress.for_plan(plan, quiet=QUIET_SECONDS) if verbosity else contextlib.nullcontext() as show:
         report = run_check(plan, progress=show, cancel=interrupts.cancel)
     if interrupts.caught and show is not None and show.live:
         echo(f"kbtool: {interrupts.name}: stopped; the partial report follows")

@@ -144,7 +144,12 @@ class CheckProgress:
         min_seconds: float = 10.0,
         step: float = 0.1,
         heartbeat: float = 60.0,
+        quiet: Optional[float] = None,
     ) -> None:
+        """`quiet` (plain lines): a line whenever nothing was said for that many seconds, results or not (one case
+        under --repeat 1000 runs for a minute before its result)."""
+        self.quiet, self._said_at, self._silence = quiet, time.monotonic(), threading.Event()
+        self._filler: Optional[threading.Thread] = None
         self.stream = stream if stream is not None else sys.stderr
         self.clock, self.min_seconds, self.step, self.heartbeat = clock, min_seconds, step, heartbeat
         self.started = clock()
@@ -186,9 +191,27 @@ class CheckProgress:
                 redirect_stderr=False,
             )
             self._live.start()
+        elif self.quiet:
+            self._filler = threading.Thread(target=self._fill_silence, name="kbtool-progress", daemon=True)
+            self._filler.start()
         return self
 
+    def _fill_silence(self) -> None:
+        assert self.quiet
+        while not self._silence.wait(min(1.0, self.quiet)):
+            with self._lock:
+                if time.monotonic() - self._said_at >= self.quiet:
+                    now = self.clock()
+                    self._write(
+                        "  {:<12} {}/{} results · {} elapsed, waiting for a result".format(
+                            "total", self._done_total(), self._planned_total(), clock(now - self.started)
+                        )
+                    )
+
     def __exit__(self, *exc_info: Any) -> None:
+        self._silence.set()
+        if self._filler is not None:
+            self._filler.join(timeout=5)
         if self._live is not None:
             self._live.stop()  # transient: the table leaves the screen to the summary
             self._live = None
@@ -325,6 +348,7 @@ class CheckProgress:
                 self.stream.write(f"  ({LEGEND})\n")
             self.stream.write(line + "\n")
             self.stream.flush()
+            self._said_at = time.monotonic()
         except (OSError, ValueError):  # stderr closed or gone: the check goes on without progress
             pass
 

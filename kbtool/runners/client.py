@@ -17,6 +17,7 @@ import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -37,6 +38,33 @@ class WorkerDied(Exception):
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status, self.message = status, message
+
+
+SCRATCH_PREFIX = "kbtool-worker-"  # a worker's working directory in TMPDIR, removed when it stops
+STALE_SECONDS = 24 * 3600.0  # one left by a controller killed with -9: removed by a later run once this old
+_swept = False
+
+
+def remove_stale_scratch(root: Optional[str] = None, now: Optional[float] = None) -> List[str]:
+    """Remove the workers' working directories a killed controller left in `root` (TMPDIR): only directories (never
+    a link) named kbtool-worker-*, owned by this user, untouched for STALE_SECONDS. Returns those removed."""
+    root = root or tempfile.gettempdir()
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return []
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and now - info.st_mtime > STALE_SECONDS:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 class WorkerClient:
@@ -69,7 +97,11 @@ class WorkerClient:
                 return self.hello
             self._close_stderr()  # a restarted worker's predecessor wrote to its own file
             self._stderr = tempfile.TemporaryFile()
-            self._scratch = self._scratch or tempfile.mkdtemp(prefix="kbtool-worker-")
+            global _swept
+            if not _swept:  # once a run: what a controller killed with -9 left behind
+                _swept = True
+                remove_stale_scratch()
+            self._scratch = self._scratch or tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
             env = dict(self.launch.environ(self.keras_config), KBTOOL_CONTROLLER_PID=str(os.getpid()))
             try:
                 self.proc = subprocess.Popen(
@@ -100,6 +132,7 @@ class WorkerClient:
         if self.proc is None or self.proc.poll() is not None:
             if self.hello is not None:
                 self.restarts += 1
+                self._remove_scratch()  # the dead worker's (killed with -9: it removed nothing); the next gets its own
             self.start()
         assert self.hello is not None
         return self.hello
@@ -181,6 +214,7 @@ class WorkerClient:
                 raise
             died = exc if isinstance(exc, WorkerDied) else self._death()
             self.proc = None  # dead or killed; the next request starts a fresh worker
+            self._remove_scratch()  # and its working directory: a worker killed with -9 leaves it otherwise
             # what it said before it died (an abort's message, a C++ check)
             return Reply.failure(died.status, died.message, self._output_since(mark) or None)
         if self.killed:  # the reply raced the kill: the check is over, drop it

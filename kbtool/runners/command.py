@@ -6,7 +6,8 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 import click
 
@@ -52,6 +53,24 @@ def _recipes(names: Tuple[str, ...], all_: bool) -> List["Recipe"]:
             "'tensorflow1[keras=2.2.4]')".format(", ".join(unknown), ", ".join(RECIPES))
         )
     return [releases.recipe_for(n) for n in names]
+
+
+@contextmanager
+def interruptible(command: str, nothing: str) -> Iterator[None]:
+    """SIGINT or SIGTERM during the block (an `env` command): the child being waited on (envs/children.py) is killed
+    with its group, and kbtool ends with one line ("kbtool: SIGTERM: COMMAND interrupted; NOTHING") and exit 130."""
+    from kbtool.interrupts import Interrupted, Interrupts
+    from kbtool.runners.envs.children import Children
+
+    try:
+        with Interrupts(Children(), what=None, raise_in_main=True):  # type: ignore[arg-type]
+            yield
+    except Interrupted as stop:
+        click.echo(f"kbtool: {stop.name}: {command} interrupted; {nothing}", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:  # a Ctrl-C before the handlers were in place
+        click.echo(f"kbtool: SIGINT: {command} interrupted; {nothing}", err=True)
+        sys.exit(130)
 
 
 @env.command("install")
@@ -108,18 +127,19 @@ def env_install(names: Tuple[str, ...], all_: bool, force: bool, python: Optiona
     recipes = _recipes(names, all_)
     if no_deps and (all_ or any(r.release is None for r in recipes)):
         raise KbtoolError("--no-deps is for releases only, e.g. 'tensorflow1[keras=2.2.0]'; name releases, not --all")
-    interpreter = _interpreter(recipes, python, all_) if python else None
-    failed = envs.install_all(
-        recipes,
-        force,
-        out=click.echo,
-        err=lambda line: click.echo(line, err=True),
-        skip_registered=all_,
-        interpreter=interpreter,
-        skip_missing=all_,
-        terminal=envs.live_terminal(sys.stderr),
-        no_deps=no_deps,
-    )
+    with interruptible("env install", "an env it was making is removed, the envs it had installed stay"):
+        interpreter = _interpreter(recipes, python, all_) if python else None
+        failed = envs.install_all(
+            recipes,
+            force,
+            out=click.echo,
+            err=lambda line: click.echo(line, err=True),
+            skip_registered=all_,
+            interpreter=interpreter,
+            skip_missing=all_,
+            terminal=envs.live_terminal(sys.stderr),
+            no_deps=no_deps,
+        )
     if failed:
         sys.exit(2)
 
@@ -171,7 +191,8 @@ def env_use(name: str, python: str, force: bool) -> None:
     from kbtool.runners import envs
 
     (recipe,) = _recipes((name,), False)
-    record = envs.use(recipe, python, force=force, log=lambda line: click.echo(f"kbtool: {line}", err=True))
+    with interruptible("env use", "nothing was registered"):
+        record = envs.use(recipe, python, force=force, log=lambda line: click.echo(f"kbtool: {line}", err=True))
     versions = ", ".join(f"{k} {v}" for k, v in record["versions"].items())
     shared = "" if recipe.env_owner == recipe.name else f" (the {recipe.env_owner} env, which {recipe.name} runs in)"
     click.echo(f"{recipe.name}: uses {record['python']} (Python {record['python_version']}: {versions}){shared}")
@@ -209,11 +230,35 @@ def env_list(as_json: bool) -> None:
                 state = "not installed"
             link = " -> {}".format(info["symlink_to"]) if info.get("symlink_to") else ""
             click.echo("{:<{w}} {:<40} {}{}".format(info["name"], state, info["path"], link, w=width))
+    for leftover in _leftovers([r.env_dir() for r in recipes] + [info["path"] for info in infos]):
+        click.echo(
+            f"kbtool: note: {leftover}: not an env kbtool can name (a leftover; delete it if not yours)", err=True
+        )
     problems = [info["problem"] for info in infos if info.get("problem")] + releases.problems()
     for problem in problems:  # every environment is listed first; then one line per broken one
         click.echo(f"kbtool: error: {problem}", err=True)
     if problems:
         sys.exit(2)
+
+
+def _leftovers(known: List[str]) -> List[str]:
+    """The folders under kbtool's envs that are no env it names (a half install, a release folder it cannot read
+    back): `env list` says them rather than hide them."""
+    from kbtool.runners.base import envs_dir
+
+    root, seen = envs_dir(), {os.path.abspath(path) for path in known}
+    releases_root = os.path.join(root, "releases")
+    found = [os.path.join(root, name) for name in _folders(root) if name != "releases"]
+    for base in _folders(releases_root):
+        found += [os.path.join(releases_root, base, name) for name in _folders(os.path.join(releases_root, base))]
+    return [path for path in found if os.path.abspath(path) not in seen]
+
+
+def _folders(path: str) -> List[str]:
+    try:
+        return sorted(n for n in os.listdir(path) if os.path.isdir(os.path.join(path, n)))
+    except OSError:
+        return []
 
 
 @env.command("system-packages")

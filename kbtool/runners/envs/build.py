@@ -76,6 +76,31 @@ def install(
     terminal: Optional[IO[str]] = None,
     no_deps: bool = False,
 ) -> Dict[str, Any]:
+    """_install; an install that fails (or is interrupted) removes the env's folder when it made it: a new env, or
+    one `force` deleted to rebuild (a half venv would otherwise stay, hundreds of MB that `env list` cannot read)."""
+    env_dir = recipe.env_dir()
+    new = not os.path.lexists(env_dir)
+    try:
+        return _install(recipe, log, force, locked, interpreter, terminal, no_deps)
+    except BaseException:
+        made = new or (force and not os.path.lexists(os.path.join(env_dir, RECORD)))
+        if made and os.path.lexists(env_dir) and made_by_kbtool(env_dir):
+            try:
+                delete(env_dir, lambda done: log(f"the install failed: {done}"))
+            except KbtoolError as exc:
+                log(f"the install failed, and its half-made env stays: {exc}")
+        raise
+
+
+def _install(
+    recipe: "Recipe",
+    log: Callable[[str], None] = print,
+    force: bool = False,
+    locked: bool = True,
+    interpreter: Optional[Interpreter] = None,
+    terminal: Optional[IO[str]] = None,
+    no_deps: bool = False,
+) -> Dict[str, Any]:
     """Build the env for `recipe`; returns its record. Idempotent: pip skips what is installed.
 
     `no_deps` (a release only, `env install --no-deps`; kept in its lock for reinstalls): the pinned packages are
@@ -307,7 +332,11 @@ def _settle(build: _Build) -> Tuple[List[str], List[str]]:
         raise KbtoolError(
             "{}: the env does not match its lock {} after install: {}{}; `kbtool env install --force "
             "{}` rebuilds it".format(
-                recipe.name, lock_path(recipe), "; ".join(drift[:3]), " ..." if len(drift) > 3 else "", recipe.name
+                recipe.name,
+                lock_path(recipe),
+                "; ".join(drift[:3]),
+                " ..." if len(drift) > 3 else "",
+                shlex.quote(recipe.name),
             )
         )
     return frozen, unmet

@@ -22,13 +22,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, List, Mapping, Optional, Tuple
+from typing import Callable, Iterator, List, Mapping, Optional, Tuple
 
 from kbtool.runners.base import Unavailable
+from kbtool.runners.envs import children
 
 # Run by each candidate; Python 2 must parse it too (an old interpreter is then told apart, not a crash).
 VERSION_PROBE = (
@@ -126,32 +126,20 @@ def hint(version: str, backend: str) -> str:
     )
 
 
-def run_group(argv: List[str], timeout: float, **kwargs: Any) -> "subprocess.CompletedProcess[bytes]":
-    """subprocess.run(argv, capture_output=True, stdin=DEVNULL) in a session of its own, so that a timeout (or an
-    interrupt) kills what it started too: a wrapper script's child (a shim, a `sleep` in a fake interpreter)
-    would otherwise outlive kbtool."""
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True, **kwargs
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:  # already gone
-            pass
-        proc.wait()
-        raise
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
 def probe(path: str, environ: Optional[Mapping[str, str]] = None) -> Tuple[Optional[str], str]:
     """Run `path` once: (its version "3.6.15" when it is CPython, else None; why not, in words)."""
     env = dict(os.environ if environ is None else environ)
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP"):  # the controller's settings are not the candidate's
         env.pop(name, None)
     try:
-        proc = run_group([path, "-c", VERSION_PROBE], env=env, timeout=PROBE_SECONDS)
+        proc = children.wait(
+            [path, "-c", VERSION_PROBE],
+            f"{path} to say its version",
+            PROBE_SECONDS,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
         return None, f"did not answer within {PROBE_SECONDS:g} s"
     except OSError as exc:

@@ -6,14 +6,18 @@ import glob
 import json
 import os
 import re
+import shlex
 import subprocess
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from kbtool import files
 from kbtool.errors import KbtoolError
+from kbtool.runners.envs import children
+from kbtool.runners.envs.interpreters import PROBE_SECONDS
 from kbtool.runners.envs.record import RECORD, read_record
 from kbtool.runners.names import normalise, requirement_name, same_version
 
+CHECK_SECONDS = 120.0  # `pip check` in a release env
 PTH = "kbtool-base.pth"  # in the release venv's site-packages: the base env's site-packages, after its own
 SITE = "import sysconfig, json; p = sysconfig.get_paths(); print(json.dumps(sorted({p['purelib'], p['platlib']})))"
 
@@ -61,7 +65,12 @@ def layer(env_dir: str, base: Dict[str, Any], log: Callable[[str], None]) -> Non
 
 
 def _site_dirs(python: str) -> List[str]:
-    proc = subprocess.run([python, "-c", SITE], capture_output=True)
+    try:
+        proc = children.wait(
+            [python, "-c", SITE], f"{python} to say its site-packages", PROBE_SECONDS, capture_output=True
+        )
+    except subprocess.TimeoutExpired:
+        raise KbtoolError(f"{python}: did not say its site-packages within {PROBE_SECONDS:g} s (killed)")
     if proc.returncode != 0:
         raise KbtoolError(f"{python}: cannot tell its site-packages: {proc.stderr.decode('utf-8', 'replace').strip()}")
     return list(json.loads(proc.stdout.decode()))
@@ -128,7 +137,10 @@ def pins_text(recipe: Any) -> str:
 
 def unmet(pip: List[str], pip_env: Dict[str, str], env_dir: str) -> List[str]:
     """`pip check`'s lines: the requirements the env leaves unmet (a --no-deps release has some by choice)."""
-    proc = subprocess.run(pip + ["check"], capture_output=True, env=pip_env, cwd=env_dir)
+    try:
+        proc = children.wait(pip + ["check"], "pip check", CHECK_SECONDS, capture_output=True, env=pip_env, cwd=env_dir)
+    except subprocess.TimeoutExpired:
+        raise KbtoolError(f"`pip check` did not finish within {CHECK_SECONDS:g} s (killed)")
     text = proc.stdout.decode("utf-8", "replace")
     return [line.strip() for line in text.splitlines() if line.strip() and "No broken requirements" not in line]
 
@@ -177,15 +189,20 @@ def base_problem(recipe: Any, record: Dict[str, Any]) -> Optional[str]:
     release's install froze. A base reinstalled or rebuilt with the same packages (every `kbtool env install --all`
     reinstalls it) is the same base to its releases: what counts is the packages, not when the base was built."""
     base = _base_recipe(recipe)
-    fix = f"`kbtool env install '{recipe.name}' --force` layers it again"
+    fix = f"`kbtool env install {shlex.quote(recipe.name)} --force` layers it again"
     path = os.path.join(base.env_dir(), RECORD)
     if not os.path.exists(path):
-        return f"{recipe.name} env is broken: its base env {base.name} was removed; install it, then {fix}"
+        return (
+            f"{recipe.name} env is broken: its base env {base.name} was removed; `kbtool env install "
+            f"{shlex.quote(base.name)}` installs it, then {fix}"
+        )
     try:
         base_record = read_record(path)
     except KbtoolError as exc:
         return f"{recipe.name} env is broken: its base env {base.name}: {exc}"
     env_dir = recipe.env_dir()
+    if not _own_sites(env_dir):  # without it the base's packages are not seen: not a change of the base
+        return f"{recipe.name} env is broken: its {PTH}, which layers it on the {base.name} env, is missing; {fix}"
     gone = [site for site in _layered_sites(env_dir) if not os.path.isdir(site)]
     if gone:
         return f"{recipe.name} env is broken: its base env {base.name} no longer has {gone[0]}; {fix}"

@@ -1,10 +1,12 @@
 """Running pip in an env: its command lines, its environment, what it says when it fails, `pip freeze`."""
 
 import os
+import re
 import subprocess
 from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from kbtool.errors import KbtoolError
+from kbtool.runners.envs import children
 
 if TYPE_CHECKING:
     from kbtool.runners.recipes.recipe import Recipe
@@ -31,22 +33,52 @@ def run(
     """Run `argv`; its output is returned (and only its last line said when it fails), or with `terminal` written
     to that terminal as it comes (nothing returned)."""
     log("$ " + " ".join(argv))
-    if terminal is not None:
-        terminal.flush()
-        proc = subprocess.run(argv, stdout=terminal.fileno(), stderr=terminal.fileno(), env=env, cwd=cwd)
-        if proc.returncode != 0:
-            raise KbtoolError(f"`{_command(argv)}` failed (exit {proc.returncode}): its output is above")
-        return ""
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+    what, bound = f"`{_command(argv)}`", COMMAND_SECONDS
+    try:
+        if terminal is not None:  # pip's own output is its progress
+            terminal.flush()
+            out: Any = terminal.fileno()
+            proc = children.wait(argv, what, bound, lambda line: None, stdout=out, stderr=out, env=env, cwd=cwd)
+            if proc.returncode != 0:
+                raise KbtoolError(f"`{_command(argv)}` failed (exit {proc.returncode}): its output is above")
+            return ""
+        proc = children.wait(
+            argv,
+            what,
+            bound,
+            lambda line: log(line),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+        )
+    except subprocess.TimeoutExpired:
+        raise KbtoolError(f"`{_command(argv)}` did not finish within {bound:g} s (killed)")
     output = proc.stdout.decode("utf-8", "replace")
     if proc.returncode != 0:
         lines = [line for line in output.strip().splitlines() if line.strip() and "is ignored" not in line]
         raise KbtoolError(
             "`{}` failed (exit {}): {}".format(
-                _command(argv), proc.returncode, conflict(lines) or (lines[-1] if lines else "no output")
+                _command(argv),
+                proc.returncode,
+                no_space(lines, argv) or conflict(lines) or (lines[-1] if lines else "no output"),
             )
         )
     return output
+
+
+COMMAND_SECONDS = 3600.0  # venv, or a pip install of TensorFlow's wheels on a slow link
+
+
+def no_space(lines: List[str], argv: Sequence[str] = ()) -> Optional[str]:
+    """ "no space left on device: PATH" when the disk filled up under the command (venv then reports its ensurepip
+    step failing, which is not the cause), or None."""
+    for line in lines:
+        if "[Errno 28]" in line or "No space left on device" in line:
+            match = re.search(r"No space left on device: '([^']*)'", line)
+            where = match.group(1) if match else (argv[-1] if argv and os.path.isabs(argv[-1]) else "")
+            return "no space left on device" + (f": {where}" if where else f" ({line.strip()})")
+    return None
 
 
 def _command(argv: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 from kbtool import files
 from kbtool.errors import KbtoolError
 from kbtool.runners.base import WORKER_MAIN, Launch, Unavailable, registered_python
-from kbtool.runners.envs import interpreters
+from kbtool.runners.envs import children, interpreters
 from kbtool.runners.envs.record import MARKER, RECORD, delete, refuse_unless_kbtools
 
 WORKER_FLOOR = (3, 6)  # the oldest Python the worker's code runs on (kbtool/worker/ is Python-3.6 syntax)
@@ -59,9 +59,6 @@ def use(
     env_dir = recipe.env_dir()
     owner = recipe.env_owner
     _may_register(recipe, env_dir, force)
-    version, why = interpreters.probe(path)  # seconds: one that never answers is not given the import's 600 s
-    if version is None and why.startswith("did not answer"):
-        raise KbtoolError(f"{path}: {why}; nothing was registered")
     found = probe(recipe, path, env_dir)
     if tuple(found["version_info"]) < WORKER_FLOOR:
         raise KbtoolError(
@@ -176,9 +173,16 @@ def probe(
     env = Launch(
         backend=recipe.name, python=path, module=recipe.module, env=recipe.worker_env(env_dir, external=external)
     ).environ()
+    _starts(path, env, worker_dir)
     try:
-        proc = interpreters.run_group(
-            [path, "-c", PROBE, json.dumps(args)], env=env, cwd=worker_dir, timeout=PROBE_TIMEOUT
+        proc = children.wait(
+            [path, "-c", PROBE, json.dumps(args)],
+            f"{path} to import {recipe.module}",
+            PROBE_TIMEOUT,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=worker_dir,
         )
     except subprocess.TimeoutExpired:
         raise KbtoolError(f"{path}: did not import {recipe.module} within {PROBE_TIMEOUT:g} s; {outcome}")
@@ -199,16 +203,43 @@ def probe(
     return found
 
 
+def _starts(path: str, env: Dict[str, str], cwd: str) -> None:
+    """A KbtoolError (one line) unless `path` starts and exits within the probes' bound (interpreters.PROBE_SECONDS,
+    as `env install --python`): an interpreter that hangs at start is told so then, not after PROBE_TIMEOUT."""
+    try:
+        children.wait(
+            [path, "-c", "pass"],
+            f"{path} to start",
+            interpreters.PROBE_SECONDS,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+        )
+    except subprocess.TimeoutExpired:
+        raise KbtoolError(
+            f"{path}: did not start within {interpreters.PROBE_SECONDS:g} s (killed); nothing was registered"
+        )
+    except OSError as exc:
+        raise KbtoolError(f"{path}: cannot run: {exc.strerror or exc}; nothing was registered")
+
+
+FREEZE_SECONDS = 120.0  # a registered interpreter's `pip freeze`
+
+
 def _external_freeze(path: str) -> Optional[List[str]]:
     """A registered interpreter's `pip freeze`, or None when it has no working pip."""
     try:
-        proc = subprocess.run(
+        proc = children.wait(
             [path, "-m", "pip", "--disable-pip-version-check", "freeze"],
+            f"{path} -m pip freeze",
+            FREEZE_SECONDS,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
             env=dict(os.environ, PIP_NO_INPUT="1"),
             cwd=os.path.dirname(WORKER_MAIN),
-            timeout=120,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -2,6 +2,7 @@
 dangling interpreter, a release's base removed or changed); and `kbtool env remove`."""
 
 import os
+import shlex
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from kbtool.errors import KbtoolError
@@ -40,7 +41,7 @@ def describe(recipe: "Recipe") -> Dict[str, Any]:
     try:
         record = read_record(path)
     except KbtoolError as exc:
-        info["problem"] = str(exc)
+        info["problem"] = _named(exc, recipe)
         return info
     if record.get("external") is True:  # only the record is kbtool's: nothing to measure
         info.update(
@@ -75,7 +76,7 @@ def problem(recipe: "Recipe") -> Optional[str]:
     try:
         record = read_record(path)
     except KbtoolError as exc:
-        return str(exc)
+        return _named(exc, recipe)
     return _missing_interpreter(recipe) or _layer_problem(recipe, record)
 
 
@@ -110,7 +111,14 @@ def _missing_interpreter(recipe: "Recipe") -> Optional[str]:
     if os.path.islink(python):
         target = os.path.realpath(python)
         where = f"{target} (linked from {python})" if target != python else python
-    return f"{recipe.env_owner} env is broken: interpreter {where} is missing; run `kbtool env install {recipe.env_owner} --force`"
+    return f"{recipe.env_owner} env is broken: interpreter {where} is missing; run `kbtool env install {shlex.quote(recipe.env_owner)} --force`"
+
+
+def _named(exc: KbtoolError, recipe: "Recipe") -> str:
+    """A broken record's error with the env its fix command rebuilds named (shell-quoted: a release's brackets)."""
+    return str(exc).replace(
+        "`kbtool env install --force`", f"`kbtool env install {shlex.quote(recipe.env_owner)} --force`"
+    )
 
 
 def remove(recipe: "Recipe") -> str:
