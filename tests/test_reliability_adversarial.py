@@ -99,7 +99,7 @@ def test_env_use_of_an_interpreter_that_never_answers_fails_in_seconds_not_600(t
     python, pid_file = fake_interpreter(tmp_path)
     result = within(30, lambda: CliRunner().invoke(main, ["env", "use", "ext", "--python", python]))
     assert result.exit_code == 2, result.output
-    assert "did not answer within 1 s; nothing was registered" in result.output
+    assert "did not start within 1 s (killed); nothing was registered" in result.output
     assert gone(int(pid_file.read_text()))
     assert not os.path.exists(tmp_path / "home" / "envs" / "ext")
 
