@@ -13,7 +13,6 @@ from click.utils import make_default_short_help
 
 from kbtool import interrupts
 from kbtool.errors import KbtoolError
-from kbtool.files import clip
 
 
 class LazyCommand(NamedTuple):
@@ -121,6 +120,8 @@ class Group(click.Group):
 
 def os_error(exc: OSError) -> str:
     """An OSError in one line: what failed, and on which file where the error names one."""
+    from kbtool.files import clip  # (not at import: `kbtool --help` loads no YAML)
+
     what = exc.strerror or str(exc) or type(exc).__name__
     where = exc.filename if exc.filename is not None else None
     return clip(f"{what}: {where}" if where is not None else what, 300)
