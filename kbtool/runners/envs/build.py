@@ -184,7 +184,7 @@ class _Target:
             recipe.prepare(env_dir)
             frozen, unmet = _settle(build)
             if self.base is not None:
-                _check_imports(recipe, env_dir)
+                _check_imports(recipe, env_dir, frozen)
             record = _record(build, self.interpreter, frozen, unmet, self.started)
             try:  # atomic: an interrupted install never leaves a half-written record
                 files.write_atomic(os.path.join(env_dir, RECORD), json.dumps(record, indent=2))
@@ -198,16 +198,21 @@ class _Target:
         return record
 
 
-def _check_imports(recipe: "Recipe", env_dir: str) -> None:
+def _check_imports(recipe: "Recipe", env_dir: str, frozen: Sequence[str]) -> None:
     """A release's env must import what its name pins, as a worker imports it (register.PROBE): the name is what
     every result is filed under. Otherwise refused, and an earlier record of the env removed (it is not that
-    release)."""
+    release). An env that does not import at all (TensorFlow 1.15 refuses keras 2.2.0's keras-applications) is
+    still that release when pip installed its pins (`frozen`, its `pip freeze`): it is recorded, and `check`
+    reports it broken with the import's error."""
     found = register.probe(
         recipe, os.path.join(env_dir, "bin", "python"), env_dir, external=False, outcome="nothing was installed"
     )
-    wrong = register.pins_problem(recipe, found)
-    if found.get("error"):
-        wrong = "cannot import {}: {}".format(found.get("importing") or recipe.module, found["error"])
+    if found.get("error") and recipe.release is not None:
+        installed = {line.split("==", 1)[0]: line.split("==", 1)[1] for line in frozen if "==" in line}
+        mismatched = recipe.release.mismatches(installed)
+        wrong = f"has {', '.join(mismatched)} installed" if mismatched else None
+    else:
+        wrong = register.pins_problem(recipe, found)
     if not wrong:
         return
     record = os.path.join(env_dir, RECORD)
