@@ -1,44 +1,39 @@
-"""mkdocs hook (mkdocs.yml `hooks:`): fills each `<!-- kbtool-help: COMMAND -->` marker with that command's --help
-text at 80 columns, so the command pages never drift from the CLI, and publishes reports/parity.png (the
-scoreboard screenshot) as assets/parity.png without a second copy in the repository. An unknown command fails the
-build."""
+"""mkdocs hook (mkdocs.yml `hooks:`): fails the build when a command page's committed --help (the block under each
+`<!-- kbtool-help: COMMAND -->` marker, written by scripts/sync-command-help.py) differs from the CLI's, or names no
+command, so the pages never drift from the CLI; and publishes reports/parity.png (the scoreboard screenshot) as
+assets/parity.png without a second copy in the repository."""
 
+import importlib.util
 import os
-import re
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARKER = re.compile(r"<!-- kbtool-help: ([a-z0-9 -]+?) -->")
 SCREENSHOT = os.path.join(ROOT, "reports", "parity.png")
+_HELPS = {}  # each command's help, rendered once per build
 
 
-def help_text(words):
-    """`kbtool WORDS --help` as a user sees it at 80 columns."""
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
-    import click
+def _sync():
+    """scripts/sync-command-help.py, the one renderer of the help blocks."""
+    spec = importlib.util.spec_from_file_location(
+        "sync_command_help", os.path.join(ROOT, "scripts", "sync-command-help.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    from kbtool.cli import main
 
-    ctx = click.Context(main, info_name="kbtool", terminal_width=80, max_content_width=80)
-    command = main
-    for word in words:
-        found = command.get_command(ctx, word) if isinstance(command, click.Group) else None
-        if found is None:
-            raise ValueError(f"kbtool-help marker: no command `kbtool {' '.join(words)}`")
-        command = found
-        ctx = click.Context(command, info_name=word, parent=ctx)
-    return command.get_help(ctx)
+SYNC = _sync()
 
 
 def on_page_markdown(markdown, page, config, files):
-    def fill(match):
-        words = match.group(1).split()
-        return "### kbtool {}\n\n```text\n$ kbtool {} --help\n{}\n```".format(
-            " ".join(words), " ".join(words), help_text(words)
-        )
+    from mkdocs.exceptions import PluginError  # mkdocs prints its message as one line and exits 1
 
-    return MARKER.sub(fill, markdown)
+    try:
+        fresh = SYNC.synced(markdown, _HELPS)
+    except ValueError as exc:
+        raise PluginError(f"docs/{page.file.src_path}: {exc}") from None
+    if fresh != markdown:
+        raise PluginError(f"docs/{page.file.src_path}: its --help blocks differ from the CLI's: run `{SYNC.FIX}`")
+    return markdown
 
 
 def on_files(files, config):

@@ -5,6 +5,7 @@ module names them in COMMANDS and imports one only when it is asked for (click's
 `kbtool check` imports check's command alone, `kbtool --help` none, and nothing here imports numpy or a backend."""
 
 import importlib
+import os
 import sys
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
@@ -13,6 +14,19 @@ from click.utils import make_default_short_help
 
 from kbtool import interrupts
 from kbtool.errors import KbtoolError
+
+# the docs online (pyproject's Documentation URL; tests/test_docs_pages.py keeps the two one): pip installs no docs/
+DOCS_URL = "https://github.com/kbtool/kbtool/tree/main/docs"
+
+
+def docs_pointer(package: str = os.path.dirname(os.path.abspath(__file__))) -> str:
+    """Where `kbtool --help` sends a reader: the docs online, and the local index as well when kbtool (the folder
+    `package`) runs from a source checkout (a pip install has no docs/ beside the package)."""
+    checkout = os.path.dirname(package)
+    index = os.path.join(checkout, "docs", "index.md")
+    if os.path.isfile(index) and os.path.isfile(os.path.join(checkout, "mkdocs.yml")):
+        return f"Docs: {DOCS_URL}; in this checkout: {index} (`make docs` builds the site)."
+    return f"Docs: {DOCS_URL}"
 
 
 class LazyCommand(NamedTuple):
@@ -133,7 +147,9 @@ def main() -> None:
     """Check the Keras backend API on every backend.
 
     It runs each documented K.* function on every installed backend and compares values, shapes, dtypes and
-    errors with a NumPy reference. Docs: docs/index.md (`make docs` builds the site).
+    errors with a NumPy reference.
+
+    DOCS
 
     \b
     Examples:
@@ -141,6 +157,9 @@ def main() -> None:
       kbtool check --op batch_dot
       kbtool check --help
     """
+
+
+main.help = (main.help or "").replace("DOCS", docs_pointer())  # where the docs are depends on the install
 
 
 def run() -> None:
