@@ -345,7 +345,9 @@ def env_remove(names: Tuple[str, ...]) -> None:
 def backends(as_json: bool, names: Tuple[str, ...], refresh: bool) -> None:
     """Show each backend's status, interpreter and versions.
 
-    Says why a backend is unavailable; * marks the active backend (keras.json's, or KERAS_BACKEND's).
+    Says why a backend is unavailable; * marks the active backend (keras.json's, or KERAS_BACKEND's). Three names
+    contain numpy: numpy is kbtool's NumPy reference itself, keras-numpy Keras 2.3.1's numpy_backend (an oracle),
+    keras3-numpy Keras 3's NumPy engine.
 
     An available backend's answer is kept (KBTOOL_HOME/probes.json) and reused while its env, interpreter and
     packages are unchanged, so a second call answers within a second; --refresh starts each worker again.
