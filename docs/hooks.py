@@ -1,13 +1,16 @@
 """mkdocs hook (mkdocs.yml `hooks:`): fails the build when a command page's committed --help (the block under each
 `<!-- kbtool-help: COMMAND -->` marker, written by scripts/sync-command-help.py) differs from the CLI's, or names no
 command, so the pages never drift from the CLI; and publishes reports/parity.png (the scoreboard screenshot) as
-assets/parity.png without a second copy in the repository."""
+assets/parity.png without a second copy in the repository. Pages link the screenshot where it lies in the repository
+(`../reports/parity.png`, which GitHub shows); the site gets the published copy's path."""
 
 import importlib.util
 import os
+import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCREENSHOT = os.path.join(ROOT, "reports", "parity.png")
+SCREENSHOT_LINK = re.compile(r"\]\((?:\.\./)+reports/parity\.png\)")
 _HELPS = {}  # each command's help, rendered once per build
 
 
@@ -33,7 +36,8 @@ def on_page_markdown(markdown, page, config, files):
         raise PluginError(f"docs/{page.file.src_path}: {exc}") from None
     if fresh != markdown:
         raise PluginError(f"docs/{page.file.src_path}: its --help blocks differ from the CLI's: run `{SYNC.FIX}`")
-    return markdown
+    published = "../" * page.file.src_path.count("/") + "assets/parity.png"
+    return SCREENSHOT_LINK.sub(f"]({published})", markdown)
 
 
 def on_files(files, config):

@@ -134,3 +134,77 @@ def test_the_docs_build_refuses_a_page_whose_help_drifted(monkeypatch):
 def test_sync_script_check_mode_passes_on_the_committed_pages():
     result = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sync-command-help.py"), "--check"])
     assert result.returncode == 0
+
+
+# --- the pages' counts and terms agree with kbtool -----------------------------------------------------------------
+
+NUMBERS = {11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen"}
+FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+
+
+def doc_pages():
+    """README.md and every docs page, relative to the repository, each with its text outside code blocks."""
+    for path in ["README.md"] + [os.path.relpath(p, ROOT) for p in SYNC.pages()]:
+        yield path, FENCE.sub("", read(path))
+
+
+def builtin_backends():
+    from kbtool.runners import registry
+
+    return list(registry.BUILTIN)
+
+
+def test_the_readme_and_the_docs_home_name_every_builtin_backend_as_kbtool_backends_does():
+    builtin = builtin_backends()
+    for path in ("README.md", os.path.join("docs", "index.md"), os.path.join("docs", "concepts", "glossary.md")):
+        text = read(path)
+        named = [name for name in re.findall(r"`([a-z0-9-]+)`", text) if name in builtin]
+        assert set(named) == set(builtin), f"{path} leaves out {sorted(set(builtin) - set(named))}"
+    page = read("docs", "commands", "backends.md")
+    section = page[page.index("## The built-in backends") :].split("\n## ")[0]
+    header, *rows = re.findall(r"^\| ([a-z0-9-]+) \|", section, re.MULTILINE)
+    assert header == "backend" and sorted(rows) == sorted(builtin)  # the table: a row per built-in backend
+
+
+def test_every_count_of_backends_in_the_docs_is_kbtools():
+    word = NUMBERS[len(builtin_backends())]
+    counts = []
+    for path, text in doc_pages():
+        for found in re.findall(r"\b(\w+) (?:built-in )?(?:backends|ones)\b", " ".join(text.split())):
+            if found.lower() in NUMBERS.values():
+                counts.append((path, found.lower()))
+    assert counts and all(found == word for _, found in counts), counts
+
+
+def test_the_glossary_says_what_documented_means_with_every_doc_version_of_the_spec():
+    spec = read("specs", "ops.yaml")
+    block = spec[spec.index("\ndocs:\n") : spec.index("\n\n", spec.index("\ndocs:\n"))]
+    versions = re.findall(r"^  ([a-z0-9.-]+):", block, re.MULTILINE)
+    assert len(versions) == 5
+    glossary = read("docs", "concepts", "glossary.md")
+    entries = dict(re.findall(r"^\*\*([^*]+)\*\*[^\n]*\n((?::|  ).*?)(?=\n\n|\Z)", glossary, re.DOTALL | re.MULTILINE))
+    assert "documented" in entries and "doc version" in entries["documented"]
+    assert all(f"`{version}`" in entries["doc version"] for version in versions)
+    for name in ("numpy", "keras-numpy", "keras3-numpy", "oracle", "reference"):
+        assert name in entries, f"the glossary lacks {name}"
+
+
+def test_every_term_the_readme_introduces_is_in_the_glossary():
+    glossary = {term.lower() for term in re.findall(r"^\*\*([^*]+)\*\*", read("docs", "concepts", "glossary.md"), re.M)}
+    terms = {term.lower().removeprefix("the ") for term in re.findall(r"\*([a-zA-Z][a-zA-Z ]+)\*", read("README.md"))}
+    assert len(terms) >= 6
+    assert terms - glossary == set()
+
+
+def test_every_local_link_of_the_docs_resolves_as_github_shows_them():
+    """GitHub shows the pages as files: a relative link or image must name a file of the repository (the site's
+    own build, `make docs`, checks its links with --strict)."""
+    broken = []
+    for path, text in doc_pages():
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if "://" in target or target.startswith(("#", "mailto:")):
+                continue
+            file = os.path.normpath(os.path.join(ROOT, os.path.dirname(path), target.split("#")[0]))
+            if not os.path.exists(file):
+                broken.append(f"{path}: {target}")
+    assert broken == []
