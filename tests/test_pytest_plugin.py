@@ -148,9 +148,13 @@ def test_k_selects_by_op_case_backend_and_mode(pytester):
     result.stdout.fnmatch_lines(["*kbtool::batch_dot::float64[[]numpy-eager[]] PASSED*"])
 
 
-def test_without_a_path_only_kbtool_items_run_and_with_one_its_tests_too(pytester):
+def test_kbtool_items_join_the_collection_and_kbtool_only_collects_them_alone(pytester):
     pytester.makepyfile(test_other="def test_other():\n    pass\n")
-    alone = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q")
+    joined = pytester.runpytest("--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q")
+    assert "test_other.py::test_other" in joined.outlines and "kbtool::abs::basic[numpy-eager]" in joined.outlines
+    alone = pytester.runpytest(
+        "--kbtool", "--kbtool-only", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q"
+    )
     assert "test_other.py::test_other" not in alone.stdout.str() and "kbtool::abs::basic[numpy-eager]" in alone.outlines
     both = pytester.runpytest(
         "--kbtool", "--kbtool-op", "abs", "--kbtool-backend", "numpy", "--co", "-q", "test_other.py"

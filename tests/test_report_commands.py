@@ -343,7 +343,7 @@ def test_diff_kinds_of_change():
         ("sum", "new", "numpy", "eager", "pass", 0.1),
     ]
     new = synthetic(rows, entries=ENTRIES[:1], versions={"numpy": {"numpy": "2.0"}})
-    found = diff(old, new)
+    found = diff(old, new, full=True)
     kinds = {(r["op"], r["case"], r["mode"]): (r["kind"], r["old"], r["new"]) for r in found["results"]}
     assert kinds == {
         ("abs", "b", "eager"): ("new_failure", "known", "error"),

@@ -32,8 +32,15 @@ def _add_selection_options(group: pytest.OptionGroup) -> None:
         "--kbtool",
         action="store_true",
         default=False,
-        help="Collect kbtool's conformance items: one per op x case x backend x mode. Without a path "
-        "argument only these are collected (give paths to collect tests too).",
+        help="Add kbtool's conformance items to what pytest collects (the paths given, testpaths, or the "
+        "current directory): one per op x case x backend x mode.",
+    )
+    group.addoption(
+        "--kbtool-only",
+        action="store_true",
+        default=False,
+        help="With --kbtool and no path argument: collect kbtool's items alone, not testpaths or the current "
+        "directory.",
     )
     group.addoption(
         "--kbtool-op",

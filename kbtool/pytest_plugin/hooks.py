@@ -1,7 +1,8 @@
 """The hooks of a `pytest --kbtool` session (registered only under --kbtool).
 
-Collection adds the plan's items (items.py) to whatever pytest collected: without path arguments, nothing else
-(`pytest --kbtool` is the conformance run, from any directory); with them, the tests there too.
+Collection adds the plan's items (items.py) to whatever pytest collects, never in place of it: the paths given, else
+`testpaths`, else the current directory, as pytest chooses (so `--kbtool` in a project's `addopts` runs its own tests
+and kbtool's). With --kbtool-only and no path argument, kbtool's items alone (the conformance run from any directory).
 
 Each item records its result in user_properties (backend, op, case, mode, status, seconds; known, message, repro),
 so --junitxml carries them and, under pytest-xdist, every result reaches the controller in its report. There, once
@@ -51,8 +52,8 @@ class KbtoolHooks:
         self.plan_seconds = time.monotonic() - started
         if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):  # type: ignore[attr-defined]  # xdist's
             config.option.loadgroup = True  # a worker reads --dist from its own arguments, not the controller's choice
-        if config.args_source != pytest.Config.ArgsSource.ARGS:
-            config.args = []  # no path given: the conformance items alone, not testpaths or the current directory
+        if config.getoption("kbtool_only") and config.args_source != pytest.Config.ArgsSource.ARGS:
+            config.args = []  # asked for kbtool's items alone: not testpaths or the current directory
 
     # ---------------------------------------------------------------- collection
     def pytest_report_header(self, config: pytest.Config) -> List[str]:

@@ -266,31 +266,66 @@ def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tup
 
 
 @report.command("diff")
-@click.argument("old", type=click.Path(dir_okay=False))
-@click.argument("new", type=click.Path(dir_okay=False))
+@click.argument("old", metavar="BASELINE", type=click.Path(dir_okay=False))
+@click.argument("new", metavar="RUN", type=click.Path(dir_okay=False))
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Compare everything: a result only in BASELINE is `no longer run` (worse), every backend counts.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
-def report_diff(old: str, new: str, as_json: bool) -> None:
-    """Show what changed from OLD to NEW report.
+@click.option(
+    "--output",
+    "-o",
+    "outputs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Also write the differences, every one listed: .json or .md, by extension (repeatable).",
+)
+def report_diff(old: str, new: str, full: bool, as_json: bool, outputs: Tuple[str, ...]) -> None:
+    """Show what changed from the BASELINE report to the RUN report.
 
-    Per op × backend: new failures, fixed, other status changes, results no longer run or new, backend
-    versions, known-difference counts, newly stale or grown entries.
+    By default only what RUN ran is judged: the results both reports hold, the backends RUN names, and the
+    results only RUN has; those only BASELINE has are counted (a partial run is not a regression). Per op ×
+    backend: new failures, fixed, other status changes, new results; backend versions, known-difference counts,
+    newly stale entries. Then a line of what was compared, and the verdict line (worse, not worse, or nothing
+    compared). With --full a result only in BASELINE is `no longer run`, and worse.
 
-    Exit code: 1 when something got worse (a new unexplained failure, a result no longer run, a backend that no
-    longer starts, a newly stale or grown known difference), 0 otherwise, 2 on unreadable reports.
+    Exit code: 1 when something got worse (a result RUN and BASELINE both hold that is unexplained in RUN and
+    was not in BASELINE, a result only in RUN that is unexplained, a backend that no longer starts, a newly stale
+    known difference; with --full a result no longer run) or when the two share no result; 0 otherwise; 2 on
+    unreadable reports or a file that could not be written.
 
     \b
     Examples:
-      kbtool report diff reports/parity.json new.json
-      kbtool report diff before.json after.json --json
+      kbtool report diff reports/parity.json run.json
+      kbtool report diff baseline.json run.json -o diff.md
+      kbtool report diff before.json after.json --full --json
     """
+    from kbtool import files
     from kbtool.reports import diff as diff_mod
     from kbtool.reports.load import read_report
 
-    found = diff_mod.diff(read_report(old), read_report(new))
+    writers = {
+        ".json": lambda found: json.dumps(found, indent=2) + "\n",
+        ".md": lambda found: diff_mod.render_markdown(found, old, new),
+    }
+    refuse_output_over_input(outputs, (old, new))
+    for path in outputs:
+        if os.path.splitext(path)[1].lower() not in writers:
+            raise KbtoolError(f"cannot write {path}: the differences are written as .json or .md")
+    found = diff_mod.diff(read_report(old), read_report(new), full=full)
+    for path in outputs:
+        try:
+            files.write_atomic(path, writers[os.path.splitext(path)[1].lower()](found))
+        except OSError as exc:  # a full disk, a file-size limit (EFBIG), a folder in the way
+            raise KbtoolError(f"cannot write {path}: {exc.strerror or exc}")
+        click.echo(f"wrote {path}", err=True)
     if as_json:
         click.echo(json.dumps(found, indent=2))
     else:
-        click.echo(diff_mod.render_text(found, old, new), nl=False)
+        width = shutil.get_terminal_size((80, 24)).columns
+        click.echo(diff_mod.render_text(found, old, new, width=max(width, 40)), nl=False)
     sys.exit(1 if found["worse"] else 0)
 
 
