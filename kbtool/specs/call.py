@@ -354,10 +354,16 @@ def show_array(name: str, array: NDArray[Any], width: int = 80, indent: str = " 
     """An input as NumPy prints it (at most about 100 values, the edges of a larger one), under `name = `."""
     head = f"{indent}{name} = "
     text = np.array2string(
-        array, max_line_width=max(width - len(head), 20), threshold=100, edgeitems=3, precision=4, separator=", "
+        array,
+        max_line_width=max(width - len(head), 20),
+        threshold=100,
+        edgeitems=3,
+        precision=4,
+        suppress_small=True,  # fixed notation: one tiny value does not turn every number into 1.2345e+00
+        separator=", ",
     )
     pad = " " * len(head)
-    return [(head if i == 0 else pad) + line for i, line in enumerate(text.splitlines())]
+    return [((head if i == 0 else pad) + line).rstrip() for i, line in enumerate(text.splitlines())]
 
 
 def stored(data: Any) -> Optional[Call]:
