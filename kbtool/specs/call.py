@@ -404,10 +404,15 @@ def _plain_arg(arg: Any) -> bool:
     return is_plain(arg)
 
 
+def code(data: Any) -> str:
+    """A stored call (Call.as_dict) as code; "" when there is none."""
+    found = stored(data)
+    return str(found) if found is not None else ""
+
+
 def text_of(record: Mapping[str, Any]) -> str:
     """A report's result record's call as code; "" when it has none (a pass, or a report from before calls)."""
-    found = stored(record.get("call"))
-    return str(found) if found is not None else ""
+    return code(record.get("call"))
 
 
 def lines_of(record: Mapping[str, Any], width: int, first: str, indent: str) -> List[str]:
