@@ -132,6 +132,14 @@ def test_the_stored_form_round_trips_and_is_what_the_schema_says():
     assert call.stored({"op": 3, "args": []}) is None and call.text_of({"status": "fail"}) == ""
 
 
+def test_every_case_of_the_spec_has_a_call_that_fits_the_schema():
+    spec = loader.load()
+    made = [(op, c.id, call.of_case(c)) for op in spec.ops for c in cases.cases_for(spec, op)]
+    assert len(made) > 1000
+    assert [(op, case_id) for op, case_id, found in made if not call.is_plain(found.as_dict())] == []
+    assert all(str(found).startswith(("K." + op + "(", "K.gradients(K.sum(K." + op + "(")) for op, _, found in made)
+
+
 def test_lines_break_between_arguments_and_cut_a_too_wide_one_with_dots():
     wide = Call("concatenate", [[Input(f"tensors{i}", (2, 3), "float32", "in [-1.5, 2.25]") for i in range(6)]])
     lines = wide.lines(80, "      call: ", "          ")

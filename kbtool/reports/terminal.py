@@ -3,7 +3,7 @@
     verbosity 1 (default)  a header; one line per backend (pass as is first, counts, conformance); the unexplained
                            failures, grouped
                            by backend × op × status (or × message, when one message spans ops), as many groups as
-                           fit about 30 rows (5 to 15), each with its first message and repro; known differences grouped by reason (the 10 most frequent, grown
+                           fit about 30 rows (5 to 15), each with its first message, call and repro; known differences grouped by reason (the 10 most frequent, grown
                            and stale entries always); one line of documentation-example counts; the verdict.
                            The op × backend matrix only for a run of at most MATRIX_OPS ops.
     verbosity 2 (-v)       everything: the matrix, every failure with its details, every reason, every example.
