@@ -296,3 +296,13 @@ def test_every_op_page_fits_80_columns():
         facts = page.PageFacts(domains=domains.param_domains(spec, op))
         lines = page.render(op, spec.ops[op], own, grid, facts, 80)
         assert all(len(line) <= 80 for line in lines), (op, [line for line in lines if len(line) > 80])
+
+
+@pytest.mark.slow
+def test_a_result_opened_in_the_browser_shows_its_call(tmp_path):
+    from .test_html_scoreboard import open_views
+
+    page = tmp_path / "report.html"
+    page.write_text(reports.render(called_report(), "html"))
+    (dom,) = open_views(str(page), ["op=conv2d&open=conv2d/alpha"], tmp_path).values()
+    assert CODE in dom.panel_text()
