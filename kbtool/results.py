@@ -152,6 +152,7 @@ OPTIONAL_FIELDS = (
     "device",
     "margin",
     "device_difference",
+    "call",
 )
 
 # backend statuses of a backend that ran nothing in a check (and is no failure of it)
@@ -192,6 +193,9 @@ class Result:
     # a result on a device that the CPU's run explains otherwise (kbtool/reports/device_differences.py): its kind
     # ("tf32") and both precisions' numbers
     device_difference: Optional[Dict[str, Any]] = None
+    # a non-passing result: the call the case made, its inputs summarised (kbtool/specs/call.py: Call.as_dict);
+    # what every view shows of it. Passing results carry none (the report stays small)
+    call: Optional[Dict[str, Any]] = None
 
     def as_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {

@@ -442,10 +442,10 @@ def test_markdown_matrix_and_divergences():
     )
     section = text.split("## Unexplained failures\n", 1)[1].split("\n## ", 1)[0].strip().split("\n\n")[1]
     rows = section.splitlines()
-    assert rows[0] == "| op | case | backend | mode | status | message | numbers | repro |"
+    assert rows[0] == "| op | case | backend | mode | status | message | numbers | call | repro |"
     assert len(rows[2:]) == 6  # every unexplained result, each with the command that runs it again
     assert (
-        "| dot | c | alpha | eager | ✗ fail | values differ \\| by 0.5 |  | "
+        "| dot | c | alpha | eager | ✗ fail | values differ \\| by 0.5 |  |  | "
         "`kbtool check --op dot --case c --backend alpha --mode eager --seed 0` |"
     ) in rows
     assert not any("| sum | b | alpha |" in row for row in rows)  # the known one is not a failure ...

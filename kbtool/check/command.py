@@ -114,6 +114,11 @@ if TYPE_CHECKING:
     help="Also exit 1 on unsupported results (even explained ones) and on known differences that grew.",
 )
 @options.REPEAT
+@click.option(
+    "--show-inputs",
+    is_flag=True,
+    help="Print the input arrays of each result that did not pass, under its call, before the summary.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print only the verdict line (and errors): no progress, no summary.")
 @click.option(
     "--verbose",
@@ -143,6 +148,9 @@ def check(**flags: Any) -> None:
     from kbtool import reports
     from kbtool.files import refuse_output_over_input
 
+    show_inputs = flags.pop("show_inputs")
+    if show_inputs and flags["as_json"]:
+        raise KbtoolError("--show-inputs prints to the terminal; --json prints the report (its results carry the call)")
     opts = options.CheckOptions(**flags)
     # the history is read (and appended to) too: a report over it would replace it
     refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, opts.known_path))
@@ -153,7 +161,7 @@ def check(**flags: Any) -> None:
         from kbtool.reports import history
 
         history.check_target(opts.history_path)
-    _run(plan, opts)
+    _run(plan, opts, show_inputs)
 
 
 def _plan(opts: options.CheckOptions) -> "Plan":
@@ -192,7 +200,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     return plan
 
 
-def _run(plan: "Plan", opts: options.CheckOptions) -> None:
+def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) -> None:
     """Run the plan, keep and write its report, render it, and exit with the check's exit code."""
     from kbtool import reports
     from kbtool.check.run import run_interruptibly
@@ -212,6 +220,10 @@ def _run(plan: "Plan", opts: options.CheckOptions) -> None:
         if opts.as_json:
             click.echo(reports.render(report, "json"), nl=False)
         else:
+            if show_inputs:
+                from kbtool.check import inputs
+
+                inputs.say(plan, view.filtered(report, opts.statuses)["results"])
             reports.render(view.filtered(report, opts.statuses), "terminal", verbosity=verbosity)
             if opts.statuses:
                 _note(view.shown_line(report, view.filtered(report, opts.statuses), opts.statuses))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 
 from kbtool.known import KnownEntry
 from kbtool.results import Result
+from kbtool.specs import call
 
 if TYPE_CHECKING:
     from kbtool.pytest_plugin.items import Target
@@ -114,6 +115,8 @@ def failure_text(result: Result) -> str:
         lines.append(f"note: {result.note}")
     for side, text in sorted((getattr(result, "captured", None) or {}).items()):  # what it printed or warned
         lines.append("{} printed: {}".format(side, " | ".join(str(text).split("\n"))[:500]))
+    if result.call:  # the call the case made (kbtool/specs/call.py)
+        lines.append(f"call: {call.code(result.call)}")
     if result.repro:
         lines.append(f"repro: {result.repro}")
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from kbtool import paths
 from kbtool.reports.summary import failure_groups, unexplained
 from kbtool.reports.text import plain, plural
+from kbtool.specs import call
 from kbtool.specs.lines import Lines, case_line, spec_lines
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
@@ -89,6 +90,8 @@ def render(report: Record, limit: int = MAX_ANNOTATIONS, workspace: Optional[str
             message = message[: MESSAGE_CHARS - 1] + "…"
         if len(ops) > 1:
             message += "\nops: " + ", ".join(ops)
+        if call.text_of(first):
+            message += "\ncall: " + plain(call.text_of(first))
         if first.get("repro"):
             message += "\nrepro: " + plain(first["repro"])
         out.append(

@@ -29,6 +29,7 @@ from kbtool.reports.summary import (
 from kbtool.reports.text import markdown as _escape
 from kbtool.reports.text import plain, plural
 from kbtool.reports.verdict import verdict_reasons
+from kbtool.specs import call
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -199,11 +200,12 @@ def _group_row(key: Tuple[str, str, Tuple[str, ...]], members: List[Record]) -> 
         str(len(members)),
         _escape(_clip(case, 120)),
         _escape(_clip(first.get("message", ""), MESSAGE_CHARS)),
+        _code(call.text_of(first)),
         _code(first.get("repro", "")),
     ]
 
 
-GROUP_HEADER = ["backend", "status", "ops", "results", "case", "message", "repro (first result)"]
+GROUP_HEADER = ["backend", "status", "ops", "results", "case", "message", "call (first result)", "repro"]
 
 
 def _failures(page: _Page, report: Record, folded: List[str], left_out: List[str]) -> None:

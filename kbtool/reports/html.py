@@ -33,6 +33,7 @@ from kbtool.reports.summary import pass_as_is_text as _pass_as_is_text
 from kbtool.reports.text import plain, plural
 from kbtool.reports.verdict import strict_reasons, summarize
 from kbtool.results import OPTIONAL_STATUSES, SEVERITY, Status
+from kbtool.specs import call
 from kbtool.vocabulary import CASE_DEFAULTS, MODES
 
 MAX_MESSAGE = 4000  # characters of one message kept on the page (the JSON report keeps all of it)
@@ -101,6 +102,7 @@ def render(report: Record) -> str:
         settings=_settings,
         names=_names,
         clip=_clip,
+        call_text=call.text_of,
         percent=_percent,
         plural=plural,
         data=markupsafe.Markup(script_json(data)),
@@ -297,15 +299,16 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
     ops[i].cells[b] is the matrix cell of backend order[b] ({s: worst status, p: passed, t: results} or null), and
     ops[i].r[b] its results, each [case, mode code, status code, seconds] and, when it did not pass,
     a fifth item {m: message, k: known-reason code, i: the base backend it is inherited from, r: repro, d: details,
-    n: note, c: settings code}."""
+    n: note, c: settings code, a: call code (the call as code, kbtool/specs/call.py, embedded once per case)}."""
     _, rows = build(report)
     infos = {b["name"]: b for b in report["backends"]}
     labels = [backend_label(name, infos.get(name)) for name in order]  # with the device where it is not the CPU
     reasons: List[str] = []
     settings: List[str] = []
+    calls: List[str] = []
     grouped: Dict[Tuple[str, str], List[List[Any]]] = {}
     for record in report["results"]:
-        grouped.setdefault((record["op"], record["backend"]), []).append(_result(record, reasons, settings))
+        grouped.setdefault((record["op"], record["backend"]), []).append(_result(record, reasons, settings, calls))
     ops = []
     for row in rows:
         category, summary = ops_info.get(row["op"], ("unknown", ""))
@@ -330,6 +333,7 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
             "symbols": symbols(report),
             "reasons": reasons,
             "settings": settings,
+            **({"calls": calls} if calls else {}),  # a report from before calls were stored has none
             # the backends' names with their device (only when one is not the CPU: a CPU run's page is unchanged)
             **({"labels": labels} if labels != order else {}),
         }
@@ -337,7 +341,7 @@ def page_data(report: Record, order: List[str], ops_info: Dict[str, Tuple[str, s
     return data
 
 
-def _result(record: Record, reasons: List[str], settings: List[str]) -> List[Any]:
+def _result(record: Record, reasons: List[str], settings: List[str], calls: List[str]) -> List[Any]:
     item = [
         record["case"],
         MODES.index(record["mode"]) if record["mode"] in MODES else 0,
@@ -356,6 +360,9 @@ def _result(record: Record, reasons: List[str], settings: List[str]) -> List[Any
             extra["i"] = record["inherits"]
     if record.get("keras_config") not in (None, CASE_DEFAULTS):  # the documented defaults go without saying
         extra["c"] = _code(settings, _settings(record["keras_config"]))
+    code = call.text_of(record)
+    if code:  # one case's call is the same on every backend and mode: embedded once
+        extra["a"] = _code(calls, code)
     item.append(extra)
     return item
 

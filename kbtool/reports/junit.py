@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from kbtool.reports.summary import pass_as_is, pass_as_is_text, release_pins, release_versions
 from kbtool.results import DID_NOT_RUN, BackendStatus, Status
+from kbtool.specs import call
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -128,6 +129,15 @@ def _outcome(record: Record, strict: bool) -> Tuple[Optional[str], str]:
             record["message"]
         )
     return "error", "{}: {}".format(status, record["message"])
+
+
+def _text_of(record: Record, outcome: Optional[str]) -> str:
+    """A non-passing testcase's text: the call its case made (every non-pass), then the repro (failures and
+    errors: a known difference is skipped, nothing to rerun)."""
+    lines = [call.text_of(record)] if outcome is not None else []
+    if outcome in ("failure", "error"):
+        lines.append(record.get("repro", ""))
+    return "\n".join(line for line in lines if line)
 
 
 def _output(record: Record) -> str:
@@ -241,7 +251,7 @@ def _backend_cases(suite: "_Suite", info: Record, records: List[Record], strict:
             r["seconds"],
             outcome,
             message,
-            text=r.get("repro", "") if outcome in ("failure", "error") else "",
+            text=_text_of(r, outcome),
             output=_output(r),
         )
 

@@ -1,5 +1,5 @@
 """Markdown, for PR comments and reports/: the run's pass as is (the headline), the verdict, one row per backend
-(pass as is first, in bold), the unexplained failures with their numbers and repro, known differences by reason, then the details (matrix, entries, doc examples) folded away.
+(pass as is first, in bold), the unexplained failures with their numbers, call and repro, known differences by reason, then the details (matrix, entries, doc examples) folded away.
 
 Every text that comes from a backend (and every other field, for good measure) goes through text.markdown:
 no raw HTML, no table pipes, no backticks, no control characters reach the page. The only HTML is kbtool's own
@@ -29,6 +29,7 @@ from kbtool.reports.summary import (
 from kbtool.reports.text import markdown as _escape
 from kbtool.reports.text import plain, plural
 from kbtool.reports.verdict import verdict_reasons
+from kbtool.specs import call
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -186,9 +187,9 @@ def _failures(report: Record) -> List[str]:
                         details_text(r.get("details")),
                     )
                 ]
-                + [_code(r.get("repro", ""))]
+                + [_code(call.text_of(r)), _code(r.get("repro", ""))]
             )
-    lines += _table(["op", "case", "backend", "mode", "status", "message", "numbers", "repro"], rows)
+    lines += _table(["op", "case", "backend", "mode", "status", "message", "numbers", "call", "repro"], rows)
     if len(records) > len(rows):
         lines += ["", f"… {len(records) - len(rows)} more unexplained results: the JSON report has them all."]
     return lines + [""]
@@ -289,7 +290,7 @@ def _entries(report: Record) -> List[str]:
                 "",
             ]
             + [
-                "- {} {} on {} ({}), entry {}: recorded `{}`; now `{}`".format(
+                "- {} {} on {} ({}), entry {}: recorded `{}`; now `{}`{}".format(
                     _escape(r["op"]),
                     _escape(r["case"]),
                     _escape(r["backend"]),
@@ -297,6 +298,7 @@ def _entries(report: Record) -> List[str]:
                     _escape(r["changed"]["entry"]),
                     r["changed"]["recorded"].replace("`", "'"),
                     r["changed"]["now"].replace("`", "'"),
+                    f"; call {_code(call.text_of(r))}" if call.text_of(r) else "",
                 )
                 for r in changed
             ]

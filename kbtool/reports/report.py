@@ -20,6 +20,7 @@ from kbtool.errors import KbtoolError
 from kbtool.known import KnownEntry
 from kbtool.reports.verdict import summarize
 from kbtool.results import OPTIONAL_FIELDS, Result, Status
+from kbtool.specs import call
 from kbtool.vocabulary import DEVICES, MODES
 
 # files.py's helpers, typed for reports/ (files.py is not annotated), looked up at each call
@@ -392,6 +393,7 @@ def _plain_result(record: Any) -> bool:
         and ("captured" not in record or _plain_captured(record["captured"]))
         and ("doc_check" not in record or _plain_doc_check(record["doc_check"]))
         and "changed" not in record  # rare: the schema checks it
+        and ("call" not in record or (status != "pass" and call.is_plain(record["call"])))
     )
 
 

@@ -3,7 +3,7 @@
     verbosity 1 (default)  a header; one line per backend (pass as is first, counts, conformance); the unexplained
                            failures, grouped
                            by backend × op × status (or × message, when one message spans ops), as many groups as
-                           fit about 30 rows (5 to 15), each with its first message and repro; known differences grouped by reason (the 10 most frequent, grown
+                           fit about 30 rows (5 to 15), each with its first message, call and repro; known differences grouped by reason (the 10 most frequent, grown
                            and stale entries always); one line of documentation-example counts; the verdict.
                            The op × backend matrix only for a run of at most MATRIX_OPS ops.
     verbosity 2 (-v)       everything: the matrix, every failure with its details, every reason, every example.
@@ -63,6 +63,7 @@ from kbtool.reports.text import cell, plain, plural
 from kbtool.reports.verdict import verdict_reasons
 from kbtool.results import SEVERITY, BackendStatus
 from kbtool.runners import names
+from kbtool.specs import call
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -72,6 +73,7 @@ FAILURE_GROUPS = (5, 15)  # ... showing at least 5 groups and at most 15
 KNOWN_REASONS = 10  # known-difference reasons shown by default
 MESSAGE_CHARS = 200  # a failure's message is cut here by default (-v shows it whole) ...
 GROUP_LINES = 3  # ... and where its group's line would take more screen lines than this
+CALL_FIRST, CALL_INDENT = "      call: ", "          "  # a failure's call (kbtool/specs/call.py), under its message
 _RANK = [str(s) for s in SEVERITY]
 
 
@@ -251,7 +253,8 @@ def _group_screen(
     if len(lines) > GROUP_LINES:  # the message is cut (-v has it whole)
         lines = lines[:GROUP_LINES]
         lines[-1] = (lines[-1] if cell_len(lines[-1]) < width else lines[-1][: width - 1].rstrip()) + "…"
-    return marker, lines, pack("      ", SHELL_WORD.findall(repro), width, " ", "          ", tail=" \\")
+    called = [plain(line) for line in call.lines_of(item[1][0], width, CALL_FIRST, CALL_INDENT)]
+    return marker, lines, called + pack("      ", SHELL_WORD.findall(repro), width, " ", "          ", tail=" \\")
 
 
 def _group_rows(item: Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]], width: int) -> int:
@@ -286,6 +289,8 @@ def _failures(report: Record, console: Console, verbosity: int) -> None:
             numbers = details_text(r.get("details"))
             if numbers:
                 say(console, "      " + escape(numbers))
+            for line in call.lines_of(r, console.width, CALL_FIRST, CALL_INDENT):
+                say(console, Text(plain(line)), overflow="fold")
             for side, text in sorted((r.get("captured") or {}).items()):
                 say(console, f"      [dim]{side} printed: {escape(_cut(text, 1000))}[/]")
             say_command(console, "reproduce: " + (r.get("repro") or ""), "      ")

@@ -28,7 +28,7 @@ from kbtool.runners.custom import inherited_from
 from kbtool.runners.messages import Hello, Reply, Request
 from kbtool.runners.registry import keras_name_of
 from kbtool.settings import RunSettings
-from kbtool.specs import keras3_map
+from kbtool.specs import call, keras3_map
 
 if TYPE_CHECKING:
     from kbtool.runners.base import Launch
@@ -131,8 +131,10 @@ class BackendSession:
     _workers: Dict[SettingsKey, Worker] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _repro(self, result: Result, case: Case) -> str:
-        return repro.command(result, case, self.settings)
+    def _reproducible(self, result: Result, case: Case) -> None:
+        """A non-passing result's repro command and the call it made (every view shows both)."""
+        result.repro = repro.command(result, case, self.settings)
+        result.call = call.of_case(case).as_dict()
 
     # -- workers ---------------------------------------------------------------------------------------
     def worker(self, settings: Optional[Settings] = None) -> Worker:
@@ -210,7 +212,7 @@ class BackendSession:
             return self._could_not_start(case, mode, worker)
         if worker.mismatch:
             result = not_applied(self.name, case, mode, worker.mismatch, self.launch.device)
-            result.repro = self._repro(result, case)
+            self._reproducible(result, case)
             return result
         return self._judged(worker, entry, case, mode, expected or self.expected(case, worker.hello))
 
@@ -256,7 +258,7 @@ class BackendSession:
             keras_config=dict(case.keras_config),
             device=self.launch.device,
         )
-        result.repro = self._repro(result, case)
+        self._reproducible(result, case)
         return result
 
     def _judged(
@@ -311,7 +313,7 @@ class BackendSession:
             result.details, result.doc_check = None, None
             result.message = f"{result.message} (details dropped: {_why(exc)})"
         if result.status != Status.PASS:
-            result.repro = self._repro(result, case)
+            self._reproducible(result, case)
         return result
 
     def _repeated(

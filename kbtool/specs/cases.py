@@ -48,6 +48,7 @@ class Case:
     variant_of: Optional[str] = None  # a backend's variant of a case (same call, transformed input): its case id
     # a stats case of an op that takes a seed: {"index": its position in args, or None where passed as a keyword}
     seed_arg: Optional[Dict[str, Any]] = None
+    params: List[str] = field(default_factory=list)  # the op's parameter names, in order (what call.py names args by)
 
     def random_plan(self) -> Dict[str, Any]:
         """How a stats case draws: the call `repeat` times, then once with the seed `reseed` (None: not).
@@ -168,6 +169,7 @@ def expand_case(
         keras_config=config,
         keras_override=dict(keras_config or {}),
         seed_arg=_seed_arg(entry, bound) if raw.get("stats") else None,
+        params=[p["name"] for p in entry.get("signature", []) if not p["name"].startswith("*")],
     )
 
 

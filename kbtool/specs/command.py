@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from kbtool.specs.keras3_map import Row
     from kbtool.specs.loader import Spec
+    from kbtool.specs.page import PageFacts
 
 
 @click.group()
@@ -85,24 +86,76 @@ def spec_list(spec_path: Optional[str], as_json: bool) -> None:
 @spec.command("show")
 @click.argument("op", shell_complete=complete_op)
 @options.SPEC
-@click.option("--json", "as_json", is_flag=True, help="The entry as JSON instead of YAML.")
-def spec_show(op: str, spec_path: Optional[str], as_json: bool) -> None:
-    """Show one op's spec entry as YAML.
+@click.option("--yaml", "as_yaml", is_flag=True, help="The spec's own text of the entry (YAML) instead of the page.")
+@click.option("--json", "as_json", is_flag=True, help="The entry as JSON instead of the page.")
+def spec_show(op: str, spec_path: Optional[str], as_yaml: bool, as_json: bool) -> None:
+    """Show one op: its signature, summary, parameters, tolerances and cases as calls.
+
+    The page fits the terminal (80 columns at least): each case is the call it makes, its inputs drawn with seed 0
+    and summarised (shape, dtype, range); how many known differences name the op. --yaml prints the spec's entry.
 
     \b
     Examples:
       kbtool spec show batch_dot
+      kbtool spec show conv2d --yaml
       kbtool spec show conv2d --json
     """
-    import yaml
-
     from kbtool.reports.report import standard
 
+    if as_yaml and as_json:
+        raise KbtoolError("--yaml and --json are two spellings of the entry: give one")
     s = _load_spec(spec_path)
+    entry = s.op(op)
     if as_json:  # standard JSON: a hard-value case's NaN or inf is spelt as a string, as in the report
-        click.echo(json.dumps(standard({op: s.op(op)}), indent=2, default=repr, allow_nan=False))
+        click.echo(json.dumps(standard({op: entry}), indent=2, default=repr, allow_nan=False))
         return
-    click.echo(yaml.safe_dump({op: s.op(op)}, sort_keys=False, allow_unicode=True))
+    if as_yaml:
+        import yaml
+
+        click.echo(yaml.safe_dump({op: entry}, sort_keys=False, allow_unicode=True))
+        return
+    _show_page(s, op)
+
+
+def _show_page(s: "Spec", op: str) -> None:
+    """`spec show OP`: the page (kbtool/specs/page.py) at the terminal's width."""
+    import shutil
+
+    from kbtool.specs import cases, page
+
+    expanded = cases.cases_for(s, op)
+    grid = [c for c in expanded if c.id.startswith("grid.")]
+    own = [c for c in expanded if not c.id.startswith("grid.")]
+    width = shutil.get_terminal_size((80, 24)).columns
+    for line in page.render(op, s.ops[op], own, grid, _page_facts(s, op), width):
+        click.echo(line)
+
+
+def _page_facts(s: "Spec", op: str) -> "PageFacts":
+    """What the page says besides the entry: the shipped known entries that name `op`, per backend, and how its
+    values are compared (the default tolerances with the op's own, the error bound where it has one)."""
+    from kbtool import known
+    from kbtool.known.globs import matches
+    from kbtool.reference.magnitude import BOUNDED, WHAT
+    from kbtool.specs.domains import param_domains
+    from kbtool.specs.page import PageFacts
+    from kbtool.verdicts.tolerances import DEFAULT_TOLERANCE, tolerance_for
+
+    facts = PageFacts(
+        tolerance={d: tolerance_for(d, s.ops[op].get("tolerance", {})) for d in DEFAULT_TOLERANCE},
+        bound=WHAT.get(op, "M") if op in BOUNDED else "",
+        domains=param_domains(s, op),
+    )
+    try:
+        entries = known.load(None, spec=s)
+    except KbtoolError:  # a broken known file is `kbtool check`'s to report; the page goes without the count
+        return facts
+    for entry in entries:
+        if matches(op, entry.op):
+            facts.known_entries += 1
+            for backend in (entry.backend,) if isinstance(entry.backend, str) else entry.backend:
+                facts.known[backend] = facts.known.get(backend, 0) + 1
+    return facts
 
 
 @spec.command("coverage")
