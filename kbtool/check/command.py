@@ -126,8 +126,9 @@ def check(**flags: Any) -> None:
     """Check ops on backends against the NumPy reference.
 
     Runs the spec's cases on each backend and compares values, shapes, dtypes and errors. Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
-    with --strict also an unsupported result or a grown known difference), 2 usage/config error or a report that
-    could not be written, 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
+    with --strict also an unsupported result or a grown known difference), 2 usage/config error, a report that
+    could not be written, or nothing to check (no Keras backend can run: numpy, the reference, alone is a
+    self-test only with --backend numpy), 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
     Every check's JSON report is kept as last-report.json in kbtool's home, for --last-failed.
 
     \b
@@ -184,12 +185,35 @@ def _plan(opts: options.CheckOptions) -> "Plan":
         last_failed=failed_last,
     )
     plan = make_plan(spec, chosen, opts.run_settings(settings), Sources(not_run=not_run))
+    _refuse_checking_nothing(plan, chosen.backends)
     for note in plan.notes:
         _note(f"kbtool: {note}")
     if plan.shard_share is not None:
         _note(f"kbtool: {plan.shard_share.describe()}")
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     return plan
+
+
+def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
+    """A check where only numpy, kbtool's own reference, can run checks the reference against itself: a usage
+    error (exit 2, what to install) unless --backend numpy alone asked for that self-test (then a note says so)."""
+    from kbtool.plan import REFERENCE_BACKEND
+    from kbtool.runners.names import canonical_names
+
+    if not plan.self_test:
+        return
+    if list(canonical_names(named)) == [REFERENCE_BACKEND]:
+        plan.notes.append(
+            "self-test: numpy is kbtool's own reference, checked here against itself (no Keras backend is checked)"
+        )
+        return
+    others = [b.name for b in plan.backends if b.launch is None]
+    raise KbtoolError(
+        "nothing to check: {} (numpy, kbtool's own reference, alone would check itself); install one, e.g. "
+        "`kbtool env install tensorflow` (`kbtool backends` lists them; --backend numpy runs a self-test)".format(
+            "no Keras backend is installed" if not named else "{} cannot run here".format(", ".join(others))
+        )
+    )
 
 
 def _run(plan: "Plan", opts: options.CheckOptions) -> None:

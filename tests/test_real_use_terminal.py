@@ -1,0 +1,159 @@
+"""Real use II (#33), part E: a check that checked nothing is never green (no backend installed, every backend
+filtered out, 0 results; numpy alone is a self-test only when asked for), and the terminal views keep to the
+console's width (check -v's backend table keeps pass as is whole at 80 and 120 columns; bisect wraps its repros)."""
+
+import json
+import os
+import re
+
+import pytest
+from click.testing import CliRunner
+from rich.cells import cell_len
+
+from kbtool.bisect import search as bisect
+from kbtool.bisect.search import Outcome
+from kbtool.check import command as check_command
+from kbtool.cli import main
+from kbtool.errors import KbtoolError
+from kbtool.plan import Plan, PlannedBackend
+from kbtool.reports.verdict import exit_code, summarize, verdict_reasons
+from kbtool.runners import releases
+from kbtool.runners.base import Launch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARITY = os.path.join(ROOT, "reports", "parity.json")
+
+
+def invoke(*args, env=None):
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart
+    result = runner.invoke(main, [str(a) for a in args], env=env)
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+# ---------------------------------------------------------------------------- nothing checked is not green
+
+
+def test_a_check_with_no_backend_installed_exits_2_saying_what_to_install(tmp_path):
+    result = invoke("check", "--op", "abs", env={"KBTOOL_HOME": str(tmp_path / "empty")})
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("kbtool: error: nothing to check: no Keras backend is installed")
+    assert "`kbtool env install tensorflow`" in lines[0] and "--backend numpy runs a self-test" in lines[0]
+    assert result.stdout == ""  # no summary, no verdict: nothing ran
+
+
+def test_numpy_asked_for_alone_is_a_self_test_and_says_so(tmp_path):
+    out = tmp_path / "self.json"
+    result = invoke(
+        "check", "--op", "abs", "--backend", "numpy", "-o", out, env={"KBTOOL_HOME": str(tmp_path / "empty")}
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "kbtool: self-test: numpy is kbtool's own reference" in result.stderr
+    assert "self-test (no Keras backend checked): " in result.stdout.splitlines()[-1] + result.stdout
+    assert "self-test (numpy, the reference, against itself" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["plan"]["self_test"] is True
+    rendered = invoke("report", "render", out)
+    assert "self-test" in rendered.stdout.splitlines()[-1]
+
+
+def planned(*backends):
+    """A plan of `backends`: (name, runnable) pairs (the run itself is never started)."""
+    launch = Launch(backend="numpy", python="python", module="kbtool.reference")
+    return Plan(
+        spec=None,
+        ops=[],
+        work=[],
+        backends=[
+            PlannedBackend(n, launch=launch if ok else None, unavailable=None if ok else "no GPU") for n, ok in backends
+        ],
+    )
+
+
+def test_every_named_backend_filtered_out_but_the_reference_is_refused():
+    plan = planned(("numpy", True), ("tensorflow", False))  # tensorflow: not on --device gpu, say
+    with pytest.raises(KbtoolError, match=r"^nothing to check: tensorflow cannot run here \(numpy, kbtool's own"):
+        check_command._refuse_checking_nothing(plan, ("numpy", "tensorflow"))
+    check_command._refuse_checking_nothing(planned(("numpy", True)), ("numpy",))  # asked for: a self-test
+    check_command._refuse_checking_nothing(planned(("numpy", True), ("tensorflow", True)), ())  # a parity run
+
+
+def test_a_selection_that_no_backend_can_run_is_exit_2(tmp_path):
+    home = {"KBTOOL_HOME": str(tmp_path / "empty")}
+    result = invoke("check", "--op", "abs", "--backend", "numpy", "--device", "gpu", env=home)
+    assert result.exit_code == 2 and "nothing to check: no backend can run here on the gpu" in result.stderr
+    result = invoke("check", "--op", "abs", "--backend", "numpy", "--backend", "tensorflow", env=home)
+    assert result.exit_code == 2 and "backend tensorflow: not installed" in result.stderr
+
+
+def test_a_report_with_no_result_is_never_green():
+    report = {
+        "results": [],
+        "backends": [{"name": "tensorflow", "status": "available"}],
+        "stale_known_differences": [],
+        "summary": {},
+    }
+    report["summary"] = summarize(report)
+    assert report["summary"]["ok"] is False and exit_code(report) == 1
+    assert "nothing was checked" in verdict_reasons(report)
+
+
+# ---------------------------------------------------------------------------- widths
+
+
+def too_wide(text, width):
+    return [line for line in text.splitlines() if cell_len(line) > width]
+
+
+PASS_AS_IS = re.compile(r"\d+\.\d % +\(\d+/\d+\)")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_check_v_of_every_backend_fits_and_keeps_pass_as_is(columns):
+    result = invoke("report", "render", PARITY, "-v", env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.stderr
+    assert too_wide(result.stdout, columns) == []
+    report_backends = [b["name"] for b in json.load(open(PARITY))["backends"]]
+    table = result.stdout[result.stdout.index("\nbackend ") :].splitlines()[2 : 2 + len(report_backends)]
+    assert [row.split()[0] for row in table] == [n for n in report_backends]  # the active one first, as reported
+    assert all(PASS_AS_IS.search(row) for row in table), table  # the headline, never cut
+    # every version still shown (-v), wrapped under the table: openvino's 66 characters among them
+    assert "openvino 2026.4.1-22982-e213a147257-releases/2026/4," in result.stdout
+    assert "printed while starting (kept in the report" in result.stdout
+    assert "port.cc" not in result.stdout  # TensorFlow's start-up log is not printed
+
+
+def test_bisect_output_fits_80_columns_and_its_repro_still_pastes(monkeypatch):
+    monkeypatch.setattr(
+        releases, "index_versions", lambda base, package, runner=None: ["2.2.4", "2.2.5", "2.3.0", "2.3.1"]
+    )
+    repro = "kbtool check --op batch_dot --case 'rank4_rank3' --backend 'tensorflow1[keras=2.2.4]' " + " ".join(
+        f"--keras-config image_data_format=channels_last{i}" for i in range(3)
+    )
+    raises = Outcome("error", "ValueError: " + "Dimensions must be equal " * 8, "ValueError", repro=repro)
+    key = ("batch_dot", "rank4_rank3", "eager")
+    table = {v: {key: raises if v == "2.2.4" else Outcome("pass")} for v in ("2.2.4", "2.2.5", "2.3.0", "2.3.1")}
+    monkeypatch.setattr(bisect.CheckRunner, "__call__", lambda self, versions: {v: table[v] for v in versions})
+    result = invoke(
+        "bisect",
+        "--op",
+        "batch_dot",
+        "--backend",
+        "tensorflow1",
+        "--versions",
+        "keras=2.2.4..2.3.1",
+        env={"COLUMNS": "80"},
+    )
+    assert result.exit_code == 0, result.stderr
+    assert too_wide(result.stdout, 80) == [] and too_wide(result.stderr, 80) == []
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  repro 2.2.4: "))
+    joined = [lines[start]]
+    while joined[-1].endswith(" \\"):
+        joined.append(lines[start + len(joined)])
+    assert " ".join(part.rstrip(" \\").strip() for part in joined) == "repro 2.2.4: " + repro
