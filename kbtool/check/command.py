@@ -200,12 +200,15 @@ def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
     from kbtool.plan import REFERENCE_BACKEND
     from kbtool.runners.names import canonical_names
 
-    if not plan.self_test:
-        return
-    if list(canonical_names(named)) == [REFERENCE_BACKEND]:
-        plan.notes.append(
-            "self-test: numpy is kbtool's own reference, checked here against itself (no Keras backend is checked)"
-        )
+    from kbtool.results import BackendStatus
+
+    # asked for alone: a self-test (the views and the report say so); a backend that could not start (a release that
+    # did not install) fails the run with a report that says why
+    if (
+        not plan.self_test
+        or list(canonical_names(named)) == [REFERENCE_BACKEND]
+        or any(b.status == BackendStatus.BROKEN.value for b in plan.backends if b.launch is None)
+    ):
         return
     others = [b.name for b in plan.backends if b.launch is None]
     raise KbtoolError(
