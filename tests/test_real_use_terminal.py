@@ -159,3 +159,46 @@ def test_bisect_output_fits_80_columns_and_its_repro_still_pastes(monkeypatch):
     while joined[-1].endswith(" \\"):
         joined.append(lines[start + len(joined)])
     assert " ".join(part.rstrip(" \\").strip() for part in joined) == "repro 2.2.4: " + repro
+
+
+# ---------------------------------------------------------------------------- start-up output off the terminal
+
+CHATTY = """import os
+import sys
+
+sys.stderr.write("CHATTER-AT-IMPORT on stderr\\n")
+print("PRINTED-AT-IMPORT on stdout")
+sys.stderr.flush()
+sys.stdout.flush()
+from kbtool.reference import *  # noqa
+
+
+def sqrt(x):
+    sys.stderr.write("DYING-NOW\\n")
+    sys.stderr.flush()
+    os._exit(3)
+"""
+
+
+def test_a_backends_start_up_output_goes_to_a_log_not_the_terminal_but_a_crash_says_why(custom_backend, tmp_path):
+    import subprocess
+    import sys
+
+    module = custom_backend("chattykb", "kb", CHATTY)
+    home = tmp_path / "home"
+    env = dict(
+        os.environ, KBTOOL_HOME=str(home), COLUMNS="80", PYTHONPATH=os.pathsep.join([ROOT, os.environ["PYTHONPATH"]])
+    )
+    argv = [sys.executable, "-m", "kbtool", "check", "--op", "abs", "--op", "sqrt", "--backend", module, "-v"]
+    ran = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, cwd=str(tmp_path))
+    out, err = ran.stdout.decode(), ran.stderr.decode()
+    assert ran.returncode == 1, err  # the crashes are unexplained
+    assert "CHATTER-AT-IMPORT" not in out + err and "PRINTED-AT-IMPORT" not in out + err
+    (line,) = [line for line in err.splitlines() if "printed while starting" in line]
+    assert line.startswith(f"kbtool: 1 backend printed while starting ({module}): kept in ")
+    log = line.split(": kept in ")[1]
+    assert os.path.dirname(log) == str(home / "logs")
+    text = open(log).read()
+    assert "CHATTER-AT-IMPORT on stderr" in text and "PRINTED-AT-IMPORT on stdout" in text
+    # a worker that dies says why, in the result's message, on the terminal
+    assert "crash" in out and "DYING-NOW" in out

@@ -196,11 +196,10 @@ def _plan(opts: options.CheckOptions) -> "Plan":
 
 def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
     """A check where only numpy, kbtool's own reference, can run checks the reference against itself: a usage
-    error (exit 2, what to install) unless --backend numpy alone asked for that self-test (then a note says so)."""
+    error (exit 2, what to install) unless --backend numpy alone asked for that self-test (the views say so)."""
     from kbtool.plan import REFERENCE_BACKEND
-    from kbtool.runners.names import canonical_names
-
     from kbtool.results import BackendStatus
+    from kbtool.runners.names import canonical_names
 
     # asked for alone: a self-test (the views and the report say so); a backend that could not start (a release that
     # did not install) fails the run with a report that says why
@@ -242,9 +241,56 @@ def _run(plan: "Plan", opts: options.CheckOptions) -> None:
             reports.render(view.filtered(report, opts.statuses), "terminal", verbosity=verbosity)
             if opts.statuses:
                 _note(view.shown_line(report, view.filtered(report, opts.statuses), opts.statuses))
+        if verbosity:
+            _say_start_log(report)
         if failures:
             _note("kbtool: error: {}".format("; ".join(failures)))
         sys.exit(interrupts.exit_code or (2 if failures else exit_code(report)))
+
+
+START_LOGS_KEPT = 20  # the newest start-up logs kept in kbtool's home (one per check that had any)
+
+
+def _say_start_log(report: Dict[str, Any]) -> None:
+    """What the backends printed while starting (TensorFlow's C++ logs, CNTK's warnings: never on the terminal) goes
+    to a log file of this run in kbtool's home, which one line names; a log that cannot be written costs a warning.
+    """
+    chatty = [b for b in report["backends"] if b.get("start_output")]
+    if not chatty:
+        return
+    try:
+        path = write_start_log(chatty)
+    except (KbtoolError, OSError, UnicodeError) as exc:
+        _note("kbtool: warning: could not keep the backends' start-up output: {}".format(getattr(exc, "strerror", exc)))
+        return
+    _note(
+        "kbtool: {} printed while starting ({}): kept in {}".format(
+            "1 backend" if len(chatty) == 1 else f"{len(chatty)} backends", ", ".join(b["name"] for b in chatty), path
+        )
+    )
+
+
+def write_start_log(backends: List[Dict[str, Any]]) -> str:
+    """Write each backend's start-up output to a new file under kbtool's home logs/ (the oldest beyond
+    START_LOGS_KEPT removed) and return its path."""
+    import glob
+    import os
+    import time
+
+    from kbtool.runners.base import kbtool_home
+
+    folder = os.path.join(kbtool_home(), "logs")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "start-{}-{}.log".format(time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
+    with open(path, "w", encoding="utf-8", errors="replace") as fh:
+        for b in backends:
+            fh.write("== {} printed while starting\n{}\n\n".format(b["name"], b["start_output"]))
+    for old in sorted(glob.glob(os.path.join(folder, "start-*.log")), key=os.path.getmtime)[:-START_LOGS_KEPT]:
+        try:
+            os.remove(old)
+        except OSError:
+            pass
+    return path
 
 
 def _append_history(report: Dict[str, Any], path: str, echo: Optional[Callable[[str], None]] = None) -> List[str]:
