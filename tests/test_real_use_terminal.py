@@ -122,7 +122,7 @@ def test_check_v_of_every_backend_fits_and_keeps_pass_as_is(columns):
     assert too_wide(result.stdout, columns) == []
     report_backends = [b["name"] for b in json.load(open(PARITY))["backends"]]
     table = result.stdout[result.stdout.index("\nbackend ") :].splitlines()[2 : 2 + len(report_backends)]
-    assert [row.split()[0] for row in table] == [n for n in report_backends]  # the active one first, as reported
+    assert [row.split()[0] for row in table] == report_backends  # the active one first, as reported
     assert all(PASS_AS_IS.search(row) for row in table), table  # the headline, never cut
     # every version still shown (-v), wrapped under the table: openvino's 66 characters among them
     assert "openvino 2026.4.1-22982-e213a147257-releases/2026/4," in result.stdout
@@ -190,7 +190,7 @@ def test_a_backends_start_up_output_goes_to_a_log_not_the_terminal_but_a_crash_s
         os.environ, KBTOOL_HOME=str(home), COLUMNS="80", PYTHONPATH=os.pathsep.join([ROOT, os.environ["PYTHONPATH"]])
     )
     argv = [sys.executable, "-m", "kbtool", "check", "--op", "abs", "--op", "sqrt", "--backend", module, "-v"]
-    ran = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, cwd=str(tmp_path))
+    ran = subprocess.run(argv, env=env, capture_output=True, timeout=300, cwd=str(tmp_path))
     out, err = ran.stdout.decode(), ran.stderr.decode()
     assert ran.returncode == 1, err  # the crashes are unexplained
     assert "CHATTER-AT-IMPORT" not in out + err and "PRINTED-AT-IMPORT" not in out + err
@@ -202,3 +202,55 @@ def test_a_backends_start_up_output_goes_to_a_log_not_the_terminal_but_a_crash_s
     assert "CHATTER-AT-IMPORT on stderr" in text and "PRINTED-AT-IMPORT on stdout" in text
     # a worker that dies says why, in the result's message, on the terminal
     assert "crash" in out and "DYING-NOW" in out
+
+
+# ---------------------------------------------------------------------------- --last-failed per directory / report
+
+BROKEN_ABS = """
+import numpy as np
+from kbtool.reference import *  # noqa
+from kbtool.reference import abs as _abs
+from kbtool.reference.core import op
+
+
+@op
+def abs(x):
+    out = _abs(x)
+    return out + 1 if np.asarray(x).dtype == np.float64 else out
+"""
+
+
+def failed_keys(path):
+    report = json.loads(path.read_text())
+    return sorted((r["op"], r["case"], r["mode"]) for r in report["results"] if r["status"] != "pass")
+
+
+def test_last_failed_is_kept_per_directory_and_per_report(tmp_path, custom_backend, no_known, monkeypatch):
+    from kbtool.reports import load
+
+    module = custom_backend("lfkeyed", "planted", BROKEN_ABS)
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    common = ("--known", no_known, "--backend", module)
+    monkeypatch.chdir(one)  # fails on abs
+    assert invoke("check", "--op", "abs", "--case", "float*", *common, "-o", one / "r.json").exit_code == 1
+    monkeypatch.chdir(two)  # a later run elsewhere, that fails on exp only
+    assert invoke("check", "--op", "exp", "--case", "grad", *common).exit_code == 1  # no autodiff
+    kept = [n for n in os.listdir(os.path.join(os.environ["KBTOOL_HOME"], "last")) if n.endswith(".json")]
+    assert len(kept) == 3  # one's report and directory, two's directory
+
+    monkeypatch.chdir(one)
+    again = invoke("check", "--last-failed", "--known", no_known, "-o", one / "again.json")
+    assert again.exit_code == 1, again.stderr
+    assert {k[0] for k in failed_keys(one / "again.json")} == {"abs"}  # one's failures, not two's (the last run)
+    assert failed_keys(one / "again.json") == failed_keys(one / "r.json")
+    monkeypatch.chdir(two)
+    again = invoke("check", "--last-failed", "--known", no_known, "-o", two / "again.json")
+    assert {k[0] for k in failed_keys(two / "again.json")} == {"exp"}
+    # the first -o report is a key of its own: from anywhere, --last-failed -o one/r.json reruns what it failed
+    elsewhere = invoke("check", "--last-failed", "--known", no_known, "-o", one / "r.json")
+    assert elsewhere.exit_code == 1 and {k[0] for k in failed_keys(one / "r.json")} == {"abs"}
+    assert load.run_keys([str(one / "r.json"), "x.md"]) == ["report:" + str(one / "r.json"), "dir:" + str(two)]
+    # and the last check of all is still last-report.json
+    assert json.load(open(os.path.join(os.environ["KBTOOL_HOME"], "last-report.json")))["plan"]["last_failed"]

@@ -129,7 +129,8 @@ def check(**flags: Any) -> None:
     with --strict also an unsupported result or a grown known difference), 2 usage/config error, a report that
     could not be written, or nothing to check (no Keras backend can run: numpy, the reference, alone is a
     self-test only with --backend numpy), 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
-    Every check's JSON report is kept as last-report.json in kbtool's home, for --last-failed.
+    Every check's JSON report is kept in kbtool's home for --last-failed, which reruns what failed in the last check
+    with the same first -o JSON report, else in the same directory (runs elsewhere never overwrite it).
 
     \b
     Examples:
@@ -166,7 +167,8 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     from kbtool.specs import loader
 
     shard = shard_mod.parse(opts.shard) if opts.shard is not None else None
-    failed_last = report_load.last_failures(opts.seed, opts.grid, say=_note) if opts.last_failed else None
+    keys = report_load.run_keys(opts.outputs)  # the last report of this -o report, else of this directory
+    failed_last = report_load.last_failures(opts.seed, opts.grid, say=_note, keys=keys) if opts.last_failed else None
     settings = keras_settings.resolve(opts.keras_config)
     if opts.active and opts.backend_names:
         raise KbtoolError(
@@ -231,7 +233,7 @@ def _run(plan: "Plan", opts: options.CheckOptions) -> None:
     verbosity = opts.verbosity
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
         report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note)
-        report_load.save_last(report, warn=_note)
+        report_load.save_last(report, warn=_note, keys=report_load.run_keys(opts.outputs))
         failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
         if opts.history_path:
             failures += _append_history(report, opts.history_path, echo=_note if verbosity else None)

@@ -474,7 +474,7 @@ def _verdict_parts(report: Record) -> Tuple[str, str]:
     else:
         verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
     if _self_test(report):  # the reference against itself: never read as a parity result
-        verdict = "[yellow]self-test[/], {}".format(verdict)
+        verdict = f"[yellow]self-test[/], {verdict}"
     results = summary.get("results", len(report["results"]))
     facts = "{} in {:.1f} s".format(_count(results, "result"), report["wall_seconds"])
     run = run_pass_as_is(report)
