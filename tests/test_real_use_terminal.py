@@ -194,11 +194,12 @@ def test_a_backends_start_up_output_goes_to_a_log_not_the_terminal_but_a_crash_s
     out, err = ran.stdout.decode(), ran.stderr.decode()
     assert ran.returncode == 1, err  # the crashes are unexplained
     assert "CHATTER-AT-IMPORT" not in out + err and "PRINTED-AT-IMPORT" not in out + err
-    (line,) = [line for line in err.splitlines() if "printed while starting" in line]
-    assert line.startswith(f"kbtool: 1 backend printed while starting ({module}): kept in ")
-    log = line.split(": kept in ")[1]
+    (line,) = [line for line in err.splitlines() if "start-up output" in line]
+    assert line.startswith("kbtool: start-up output: ") and line.endswith(".log")
+    log = line.split(": ")[-1]
     assert os.path.dirname(log) == str(home / "logs")
     text = open(log).read()
+    assert text.startswith(f"== {module} printed while starting\n")
     assert "CHATTER-AT-IMPORT on stderr" in text and "PRINTED-AT-IMPORT on stdout" in text
     # a worker that dies says why, in the result's message, on the terminal
     assert "crash" in out and "DYING-NOW" in out

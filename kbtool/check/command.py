@@ -1,5 +1,6 @@
 """The `kbtool check` command, from its flags to its exit code. Its flags are validated once in options.CheckOptions; the run is check/run.py's."""
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
@@ -255,8 +256,8 @@ START_LOGS_KEPT = 20  # the newest start-up logs kept in kbtool's home (one per 
 
 def _say_start_log(report: Dict[str, Any]) -> None:
     """What the backends printed while starting (TensorFlow's C++ logs, CNTK's warnings: never on the terminal) goes
-    to a log file of this run in kbtool's home, which one line names; a log that cannot be written costs a warning.
-    """
+    to a log file of this run in kbtool's home, which one short line names (~ for the user's home: it fits 80
+    columns); a log that cannot be written costs a warning."""
     chatty = [b for b in report["backends"] if b.get("start_output")]
     if not chatty:
         return
@@ -265,26 +266,28 @@ def _say_start_log(report: Dict[str, Any]) -> None:
     except (KbtoolError, OSError, UnicodeError) as exc:
         _note("kbtool: warning: could not keep the backends' start-up output: {}".format(getattr(exc, "strerror", exc)))
         return
-    _note(
-        "kbtool: {} printed while starting ({}): kept in {}".format(
-            "1 backend" if len(chatty) == 1 else f"{len(chatty)} backends", ", ".join(b["name"] for b in chatty), path
-        )
-    )
+    home = os.path.expanduser("~")
+    shown = "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
+    _note(f"kbtool: start-up output: {shown}")  # which backends printed: the log's headings, and -v
 
 
 def write_start_log(backends: List[Dict[str, Any]]) -> str:
     """Write each backend's start-up output to a new file under kbtool's home logs/ (the oldest beyond
     START_LOGS_KEPT removed) and return its path."""
     import glob
-    import os
     import time
 
     from kbtool.runners.base import kbtool_home
 
     folder = os.path.join(kbtool_home(), "logs")
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "start-{}-{}.log".format(time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
-    with open(path, "w", encoding="utf-8", errors="replace") as fh:
+    path = os.path.join(folder, "start-{}.log".format(time.strftime("%Y%m%d-%H%M%S")))
+    try:
+        fh = open(path, "x", encoding="utf-8", errors="replace")
+    except FileExistsError:  # another check in the same second: never its log
+        path = path[: -len(".log")] + f"-{os.getpid()}.log"
+        fh = open(path, "w", encoding="utf-8", errors="replace")
+    with fh:
         for b in backends:
             fh.write("== {} printed while starting\n{}\n\n".format(b["name"], b["start_output"]))
     for old in sorted(glob.glob(os.path.join(folder, "start-*.log")), key=os.path.getmtime)[:-START_LOGS_KEPT]:
