@@ -38,10 +38,12 @@ docs:
 	$(PYTHON) -m mkdocs build --strict
 
 # The published parity reports in reports/: one full run under the documented keras.json defaults, every view
-# rendered from the same JSON, the shard timings re-recorded from it, and a screenshot of the scoreboard page.
+# rendered from the same JSON (summary.md: the few lines a PR comment needs), the shard timings re-recorded from
+# it, and a screenshot of the scoreboard page.
 reports: setup
 	kbtool check --keras-config defaults -o reports/parity.json -o reports/parity.md -o reports/parity.html \
 		-o reports/parity.xml
+	kbtool report render reports/parity.json --format summary > reports/summary.md
 	$(PYTHON) scripts/record-timings.py reports/parity.json
 	$(PYTHON) scripts/compare-backends.py reports/parity.json tensorflow1 tensorflow > reports/tensorflow1-vs-tensorflow.md
 	kbtool report migration reports/parity.json -o reports/migration.md

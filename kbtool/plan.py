@@ -39,6 +39,7 @@ ResultKey = Tuple[str, str, str]  # (op, case id, mode)
 FailedKeys = Set[Tuple[str, Optional[str], Optional[str]]]
 Failures = Dict[str, Optional[FailedKeys]]  # backend -> its failed keys (None: everything selected)
 Launcher = Callable[[str], "Launch"]  # a backend's name -> its Launch, or Unavailable
+REFERENCE_BACKEND = "numpy"  # kbtool's own reference run as a backend: alone, it checks only itself
 
 
 @dataclass
@@ -112,6 +113,12 @@ class Plan:
     @property
     def runnable(self) -> List[PlannedBackend]:
         return [b for b in self.backends if b.launch is not None]
+
+    @property
+    def self_test(self) -> bool:
+        """Only kbtool's own reference runs (the numpy backend): it is checked against itself, which tests kbtool,
+        not a Keras backend (`kbtool check` refuses it unless --backend numpy asked for it)."""
+        return [b.name for b in self.runnable] == [REFERENCE_BACKEND]
 
     @property
     def all_cases(self) -> bool:

@@ -27,7 +27,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(kbtool.__file__)))
 # what kbtool itself writes on stderr during a check: the settings it runs under, progress lines, files written
 OWN_STDERR = re.compile(
     r"^(keras\.json settings: .*|  \S+ +(done: |stopped: |\d+/\d+ |\d+ results in ).*"
-    r"|wrote .*|  \(" + re.escape(progress.LEGEND) + r"\))$"
+    r"|wrote .*|kbtool: start-up output: \S+\.log"
+    r"|  \(" + re.escape(progress.LEGEND) + r"\))$"
 )
 
 

@@ -607,8 +607,14 @@ def test_every_check_keeps_its_report_and_a_failure_to_keep_it_only_warns(tmp_pa
     assert ran.code == 0 and "warning: could not save the report for --last-failed" in ran.stderr
 
 
-def test_a_corrupt_last_report_is_one_line(tmp_path, small_known):
-    (tmp_path / "last-report.json").write_text("{oops")
+def test_a_corrupt_last_report_is_one_line(tmp_path, small_known, monkeypatch):
+    from kbtool.reports import load
+
+    monkeypatch.setenv("KBTOOL_HOME", str(tmp_path))
+    here = load.last_report_path(load.run_keys()[-1])  # the last report of this directory
+    os.makedirs(os.path.dirname(here))
+    with open(here, "w") as fh:
+        fh.write("{oops")
     ran = check(small_known, "--last-failed", "--op", "exp", "--backend", "numpy", home=tmp_path)
     assert ran.code == 2 and "not JSON" in ran.stderr and "to start afresh" in ran.stderr
 

@@ -394,7 +394,9 @@ def test_check_quiet_prints_the_verdict_line_alone():
     result = CliRunner().invoke(main, ["check", "--op", "transpose", "--case", "rank3", "--backend", "numpy", "-q"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "2 results in {} s, pass as is 100.0 % (2/2): all pass".format(result.stdout.split(" s,")[0].split(" in ")[1])
+        "2 results in {} s, pass as is 100.0 % (2/2): self-test, all pass".format(
+            result.stdout.split(" s,")[0].split(" in ")[1]
+        )
     ]
     assert result.stderr == ""
 

@@ -5,7 +5,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import click
 
@@ -120,7 +120,7 @@ def bisect(
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
-        for line in bisect_mod.render(found, package, runner.installs, wall):
+        for line in fitted(bisect_mod.render(found, package, runner.installs, wall), terminal_width()):
             click.echo(line)
     sys.exit(0 if found.changes else 1)
 
@@ -167,9 +167,40 @@ def _search(
         sys.exit(interrupts.exit_code or 130)
 
 
+def terminal_width() -> int:
+    """The terminal's width (COLUMNS first), 80 when it is not a terminal; never under 40."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def fitted(lines: List[str], width: int) -> List[str]:
+    """The view's lines at most `width` wide: a repro wraps between shell words with a `\\` continuation (it still
+    pastes), any other line between words under its own indent."""
+    import textwrap
+
+    from rich.cells import cell_len
+
+    from kbtool.reports.console import SHELL_WORD, pack
+
+    out: List[str] = []
+    for line in lines:
+        if cell_len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        head, colon, command = line.partition(": ")
+        if line.lstrip().startswith("repro ") and colon:
+            out += pack(head + ": ", SHELL_WORD.findall(command), width, " ", indent + "    ", tail=" \\")
+        else:
+            out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False)
+    return out
+
+
 def _note(line: str) -> None:
     """A line for the user on stderr (stdout is for the bisect: --json, the text view); what it quotes from outside
     (an install's last line, the index's releases) loses its terminal escapes."""
     from kbtool.reports.text import cell
 
-    click.echo(cell(line), err=True)
+    for part in fitted([cell(line)], terminal_width()):
+        click.echo(part, err=True)

@@ -1,5 +1,6 @@
 """The `kbtool check` command, from its flags to its exit code. Its flags are validated once in options.CheckOptions; the run is check/run.py's."""
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
@@ -131,9 +132,11 @@ def check(**flags: Any) -> None:
     """Check ops on backends against the NumPy reference.
 
     Runs the spec's cases on each backend and compares values, shapes, dtypes and errors. Exit code: 0 all pass, 1 any divergence (or stale known difference, or a backend that could not start;
-    with --strict also an unsupported result or a grown known difference), 2 usage/config error or a report that
-    could not be written, 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
-    Every check's JSON report is kept as last-report.json in kbtool's home, for --last-failed.
+    with --strict also an unsupported result or a grown known difference), 2 usage/config error, a report that
+    could not be written, or nothing to check (no Keras backend can run: numpy, the reference, alone is a
+    self-test only with --backend numpy), 130/143 interrupted by SIGINT/SIGTERM (the partial report is written, marked incomplete).
+    Every check's JSON report is kept in kbtool's home for --last-failed, which reruns what failed in the last check
+    with the same first -o JSON report, else in the same directory (runs elsewhere never overwrite it).
 
     \b
     Examples:
@@ -173,7 +176,8 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     from kbtool.specs import loader
 
     shard = shard_mod.parse(opts.shard) if opts.shard is not None else None
-    failed_last = report_load.last_failures(opts.seed, opts.grid, say=_note) if opts.last_failed else None
+    keys = report_load.run_keys(opts.outputs)  # the last report of this -o report, else of this directory
+    failed_last = report_load.last_failures(opts.seed, opts.grid, say=_note, keys=keys) if opts.last_failed else None
     settings = keras_settings.resolve(opts.keras_config)
     if opts.active and opts.backend_names:
         raise KbtoolError(
@@ -192,12 +196,37 @@ def _plan(opts: options.CheckOptions) -> "Plan":
         last_failed=failed_last,
     )
     plan = make_plan(spec, chosen, opts.run_settings(settings), Sources(not_run=not_run))
+    _refuse_checking_nothing(plan, chosen.backends)
     for note in plan.notes:
         _note(f"kbtool: {note}")
     if plan.shard_share is not None:
         _note(f"kbtool: {plan.shard_share.describe()}")
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     return plan
+
+
+def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
+    """A check where only numpy, kbtool's own reference, can run checks the reference against itself: a usage
+    error (exit 2, what to install) unless --backend numpy alone asked for that self-test (the views say so)."""
+    from kbtool.plan import REFERENCE_BACKEND
+    from kbtool.results import BackendStatus
+    from kbtool.runners.names import canonical_names
+
+    # asked for alone: a self-test (the views and the report say so); a backend that could not start (a release that
+    # did not install) fails the run with a report that says why
+    if (
+        not plan.self_test
+        or list(canonical_names(named)) == [REFERENCE_BACKEND]
+        or any(b.status == BackendStatus.BROKEN.value for b in plan.backends if b.launch is None)
+    ):
+        return
+    others = [b.name for b in plan.backends if b.launch is None]
+    raise KbtoolError(
+        "nothing to check: {} (numpy, kbtool's own reference, alone would check itself); install one, e.g. "
+        "`kbtool env install tensorflow` (`kbtool backends` lists them; --backend numpy runs a self-test)".format(
+            "no Keras backend is installed" if not named else "{} cannot run here".format(", ".join(others))
+        )
+    )
 
 
 def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) -> None:
@@ -213,7 +242,7 @@ def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) ->
     verbosity = opts.verbosity
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
         report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note)
-        report_load.save_last(report, warn=_note)
+        report_load.save_last(report, warn=_note, keys=report_load.run_keys(opts.outputs))
         failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
         if opts.history_path:
             failures += _append_history(report, opts.history_path, echo=_note if verbosity else None)
@@ -227,9 +256,58 @@ def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) ->
             reports.render(view.filtered(report, opts.statuses), "terminal", verbosity=verbosity)
             if opts.statuses:
                 _note(view.shown_line(report, view.filtered(report, opts.statuses), opts.statuses))
+        if verbosity:
+            _say_start_log(report)
         if failures:
             _note("kbtool: error: {}".format("; ".join(failures)))
         sys.exit(interrupts.exit_code or (2 if failures else exit_code(report)))
+
+
+START_LOGS_KEPT = 20  # the newest start-up logs kept in kbtool's home (one per check that had any)
+
+
+def _say_start_log(report: Dict[str, Any]) -> None:
+    """What the backends printed while starting (TensorFlow's C++ logs, CNTK's warnings: never on the terminal) goes
+    to a log file of this run in kbtool's home, which one short line names (~ for the user's home: it fits 80
+    columns); a log that cannot be written costs a warning."""
+    chatty = [b for b in report["backends"] if b.get("start_output")]
+    if not chatty:
+        return
+    try:
+        path = write_start_log(chatty)
+    except (KbtoolError, OSError, UnicodeError) as exc:
+        _note("kbtool: warning: could not keep the backends' start-up output: {}".format(getattr(exc, "strerror", exc)))
+        return
+    home = os.path.expanduser("~")
+    shown = "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
+    _note(f"kbtool: start-up output: {shown}")  # which backends printed: the log's headings, and -v
+
+
+def write_start_log(backends: List[Dict[str, Any]]) -> str:
+    """Write each backend's start-up output to a new file under kbtool's home logs/ (the oldest beyond
+    START_LOGS_KEPT removed) and return its path."""
+    import glob
+    import time
+
+    from kbtool.runners.base import kbtool_home
+
+    folder = os.path.join(kbtool_home(), "logs")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "start-{}.log".format(time.strftime("%Y%m%d-%H%M%S")))
+    try:
+        fh = open(path, "x", encoding="utf-8", errors="replace")
+    except FileExistsError:  # another check in the same second: never its log
+        path = path[: -len(".log")] + f"-{os.getpid()}.log"
+        fh = open(path, "w", encoding="utf-8", errors="replace")
+    with fh:
+        for b in backends:
+            fh.write("== {} printed while starting\n{}\n\n".format(b["name"], b["start_output"]))
+    for old in sorted(glob.glob(os.path.join(folder, "start-*.log")), key=os.path.getmtime)[:-START_LOGS_KEPT]:
+        try:
+            os.remove(old)
+        except OSError:
+            pass
+    return path
 
 
 def _append_history(report: Dict[str, Any], path: str, echo: Optional[Callable[[str], None]] = None) -> List[str]:

@@ -4,6 +4,7 @@ json_report.py  the report itself          terminal.py  a summary that fits a sc
 markdown.py     for PR comments, reports/  html.py      one self-contained page
 junit.py        for CI dashboards          matrix.py    the op × backend matrix they share
 github.py       GitHub's step summary and PR comment (fits 65,536 characters)
+summary_md.py   summary.md: the verdict, a row per backend, the first failures (a PR comment with room to spare)
 annotations.py  GitHub workflow commands: an ::error per unexplained group, at its spec line
 
 Beneath them: report.py owns the JSON document (its schema, reading, writing), verdict.py its summary and verdict,
@@ -20,8 +21,10 @@ from kbtool.errors import KbtoolError
 from kbtool.reports.report import clip, one_line, write_atomic
 from kbtool.reports.text import encodable
 
-FORMATS = ("json", "terminal", "markdown", "html", "junit", "github", "annotations")
+FORMATS = ("json", "terminal", "markdown", "html", "junit", "github", "annotations", "summary")
 EXTENSIONS = {".json": "json", ".md": "markdown", ".html": "html", ".xml": "junit"}
+SUMMARY_NAME = "summary.md"  # -o summary.md, or NAME.summary.md: the summary view, not the whole Markdown report
+MODULES = {"json": "json_report", "summary": "summary_md"}  # a format whose module is not named after it
 
 
 def render(report: Dict[str, Any], fmt: str, **options: Any) -> str:
@@ -29,12 +32,15 @@ def render(report: Dict[str, Any], fmt: str, **options: Any) -> str:
     `console`; the file formats take none."""
     if fmt not in FORMATS:
         raise ValueError(fmt)
-    module = importlib.import_module("kbtool.reports." + ("json_report" if fmt == "json" else fmt))
+    module = importlib.import_module("kbtool.reports." + MODULES.get(fmt, fmt))
     text: str = module.render(report, **options)
     return text
 
 
 def format_of(path: str) -> str:
+    name = os.path.basename(path).lower()
+    if name == SUMMARY_NAME or name.endswith("." + SUMMARY_NAME):
+        return "summary"
     fmt = EXTENSIONS.get(os.path.splitext(path)[1])
     if fmt is None:
         raise KbtoolError("cannot tell the format of {!r}: use one of {}".format(path, ", ".join(EXTENSIONS)))

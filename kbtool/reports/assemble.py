@@ -122,6 +122,8 @@ def plan_record(plan: Any, repeat: int = 1) -> Record:
             record[key] = value
     if repeat > 1:
         record["repeat"] = repeat
+    if getattr(plan, "self_test", False):  # only the reference ran, against itself: never a parity result
+        record["self_test"] = True
     if getattr(plan, "named_backends", ()):  # --backend: said only when given (the views' filters name them)
         record["backends"] = list(plan.named_backends)
     return record

@@ -1,8 +1,9 @@
 """The terminal view's backend table, and the backends that did not run.
 
 A row per backend that ran (pass as is first, its counts, conformance and the unexplained count), leaving out
-columns, least telling first, rather than cut a number at the console's width; then the backends that did not run,
-their unsupported modes, and (-v) what they printed while starting."""
+columns, least telling first, rather than cut a number at the console's width; under it (-v) every backend's
+versions, wrapped (a 66-character openvino version never pushes pass as is out); then the backends that did not run,
+their unsupported modes, and (-v) which backends printed while starting (the text is in the report, never here)."""
 
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kbtool.reports.console import BAND_STYLES, STYLES, escape, say
+from kbtool.reports.console import BAND_STYLES, STYLES, escape, pack, say, say_items
 from kbtool.reports.summary import (
     COUNT_COLUMNS,
     PASS_AS_IS_LEGEND,
@@ -20,8 +21,10 @@ from kbtool.reports.summary import (
     count_columns,
     pass_band,
     release_pins,
+    short_versions,
     table_backends,
 )
+from kbtool.reports.text import plural
 from kbtool.results import BackendStatus
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
@@ -102,7 +105,7 @@ def _fit(
             return True
         return False
 
-    if wide() and verbosity < 2 and not sweep:
+    if wide() and not sweep:  # -v lists the versions under the table
         keep.remove(1)
     for key in _DROPPABLE:
         if wide():
@@ -110,7 +113,7 @@ def _fit(
     for key in _REDUNDANT:
         if wide():
             drop(key, only_zero=False)
-    if wide() and verbosity < 2 and sweep:
+    if wide() and sweep:
         keep.remove(1)
     if wide():
         for row in rows:
@@ -135,11 +138,14 @@ def render(report: Record, console: Console, verbosity: int) -> None:
     """The backends: a table of those that ran (a row each: pass as is first, its counts, conformance), then a line
     for those that did not run, their unsupported modes and (-v) what they printed while starting."""
     _table(report, console, verbosity)
+    if verbosity >= 2:
+        _versions(report, console)
     _not_run(report, console, verbosity)
 
 
 def _table(report: Record, console: Console, verbosity: int) -> None:
-    header, rows = backend_rows(report, verbosity)
+    # the table's version column is the short one at every verbosity: -v's every version goes under the table
+    header, rows = backend_rows(report, min(verbosity, 1))
     if rows:
         keys = _keys(report)
         _align_pass_as_is(rows, keys.index("pass_as_is"))
@@ -152,7 +158,7 @@ def _table(report: Record, console: Console, verbosity: int) -> None:
             table.add_column(
                 header[i],
                 justify="left" if i < 2 else "right",
-                no_wrap=not ((verbosity >= 2 and i == 1) or i == 0),
+                no_wrap=i != 0,
                 overflow="fold" if i == 0 else "ellipsis",
                 min_width=max(cell_len(t[i]) for t in [header] + rows) if i else None,
             )
@@ -179,6 +185,18 @@ def _table(report: Record, console: Console, verbosity: int) -> None:
         say(console, Text(" · ".join(notes), style="dim"))
 
 
+def _versions(report: Record, console: Console) -> None:
+    """-v: each backend that ran with every version it reported, a line each, wrapped between packages."""
+    infos = [b for b in report["backends"] if b.get("versions")]
+    if not infos:
+        return
+    say(console, Text("versions:", style="bold"))
+    width = max(cell_len(b["name"]) for b in infos)
+    for b in infos:
+        items = short_versions(b, 2).replace(" · ", ", ").split(", ")
+        say_items(console, "  {}  ".format(b["name"].ljust(width)), items, ", ", " " * (width + 4))
+
+
 def _not_run(report: Record, console: Console, verbosity: int) -> None:
     # backends that did not run, those with the same reason (their name aside) on one line: a fresh machine's
     # thirteen "not installed: run `kbtool env install NAME`" read as one
@@ -201,10 +219,12 @@ def _not_run(report: Record, console: Console, verbosity: int) -> None:
                 ),
                 **({} if verbosity >= 2 else {"no_wrap": True, "overflow": "ellipsis"}),
             )
-    if verbosity >= 2:
-        for b in report["backends"]:
-            if b.get("start_output"):
-                say(
-                    console,
-                    "[dim]{} printed while starting: {}[/]".format(escape(b["name"]), escape(b["start_output"])),
-                )
+    chatty = [b["name"] for b in report["backends"] if b.get("start_output")]
+    if verbosity >= 2 and chatty:
+        # start-up logs (TensorFlow's, CNTK's warnings) are kept in the report (backends[].start_output) and, by
+        # check, in a log file it names: a third of -v's lines were theirs
+        words = "{} printed while starting (kept in the report's backends[].start_output): {}".format(
+            plural(len(chatty), "backend"), ", ".join(chatty)
+        )
+        for line in pack("", words.split(" "), console.width, " ", "  "):
+            say(console, Text(line, style="dim"), overflow="fold")

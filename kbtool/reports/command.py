@@ -56,9 +56,10 @@ _HIGHEST = click.option(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["terminal", "json", "markdown", "html", "junit", "github", "annotations"]),
+    type=click.Choice(["terminal", "json", "markdown", "html", "junit", "github", "annotations", "summary"]),
     help="Print this format on stdout (default: the terminal view, when no -o is given). github: a Markdown "
-    "summary that fits a PR comment and $GITHUB_STEP_SUMMARY; annotations: ::error lines for GitHub Actions.",
+    "summary that fits a PR comment and $GITHUB_STEP_SUMMARY; annotations: ::error lines for GitHub Actions; "
+    "summary: summary.md, a few lines for a PR comment (also -o summary.md or -o NAME.summary.md).",
 )
 @click.option(
     "--status",
@@ -104,7 +105,7 @@ def report_render(
         if statuses:
             click.echo(view.shown_line(report, shown, statuses), err=True)
     elif fmt:
-        click.echo(encodable(reports.render(report, fmt)), nl=False)
+        click.echo(encodable(reports.render(report, fmt, **({"source": file} if fmt == "summary" else {}))), nl=False)
     if failures:
         click.echo("kbtool: error: {}".format("; ".join(failures)), err=True)
     sys.exit(2 if failures else 0)

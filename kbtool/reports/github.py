@@ -1,9 +1,9 @@
 """GitHub: a Markdown summary for $GITHUB_STEP_SUMMARY and a PR comment that always fits GitHub's limit.
 
 GitHub refuses a comment body over 65,536 characters (reports/parity.md is several times that). This view spends a
-budget of BUDGET characters by priority: the verdict and the per-backend table (pass as is first), the unexplained
+budget of BUDGET characters (under half of that: a comment with room to spare) by priority: the verdict and the per-backend table (pass as is first), the unexplained
 failures by group (what a PR author needs), stale known differences, known differences per backend, then per
-reason (folded). What does not fit is left out, counted, and the last line says what was folded, what was left out
+reason (folded, the KNOWN_REASONS largest). What does not fit is left out, counted, and the last line says what was folded, what was left out
 and where the whole report is (the run's artifacts; `kbtool report render` shows it all).
 
 The counts come from summary.py (the same numbers as the terminal and Markdown views); text goes through
@@ -34,12 +34,13 @@ from kbtool.specs import call
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
 LIMIT = 65_536  # GitHub's limit on a comment body (and the step summary shows the same text)
-BUDGET = 60_000  # what this view spends: a margin under LIMIT
+BUDGET = 30_000  # what this view spends: under half of LIMIT (a PR comment with room to spare; summary_md is smaller)
 FOOTER_RESERVE = 1_500  # kept for the closing lines (what was folded and left out, where the full report is)
 OPEN_GROUPS = 20  # unexplained groups shown open; the next ones are folded
 MESSAGE_CHARS = 240
 REASON_CHARS = 240
 NAMES_SHOWN = 8  # ops (or backends) named in one cell; the rest counted
+KNOWN_REASONS = 30  # known-difference reasons listed (most results first); the rest are counted
 
 
 class _Page:
@@ -305,7 +306,7 @@ def _known_per_reason(page: _Page, report: Record, folded: List[str], left_out: 
         for g in groups
     ]
     summary = f"Known differences by reason ({len(groups)}), most results first"
-    placed = page.table(_fold_open(summary), ["results", "backends", "ops", "reason"], rows, FOLD_CLOSE)
+    placed = page.table(_fold_open(summary), ["results", "backends", "ops", "reason"], rows[:KNOWN_REASONS], FOLD_CLOSE)
     if placed:
         folded.append(f"{plural(placed, 'known-difference reason')}")
     if placed < len(rows):
@@ -327,7 +328,12 @@ def _footer(folded: List[str], left_out: List[str], url: Optional[str], room: in
     if folded:
         lines += ["Folded (click to open): " + "; ".join(folded) + ".", ""]
     if left_out:
-        lines += [f"Left out to fit GitHub's {LIMIT:,}-character limit: " + "; ".join(left_out) + ".", ""]
+        lines += [
+            f"Left out to keep this comment short (GitHub's limit is {LIMIT:,} characters): "
+            + "; ".join(left_out)
+            + ".",
+            "",
+        ]
     lines.append(f"The full report: {where} (`kbtool report render REPORT.json` shows it all).")
     text = "\n".join(lines)
     if len(text) + 1 > room:  # never past the budget (FOOTER_RESERVE makes this rare)

@@ -316,6 +316,8 @@ def _plan(parts: List[Part], infos: List[Record]) -> Record:
         plan["checkable_ops"] = checkable
     if all(p.get("backends") for p in plans):  # --backend in every part: the backends they named together
         plan["backends"] = _union_of(p["backends"] for p in plans)
+    if all(p.get("self_test") for p in plans):  # numpy alone in every part: still only the reference, a self-test
+        plan["self_test"] = True
     repeats = {p.get("repeat", 1) for p in plans}
     if max(repeats) > 1:  # --repeat N: the parts' own (the most runs, where parts differ)
         plan["repeat"] = max(repeats)

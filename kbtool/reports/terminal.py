@@ -93,6 +93,12 @@ def render(report: Record, console: Optional[Console] = None, verbosity: int = 1
 
 
 _count = plural
+SELF_TEST = "self-test (numpy, the reference, against itself; no Keras backend checked)"
+
+
+def _self_test(report: Record) -> bool:
+    """Only kbtool's own reference ran (--backend numpy): a self-test of kbtool, no parity result."""
+    return bool((report.get("plan") or {}).get("self_test"))
 
 
 # ------------------------------------------------------------------------------------------------ header
@@ -105,6 +111,8 @@ def _header(report: Record, console: Console, verbosity: int) -> None:
     ]
     if report.get("filters"):
         parts.append(", ".join(report["filters"]))
+    if _self_test(report):
+        parts.append(SELF_TEST)
     parts.append("kbtool {}".format(report.get("kbtool", "")))
     if verbosity >= 2:
         parts.append("created {}".format(report.get("created", "?")))
@@ -470,6 +478,8 @@ def _verdict_parts(report: Record) -> Tuple[str, str]:
         verdict = "[green]all pass[/]" if not n_known else f"[green]no unexplained divergence[/] ({n_known} known)"
     else:
         verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
+    if _self_test(report):  # the reference against itself: never read as a parity result
+        verdict = f"[yellow]self-test[/], {verdict}"
     results = summary.get("results", len(report["results"]))
     facts = "{} in {:.1f} s".format(_count(results, "result"), report["wall_seconds"])
     run = run_pass_as_is(report)

@@ -84,6 +84,7 @@ class WorkerClient:
         self._stderr: Optional[IO[bytes]] = None
         self._scratch: Optional[str] = None  # the worker's working directory, removed when it stops
         self.start_output = ""  # what the worker printed while it started
+        self._started_at = 0  # where its output after start-up begins: a crash's tail never quotes start-up logs
         self._lock = threading.RLock()  # guards process creation against kill() from another thread
         self._procs: List[subprocess.Popen[bytes]] = []  # every worker started and not yet reaped: what kill() kills
         self.killed = False
@@ -97,6 +98,7 @@ class WorkerClient:
                 return self.hello
             self._close_stderr()  # a restarted worker's predecessor wrote to its own file
             self._stderr = tempfile.TemporaryFile()
+            self._started_at = 0
             global _swept
             if not _swept:  # once a run: what a controller killed with -9 left behind
                 _swept = True
@@ -123,6 +125,7 @@ class WorkerClient:
         except WorkerDied as died:
             self.hello = {"status": protocol.BROKEN, "error": "cancelled" if self.killed else died.message}
         self.start_output = self._output_since(0)  # TensorFlow's and Theano's import chatter, a failed import's
+        self._started_at = self._output_mark()
         self.hello = not_its_pins(self.launch, self.hello)
         if self.hello.get("status") != protocol.READY:
             self.stop()
@@ -317,11 +320,12 @@ class WorkerClient:
             self._stderr = None
 
     def stderr_tail(self, lines: int = 3) -> str:
-        """The last lines the worker wrote (read from the last TAIL_BYTES: a worker may have written gigabytes)."""
+        """The last lines the worker wrote since it started (read from the last TAIL_BYTES: a worker may have written
+        gigabytes); what it printed while starting is start_output's (the report's, the start-up log's), not this."""
         if self._stderr is None:
             return ""
         end = self._stderr.seek(0, 2)
-        self._stderr.seek(max(0, end - TAIL_BYTES))
+        self._stderr.seek(max(self._started_at, end - TAIL_BYTES))
         text = self._stderr.read(TAIL_BYTES).decode("utf-8", "replace").strip().splitlines()
         self._stderr.seek(0, 2)
         keep = [line.strip() for line in text if line.strip()][-lines:]
