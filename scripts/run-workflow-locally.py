@@ -563,7 +563,9 @@ class Run:
         }
 
     def order(self) -> List[str]:
-        jobs, done, order = self.doc.get("jobs") or {}, set(), []
+        jobs: Dict[str, Any] = self.doc.get("jobs") or {}
+        done: set[str] = set()
+        order: List[str] = []
         while len(order) < len(jobs):
             ready = [n for n, j in jobs.items() if n not in done and set(needs_of(j)) <= done]
             if not ready:
@@ -596,11 +598,17 @@ class Run:
     def execute(self) -> Dict[str, Any]:
         for name in self.order():
             self.run_job(name)
-        declared = (self.doc.get(True) or self.doc.get("on") or {}).get("workflow_call") or {}
+        declared = (triggers(self.doc).get("workflow_call")) or {}
         context = self.base_context()
         outputs = {k: to_string(value_of(v.get("value"), context)) for k, v in (declared.get("outputs") or {}).items()}
         ok = all(j["result"] in ("success", "skipped") for j in self.jobs.values())
         return {"ok": ok, "inputs": self.inputs, "outputs": outputs, "jobs": self.jobs}
+
+
+def triggers(doc: Dict[Any, Any]) -> Dict[str, Any]:
+    """The workflow's `on:` (YAML 1.1 reads the bare key `on` as True)."""
+    found = doc.get(True) or doc.get("on") or {}
+    return found if isinstance(found, dict) else {}
 
 
 def needs_of(job: Dict[str, Any]) -> List[str]:
@@ -623,8 +631,7 @@ def matrix_legs(raw: Any, context: Context) -> List[Dict[str, Any]]:
 
 def typed_inputs(doc: Dict[str, Any], given: Dict[str, str]) -> Dict[str, Any]:
     """The workflow_call inputs: given ones by their declared type, the others' defaults; unknown names refused."""
-    on = doc.get(True) or doc.get("on") or {}
-    declared = (on.get("workflow_call") or {}).get("inputs") or {}
+    declared = (triggers(doc).get("workflow_call") or {}).get("inputs") or {}
     unknown = sorted(set(given) - set(declared))
     if unknown:
         raise WorkflowError(f"unknown input {unknown[0]!r}; the workflow's inputs: {', '.join(declared)}")
