@@ -13,7 +13,8 @@ job's timeout-minutes. A `uses:` step has a stated local equivalent:
 
     actions/checkout           copy --repo into the job's workspace
     actions/setup-python       a venv of this Python (not the version asked for) that sees this Python's packages
-                               (pip too) except kbtool, so `pip install` of kbtool's wheel is what the job imports
+                               (pip too) except kbtool, so `pip install` of kbtool's wheel is what the job imports;
+                               at one path (WORK/toolcache/python), made afresh for each job, as a runner's is
     actions/cache              a hit when its path exists here (kbtool's envs: the job's KBTOOL_HOME/envs links to
                                ~/.cache/kbtool/envs), else a miss; nothing is saved
     astral-sh/setup-uv         uv from PATH (a failed step without it)
@@ -463,10 +464,15 @@ def checkout(job: Job, args: Dict[str, str]) -> Tuple[Dict[str, str], str]:
 
 
 def setup_python(job: Job, args: Dict[str, str]) -> Tuple[Dict[str, str], str]:
-    venv = os.path.join(job.root, "python")
-    if not os.path.exists(venv):
+    # one path for every job, made afresh for each, as a hosted runner's tool cache is: what a job's report
+    # records of its Python (the shipped known file's path) is the same in every job
+    toolcache = os.path.join(job.run.work, "toolcache")
+    venv = os.path.join(toolcache, "python")
+    if job.run.python_of != job.root:
+        shutil.rmtree(toolcache, ignore_errors=True)
+        job.run.python_of = job.root
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)  # pip: this Python's
-        seen = os.path.join(job.root, "python-site")  # this Python's packages, kbtool's left out
+        seen = os.path.join(toolcache, "python-site")  # this Python's packages, kbtool's left out
         os.makedirs(seen)
         for folder in site.getsitepackages():
             for entry in os.listdir(folder):
@@ -551,6 +557,7 @@ class Run:
         self.doc, self.repo, self.work, self.inputs = doc, repo, work, inputs
         self.name = str(doc.get("name", "workflow"))
         self.summary = os.path.join(work, "summary.md")
+        self.python_of = ""  # the job (its folder) whose setup-python made WORK/toolcache/python
         self.jobs: Dict[str, Dict[str, Any]] = {}
         self.workflow_env = {k: to_string(v) for k, v in (doc.get("env") or {}).items()}
 
