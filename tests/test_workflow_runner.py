@@ -142,7 +142,6 @@ jobs:
         run: echo "joined=$(cat parts/*.txt | tr '\\n' ' ')" >> "$GITHUB_OUTPUT"
       - name: slow
         run: sleep 30
-        timeout-minutes: 1
 """
 
 
