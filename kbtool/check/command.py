@@ -147,13 +147,13 @@ def check(**flags: Any) -> None:
     # the history is read (and appended to) too: a report over it would replace it
     refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, opts.known_path))
     refuse_output_over_input([opts.history_path], (opts.spec_path, opts.known_path))
-    plan = _plan(opts)
+    # the files are checked before the plan, which may install --versions' releases (minutes of work)
     reports.prepare_outputs(opts.outputs)
     if opts.history_path:
         from kbtool.reports import history
 
         history.check_target(opts.history_path)
-    _run(plan, opts)
+    _run(_plan(opts), opts)
 
 
 def _plan(opts: options.CheckOptions) -> "Plan":
