@@ -242,9 +242,10 @@ def _swept(opts: options.CheckOptions) -> Tuple[Tuple[str, ...], Dict[str, str]]
     base that has the package replaced by its releases in the range, those not installed installed first."""
     if opts.versions is None:
         return opts.backend_names, {}
-    from kbtool.runners.releases import expand_backends, install_missing
+    from kbtool.runners.releases import expand_backends, install_missing, refuse_missing_base
 
     names = expand_backends(opts.backend_names, opts.versions)
+    refuse_missing_base(names)
     say = _note if opts.verbosity else (lambda line: None)
     return tuple(names), install_missing(names, say)
 
