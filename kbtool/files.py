@@ -8,7 +8,7 @@ import re
 import stat
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import yaml
 
@@ -76,6 +76,30 @@ def refuse_output_over_input(outputs: Iterable[Optional[str]], inputs: Iterable[
         if same is not None:
             said = "" if same == out else f" (as {same})"
             raise KbtoolError(f"{out} is also an input of this command{said}: write the output to another file")
+
+
+def refuse_missing_folder(path: str, flag: str = "-o") -> None:
+    """A one-line KbtoolError when the folder `path` would be written in does not exist: a typo'd -o is refused,
+    never a tree of folders made (as root, anywhere). Every command's -o follows this rule."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(folder):
+        return
+    if os.path.lexists(folder) or any(os.path.isfile(p) for p in _parents(folder)):
+        raise KbtoolError(f"{flag} {path}: {_nearest_file(folder)} is a file, not a folder")
+    raise KbtoolError(f"{flag} {path}: no folder {folder}; create it first")
+
+
+def _parents(folder: str) -> List[str]:
+    """`folder` and the folders above it, nearest first."""
+    out = [folder]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return out
+
+
+def _nearest_file(folder: str) -> str:
+    """The first of `folder` and its parents that exists (a file where a folder of the path should be)."""
+    return next((p for p in _parents(folder) if os.path.lexists(p)), folder)
 
 
 def _same_file(one: str, other: str) -> bool:

@@ -44,14 +44,14 @@ def test_check_bad_output_extension_is_refused_before_running(tmp_path):
     assert code == 2 and "cannot tell the format" in out
 
 
-def test_report_folders_are_made_and_unwritable_ones_refused_before_running(tmp_path):
+def test_report_folders_are_not_made_and_unwritable_ones_refused_before_running(tmp_path):
     target = tmp_path / "new" / "dir" / "report.md"
     code, out = run("check", "--op", "dot", "--backend", "numpy", "-o", str(target))
-    assert code == 0 and target.read_text().startswith("#")
+    assert code == 2 and "no folder" in out and not (tmp_path / "new").exists()  # issue #33: like bisect's -o
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     code, out = run("check", "--op", "dot", "--backend", "numpy", "-o", str(blocked / "report.md"))
-    assert code == 2 and "cannot create" in out and "Traceback" not in out
+    assert code == 2 and "is a file, not a folder" in out and "Traceback" not in out
     assert blocked.read_text() == "not a folder"
 
 

@@ -231,7 +231,7 @@ def test_report_migration_writes_the_page(tmp_path):
     )
     path = tmp_path / "run.json"
     path.write_text(json.dumps(report))
-    out = tmp_path / "out" / "migration.md"
+    out = tmp_path / "migration.md"  # -o needs its folder to exist (issue #33)
     result = run("report", "migration", path, "-o", out)
     assert result.exit_code == 0 and result.stderr == f"wrote {out}\n"
     page = out.read_text()

@@ -598,10 +598,14 @@ def test_format_of_unknown(path):
     assert str(info.value) == f"cannot tell the format of {path!r}: use one of .json, .md, .html, .xml"
 
 
-def test_prepare_outputs_makes_folders_and_refuses_directories_and_uncreatable_folders(tmp_path):
-    made = tmp_path / "new" / "deeper" / "r.md"
+def test_prepare_outputs_refuses_missing_folders_directories_and_uncreatable_folders(tmp_path):
+    missing = tmp_path / "new" / "deeper" / "r.md"  # issue #33: a folder is never made for -o
+    with pytest.raises(KbtoolError, match="no folder"):
+        prepare_outputs([str(missing)])
+    assert not (tmp_path / "new").exists()
+    made = tmp_path / "r.md"
     prepare_outputs([str(made)])
-    assert made.parent.is_dir() and not made.exists()
+    assert not made.exists()
     folder = tmp_path / "r.json"
     folder.mkdir()
     with pytest.raises(KbtoolError) as info:
@@ -612,7 +616,7 @@ def test_prepare_outputs_makes_folders_and_refuses_directories_and_uncreatable_f
     target = blocker / "sub" / "r.md"
     with pytest.raises(KbtoolError) as info:
         prepare_outputs([str(target)])
-    assert str(info.value) == "cannot create {} for {}: Not a directory".format(blocker / "sub", target)
+    assert str(info.value) == f"-o {target}: {blocker} is a file, not a folder"
     assert blocker.read_text() == "not a folder"
     with pytest.raises(KbtoolError, match="cannot tell the format"):
         prepare_outputs([str(tmp_path / "ok.md"), str(tmp_path / "bad.pdf")])

@@ -528,6 +528,7 @@ def _releases(backend_names: Tuple[str, ...], text: str, quiet: bool) -> Tuple[A
     if len(found) < 2:  # the index lists the two ends as one release (2.3 and 2.3.0)
         raise KbtoolError(f"--versions {text!r}: the index has one release in this range; name two to compare")
     old, new = found[0], found[-1]
+    releases.refuse_missing_base([old.name, new.name])
     missing = [r.name for r in (old, new) if not releases.is_installed(r.name)]
     if missing:
         say = _quiet if quiet else _stderr_lines

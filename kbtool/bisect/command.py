@@ -2,7 +2,6 @@
 bisect/search.py's)."""
 
 import json
-import os
 import sys
 import time
 from typing import TYPE_CHECKING, List, Optional, Tuple
@@ -94,10 +93,7 @@ def bisect(
     started = time.monotonic()
     package, lo, hi = _checked_range(backend, versions)
     if output:
-        folder = os.path.dirname(os.path.abspath(output))
-        if not os.path.isdir(folder):  # a typo'd -o is not a tree of folders made (as root, anywhere)
-            raise KbtoolError(f"-o {output}: no folder {folder}; create it first")
-        reports.check_writable(output)
+        reports.check_writable(output)  # in a folder that exists (files.refuse_missing_folder)
     with Interrupts(Cancel(), "the bisect stops here") as interrupts:
         runner = bisect_mod.CheckRunner(
             backend,

@@ -158,13 +158,13 @@ def check(**flags: Any) -> None:
     # the history is read (and appended to) too: a report over it would replace it
     refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, opts.known_path))
     refuse_output_over_input([opts.history_path], (opts.spec_path, opts.known_path))
-    plan = _plan(opts)
+    # the files are checked before the plan, which may install --versions' releases (minutes of work)
     reports.prepare_outputs(opts.outputs)
     if opts.history_path:
         from kbtool.reports import history
 
         history.check_target(opts.history_path)
-    _run(plan, opts, show_inputs)
+    _run(_plan(opts), opts, show_inputs)
 
 
 def _plan(opts: options.CheckOptions) -> "Plan":
@@ -332,9 +332,10 @@ def _swept(opts: options.CheckOptions) -> Tuple[Tuple[str, ...], Dict[str, str]]
     base that has the package replaced by its releases in the range, those not installed installed first."""
     if opts.versions is None:
         return opts.backend_names, {}
-    from kbtool.runners.releases import expand_backends, install_missing
+    from kbtool.runners.releases import expand_backends, install_missing, refuse_missing_base
 
     names = expand_backends(opts.backend_names, opts.versions)
+    refuse_missing_base(names)
     say = _note if opts.verbosity else (lambda line: None)
     return tuple(names), install_missing(names, say)
 

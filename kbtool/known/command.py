@@ -1,6 +1,7 @@
 """The `kbtool known` commands, which edit the known-differences file (`known record` writes the results each entry
 explains)."""
 
+import dataclasses
 import os
 from typing import Any, Optional
 
@@ -31,8 +32,9 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
     results, each while its fingerprint holds (a known result that fails differently is `changed`).
 
     The file is edited in place as text (comments and layout stay) for review in the diff. A report of part of
-    the spec records the op and backend pairs it ran and keeps the rest. Exit code: 0 written (or already
-    current), 2 a report that cannot be recorded (interrupted, filtered by case or mode, other settings), an entry
+    the spec records the op and backend pairs it ran and keeps the rest; an interrupted one, the pairs it ran whole
+    (the others are named). Exit code: 0 written (or already current), 2 a report that cannot be recorded (filtered
+    by case or mode, other settings, interrupted before a pair ran whole), an entry
     that is stale or dead in it, or a file that cannot be read or written.
 
     \b
@@ -49,10 +51,16 @@ def known_record(report_path: str, known_path: Optional[str]) -> None:
     path = known_path or paths.known_differences_file()
     files.refuse_output_over_input([path], [report_path])
     report = Report.load(report_path)
-    problem = record_mod.comparable_problem(report.to_dict())
+    problem = record_mod.settings_problem(report.to_dict())
     if problem:
         raise KbtoolError(f"{report_path}: {problem}")
     spec = loader.load()
+    results, skipped = record_mod.whole_pairs(report, spec)  # an interrupted run: the pairs it ran whole
+    if skipped:
+        click.echo(
+            f"kbtool: note: {report_path} was interrupted; not recorded, ran in part: {', '.join(skipped)}", err=True
+        )
+    report = dataclasses.replace(report, results=results)
     with files.locked(path, "known-differences file"):  # another `known record` may update the file at once
         _record_locked(path, spec, report)
 

@@ -7,7 +7,8 @@ layout stay: the change is there to review in the diff.
 
 A report of part of the spec records what it ran: an entry keeps the results it recorded for the op and backend
 pairs the report did not run at all, and gets the report's for the rest. The report must hold every case of the ops
-it ran (no --case, --mode or --examples filter), under the default keras.json settings and grid, and run to the end.
+it ran (no --case, --mode or --examples filter), under the default keras.json settings and grid; of an interrupted
+run, the pairs it ran whole are recorded and the others named (whole_pairs).
 An entry that explains none of the results it targets in the report (stale), or only results that earlier entries
 took (dead), is refused: fix or delete it first. Nothing is written unless every entry records cleanly.
 """
@@ -42,9 +43,15 @@ class Recorded:
 
 
 def comparable_problem(report: Dict[str, Any]) -> Optional[str]:
-    """Why a report's results cannot be recorded (None when they can)."""
+    """Why a report's results cannot be recorded whole (None when they can); an interrupted run's whole pairs can
+    be (settings_problem and whole_pairs)."""
     if report.get("incomplete"):
         return "the run was interrupted ({})".format(report["incomplete"].get("note", ""))
+    return settings_problem(report)
+
+
+def settings_problem(report: Dict[str, Any]) -> Optional[str]:
+    """Why a report's results cannot be recorded, its being interrupted aside (None when they can)."""
     plan = report.get("plan") or {}
     if not plan.get("all_cases", False):
         return "the run did not hold every case of its ops (--case, --mode, --examples or --last-failed): record from a run of whole ops"
@@ -62,6 +69,49 @@ def comparable_problem(report: Dict[str, Any]) -> Optional[str]:
             "(`kbtool check --keras-config defaults`)"
         ).format(", ".join(f"{k} {v}" for k, v in sorted(values.items())))
     return None
+
+
+def whole_pairs(report: Any, spec: Any) -> Tuple[List[Result], List[str]]:
+    """(the results to record, the op × backend pairs left out, as 'op on backend'): all of a report that ran to the
+    end; of an interrupted one (issue #33), those of each pair it ran whole, every case of the op in every mode, as
+    the spec makes them at the report's seed and grid. A pair it ran in part is left out (recording it would drop
+    what the entries recorded for its cases that did not run). The report's spec must be `spec`'s file."""
+    results: List[Result] = list(report.results)
+    if not report.incomplete:
+        return results, []
+    sha = (report.spec or {}).get("sha256")
+    if sha is None or sha != _sha256(spec.path):
+        raise KbtoolError(
+            f"the run was interrupted and ran another spec than {spec.path}: which pairs it ran whole cannot be told"
+        )
+    from kbtool.specs.cases import cases_for
+
+    wanted: Dict[str, Set[Tuple[str, str]]] = {}
+    for op in sorted({r.op for r in results}):
+        if op in spec.ops:
+            cases = cases_for(spec, op, report.seed, grid=report.grid or "pairwise")
+            wanted[op] = {(case.id, mode) for case in cases for mode in case.modes}
+    ran: Dict[Pair, Set[Tuple[str, str]]] = {}
+    for r in results:
+        ran.setdefault((r.op, backend_of(r), device_of(r)), set()).add((r.case, r.mode))
+    whole = {pair for pair, done in ran.items() if pair[0] in wanted and wanted[pair[0]] <= done}
+    skipped = sorted(
+        "{} on {}{}".format(op, backend, "" if device == DEFAULT_DEVICE else f" ({device})")
+        for op, backend, device in set(ran) - whole
+    )
+    if not whole:
+        raise KbtoolError("the run was interrupted before any op × backend pair ran whole: nothing to record")
+    return [r for r in results if (r.op, backend_of(r), device_of(r)) in whole], skipped
+
+
+def _sha256(path: str) -> Optional[str]:
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def _fresh(results: Sequence[Result]) -> List[Result]:

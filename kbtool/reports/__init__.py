@@ -55,14 +55,14 @@ def prepare_outputs(paths: Iterable[str]) -> None:
 
 
 def check_writable(path: str) -> None:
-    """A report path kbtool can write (its folder made now), or a one-line KbtoolError."""
+    """A report path kbtool can write (in a folder that exists: files.refuse_missing_folder), or a one-line
+    KbtoolError."""
+    from kbtool.files import refuse_missing_folder
+
     if os.path.isdir(path):
         raise KbtoolError(f"{path} is a directory")
+    refuse_missing_folder(path)
     folder = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as exc:
-        raise KbtoolError(f"cannot create {folder} for {path}: {exc.strerror}")
     if not os.access(folder, os.W_OK):
         raise KbtoolError(f"cannot write {path}: {folder} is not writable")
     # os.access says yes to root for /proc and for a read-only mount: make (and remove) a file there

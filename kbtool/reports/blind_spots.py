@@ -121,6 +121,33 @@ def report_failing(report: Mapping[str, Any], backend: str) -> Dict[ResultKey, s
     }
 
 
+def ops_of_report(
+    report: Mapping[str, Any], backend: str, ops: Optional[Iterable[str]], report_path: Optional[str]
+) -> List[str]:
+    """The ops whose blind spots a report tells (issue #33): a result the report lacks would count as passing, so
+    only the ops it ran on `backend` (--op's, each one it ran), and only from a run of every case of them to the
+    end; a one-line KbtoolError otherwise."""
+    name = report_path or "the report"
+    if report.get("incomplete") or (report.get("plan") or {}).get("all_cases") is False:
+        raise KbtoolError(
+            f"{name} is {'an interrupted run' if report.get('incomplete') else 'a run of some cases only'}: the "
+            "results it lacks would count as passing; give the report of a whole run of its ops"
+        )
+    ran = sorted({str(r.get("op")) for r in report.get("results", []) if r.get("backend") == backend})
+    if not ran:
+        raise KbtoolError(f"the report holds no results for backend {backend!r}")
+    if ops is None:
+        return ran
+    missing = [op for op in ops if op not in ran]
+    if missing:
+        raise KbtoolError(
+            "{} holds no results of {} on {}: it cannot tell {} blind spots".format(
+                name, ", ".join(missing), backend, "its" if len(missing) == 1 else "their"
+            )
+        )
+    return list(ops)
+
+
 def failing_results(
     backend: str, report: Optional[Mapping[str, Any]] = None, entries: Iterable[Any] = ()
 ) -> Dict[ResultKey, str]:
@@ -218,12 +245,15 @@ def blind_spots(
     from kbtool import known
 
     modes, unsupported_modes = backend_modes(backend)
+    if report is not None:
+        ops = ops_of_report(report, backend, ops, report_path)
     entries = known.load(known_path, spec)  # the claims' source, and the failing results' without a report
     failing = failing_results(backend, report, entries)
     claims = decision_claims(spec, backend) + entry_claims(entries, backend, spec)
     result = coverage.blind_spots(spec, failing, modes, variants_of(spec, backend), ops, claims)
     if report is not None:
         source = "report {}".format(report_path or "(given)")
+        result["ops_checked"] = list(ops or [])  # a report tells only of the ops it ran
     else:
         from kbtool import paths
 

@@ -248,6 +248,7 @@ def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tup
     for path in outputs:
         if os.path.splitext(path)[1].lower() not in writers:
             raise KbtoolError(f"cannot write {path}: the comparison is written as .json or .md")
+        files.refuse_missing_folder(path)
     comparison = devices_mod.compare(
         (cpu, read_report(cpu)), (device, read_report(device)), [(name, read_report(name)) for name in highest]
     )

@@ -11,6 +11,7 @@ apart. `--versions PKG=LO..HI` (check, bisect, bench) names every release of PKG
 
 import dataclasses
 import os
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass
@@ -209,6 +210,21 @@ def expand(base: str, text: str, runner: Any = None) -> List[Release]:
         )
     chosen = [v for v in versions if version_key(lo) <= version_key(v) <= version_key(hi)]
     return [Release(base, ((package, v),)) for v in chosen]
+
+
+def refuse_missing_base(backends: Sequence[str]) -> None:
+    """--versions (check, bench) installs the releases it lacks, never the env they are layered on unasked (minutes
+    and gigabytes, as bisect's rule): a one-line KbtoolError naming the install command when a release among
+    `backends` must be installed and its base env is not installed."""
+    for name in backends:
+        if not is_release(name) or is_installed(name):
+            continue
+        base = recipe_for(name).layered_on
+        if base and not is_installed(base):
+            raise KbtoolError(
+                f"{name} is layered on the {base} env, which is not installed: `kbtool env install {shlex.quote(base)}` "
+                "installs it (--versions installs only the releases)"
+            )
 
 
 def base_name(name: str) -> str:

@@ -489,10 +489,10 @@ def attacks() -> List[Attack]:
     add(
         "judge-o-nodir",
         "judge",
-        "-o into a missing folder (made)",
+        "-o into a missing folder (refused, as bisect's: issue #33)",
         f"{J} {CPU} -o no/such/dir/out.json",
-        rc=(1,),
-        checks=[file_is_json("no/such/dir/out.json")],
+        rc=(2,),
+        checks=[one_line_error, absent("no")],
     )
     add(
         "judge-o-dir",
