@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     "or `defaults`: ignore keras.json and run the documented defaults (what CI should pin).",
 )
 @options.KNOWN
+@options.EMBED_KNOWN
 @options.DEVICE
 @options.PRECISION
 @click.option(
@@ -145,8 +146,8 @@ def check(**flags: Any) -> None:
 
     opts = options.CheckOptions(**flags)
     # the history is read (and appended to) too: a report over it would replace it
-    refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, opts.known_path))
-    refuse_output_over_input([opts.history_path], (opts.spec_path, opts.known_path))
+    refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, *opts.known_paths))
+    refuse_output_over_input([opts.history_path], (opts.spec_path, *opts.known_paths))
     plan = _plan(opts)
     reports.prepare_outputs(opts.outputs)
     if opts.history_path:
@@ -204,7 +205,7 @@ def _run(plan: "Plan", opts: options.CheckOptions) -> None:
 
     verbosity = opts.verbosity
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
-        report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note)
+        report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note, embed_known=opts.embed_known)
         report_load.save_last(report, warn=_note)
         failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
         if opts.history_path:
