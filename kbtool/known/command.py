@@ -48,7 +48,7 @@ def known_list(
     \b
     Examples:
       kbtool known list --op dot
-      kbtool known list --known my_known.yaml --backend my_pkg.my_module@tensorflow
+      kbtool known list --known my_known.yaml --backend my_pkg.mod@tensorflow
     """
     import json
     import shutil
