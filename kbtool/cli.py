@@ -48,7 +48,9 @@ COMMANDS: Dict[str, LazyCommand] = {
     "config": LazyCommand("kbtool.config.command:config", "Read and edit keras.json as the Keras docs describe it."),
     "env": LazyCommand("kbtool.runners.command:env", "Manage the backends' environments (one venv each)."),
     "explore": LazyCommand("kbtool.explore.command:explore", "Search one op's inputs for differences (Hypothesis)."),
-    "known": LazyCommand("kbtool.known.command:known", "Known differences: record them from a run."),
+    "known": LazyCommand(
+        "kbtool.known.command:known", "Known differences: list them, show one, record them from a run."
+    ),
     "report": LazyCommand("kbtool.reports.command:report", "Render, merge and compare JSON reports."),
     "spec": LazyCommand("kbtool.specs.command:spec", "Inspect and validate the spec (ops.yaml)."),
 }

@@ -21,6 +21,7 @@ from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICES, PRECIS
 
 if TYPE_CHECKING:
     from kbtool.keras_settings import CheckSettings
+    from kbtool.known.layers import KnownFiles
 
 MAX_CASE_SECONDS = 86400  # --timeout: a day at most
 
@@ -101,8 +102,8 @@ def _repeat_callback(ctx: click.Context, param: click.Parameter, value: Optional
     return repeat_count(value, "--repeat")
 
 
-def _known_callback(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
-    return existing_file(value, "--known")
+def _known_callback(ctx: click.Context, param: click.Parameter, value: Tuple[str, ...]) -> Tuple[str, ...]:
+    return tuple(existing_file(path, "--known") or path for path in value)
 
 
 TIMEOUT = click.option(
@@ -122,12 +123,42 @@ REPEAT = click.option(
     "(or where one raises and another returns) give a `nondeterministic` result, never a pass or fail by luck. "
     "Random ops are not repeated: their draws differ by design.",
 )
-KNOWN = click.option(
+_KNOWN_FILES = click.option(
     "--known",
-    "known_path",
+    "known_paths",
     type=click.Path(dir_okay=False),
+    multiple=True,
+    metavar="FILE",
     callback=_known_callback,
-    help="Known-differences file (default: the one beside the shipped spec).",
+    help="A known-differences file whose entries add to the shipped file's (repeatable, applied in order; an entry "
+    "that repeats an earlier file's must say `overrides: ID`).",
+)
+_NO_SHIPPED_KNOWN = click.option(
+    "--no-shipped-known",
+    "no_shipped_known",
+    is_flag=True,
+    help="Apply only the --known files, not kbtool's shipped known differences.",
+)
+
+
+def KNOWN(function: FC) -> FC:
+    """--known FILE (repeatable) and --no-shipped-known: the command gets `known_paths` and `no_shipped_known`."""
+    return _KNOWN_FILES(_NO_SHIPPED_KNOWN(function))
+
+
+def known_files(known_paths: Tuple[str, ...] = (), no_shipped_known: bool = False) -> "KnownFiles":
+    """The layers --known and --no-shipped-known name (kbtool/known/layers.py)."""
+    from kbtool.known.layers import KnownFiles
+
+    return KnownFiles(tuple(known_paths), not no_shipped_known)
+
+
+EMBED_KNOWN = click.option(
+    "--embed-known",
+    "embed_known",
+    is_flag=True,
+    help="Embed the known-difference entries the run applied in its JSON report (by default it references them by "
+    "id and hash): `report merge` of reports from machines that lack your known files needs them.",
 )
 DEVICE = click.option(
     "--device",
@@ -208,7 +239,9 @@ class CheckOptions:
     jobs: Optional[int] = None
     keras_config: Tuple[str, ...] = ()
     grid: str = "pairwise"
-    known_path: Optional[str] = None
+    known_paths: Tuple[str, ...] = ()
+    no_shipped_known: bool = False
+    embed_known: bool = False
     active: bool = False
     shard: Optional[str] = None
     statuses: Tuple[str, ...] = ()
@@ -257,7 +290,8 @@ class CheckOptions:
             precision=self.precision,
             strict=self.strict,
             spec_path=self.spec_path,
-            known_path=self.known_path,
+            known_paths=self.known_paths,
+            shipped_known=not self.no_shipped_known,
             keras_config=keras.override,
             keras_defaults=keras.pinned_defaults,
         )

@@ -6,8 +6,9 @@ the check ran in, it gives the same status and the same exit code:
 - the result's own: --op, --case (a backend variant's: its case's), --backend, --mode; --keras-config KEY=VALUE for
   each setting the case was forced to (by --keras-config or keras.json); --grid full for a case of the full grid;
   --device when not the cpu and --precision when not the default (a backend with devices: its results name one);
-- the run's (`settings.RunSettings`, built once from the run's options): --seed; --spec and --known when not the
-  shipped files; --keras-config defaults when keras.json was ignored; --repeat N; --timeout SECONDS; --strict;
+- the run's (`settings.RunSettings`, built once from the run's options): --seed; --spec when not the shipped
+  spec; every --known in its order (the shipped known file named by --known is left out: it applies anyway) and
+  --no-shipped-known; --keras-config defaults when keras.json was ignored; --repeat N; --timeout SECONDS; --strict;
 - the environment: KBTOOL_HOME (the settings' `kbtool_home`) when the backend's env lives there (not numpy or a plain
   custom module).
 
@@ -43,9 +44,14 @@ def command(result: "Result", case: Optional["Case"] = None, settings: RunSettin
     spec_path = _given(settings.spec_path, paths.spec_file())
     if spec_path:
         words += ["--spec", spec_path]
-    known_path = _given(settings.known_path, paths.known_differences_file())
-    if known_path:
-        words += ["--known", known_path]
+    if not settings.shipped_known:
+        words.append("--no-shipped-known")
+    for known_path in settings.known_paths:
+        shown = (
+            _given(known_path, paths.known_differences_file()) if settings.shipped_known else paths.shown(known_path)
+        )
+        if shown:
+            words += ["--known", shown]
     if settings.keras_defaults:
         words += ["--keras-config", "defaults"]
     override = (case.keras_override if case is not None else None) or {}

@@ -10,7 +10,7 @@ Ground floor: it imports only the words every layer shares.
 
 import os
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Tuple
 
 from kbtool.vocabulary import DEFAULT_DEVICE, DEFAULT_PRECISION
 
@@ -28,7 +28,8 @@ class RunSettings:
     precision: str = DEFAULT_PRECISION  # --precision: their engines' float32 setting
     strict: bool = False  # --strict: an unsupported result or a grown known difference fails the run too
     spec_path: Optional[str] = None  # --spec (None: the shipped spec)
-    known_path: Optional[str] = None  # --known (None: the file beside the spec)
+    known_paths: Tuple[str, ...] = ()  # --known, each adding to the shipped file's entries, in order
+    shipped_known: bool = True  # False with --no-shipped-known
     keras_config: Optional[Mapping[str, Any]] = None  # --keras-config KEY=VALUE: settings forced on every case
     keras_defaults: bool = False  # --keras-config defaults: keras.json's settings are ignored
     kbtool_home: Optional[str] = None  # $KBTOOL_HOME when set (a repro names it for a backend whose env lives there)

@@ -54,7 +54,7 @@ TINY_SPEC = """  sum:
   min: *reduce
 """
 STATUS_WORDS = "fail, error, not_reached, unsupported, crash, timeout, could_not_start, nondeterministic"
-KEY_WORDS = "op, case, backend, mode, device, status, precision, versions, match, reason, count, verified_by, every_call, results"
+KEY_WORDS = "op, case, backend, mode, device, status, precision, versions, match, reason, count, verified_by, every_call, overrides, results"
 
 
 @pytest.fixture(scope="module")

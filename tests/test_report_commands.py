@@ -42,8 +42,8 @@ def kbtool(*args, home):
 
 
 def check(known_file, *args, home):
-    """`kbtool check ARGS --known KNOWN_FILE`."""
-    return kbtool("check", *args, "--known", known_file, home=home)
+    """`kbtool check ARGS --no-shipped-known --known KNOWN_FILE` (the file's entries alone)."""
+    return kbtool("check", *args, "--no-shipped-known", "--known", known_file, home=home)
 
 
 def key(record):
@@ -108,7 +108,13 @@ def numpy_runs(tmp_path_factory):
         "  reason: the reference has no autodiff\n  count: 5\n"
         "- op: [mean]\n  backend: numpy\n  case: axis*\n  match: never seen\n  reason: a stale entry\n  count: 1\n"
     )
-    common = sum([["--op", op] for op in OPS], []) + ["--backend", "numpy", "--known", str(known_file)]
+    common = sum([["--op", op] for op in OPS], []) + [
+        "--backend",
+        "numpy",
+        "--no-shipped-known",
+        "--known",
+        str(known_file),
+    ]
     whole = kbtool("check", *common, *sum([["-o", folder / ("whole." + ext)] for ext in FORMATS], []), home=folder)
     shards = [
         kbtool("check", *common, "--shard", f"{k}/3", "-o", folder / f"shard{k}.json", home=folder) for k in (1, 2, 3)
@@ -123,9 +129,14 @@ def test_the_unsharded_numpy_run_judges_its_known_differences(numpy_runs):
     assert [e["reason"] for e in report["stale_known_differences"]] == ["a stale entry"]
     assert sum(1 for r in report["results"] if r.get("known")) >= 5
     assert report["plan"]["all_cases"] and report["plan"]["shard"] is None
-    assert report["known_file"]["path"] == str(folder / "known.yaml") and len(report["known_file"]["sha256"]) == 64
+    (known_file,) = report["known_files"]
+    assert known_file["path"] == str(folder / "known.yaml") and len(known_file["sha256"]) == 64
     assert len(report["spec"]["sha256"]) == 64
-    assert [e["reason"] for e in report["known_entries"]][-2:] == ["the reference has no autodiff", "a stale entry"]
+    assert [(ref["file"], ref["entry"]) for ref in report["known_refs"]][-2:] == [
+        (known_file["path"], 1),
+        (known_file["path"], 2),
+    ]
+    assert "known_entries" not in report  # referenced, not embedded (check --embed-known embeds them)
 
 
 def test_each_shard_says_its_share_and_judges_no_staleness(numpy_runs):
@@ -219,7 +230,7 @@ def test_merge_refuses_overlapping_shards_and_a_file_given_twice(numpy_runs, tmp
         ("spec", None, "different specs"),
         ("grid", "full", "different grids (pairwise vs full)"),
         ("keras_config", None, "different --keras-config (none vs floatx=float64)"),
-        ("known_entries", None, "applied different known differences"),
+        ("known_files", None, "applied different known files"),
         ("device", "gpu", "different devices (cpu vs gpu)"),
         ("precision", "highest", "different precisions (default vs highest)"),
     ],
@@ -231,8 +242,8 @@ def test_merge_refuses_reports_of_different_runs(numpy_runs, tmp_path, field, va
         other["spec"]["sha256"] = "0" * 64
     elif field == "keras_config":
         other["keras_config"]["override"] = {"floatx": "float64"}
-    elif field == "known_entries":
-        other["known_entries"][-1]["count"] = 2
+    elif field == "known_files":
+        other["known_files"][0]["sha256"] = "0" * 64
     elif field in ("device", "precision"):  # --device gpu, --precision highest: said in the plan
         other["plan"][field] = value
     else:
@@ -241,7 +252,7 @@ def test_merge_refuses_reports_of_different_runs(numpy_runs, tmp_path, field, va
     ran = kbtool("report", "merge", folder / "shard1.json", path, home=tmp_path)
     assert ran.code == 2 and ran.stderr.count("\n") == 1, ran.stderr
     assert f"shard1.json and {path} come from {says}" in ran.stderr or (
-        field == "known_entries" and says in ran.stderr and "other.json" in ran.stderr
+        field == "known_files" and says in ran.stderr and "other.json" in ran.stderr
     )
 
 
@@ -260,7 +271,7 @@ def test_merge_refuses_an_interrupted_report_unless_allowed(numpy_runs, tmp_path
 def test_merge_refuses_a_report_without_what_merge_needs(numpy_runs, tmp_path):
     folder, _, _ = numpy_runs
     old = read(folder / "shard2.json")
-    del old["plan"], old["known_entries"]
+    del old["plan"], old["known_refs"]
     path = write(tmp_path, "old.json", old)
     ran = kbtool("report", "merge", folder / "shard1.json", path, home=tmp_path)
     assert ran.code == 2 and "lacks plan, known_entries" in ran.stderr

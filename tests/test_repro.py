@@ -88,11 +88,13 @@ def reproduces(report, code, shim, env=None, where=lambda r: True):
 def test_a_repro_of_a_run_with_known_carries_the_file_and_fails_again(here, shim):
     # the shipped file explains the numpy reference's grad case (no autodiff); an empty one leaves it unexplained
     (here / "mine.yaml").write_text("[]\n")
-    code, report = first_check("--op", "abs", "--backend", "numpy", "--case", "grad", "--known", "mine.yaml")
+    code, report = first_check(
+        "--op", "abs", "--backend", "numpy", "--case", "grad", "--no-shipped-known", "--known", "mine.yaml"
+    )
     assert code == 1
     repro = reproduces(report, 1, shim)
-    assert " --known mine.yaml" in repro  # relative to where the check ran, as given
-    without = repro.replace(" --known mine.yaml", "")
+    assert " --no-shipped-known --known mine.yaml" in repro  # relative to where the check ran, as given
+    without = repro.replace(" --no-shipped-known --known mine.yaml", "")
     assert replay(without, shim)[0] == 0  # what the old repro did: explained by the shipped file, exit 0
 
 
@@ -156,7 +158,19 @@ def test_a_repro_of_a_timeout_carries_the_timeout(here, shim, custom_backend):
 
 def test_the_terminal_prints_the_same_repro_as_the_report(here):
     (here / "mine.yaml").write_text("[]\n")
-    args = ["check", "--op", "abs", "--backend", "numpy", "--case", "grad", "--known", "mine.yaml", "-o", "r.json"]
+    args = [
+        "check",
+        "--op",
+        "abs",
+        "--backend",
+        "numpy",
+        "--case",
+        "grad",
+        "--no-shipped-known",
+        "--known",
+        "mine.yaml",
+    ]
+    args += ["-o", "r.json"]
     result = CliRunner().invoke(main, args, env={"COLUMNS": "300"})
     assert result.exit_code == 1
     repro = json.loads((here / "r.json").read_text())["results"][0]["repro"]
@@ -176,7 +190,7 @@ def test_the_builder_adds_each_verdict_changing_flag_only_when_it_is_not_the_def
     flags = RunSettings(
         seed=7,
         spec_path="my specs/ops.yaml",
-        known_path="k.yaml",
+        known_paths=("k.yaml",),
         keras_defaults=True,
         precision="highest",
         repeat=3,
@@ -200,11 +214,11 @@ def test_the_builder_adds_each_verdict_changing_flag_only_when_it_is_not_the_def
 def test_a_repro_leaves_out_the_shipped_files_and_shows_paths_from_here(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("KBTOOL_HOME", raising=False)
-    shipped = RunSettings(known_path=paths.known_differences_file()).resolved(paths.spec_file())
+    shipped = RunSettings(known_paths=(paths.known_differences_file(),)).resolved(paths.spec_file())
     assert (shipped.spec_path, shipped.kbtool_home) == (paths.spec_file(), None)
     line = command(failing("my.mod@theano"), settings=shipped)
     assert "--spec" not in line and "--known" not in line and not line.startswith("KBTOOL_HOME=")
-    mine = RunSettings(known_path="/elsewhere/k.yaml").resolved(
+    mine = RunSettings(known_paths=("/elsewhere/k.yaml",)).resolved(
         str(tmp_path / "s.yaml"), environ={"KBTOOL_HOME": str(tmp_path / "h")}
     )
     line = command(failing("my.mod@theano"), settings=mine)

@@ -96,7 +96,7 @@ def test_the_html_header_names_the_runs_filters_and_the_report_no_absolute_spec_
     assert "none (whole spec)" not in header
     report = json.loads(data.read_text())
     assert report["spec"]["path"] == "specs/ops.yaml"
-    assert report["known_file"]["path"] == "specs/known_differences.yaml"
+    assert report["known_files"][0]["path"] == "specs/known_differences.yaml"
     assert report["plan"]["backends"] == ["numpy"]
 
 

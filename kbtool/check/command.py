@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     "or `defaults`: ignore keras.json and run the documented defaults (what CI should pin).",
 )
 @options.KNOWN
+@options.EMBED_KNOWN
 @options.DEVICE
 @options.PRECISION
 @click.option(
@@ -156,8 +157,8 @@ def check(**flags: Any) -> None:
         raise KbtoolError("--show-inputs prints to the terminal; --json prints the report (its results carry the call)")
     opts = options.CheckOptions(**flags)
     # the history is read (and appended to) too: a report over it would replace it
-    refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, opts.known_path))
-    refuse_output_over_input([opts.history_path], (opts.spec_path, opts.known_path))
+    refuse_output_over_input(opts.outputs, (opts.history_path, opts.spec_path, *opts.known_paths))
+    refuse_output_over_input([opts.history_path], (opts.spec_path, *opts.known_paths))
     # the files are checked before the plan, which may install --versions' releases (minutes of work)
     reports.prepare_outputs(opts.outputs)
     if opts.history_path:
@@ -241,7 +242,7 @@ def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) ->
 
     verbosity = opts.verbosity
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
-        report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note)
+        report = run_interruptibly(plan, interrupts, verbosity=verbosity, echo=_note, embed_known=opts.embed_known)
         report_load.save_last(report, warn=_note, keys=report_load.run_keys(opts.outputs))
         failures = reports.write_all(report, opts.outputs, echo=_note if verbosity else None)
         if opts.history_path:

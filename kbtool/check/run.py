@@ -10,11 +10,10 @@ partial report is still written and shown.
 """
 
 import contextlib
-import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Union
 
-from kbtool import execute, known, paths
+from kbtool import execute, known
 from kbtool.interrupts import Interrupts
 from kbtool.plan import Plan, checkable_ops
 from kbtool.reports.assemble import CheckRun, assemble
@@ -22,8 +21,9 @@ from kbtool.runners import envs
 from kbtool.runners.session import Cancel
 
 if TYPE_CHECKING:
-    from kbtool.known import KnownEntry
+    from kbtool.known import KnownEntry, KnownFiles
     from kbtool.reference.oracle import Oracle
+    from kbtool.settings import RunSettings
     from kbtool.specs.loader import Spec
 
 Report = Dict[str, Any]  # the JSON report of a check (reports/report.schema.json)
@@ -32,14 +32,18 @@ Report = Dict[str, Any]  # the JSON report of a check (reports/report.schema.jso
 QUIET_SECONDS = 5.0  # a plain progress line at least this often, results or not (--repeat 1000: a minute a case)
 
 
-def known_entries_for(spec: "Spec", known_path: Optional[str] = None) -> Tuple[List["KnownEntry"], str]:
-    """(entries, path) of a known-differences file (default: the shipped one) for a check of `spec`.
+def known_entries_for(spec: "Spec", known_files: Optional["KnownFiles"] = None) -> List["KnownEntry"]:
+    """The entries of the known files a check of `spec` applies (default: the shipped one), layered in order
+    (kbtool/known/layers.py).
 
-    A spec and the known-differences file beside it are a pair: checked against each other; the shipped entries
+    A spec and a known-differences file beside it are a pair: checked against each other; the shipped entries
     run beside another spec are read but not judged by it (an entry for an op it lacks explains nothing)."""
-    path = known_path or paths.known_differences_file()
-    paired = os.path.dirname(os.path.realpath(spec.path)) == os.path.dirname(os.path.realpath(path))
-    return known.load(path, spec=spec if paired else None), path
+    return known.load_layers(known_files or known.SHIPPED, spec)
+
+
+def known_files_of(settings: "RunSettings") -> "KnownFiles":
+    """The known files a run's settings name (--known, --no-shipped-known)."""
+    return known.KnownFiles(tuple(settings.known_paths), settings.shipped_known)
 
 
 def run_check(
@@ -48,18 +52,21 @@ def run_check(
     progress: Optional[execute.Progress] = None,
     oracle: Optional["Oracle"] = None,
     cancel: Optional[Cancel] = None,
+    embed_known: bool = False,
 ) -> Report:
     """Run a plan under its settings (`plan.run`: the case timeout, --jobs, --repeat, --strict, --known) and return
-    the JSON report (a dict). `known_entries` defaults to the settings' known-differences file (the shipped one).
+    the JSON report (a dict). `known_entries` defaults to the entries of the settings' known files (the shipped one,
+    then each --known); the report references those it applied, and embeds them with `embed_known`.
 
     `cancel` (a session.Cancel, set by a signal handler) ends the run early: the report then holds the results that
     ran and says so under `incomplete` (never ok; no known difference is judged stale on it). With --repeat N each
     case runs N times on its worker: runs that disagree give a `nondeterministic` result."""
     started = time.time()
     settings = plan.run
-    read_from = None  # the known-differences file the entries came from (the report records it)
+    read_from = None  # the known-differences files the entries came from (the report records them)
     if known_entries is None:
-        known_entries, read_from = known_entries_for(plan.spec, settings.known_path)
+        read_from = known_files_of(settings)
+        known_entries = known_entries_for(plan.spec, read_from)
     entries = known.alias_entries(plan.spec) + list(known_entries)
     cancel = cancel or Cancel()
     usage: Dict[str, Any] = {}
@@ -93,7 +100,8 @@ def run_check(
             time.time() - started,
             incomplete=incomplete,
             known_entries=entries,
-            known_path=read_from,
+            known_files=read_from,
+            embed_known=embed_known,
             strict=settings.strict,
             usage=usage,
             repeat=settings.repeat,
@@ -115,7 +123,11 @@ def _incomplete(plan: Plan, cancel: Cancel, ran: int) -> Optional[Dict[str, Any]
 
 
 def run_interruptibly(
-    plan: Plan, interrupts: Interrupts, verbosity: int = 1, echo: Callable[[str], None] = lambda line: None
+    plan: Plan,
+    interrupts: Interrupts,
+    verbosity: int = 1,
+    echo: Callable[[str], None] = lambda line: None,
+    embed_known: bool = False,
 ) -> Report:
     """Run a plan as `kbtool check` does: progress bars on a terminal and a few plain lines in a log (none with
     verbosity 0), closed before the summary prints (also when interrupted); `interrupts.cancel` stops the run.
@@ -123,7 +135,7 @@ def run_interruptibly(
     from kbtool.reports import progress
 
     with progress.CheckProgress.for_plan(plan, quiet=QUIET_SECONDS) if verbosity else contextlib.nullcontext() as show:
-        report = run_check(plan, progress=show, cancel=interrupts.cancel)
+        report = run_check(plan, progress=show, cancel=interrupts.cancel, embed_known=embed_known)
     if interrupts.caught and show is not None and show.live:
         echo(f"kbtool: {interrupts.name}: stopped; the partial report follows")
     return report

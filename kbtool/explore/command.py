@@ -51,7 +51,8 @@ def explore(
     save: bool,
     replay: Optional[str],
     spec_path: Optional[str],
-    known_path: Optional[str],
+    known_paths: Tuple[str, ...],
+    no_shipped_known: bool,
     case_timeout: Optional[float],
     repeat: int,
 ) -> None:
@@ -75,7 +76,12 @@ def explore(
     spec_obj.op(op)  # an unknown op: one line naming the closest ones
     planned_backends = _planned_backends(backend_names)
     exploration = engine.Exploration(
-        spec_obj, op, seed, engine.load_known_entries(spec_obj, known_path), case_timeout=case_timeout, repeat=repeat
+        spec_obj,
+        op,
+        seed,
+        engine.load_known_entries(spec_obj, options.known_files(known_paths, no_shipped_known)),
+        case_timeout=case_timeout,
+        repeat=repeat,
     )
     if raw is None and exploration.strategy is None:
         raise KbtoolError(

@@ -247,12 +247,10 @@ def explain_at_template_shape(result: Result, entries: Sequence[KnownEntry]) -> 
         result.known = f"{probe.known} (case {base} at another shape)"
 
 
-def load_known_entries(spec: Spec, path: Optional[str] = None) -> List[KnownEntry]:
-    """A known-differences file (default: the shipped one), judged against `spec` when it lies beside it (as
-    `check` does)."""
-    path = path or paths.known_differences_file()
-    paired = os.path.dirname(os.path.realpath(spec.path)) == os.path.dirname(os.path.realpath(path))
-    return known.load(path, spec=spec if paired else None)
+def load_known_entries(spec: Spec, known_files: Optional[known.KnownFiles] = None) -> List[KnownEntry]:
+    """The entries of the known files (default: the shipped one; then each --known, layered), each judged against
+    `spec` when it lies beside it (as `check` does)."""
+    return known.load_layers(known_files or known.SHIPPED, spec)
 
 
 def save_replay(text: str) -> str:

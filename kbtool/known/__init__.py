@@ -43,6 +43,7 @@ from kbtool.known.apply import recorded_key as recorded_key
 from kbtool.known.apply import targets as targets
 from kbtool.known.entry import KERAS2_BACKENDS as KERAS2_BACKENDS
 from kbtool.known.entry import KnownEntry as KnownEntry
+from kbtool.known.entry import KnownSource as KnownSource
 from kbtool.known.entry import alias_entries as alias_entries
 from kbtool.known.entry import entry_of as entry_of
 from kbtool.known.entry import numbered as numbered
@@ -52,6 +53,9 @@ from kbtool.known.globs import backend_of as backend_of
 from kbtool.known.globs import device_of as device_of
 from kbtool.known.globs import matches as matches
 from kbtool.known.globs import result_key as result_key
+from kbtool.known.layers import SHIPPED as SHIPPED
+from kbtool.known.layers import KnownFiles as KnownFiles
+from kbtool.known.layers import load_layers as load_layers
 from kbtool.known.load import from_report as from_report
 from kbtool.known.load import load as load
 from kbtool.known.regexes import regex_problem as regex_problem

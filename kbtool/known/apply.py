@@ -57,7 +57,9 @@ class Applied:
 
     counts: List[Dict[str, Any]] = field(default_factory=list)
     stale: List[Dict[str, Any]] = field(default_factory=list)
-    named: Dict[Number, List[Result]] = field(default_factory=dict)  # per entry number, the results it named
+    # per entry (its `place`: file and number), the results it named
+    named: Dict[Tuple[int, Number], List[Result]] = field(default_factory=dict)
+    used: List[KnownEntry] = field(default_factory=list)  # the entries that targeted a result, in the files' order
 
 
 @dataclass
@@ -139,6 +141,7 @@ def apply(
             result.status = Status.CHANGED
             run.rows[index]["changed"] = run.rows[index].get("changed", 0) + 1
     applied.counts = [run.rows[i] for i in sorted(run.rows)]
+    applied.used = [listed[i] for i in sorted(run.rows)]
     applied.stale = [item for _, item in sorted(run.stale, key=lambda pair: pair[0])]
     run.searches.note_timeouts()
     return applied
@@ -160,7 +163,7 @@ def _apply_entry(run: _Run, applied: Applied, index: int, entry: KnownEntry, is_
         if result.known is None:
             result.known = entry.reason  # (an inherited one says so by the result's `inherits`)
             run.named_by[id(result)] = entry
-            applied.named.setdefault(entry.number, []).append(result)
+            applied.named.setdefault(entry.place, []).append(result)
             named += 1
     if targeted:
         run.rows[index] = _row(entry, exact, len(targeted), len(explained), named, len(changed))
@@ -180,6 +183,8 @@ def _row(entry: KnownEntry, exact: bool, targeted: int, explained: int, named: i
         "explained": explained,
         "named": named,
     }
+    if entry.source is not None and not entry.from_spec:
+        row["file"] = entry.source.path
     if entry.count is not None:
         row["count"] = entry.count
     if changed:

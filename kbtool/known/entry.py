@@ -1,6 +1,10 @@
 """One known-differences entry (`KnownEntry`): what it targets (op, case, backend, mode, device, the backend's
-versions) and explains (status and message regex), numbered as in its file; and the spec's alias entries."""
+versions) and explains (status and message regex), numbered as in its file, with the file it came from (`source`, a
+`KnownSource`), its identity (`id`: what it targets and explains, stable while the file is edited around it) and its
+content hash (`digest`: what a report references it by); and the spec's alias entries."""
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
@@ -27,9 +31,13 @@ ENTRY_FIELDS = (
     "count",
     "verified_by",
     "every_call",
+    "overrides",
     "source",
     "results",
 )
+# what an entry's identity is made of: what it targets and how it explains (not its reason, count or record)
+IDENTITY_FIELDS = ("op", "case", "backend", "mode", "device", "precision", "status", "versions", "match", "verified_by")
+DIGEST_CHARS = 16  # hex digits of an entry's content hash a report keeps (64 bits)
 # the backends that implement Keras 2 names only (the reference, numpy, answers the Keras 1.x names too; so do the
 # keras3-* engines, whose port defines each alias as its specs/keras3_map.yaml row says); "*.*" is any custom
 # backend module
@@ -47,6 +55,23 @@ def _frozen_globs(value: Any) -> Optional[Globs]:
 def plain(value: Optional[Globs]) -> Any:
     """Globs as the file spells them (a list, or one string)."""
     return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class KnownSource:
+    """Where an entry comes from: a known-differences file (`path` as shown, its place `layer` among the files a run
+    applies, 0 first; `shipped` for kbtool's own file), or the spec's aliases (`SPEC_SOURCE`)."""
+
+    path: str
+    layer: int = 0
+    shipped: bool = False
+
+    @property
+    def is_spec(self) -> bool:
+        return self.path == "spec" and self.layer < 0
+
+
+SPEC_SOURCE = KnownSource(path="spec", layer=-1)
 
 
 @dataclass(frozen=True)
@@ -76,7 +101,9 @@ class KnownEntry:
     every_call: Optional[Union[str, Mapping[str, List[Any]], List[Mapping[str, List[Any]]]]] = field(
         default=None, compare=False
     )
-    source: Optional[str] = None
+    # the ids of entries of earlier files it replaces (`overrides: ID`, or a list): it takes the first one's place
+    overrides: Optional[Tuple[str, ...]] = field(default=None, compare=False)
+    source: Optional[KnownSource] = field(default=None, compare=False)
     # the machine part `kbtool known record` writes: {result key: fingerprint} of every result the entry explained
     # in the recorded run (None: never recorded, the entry explains by status and regex alone)
     # 'op case backend mode [device]' -> its fingerprint, or the fingerprints it may have (fingerprint.holds)
@@ -103,7 +130,8 @@ class KnownEntry:
             count=entry.get("count"),
             verified_by=entry.get("verified_by"),
             every_call=entry.get("every_call"),
-            source=entry.get("source"),
+            overrides=_frozen_ids(entry.get("overrides")),
+            source=SPEC_SOURCE if entry.get("source") == "spec" else None,
             results=dict(entry["results"]) if isinstance(entry.get("results"), dict) else None,
             number=number,
             keys=tuple(str(key) for key in entry),
@@ -115,13 +143,43 @@ class KnownEntry:
         order = self.keys + tuple(k for k in ENTRY_FIELDS if k not in self.keys)
         for key in order:
             value = getattr(self, key) if key in ENTRY_FIELDS else None
+            if key == "source":  # said only of the spec's alias entries (a file's entry is from its file)
+                value = "spec" if self.from_spec else None
             if value is not None:
                 out[key] = dict(value) if key in ("results", "versions") or isinstance(value, Mapping) else plain(value)
         return out
 
     @property
     def from_spec(self) -> bool:
-        return self.source == "spec"
+        return self.source is not None and self.source.is_spec
+
+    @property
+    def id(self) -> str:
+        """The entry's identity: its first op and a hash of what it targets and how it explains (IDENTITY_FIELDS),
+        e.g. `dot-3fa9c1d2`. It stays while `known record` rewrites its record or its reason is reworded; two
+        entries of two files with one id are the same difference said twice (`overrides: ID` replaces one)."""
+        scope = {key: _normal(getattr(self, key)) for key in IDENTITY_FIELDS}
+        digest = hashlib.sha256(json.dumps(scope, sort_keys=True).encode("utf-8")).hexdigest()
+        first = self.op if isinstance(self.op, str) else (self.op[0] if self.op else "")
+        return f"{first}-{digest[:8]}"
+
+    @property
+    def digest(self) -> str:
+        """The hash of the entry's whole content as its file spells it (`to_dict`): what a report references it by."""
+        text = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
+
+    @property
+    def place(self) -> Tuple[int, Number]:
+        """(its file's layer, its number there): unique among the entries a run applies."""
+        return (self.source.layer if self.source is not None else 0, self.number)
+
+    @property
+    def where(self) -> str:
+        """'FILE entry N' (or 'spec alias'), as a line names it."""
+        if self.from_spec:
+            return "spec alias"
+        return f"{self.source.path} entry {self.number}" if self.source is not None else f"entry {self.number}"
 
     @property
     def recorded(self) -> bool:
@@ -167,6 +225,19 @@ class KnownEntry:
         return True if not self.match else search(self.match, result.message, timeout)
 
 
+def _frozen_ids(value: Any) -> Optional[Tuple[str, ...]]:
+    return None if value is None else (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+
+
+def _normal(value: Any) -> Any:
+    """A field's value for the identity hash: globs as sorted lists (their order says nothing)."""
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):  # versions: ((package, specifiers), ...)
+        return sorted([list(pair) for pair in value])
+    if isinstance(value, (tuple, list)):
+        return sorted(str(v) for v in value)
+    return value
+
+
 def entry_of(entry: Union[KnownEntry, Mapping[str, Any]]) -> KnownEntry:
     """A KnownEntry, from a validated dict where need be."""
     return entry if isinstance(entry, KnownEntry) else KnownEntry.from_dict(entry)
@@ -174,12 +245,20 @@ def entry_of(entry: Union[KnownEntry, Mapping[str, Any]]) -> KnownEntry:
 
 def numbered(entries: Iterable[Union[KnownEntry, Mapping[str, Any]]]) -> List[KnownEntry]:
     """Entries as KnownEntry, numbered as in their file (the spec's alias entries are 'spec alias' and are not
-    counted): the one place entries are numbered. Dicts must have passed `validate`."""
-    out, number = [], 0
+    counted; an entry read from a file keeps the number it has there): the one place entries are numbered. Dicts
+    must have passed `validate`."""
+    out: List[KnownEntry] = []
+    numbers: Dict[Optional[KnownSource], int] = {}
     for entry in entries:
-        from_spec = (entry.source if isinstance(entry, KnownEntry) else entry.get("source")) == "spec"
-        number += 0 if from_spec else 1
-        label: Number = "spec alias" if from_spec else number
+        if isinstance(entry, KnownEntry) and entry.source is not None and not entry.from_spec and entry.number != 0:
+            out.append(entry)  # numbered in its file when it was read (layers may interleave files)
+            continue
+        source = entry.source if isinstance(entry, KnownEntry) else None
+        from_spec = (
+            (source is not None and source.is_spec) if isinstance(entry, KnownEntry) else entry.get("source") == "spec"
+        )
+        numbers[source] = numbers.get(source, 0) + (0 if from_spec else 1)
+        label: Number = "spec alias" if from_spec else numbers[source]
         if isinstance(entry, KnownEntry):
             out.append(entry if entry.number == label else replace(entry, number=label))
         else:
@@ -195,7 +274,7 @@ def alias_entries(spec: "Spec") -> List[KnownEntry]:
             backend=tuple(KERAS2_BACKENDS),
             status=Status.UNSUPPORTED.value,
             reason="Keras 1.x name, renamed to {} in Keras 2".format(entry["alias_of"]),
-            source="spec",
+            source=SPEC_SOURCE,
             number="spec alias",
         )
         for name, entry in sorted(spec.ops.items())

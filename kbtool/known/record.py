@@ -156,12 +156,14 @@ def record(
     results: Sequence[Result],
     versions: Union[Versions, BackendVersions, None] = None,
     precision: str = DEFAULT_PRECISION,
+    layered: Optional[Sequence[KnownEntry]] = None,
 ) -> Recorded:
     """The file `text` (parsed as `root`, whose entries are `entries`) with every entry's record made from
     `results`; a one-line KbtoolError naming the entries that are stale or dead in them. `versions` (the caller's
     lookup, `versions.lookup` of what the report's workers reported with the locks of those that reported nothing;
     or by backend what its worker reported, `versions.reported_versions` of the report's backends) is what entries'
-    `versions` ranges are compared with. A release's results are recorded under the release's name (`op case
+    `versions` ranges are compared with. `layered` is every entry the run applies (the earlier known files' too),
+    `entries` among them: the earlier files' entries take their results first. A release's results are recorded under the release's name (`op case
     tensorflow1[keras=2.2.4] mode`), by the entry that explains them: one naming the base backend (with a
     `versions` range, or without one) or the release itself; not where the entry records the base's result with the
     same fingerprint, which stands for the release's. A device's results (`op case backend mode gpu`) likewise,
@@ -170,7 +172,13 @@ def record(
     fresh = _fresh(results)
     lookup = as_lookup(versions)
     applied = apply(
-        fresh, entries, whole_spec=False, all_cases=False, by_regex=True, versions=lookup, precision=precision
+        fresh,
+        entries if layered is None else layered,
+        whole_spec=False,
+        all_cases=False,
+        by_regex=True,
+        versions=lookup,
+        precision=precision,
     )
     by_number: Dict[Any, List[Result]] = applied.named
     ran: Set[Pair] = {(r.op, backend_of(r), device_of(r)) for r in fresh}
@@ -181,7 +189,7 @@ def record(
         if entry.from_spec or entry.precision not in (None, precision):
             continue
         targeted = [r for r in fresh if entry.targets(r, lookup)]
-        named = by_number.get(entry.number, [])
+        named = by_number.get(entry.place, [])
         if targeted and not named:
             explained = [r for r in targeted if entry.judge(r) is True]
             problems.append(

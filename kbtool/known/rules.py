@@ -23,7 +23,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbtool.specs.loader import Spec
 
 GLOB_KEYS = ("op", "case", "backend", "mode", "device", "status")
-KEYS = GLOB_KEYS + ("precision", "versions", "match", "reason", "count", "verified_by", "every_call", "results")
+KEYS = GLOB_KEYS + (
+    "precision",
+    "versions",
+    "match",
+    "reason",
+    "count",
+    "verified_by",
+    "every_call",
+    "overrides",
+    "results",
+)
+ENTRY_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*-[0-9a-f]{8}\Z")  # KnownEntry.id: its first op, a hash of its scope
 EVERY_CALL_ANY = "any"
 REQUIRED = ("op", "backend", "reason")  # `count` is required too, but checked after the rest (a clearer first problem)
 OP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # an entry lists its ops by name: no glob may stand for them
@@ -129,7 +140,16 @@ def _entry_problems(number: int, entry: Dict[Any, Any]) -> List[str]:
         problems.extend(f"{where}: {p}" for p in _results_problems(entry))
     if "every_call" in entry:
         problems.extend(f"{where}: {p}" for p in _every_call_problems(entry["every_call"]))
+    if "overrides" in entry:
+        problems.extend(f"{where}: {p}" for p in _overrides_problems(entry["overrides"]))
     return problems
+
+
+def _overrides_problems(value: Any) -> Iterator[str]:
+    """`overrides`: the id of an entry of an earlier file (as `kbtool known list` shows it), or a list of them."""
+    ids = [value] if isinstance(value, str) else value if isinstance(value, list) and value else None
+    if ids is None or not all(isinstance(i, str) and ENTRY_ID.match(i) for i in ids):
+        yield f"overrides must be the id of an entry of an earlier known file, such as dot-3fa9c1d2 (kbtool known list shows them), or a list of ids; not {clip(value, 60)}"
 
 
 def _every_call_problems(every_call: Any) -> Iterator[str]:

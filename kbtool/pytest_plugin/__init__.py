@@ -76,9 +76,16 @@ def _add_selection_options(group: pytest.OptionGroup) -> None:
     group.addoption("--kbtool-spec", default=None, metavar="FILE", help="Spec file (default: the shipped one).")
     group.addoption(
         "--kbtool-known",
-        default=None,
+        action="append",
+        default=[],
         metavar="FILE",
-        help="Known-differences file (default: the one beside the shipped spec).",
+        help="A known-differences file whose entries add to the shipped file's (repeatable, applied in order).",
+    )
+    group.addoption(
+        "--kbtool-no-shipped-known",
+        action="store_true",
+        default=False,
+        help="Apply only the --kbtool-known files, not kbtool's shipped known differences.",
     )
     group.addoption(
         "--kbtool-grid",

@@ -21,7 +21,7 @@ class PluginRun:
     """What the --kbtool-* options chose: the plan, the entries that judge it, the run's settings."""
 
     plan: "Plan"
-    # the spec's alias entries, then the known-differences file's (as check.run_check has them)
+    # the spec's alias entries, then the known-differences files' (as check.run_check has them)
     entries: List["KnownEntry"]
     settings: "RunSettings"  # the run's (seed, --kbtool-timeout, --kbtool-repeat, ...): every repro's
     settings_line: str = ""  # which keras.json settings the cases run under, and where they come from
@@ -39,7 +39,7 @@ def read(config: pytest.Config) -> PluginRun:
 
 def _read(config: pytest.Config) -> PluginRun:
     from kbtool import keras_settings, options
-    from kbtool.check.run import known_entries_for
+    from kbtool.check.run import known_entries_for, known_files_of
     from kbtool.known import alias_entries
     from kbtool.plan import Selection as Chosen
     from kbtool.plan import make_plan
@@ -52,7 +52,7 @@ def _read(config: pytest.Config) -> PluginRun:
     repeat = options.repeat_count(get("kbtool_repeat"), "--kbtool-repeat")
     here = str(config.invocation_params.dir)
     spec_path = options.existing_file(_path(get("kbtool_spec"), here), "--kbtool-spec")
-    known_path = options.existing_file(_path(get("kbtool_known"), here), "--kbtool-known")
+    known_paths = tuple(options.existing_file(_path(p, here), "--kbtool-known") or p for p in get("kbtool_known") or [])
     settings = keras_settings.resolve(get("kbtool_keras_config"))
     run = RunSettings(
         seed=seed,
@@ -60,7 +60,8 @@ def _read(config: pytest.Config) -> PluginRun:
         case_timeout=case_timeout,
         device=options.device(get("kbtool_device"), "--kbtool-device"),
         precision=options.precision(get("kbtool_precision"), "--kbtool-precision"),
-        known_path=known_path,
+        known_paths=known_paths,
+        shipped_known=not get("kbtool_no_shipped_known"),
         keras_config=settings.override,
         keras_defaults=settings.pinned_defaults,
     )
@@ -74,7 +75,7 @@ def _read(config: pytest.Config) -> PluginRun:
     )
     plan = make_plan(loader.load(spec_path), chosen, run)
     keras_settings.apply(plan, settings)
-    entries, _ = known_entries_for(plan.spec, known_path)
+    entries = known_entries_for(plan.spec, known_files_of(run))
     return PluginRun(
         plan=plan,
         entries=alias_entries(plan.spec) + list(entries),

@@ -23,10 +23,11 @@ from typing import (
 )
 
 from kbtool import __version__, known, paths
+from kbtool.known import layers
 from kbtool.reports.report import Report
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kbtool.known import Applied, KnownEntry
+    from kbtool.known import Applied, KnownEntry, KnownFiles
     from kbtool.results import Result
 
 Record = Dict[str, Any]
@@ -36,8 +37,9 @@ class CheckRun(NamedTuple):
     """What one check planned, ran and found: all a report is assembled from.
 
     `incomplete` ({signal, note, planned, ran}) marks a check that was interrupted: it is never ok.
-    `known_entries` (those applied, as loaded) and the plan are recorded so that `kbtool report merge` can judge
-    shards together with no file at hand; `strict` (--strict) also fails on unsupported results and
+    `known_entries` (those applied, as loaded, from `known_files`) are referenced by id and hash (those that
+    targeted a result; embedded too with `embed_known`) and the plan recorded so that `kbtool report merge` can
+    judge shards together; `strict` (--strict) also fails on unsupported results and
     on results explained by unrecorded entries; `repeat` (--repeat N, how many runs of each case) is recorded in the
     plan when more than 1; `usage` is the pool's worker slots and the peak memory."""
 
@@ -48,7 +50,8 @@ class CheckRun(NamedTuple):
     wall_seconds: float
     incomplete: Optional[Record] = None
     known_entries: Optional[Sequence[Union["KnownEntry", Mapping[str, Any]]]] = None
-    known_path: Optional[str] = None
+    known_files: Optional["KnownFiles"] = None
+    embed_known: bool = False
     strict: bool = False
     usage: Optional[Record] = None
     repeat: int = 1
@@ -56,8 +59,9 @@ class CheckRun(NamedTuple):
 
 def assemble(run: CheckRun) -> Record:
     """The report of one check: what was planned, what each backend said, every result, the known differences."""
-    plan, known_path, known_entries = run.plan, run.known_path, run.known_entries
+    plan = run.plan
     settings = plan.settings
+    used = run.applied.used if run.known_entries is not None else None
     return Report(
         kbtool=__version__,
         created=now(),
@@ -83,12 +87,27 @@ def assemble(run: CheckRun) -> Record:
         stale_known_differences=run.applied.stale,
         wall_seconds=round(run.wall_seconds, 2),
         resources=dict(run.usage) if run.usage else None,  # the pool's worker slots and the peak memory
-        known_file=dict({"path": paths.shown(known_path)}, **sha256_of(known_path)) if known_path else None,
-        known_entries=None if known_entries is None else known.numbered(known_entries),
+        known_files=[layers.file_record(path, shipped) for path, shipped in run.known_files.files()]
+        if run.known_files is not None
+        else None,
+        # entries read from files are referenced (embedded too when asked); entries given as such, from no file
+        # (a test's, a bisect probe's), are embedded whole, as every report did before references
+        known_refs=None if used is None or run.known_files is None else [layers.reference(e) for e in used],
+        known_entries=_embedded(run, used),
         plan=plan_record(plan, run.repeat),
         incomplete=dict(run.incomplete) if run.incomplete else None,
         strict=run.strict,
     ).to_dict()
+
+
+def _embedded(run: CheckRun, used: Optional[List["KnownEntry"]]) -> Optional[List["KnownEntry"]]:
+    """The entries a report embeds: all it was given when they came from no file, the ones it applied with
+    `embed_known`, else none (it references them)."""
+    if run.known_entries is None:
+        return None
+    if run.known_files is None:
+        return known.numbered(run.known_entries)
+    return list(used or []) if run.embed_known else None
 
 
 def now() -> str:

@@ -9,7 +9,7 @@ decisions (their `values`) and the known entries' `every_call`.
 """
 
 import re
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from kbtool.errors import KbtoolError
 from kbtool.results import Status
@@ -18,6 +18,9 @@ from kbtool.specs import coverage
 from kbtool.specs.cases import cases_for
 from kbtool.specs.coverage import ResultKey
 from kbtool.vocabulary import DEFAULT_DEVICE, DEVICES, MODES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kbtool.known import KnownFiles
 
 STATUSES = tuple(s.value for s in Status)
 _STATUS_WORD = re.compile(r"\b({})\b".format("|".join(sorted(STATUSES, key=len, reverse=True))))
@@ -237,7 +240,7 @@ def blind_spots(
     backend: str,
     report: Optional[Mapping[str, Any]] = None,
     report_path: Optional[str] = None,
-    known_path: Optional[str] = None,
+    known_files: Optional["KnownFiles"] = None,
     ops: Optional[Iterable[str]] = None,
 ) -> Dict[str, Any]:
     """The blind-spot report of `backend` (kbtool/specs/coverage.py: blind_spots), with where its failing results
@@ -247,7 +250,8 @@ def blind_spots(
     modes, unsupported_modes = backend_modes(backend)
     if report is not None:
         ops = ops_of_report(report, backend, ops, report_path)
-    entries = known.load(known_path, spec)  # the claims' source, and the failing results' without a report
+    entries = known.load_layers(known_files or known.SHIPPED, spec)  # the claims' source, and the failing results'
+    # without a report
     failing = failing_results(backend, report, entries)
     claims = decision_claims(spec, backend) + entry_claims(entries, backend, spec)
     result = coverage.blind_spots(spec, failing, modes, variants_of(spec, backend), ops, claims)
@@ -257,7 +261,8 @@ def blind_spots(
     else:
         from kbtool import paths
 
-        source = f"known file {known_path or paths.known_differences_file()}"
+        said = [paths.shown(path) for path, _ in (known_files or known.SHIPPED).files()]
+        source = "known file{} {}".format("s" if len(said) != 1 else "", ", ".join(said) or "none")
     return dict(
         {"backend": backend, "source": source, "modes": list(modes), "unsupported_modes": unsupported_modes}, **result
     )

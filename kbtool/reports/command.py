@@ -116,7 +116,15 @@ def report_render(
 @_REPORT_OUTPUT
 @click.option("--allow-incomplete", is_flag=True, help="Merge interrupted reports too (the merge is incomplete).")
 @click.option("--strict", is_flag=True, help="Judge the merged report as `check --strict` does.")
-def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incomplete: bool, strict: bool) -> None:
+@options.KNOWN
+def report_merge(
+    files: Tuple[str, ...],
+    outputs: Tuple[str, ...],
+    allow_incomplete: bool,
+    strict: bool,
+    known_paths: Tuple[str, ...],
+    no_shipped_known: bool,
+) -> None:
     """Merge shards' or backends' reports into one.
 
     The parts are the JSON reports of shards (`check --shard K/N`) or of backends run apart. They must come from the same spec, seed, grid, --keras-config and known differences and hold no result twice.
@@ -133,9 +141,10 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
     from kbtool.reports.load import read_report
     from kbtool.reports.verdict import exit_code, verdict_reasons
 
-    refuse_output_over_input(outputs, files)
+    refuse_output_over_input(outputs, (*files, *known_paths))
     parts = [(name, read_report(name)) for name in merge_mod.distinct_files(files)]
-    merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict)
+    known_files = options.known_files(known_paths, no_shipped_known)
+    merged = merge_mod.merge(parts, allow_incomplete=allow_incomplete, strict=strict, known_files=known_files)
     reports.prepare_outputs(outputs)
     failures = reports.write_all(merged, outputs, echo=lambda line: click.echo(line, err=True))
     if not outputs:
@@ -159,7 +168,12 @@ def report_merge(files: Tuple[str, ...], outputs: Tuple[str, ...], allow_incompl
 @_REPORT_OUTPUT
 @click.option("--strict", is_flag=True, help="Judge the report as `check --strict` does.")
 def report_judge(
-    file: str, known_path: Optional[str], highest: Tuple[str, ...], outputs: Tuple[str, ...], strict: bool
+    file: str,
+    known_paths: Tuple[str, ...],
+    no_shipped_known: bool,
+    highest: Tuple[str, ...],
+    outputs: Tuple[str, ...],
+    strict: bool,
 ) -> None:
     """Judge a stored report's results again against a known-differences file.
 
@@ -183,10 +197,11 @@ def report_judge(
     from kbtool.reports.load import read_report
     from kbtool.reports.verdict import exit_code, verdict_reasons
 
-    refuse_output_over_input(outputs, (file, *highest, known_path))
+    refuse_output_over_input(outputs, (file, *highest, *known_paths))
     stored = read_report(file)
     at_highest = [(name, read_report(name)) for name in highest]
-    judged = judge_mod.judge(file, stored, known_path, strict=strict, highest=at_highest)
+    known_files = options.known_files(known_paths, no_shipped_known)
+    judged = judge_mod.judge(file, stored, known_files, strict=strict, highest=at_highest)
     reports.prepare_outputs(outputs)
     failures = reports.write_all(judged, outputs, echo=lambda line: click.echo(line, err=True))
     if not outputs:

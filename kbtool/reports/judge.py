@@ -1,19 +1,20 @@
-"""`kbtool report judge REPORT.json [--known FILE] [--highest REPORT.json ...]`: a stored report's results judged again
-against a known-differences file, as `check` judges its own. A report made elsewhere (a GPU machine, another team's
-CI) is gated and recorded here; its verdicts (statuses, messages, fingerprints) are the report's own, only the known
-differences are applied anew: the entries of FILE (default: the shipped file) with the spec's Keras 1.x alias
-entries.
+"""`kbtool report judge REPORT.json [--known FILE ...] [--highest REPORT.json ...]`: a stored report's results judged
+again against the known-differences files, as `check` judges its own. A report made elsewhere (a GPU machine, another
+team's CI) is gated and recorded here; its verdicts (statuses, messages, fingerprints) are the report's own, only the
+known differences are applied anew: the entries of the shipped file and each --known (kbtool/known/layers.py) with
+the spec's Keras 1.x alias entries.
 
 A report made with another spec (its SHA-256 is not this kbtool's) holds results of other cases and verdicts of
 another wording, which this kbtool's recorded fingerprints do not describe: it is judged against the entries it
-carries (the known file of the kbtool that made it, whose records may be of the first fingerprint format:
-fingerprint.holds_for), followed by FILE's device entries (those naming a `device`: they record only what a device
-does otherwise than its CPU). The report says which (`known_file`).
+carries (embedded, or referenced by hash and found in the known files at hand: the known files of the kbtool that
+made it, whose records may be of the first fingerprint format: fingerprint.holds_for), followed by the known files'
+device entries (those naming a `device`: they record only what a device does otherwise than its CPU). The report
+says which (`known_file`).
 
 With --highest (reports of the same calls at --precision highest), each device result is classified first
 (kbtool/reports/device_differences.py): a TF32 difference carries `device_difference` with both runs' numbers."""
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
 from kbtool.reports import device_differences, merge
@@ -22,19 +23,24 @@ from kbtool.reports.report import Report
 from kbtool.results import Status
 from kbtool.vocabulary import DEFAULT_PRECISION
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kbtool.known import KnownFiles
+
 Record = Dict[str, Any]
 
 
 def judge(
     name: str,
     report: Record,
-    known_path: Optional[str] = None,
+    known_files: Optional["KnownFiles"] = None,
     strict: bool = False,
     highest: Sequence[Tuple[str, Record]] = (),
 ) -> Record:
-    """The report `report` (read from `name`) with its results judged against the known file at `known_path`, its
-    device results classified against the `highest` reports ((name, report) pairs)."""
-    from kbtool import __version__, known, paths
+    """The report `report` (read from `name`) with its results judged against the known files `known_files`
+    (default: the shipped one), its device results classified against the `highest` reports ((name, report)
+    pairs)."""
+    from kbtool import __version__, known
+    from kbtool.known import layers
     from kbtool.reports.assemble import sha256_of
     from kbtool.runners import envs
     from kbtool.specs import loader
@@ -52,16 +58,17 @@ def judge(
             device_differences.MagnitudeLookup(seed=int(report.get("seed") or 0)),
             precision=str(plan.get("precision", "default")),
         )
-    read_from = known_path or paths.known_differences_file()
-    known_file: Record = dict({"path": paths.shown(read_from)}, **sha256_of(read_from))
+    read_from = known_files or layers.SHIPPED
+    files = [layers.file_record(path, shipped) for path, shipped in read_from.files()]
+    loaded = layers.load_layers(read_from, spec)
+    known_file: Optional[Record] = None
     if other_spec(report, sha256_of(spec.path).get("sha256")):
-        entries = carried_entries(name, report, known.load(read_from, spec))
-        known_file = {
-            "path": f"{name} (the {len(entries)} entries it carries, then {known_file['path']}'s device entries)",
-            **({"sha256": known_file["sha256"]} if "sha256" in known_file else {}),
-        }
+        pool = loaded + known.alias_entries(spec) + layers.at_hand(name, report)
+        entries = carried_entries(name, report, loaded, pool)
+        said = ", ".join(f["path"] for f in files) or "no file"
+        known_file = {"path": f"{name} (the {len(entries)} entries it carries, then {said}'s device entries)"}
     else:
-        entries = known.alias_entries(spec) + known.load(read_from, spec)
+        entries = known.alias_entries(spec) + loaded
     applied = known.apply(
         results,
         entries,
@@ -91,7 +98,8 @@ def judge(
         wall_seconds=report["wall_seconds"],
         resources=report.get("resources"),
         known_file=known_file,
-        known_entries=entries,
+        known_files=files,
+        known_refs=[layers.reference(e) for e in applied.used],
         plan=plan or None,
         incomplete=report.get("incomplete"),
         judged_from=merge.part_record(name, report),
@@ -105,16 +113,20 @@ def other_spec(report: Record, sha256: Optional[str]) -> bool:
     return bool(theirs and sha256 and theirs != sha256)
 
 
-def carried_entries(name: str, report: Record, shipped: Sequence[Any]) -> List[Any]:
-    """The entries a report of another spec is judged by: those it carries, then the device entries of `shipped`
-    (renumbered after them)."""
+def carried_entries(name: str, report: Record, shipped: Sequence[Any], pool: Sequence[Any] = ()) -> List[Any]:
+    """The entries a report of another spec is judged by: those it carries (embedded, or referenced and found by
+    hash in `pool`), then the device entries of `shipped` (the known files given)."""
+    from kbtool.known import layers
     from kbtool.known.entry import numbered
 
-    if not isinstance(report.get("known_entries"), list):
+    if "known_refs" in report:
+        own = layers.resolve(name, report, pool)
+    elif isinstance(report.get("known_entries"), list):
+        own = merge.report_entries(name, report)
+    else:
         raise KbtoolError(
             f"{name}: the report was made with another spec and carries no known entries: name a known file (--known)"
         )
-    own = merge.report_entries(name, report)
     return numbered(list(own) + [entry for entry in shipped if entry.device is not None])
 
 

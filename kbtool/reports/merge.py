@@ -3,8 +3,9 @@ different machines, judged as one run.
 
 The parts must come from the same spec (its SHA-256), seed, grid, keras.json override and known-difference entries,
 and hold no result twice; each difference is refused in one line naming the two files. The merged report is the
-union of their results, sorted as a check sorts them, re-judged by the known differences the parts recorded (so no
-file is needed): staleness and growth are judged only when the parts together are the whole plan, i.e. for every
+union of their results, sorted as a check sorts them, re-judged by the known differences the parts applied: those
+they embed (`check --embed-known`, or an older kbtool's reports), else each entry they reference found by its hash in
+the known files at hand (--known, the shipped file, the files the parts name where they are at hand unchanged): staleness and growth are judged only when the parts together are the whole plan, i.e. for every
 backend that ran, either one unsharded report or shards 1..N of one N, all with the same selection. Its
 `wall_seconds` is the longest part's (the parts ran side by side); `merged_from` lists each part's own.
 """
@@ -12,19 +13,22 @@ backend that ran, either one unsharded report or shards 1..N of one N, all with 
 import os
 import re
 from dataclasses import fields
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
-from kbtool import __version__
+from kbtool import __version__, known
 from kbtool.errors import KbtoolError
-from kbtool.known import KnownEntry
+from kbtool.known import KnownEntry, layers
 from kbtool.reports.assemble import now
 from kbtool.reports.report import Report
 from kbtool.results import DID_NOT_RUN, BackendStatus, Result, Status
 
+if TYPE_CHECKING:  # pragma: no cover
+    from kbtool.known import KnownFiles
+
 Record = Dict[str, Any]
 Part = Tuple[str, Record]  # (the file's name as the user gave it, its report)
 
-REQUIRED = ("plan", "known_entries")  # what a report needs for merge (kbtool check writes them)
+REQUIRED = ("plan",)  # what a report needs for merge (kbtool check writes it), and known_refs or known_entries
 SELECTION = ("ops", "case_patterns", "modes", "examples_only", "last_failed")  # what a part's plan selected
 # the note known.apply appends when a regex timed out: dropped before re-judging, which appends it again
 TIMEOUT_NOTE = re.compile(
@@ -44,9 +48,11 @@ def distinct_files(names: Sequence[str]) -> List[str]:
     return list(names)
 
 
-def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = False) -> Record:
-    """The merged report of `parts`, a list of (name, report) (names as the user gave the files)."""
-    from kbtool import known
+def merge(
+    parts: List[Part], allow_incomplete: bool = False, strict: bool = False, known_files: Optional["KnownFiles"] = None
+) -> Record:
+    """The merged report of `parts`, a list of (name, report) (names as the user gave the files); the entries they
+    reference are looked for in `known_files` (default: the shipped file) too."""
     from kbtool.runners import envs
 
     if not parts:
@@ -61,9 +67,7 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
     plan = _plan(parts, infos)
     order = {info["name"]: i for i, info in enumerate(infos)}
     results.sort(key=lambda r: (r.op, r.case, order.get(r.backend, len(order)), r.mode))
-    entries = report_entries(first_name, first)
-    for name, report in parts[1:]:
-        report_entries(name, report)
+    entries = _entries(parts, known_files)
     applied = known.apply(
         results,
         entries,
@@ -94,7 +98,9 @@ def merge(parts: List[Part], allow_incomplete: bool = False, strict: bool = Fals
         wall_seconds=max(p["wall_seconds"] for _, p in parts),
         resources=first.get("resources"),
         known_file=first.get("known_file"),
-        known_entries=entries,
+        known_files=first.get("known_files"),
+        known_refs=None if "known_refs" not in first else [layers.reference(e) for e in applied.used],
+        known_entries=entries if "known_refs" not in first else _embedded(parts, applied.used),
         plan=plan,
         incomplete=_incomplete(parts, len(results)),
         merged_from=[part_record(name, report) for name, report in parts],
@@ -120,6 +126,30 @@ def _incomplete(parts: List[Part], ran: int) -> Optional[Record]:
             "; ".join("{} ({})".format(name, r["incomplete"]["note"]) for name, r in interrupted),
         ),
     }
+
+
+def _entries(parts: List[Part], known_files: Optional["KnownFiles"]) -> List[KnownEntry]:
+    """The entries the merged report is judged by: an older kbtool's parts' embedded ones (all alike, `_same_run`),
+    else the union of what each part references, in the order the files apply them."""
+    first_name, first = parts[0]
+    if "known_refs" not in first:
+        entries = report_entries(first_name, first)
+        for name, report in parts[1:]:
+            report_entries(name, report)
+        return entries
+    pool: List[KnownEntry] = []
+    if any(report.get("known_entries") is None for _, report in parts):  # some entry is to be found in files
+        from kbtool.specs import loader
+
+        pool = layers.load_layers(known_files or layers.SHIPPED) + known.alias_entries(loader.load())
+        pool += [e for name, report in parts for e in layers.at_hand(name, report)]
+    found = [e for name, report in parts for e in layers.resolve(name, report, pool)]
+    return layers.in_order(found)
+
+
+def _embedded(parts: List[Part], used: List[KnownEntry]) -> Optional[List[KnownEntry]]:
+    """The merged report embeds the entries it applied where every part embedded its own."""
+    return list(used) if all(report.get("known_entries") is not None for _, report in parts) else None
 
 
 def report_entries(name: str, report: Record) -> List[KnownEntry]:
@@ -149,7 +179,9 @@ def report_entries(name: str, report: Record) -> List[KnownEntry]:
 
 
 def _mergeable(name: str, report: Record, allow_incomplete: bool) -> None:
-    missing = [key for key in REQUIRED if key not in report] + ([] if report["spec"].get("sha256") else ["spec.sha256"])
+    missing = [key for key in REQUIRED if key not in report]
+    missing += [] if "known_refs" in report or "known_entries" in report else ["known_entries"]
+    missing += [] if report["spec"].get("sha256") else ["spec.sha256"]
     if missing:
         raise KbtoolError(
             "{}: cannot be merged: it lacks {} (written by an older kbtool); run its check again".format(
@@ -190,6 +222,19 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             raise KbtoolError(
                 f"{name_a} and {name_b} come from {what} ({show(x)} vs {show(y)}); only parts of one run merge"
             )
+    if ("known_refs" in a) != ("known_refs" in b):
+        raise KbtoolError(
+            f"{name_a} and {name_b} come from different kbtool versions (one references its known entries, the other "
+            "embeds them all); run both checks with one kbtool"
+        )
+    if "known_refs" in a:
+        files_a, files_b = _known_files(a), _known_files(b)
+        if files_a != files_b:
+            raise KbtoolError(
+                f"{name_a} and {name_b} applied different known files ({', '.join(files_a) or 'none'} vs "
+                f"{', '.join(files_b) or 'none'}); run both with the same files"
+            )
+        return
     if a["known_entries"] != b["known_entries"]:
         entries_a, entries_b = a["known_entries"], b["known_entries"]
         where = next(
@@ -199,6 +244,11 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             f"{name_a} and {name_b} applied different known differences ({len(entries_a)} vs {len(entries_b)} entries, the first difference at "
             f"entry {where + 1}); run both with the same file"
         )
+
+
+def _known_files(report: Record) -> List[str]:
+    """The known files a report applied, as 'PATH (sha256 …)' (a file is the same file by its bytes)."""
+    return [f"{f.get('path')} ({str(f.get('sha256', 'unread'))[:12]})" for f in report.get("known_files") or []]
 
 
 def _plan_value(report: Record, key: str, default: str) -> Any:

@@ -65,8 +65,10 @@ class Report:
     active_backend: Optional[str] = None
     has_active_backend: bool = False  # the key is written (its value may be null)
     resources: Optional[Dict[str, Any]] = None
-    known_file: Optional[Dict[str, Any]] = None
-    known_entries: Optional[List[KnownEntry]] = None
+    known_file: Optional[Dict[str, Any]] = None  # an older report's one known file (and `report judge`'s note)
+    known_files: Optional[List[Dict[str, Any]]] = None  # the known files applied, in order: {path, sha256, shipped}
+    known_refs: Optional[List[Dict[str, Any]]] = None  # the entries applied, by id and hash (kbtool/known/layers.py)
+    known_entries: Optional[List[KnownEntry]] = None  # embedded (check --embed-known, or an older report)
     plan: Optional[Dict[str, Any]] = None
     incomplete: Optional[Dict[str, Any]] = None
     merged_from: Optional[List[Dict[str, Any]]] = None
@@ -102,6 +104,8 @@ class Report:
         optional: Dict[str, Any] = {
             "resources": self.resources,
             "known_file": self.known_file,
+            "known_files": self.known_files,
+            "known_refs": self.known_refs,
             "known_entries": None if self.known_entries is None else [e.to_dict() for e in self.known_entries],
             "plan": self.plan,
             "merged_from": self.merged_from,
@@ -136,6 +140,8 @@ class Report:
             has_active_backend="active_backend" in data,
             resources=data.get("resources"),
             known_file=data.get("known_file"),
+            known_files=data.get("known_files"),
+            known_refs=data.get("known_refs"),
             known_entries=None if entries is None else _entries(data, where),
             plan=data.get("plan"),
             incomplete=data.get("incomplete"),

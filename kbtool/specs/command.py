@@ -181,7 +181,8 @@ def spec_coverage(
     as_json: bool,
     backend: Optional[str],
     report_path: Optional[str],
-    known_path: Optional[str],
+    known_paths: Tuple[str, ...],
+    no_shipped_known: bool,
 ) -> None:
     """List documented values that no case exercises.
 
@@ -200,7 +201,7 @@ def spec_coverage(
     """
     from kbtool.specs import coverage
 
-    if (report_path or known_path) and not backend:
+    if (report_path or known_paths or no_shipped_known) and not backend:
         raise KbtoolError("--report and --known need --backend")
     s = _load_spec(spec_path)
     for op in ops:
@@ -211,7 +212,9 @@ def spec_coverage(
 
         blind_spots.backend_modes(backend)  # an unknown backend is bad input before any file is read
         report = read_report(report_path) if report_path else None
-        found = blind_spots.blind_spots(s, backend, report, report_path, known_path, ops or None)
+        found = blind_spots.blind_spots(
+            s, backend, report, report_path, options.known_files(known_paths, no_shipped_known), ops or None
+        )
         if as_json:
             click.echo(json.dumps(found, indent=2))
         else:
