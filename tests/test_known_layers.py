@@ -186,3 +186,25 @@ def test_check_tensorflow_with_a_users_file_keeps_the_shipped_differences(tmp_pa
     mine = write(tmp_path, "mine.yaml", MINE)
     code, out, err = run("check", "--op", "mean", "--backend", "tensorflow", "--known", mine, "-q")
     assert code == 0, out + err
+
+
+def test_parts_whose_known_files_hold_the_same_bytes_at_other_paths_merge(dot_numpy, tmp_path):
+    # each CI job installs kbtool at its own path: the shipped file is the same file by its bytes
+    _, _, out, _ = dot_numpy
+    here, there = tmp_path / "here.json", tmp_path / "there.json"
+    report = json.loads(out)
+    results = report["results"]
+    half = len(results) // 2
+    here.write_text(json.dumps(dict(report, results=results[:half])))
+    report["results"] = results[half:]
+    elsewhere = "/runner/venv/lib/site-packages/kbtool/specs/known_differences.yaml"
+    report["known_files"][0]["path"] = elsewhere
+    for ref in report["known_refs"]:
+        ref["file"] = elsewhere if ref["file"] == "specs/known_differences.yaml" else ref["file"]
+    there.write_text(json.dumps(report))
+    code, _, err = run("report", "merge", str(here), str(there))
+    assert code in (0, 1) and "different known files" not in err, err
+    report["known_files"][0]["sha256"] = "f" * 64  # other bytes: another file
+    there.write_text(json.dumps(report))
+    code, _, err = run("report", "merge", str(here), str(there))
+    assert code == 2 and "different known files" in err

@@ -229,7 +229,7 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
         )
     if "known_refs" in a:
         files_a, files_b = _known_files(a), _known_files(b)
-        if files_a != files_b:
+        if _layers(a) != _layers(b):  # the same bytes in the same order: each machine installs them at its own path
             raise KbtoolError(
                 f"{name_a} and {name_b} applied different known files ({', '.join(files_a) or 'none'} vs "
                 f"{', '.join(files_b) or 'none'}); run both with the same files"
@@ -244,6 +244,12 @@ def _same_run(name_a: str, a: Record, name_b: str, b: Record) -> None:
             f"{name_a} and {name_b} applied different known differences ({len(entries_a)} vs {len(entries_b)} entries, the first difference at "
             f"entry {where + 1}); run both with the same file"
         )
+
+
+def _layers(report: Record) -> List[Tuple[Any, bool]]:
+    """The known files a report applied, by content and layer (the shipped one or a user's): their paths differ
+    from machine to machine (site-packages, a job's workspace)."""
+    return [(f.get("sha256"), bool(f.get("shipped"))) for f in report.get("known_files") or []]
 
 
 def _known_files(report: Record) -> List[str]:
