@@ -266,7 +266,7 @@ def test_doc_errors_are_recorded_with_their_evidence(spec, op):
 def test_spec_show_prints_the_doc_errors():
     result = CliRunner().invoke(main, ["spec", "show", "relu"])
     assert result.exit_code == 0
-    assert "doc_errors:" in result.output and "threshold <= x" in result.output
+    assert "Doc errors" in result.output and "threshold <= x" in result.output
 
 
 HEADER = """schema_version: 1

@@ -65,6 +65,7 @@ def render(
         if text:
             out += _wrap(str(text), width, f"{label:<11}", " " * 11)
     out += _parameters(entry, facts.domains, width) + _raises(entry, width) + _comparison(entry, facts, width)
+    out += _decisions(entry, width)
     tolerance = entry.get("tolerance", {})
     out += _cases(cases, tolerance, width)
     out += _examples(entry, cases, tolerance, width)
@@ -101,6 +102,27 @@ def _parameters(entry: Mapping[str, Any], domains: Mapping[str, List[Any]], widt
     return out
 
 
+def _decisions(entry: Mapping[str, Any], width: int) -> List[str]:
+    """The doc errors and reference decisions whole: they say why the reference is what it is (never a count)."""
+    out: List[str] = []
+    errors = entry.get("doc_errors", [])
+    if errors:
+        out += ["", "Doc errors (what a doc version claims, and what Keras does)"]
+    for error in errors:
+        out += _wrap(error.get("claim", ""), width, f"{INDENT}{', '.join(error.get('docs', []))} says: ", INDENT * 2)
+        out += _wrap(error.get("actual", ""), width, f"{INDENT}actual: ", INDENT * 2)
+        out += _wrap(error.get("evidence", ""), width, f"{INDENT}evidence: ", INDENT * 2)
+    decisions = entry.get("reference_decisions", [])
+    if decisions:
+        out += ["", "Reference decisions (where the docs are silent, what the reference does)"]
+    for decision in decisions:
+        out += _wrap(decision.get("decision", ""), width, f"{INDENT}- ", INDENT * 2)
+        out += _wrap(decision.get("evidence", ""), width, f"{INDENT * 2}evidence: ", INDENT * 3)
+        if decision.get("differs"):
+            out += _wrap(", ".join(decision["differs"]), width, f"{INDENT * 2}differs: ", INDENT * 3)
+    return out
+
+
 def _raises(entry: Mapping[str, Any], width: int) -> List[str]:
     out = []
     for item in entry.get("raises", []):
@@ -123,7 +145,7 @@ def _comparison(entry: Mapping[str, Any], facts: PageFacts, width: int) -> List[
     if facts.bound:  # verdicts/bounds.py: the larger of the bound and the tolerance
         text = f"k(n)·eps·{facts.bound} for float values, n the terms summed (the larger of it and the tolerance)"
         out += _wrap(text, width, f"{INDENT}{'error bound':<12}", " " * 14)
-    for key in ("shape_rules", "doc_errors", "reference_decisions", "signature_changes"):
+    for key in ("shape_rules", "signature_changes"):
         count = len(entry.get(key, []))
         if count:
             out += _wrap(f"{count} {key.replace('_', ' ')[: -1 if count == 1 else None]} (--yaml)", width, INDENT)
