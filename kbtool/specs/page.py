@@ -78,9 +78,16 @@ def _wrap(text: str, width: int, first: str, indent: str = "") -> List[str]:
     text = " ".join(str(text).split())
     if not text:
         return []
-    return textwrap.wrap(
-        text, width, initial_indent=first, subsequent_indent=indent or " " * len(first), break_on_hyphens=False
-    )
+    from rich.cells import cell_len  # wide characters (the Japanese and Chinese docs' words) take two columns
+
+    chars = width
+    while True:
+        lines = textwrap.wrap(
+            text, chars, initial_indent=first, subsequent_indent=indent or " " * len(first), break_on_hyphens=False
+        )
+        if chars <= 20 or all(cell_len(line) <= width for line in lines):
+            return lines
+        chars -= 2
 
 
 def _parameters(entry: Mapping[str, Any], domains: Mapping[str, List[Any]], width: int) -> List[str]:
