@@ -384,7 +384,7 @@ def test_known_record_writes_a_gpu_key_only_where_the_gpu_fails_otherwise_than_t
     assert "count: 2" in done.text
     entries = known.numbered(files.parse_yaml("k.yaml", done.text)[1])
     applied = known.apply([other, result("cpu")], entries)
-    assert applied.named.get(1) and len(applied.named[1]) == 2
+    assert applied.named.get((0, 1)) and len(applied.named[(0, 1)]) == 2  # (layer, entry number)
 
 
 def test_a_cpu_record_explains_the_same_failure_on_a_device_and_only_that():

@@ -259,7 +259,7 @@ def test_a_check_says_progress_every_few_seconds_while_one_case_runs_long(monkey
     def for_plan(cls, plan, **options):
         return cls({"numpy": 1}, stream=stream, live=False, **options)
 
-    def one_long_case(plan, progress=None, cancel=None):  # no result until the log has had its line
+    def one_long_case(plan, progress=None, cancel=None, embed_known=False):  # no result until the log has its line
         deadline = time.monotonic() + 30
         while "waiting for a result" not in stream.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
