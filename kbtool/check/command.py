@@ -206,27 +206,8 @@ def _plan(opts: options.CheckOptions) -> "Plan":
 
 
 def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
-    """A check where only numpy, kbtool's own reference, can run checks the reference against itself: a usage
-    error (exit 2, what to install) unless --backend numpy alone asked for that self-test (the views say so)."""
-    from kbtool.plan import REFERENCE_BACKEND
-    from kbtool.results import BackendStatus
-    from kbtool.runners.names import canonical_names
-
-    # asked for alone: a self-test (the views and the report say so); a backend that could not start (a release that
-    # did not install) fails the run with a report that says why
-    if (
-        not plan.self_test
-        or list(canonical_names(named)) == [REFERENCE_BACKEND]
-        or any(b.status == BackendStatus.BROKEN.value for b in plan.backends if b.launch is None)
-    ):
-        return
-    others = [b.name for b in plan.backends if b.launch is None]
-    raise KbtoolError(
-        "nothing to check: {} (numpy, kbtool's own reference, alone would check itself); install one, e.g. "
-        "`kbtool env install tensorflow` (`kbtool backends` lists them; --backend numpy runs a self-test)".format(
-            "no Keras backend is installed" if not named else "{} cannot run here".format(", ".join(others))
-        )
-    )
+    """Plan.refuse_checking_nothing, under the name check's tests know."""
+    plan.refuse_checking_nothing(named)
 
 
 def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) -> None:
