@@ -187,7 +187,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     backend_names, not_run = _swept(opts)
     chosen = Selection(
         ops=opts.ops,
-        backends=(str(settings.active_backend),) if opts.active else backend_names,
+        backends=(_active_backend(settings),) if opts.active else backend_names,
         case_patterns=opts.case_patterns,
         modes=opts.modes,
         examples=opts.examples,
@@ -203,6 +203,22 @@ def _plan(opts: options.CheckOptions) -> "Plan":
         _note(f"kbtool: {plan.shard_share.describe()}")
     keras_settings.apply(plan, settings)  # the summary's header line says which settings ran and where from
     return plan
+
+
+# KERAS_BACKEND / keras.json names of Keras 3's engines that no Keras 2 has: kbtool runs them through keras3_port
+KERAS3_ENGINES = {"jax": "keras3-jax", "torch": "keras3-torch", "numpy": "keras3-numpy", "openvino": "keras3-openvino"}
+
+
+def _active_backend(settings: Any) -> str:
+    """The backend --active checks: the configured one, or for a Keras 3 engine's name (KERAS_BACKEND=jax) kbtool's
+    backend of that engine, said on stderr; before, `jax` was an unknown module and `numpy` checked kbtool's own
+    reference against itself, green."""
+    name = str(settings.active_backend)
+    engine = KERAS3_ENGINES.get(name)
+    if engine is None:
+        return name
+    _note(f"kbtool: --active: Keras 3's {name} ({settings.sources.get('backend')}): checking {engine}")
+    return engine
 
 
 def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
