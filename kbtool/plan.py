@@ -120,6 +120,29 @@ class Plan:
         not a Keras backend (`kbtool check` refuses it unless --backend numpy asked for it)."""
         return [b.name for b in self.runnable] == [REFERENCE_BACKEND]
 
+    def refuse_checking_nothing(self, named: Sequence[str], flag: str = "--backend") -> None:
+        """A run where only numpy, kbtool's own reference, can run checks the reference against itself: a KbtoolError
+        (what to install) unless `flag` numpy alone asked for that self-test, or a backend that could not start (a
+        release that did not install) fails the run with a report that says why. `kbtool check` and `pytest
+        --kbtool` both refuse it (#33: nothing checked is not green)."""
+        from kbtool.results import BackendStatus
+        from kbtool.runners.names import canonical_names
+
+        if (
+            not self.self_test
+            or list(canonical_names(named)) == [REFERENCE_BACKEND]
+            or any(b.status == BackendStatus.BROKEN.value for b in self.backends if b.launch is None)
+        ):
+            return
+        others = [b.name for b in self.backends if b.launch is None]
+        raise KbtoolError(
+            "nothing to check: {} (numpy, kbtool's own reference, alone would check itself); install one, e.g. "
+            "`kbtool env install tensorflow` (`kbtool backends` lists them; {} numpy runs a self-test)".format(
+                "no Keras backend is installed" if not named else "{} cannot run here".format(", ".join(others)),
+                flag,
+            )
+        )
+
     @property
     def all_cases(self) -> bool:
         """Every case of the planned ops in every mode, as a default run has them: no --case, --mode, --examples,

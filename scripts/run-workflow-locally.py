@@ -194,7 +194,10 @@ class Parser:
         function = self.functions.get(name.lower())
         if function is None:
             raise WorkflowError(f"expression {self.text!r}: the function {name}() is not supported here")
-        return function(*args)
+        try:
+            return function(*args)
+        except (TypeError, ValueError, IndexError, KeyError) as exc:  # fromJSON of nothing, format('{3}'): one line
+            raise WorkflowError(f"expression {self.text!r}: {name}(): {exc}".splitlines()[0])
 
     def path(self, value: Any) -> Any:
         while self.peek() in (".", "["):
@@ -680,8 +683,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.makedirs(args.work, exist_ok=True)
         run = Run(doc, os.path.abspath(args.repo), os.path.abspath(args.work), inputs)
         result = run.execute()
-    except (WorkflowError, OSError, yaml.YAMLError) as exc:
+    except (WorkflowError, OSError) as exc:
         print(f"run-workflow-locally: {exc}".splitlines()[0], file=sys.stderr)
+        return 2
+    except yaml.YAMLError as exc:  # its first line ("while parsing a flow sequence") names neither file nor line
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        print(f"run-workflow-locally: {args.workflow}{where}: not YAML: {problem}", file=sys.stderr)
         return 2
     with open(os.path.join(run.work, "result.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)

@@ -188,7 +188,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     backend_names, not_run = _swept(opts)
     chosen = Selection(
         ops=opts.ops,
-        backends=(str(settings.active_backend),) if opts.active else backend_names,
+        backends=(_active_backend(settings),) if opts.active else backend_names,
         case_patterns=opts.case_patterns,
         modes=opts.modes,
         examples=opts.examples,
@@ -206,28 +206,25 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     return plan
 
 
-def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
-    """A check where only numpy, kbtool's own reference, can run checks the reference against itself: a usage
-    error (exit 2, what to install) unless --backend numpy alone asked for that self-test (the views say so)."""
-    from kbtool.plan import REFERENCE_BACKEND
-    from kbtool.results import BackendStatus
-    from kbtool.runners.names import canonical_names
+# KERAS_BACKEND / keras.json names of Keras 3's engines that no Keras 2 has: kbtool runs them through keras3_port
+KERAS3_ENGINES = {"jax": "keras3-jax", "torch": "keras3-torch", "numpy": "keras3-numpy", "openvino": "keras3-openvino"}
 
-    # asked for alone: a self-test (the views and the report say so); a backend that could not start (a release that
-    # did not install) fails the run with a report that says why
-    if (
-        not plan.self_test
-        or list(canonical_names(named)) == [REFERENCE_BACKEND]
-        or any(b.status == BackendStatus.BROKEN.value for b in plan.backends if b.launch is None)
-    ):
-        return
-    others = [b.name for b in plan.backends if b.launch is None]
-    raise KbtoolError(
-        "nothing to check: {} (numpy, kbtool's own reference, alone would check itself); install one, e.g. "
-        "`kbtool env install tensorflow` (`kbtool backends` lists them; --backend numpy runs a self-test)".format(
-            "no Keras backend is installed" if not named else "{} cannot run here".format(", ".join(others))
-        )
-    )
+
+def _active_backend(settings: Any) -> str:
+    """The backend --active checks: the configured one, or for a Keras 3 engine's name (KERAS_BACKEND=jax) kbtool's
+    backend of that engine, said on stderr; before, `jax` was an unknown module and `numpy` checked kbtool's own
+    reference against itself, green."""
+    name = str(settings.active_backend)
+    engine = KERAS3_ENGINES.get(name)
+    if engine is None:
+        return name
+    _note(f"kbtool: --active: Keras 3's {name} ({settings.sources.get('backend')}): checking {engine}")
+    return engine
+
+
+def _refuse_checking_nothing(plan: "Plan", named: Tuple[str, ...]) -> None:
+    """Plan.refuse_checking_nothing, under the name check's tests know."""
+    plan.refuse_checking_nothing(named)
 
 
 def _run(plan: "Plan", opts: options.CheckOptions, show_inputs: bool = False) -> None:

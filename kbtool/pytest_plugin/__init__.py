@@ -152,6 +152,8 @@ def pytest_cmdline_main(
 
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("kbtool"):
+        if config.getoption("kbtool_only"):  # else the user's tests alone ran, green, and kbtool checked nothing
+            raise pytest.UsageError("kbtool: --kbtool-only needs --kbtool (pytest --kbtool --kbtool-only)")
         return  # inert: nothing of kbtool is imported
     from kbtool.pytest_plugin.hooks import KbtoolHooks
 

@@ -49,6 +49,7 @@ class KbtoolHooks:
         self.explained: Set[Key] = set()  # keys whose result a known difference explains (xfail)
         self.stale: List[Any] = []  # the stale entries (dicts, as known.apply gives them)
         self.unjudged: Optional[str] = None
+        self.nothing_checked = _nothing_checked(self.plan, config.getoption("kbtool_backend"))
         self.plan_seconds = time.monotonic() - started
         if self.is_xdist_worker and config.workerinput.get("kbtool_loadgroup"):  # type: ignore[attr-defined]  # xdist's
             config.option.loadgroup = True  # a worker reads --dist from its own arguments, not the controller's choice
@@ -142,6 +143,8 @@ class KbtoolHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.runner.stop(kill=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if self.nothing_checked and not self.is_xdist_worker and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # as check's exit 2: the reference against itself
         if self.is_xdist_worker or not self.plan.all_cases:
             return
         from kbtool import known
@@ -203,6 +206,21 @@ class KbtoolHooks:
             )
         if self.unjudged:
             write(f"known differences not judged for staleness: {self.unjudged}")
+        if self.nothing_checked:
+            write(f"kbtool: {self.nothing_checked}", red=True)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.runner.close()
+
+
+def _nothing_checked(plan: Any, named: List[str]) -> Optional[str]:
+    """Why the session checks no Keras backend (only numpy, the reference, can run, and --kbtool-backend numpy alone
+    did not ask for that self-test), as `kbtool check` refuses it; None otherwise. The items still run (the user's
+    tests too) and the session fails."""
+    from kbtool.errors import KbtoolError
+
+    try:
+        plan.refuse_checking_nothing(named, "--kbtool-backend")
+    except KbtoolError as exc:
+        return str(exc)
+    return None

@@ -429,6 +429,13 @@ def report_history(history_path: str, output: Optional[str], fmt: Optional[str])
         fmt = by_extension
         check_writable(output)
     entries, problems = history.read(history_path)
+    if problems and not entries:  # a check report, a bench report, any other file: not a history drawn empty, exit 0
+        rest = problems[0][len(history_path) :]  # ":N: why" of a line, ": why" of the file
+        first = "line " + rest[1:] if rest[1:2].isdigit() else rest.lstrip(": ")
+        raise KbtoolError(
+            f"{history_path}: not a parity history (no line of it is one; {first}); a check report goes into one "
+            "with `kbtool report history-add REPORT.json --history FILE`"
+        )
     for problem in problems:
         click.echo(f"kbtool: warning: bad history line: {problem}", err=True)
     text = encodable(history.render(history.view(history_path, entries, problems), fmt or "terminal"))

@@ -267,6 +267,8 @@ def read_data(path: str) -> Dict[str, Any]:
         raise KbtoolError(one_line(f"report {path}: not JSON ({clip(exc, 120)})"))
     except RecursionError:
         raise KbtoolError(f"report {path}: not JSON (nested too deeply)")
+    if isinstance(data, dict) and data.get("format") == "kbtool-bench":  # not "'seed' is required (and 87 more)"
+        raise KbtoolError(f"{path}: a bench report, not a check report (`kbtool bench --from {path}` reads it)")
     if not isinstance(data, dict) or "schema_version" not in data or "results" not in data:
         raise KbtoolError(
             f"{path}: not a kbtool report (no schema_version and results; write one with `kbtool check -o FILE.json`)"

@@ -15,7 +15,8 @@ WORKER_MAIN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "worker",
 
 
 def kbtool_home() -> str:
-    """$KBTOOL_HOME, else ~/.cache/kbtool; a KbtoolError (one line) when it, or the nearest part of it that
+    """$KBTOOL_HOME, else ~/.cache/kbtool, as an absolute path (a worker runs in a scratch folder of its own, where a
+    relative env interpreter is not found); a KbtoolError (one line) when it, or the nearest part of it that
     exists, is not a directory (a file, a dangling symlink), so no caller fails later with NotADirectoryError."""
     from kbtool.errors import KbtoolError
 
@@ -28,7 +29,7 @@ def kbtool_home() -> str:
         name = f"KBTOOL_HOME={home}" if os.environ.get("KBTOOL_HOME") else f"kbtool's home {home}"
         where = "" if probe == os.path.abspath(home) else f": {probe}"
         raise KbtoolError(f"{name}{where} is {what}")
-    return home
+    return os.path.abspath(home)
 
 
 def envs_dir() -> str:

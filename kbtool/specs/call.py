@@ -359,11 +359,20 @@ def show_array(name: str, array: NDArray[Any], width: int = 80, indent: str = " 
         threshold=100,
         edgeitems=3,
         precision=4,
-        suppress_small=True,  # fixed notation: one tiny value does not turn every number into 1.2345e+00
+        suppress_small=not _has_tiny(array),  # fixed notation, unless a value (1e-40) would print as 0.
         separator=", ",
     )
     pad = " " * len(head)
     return [((head if i == 0 else pad) + line).rstrip() for i, line in enumerate(text.splitlines())]
+
+
+def _has_tiny(array: NDArray[Any]) -> bool:
+    """Whether a float array holds a non-zero value that fixed notation at 4 decimals prints as 0 (a subnormal, a
+    1e-40 edge case): then NumPy's own notation shows it, never a zero that is not in the input."""
+    if array.dtype.kind != "f" or array.size == 0:
+        return False
+    values = np.abs(array[np.isfinite(array)].astype(np.float64))
+    return bool(np.any((values > 0) & (values < 5e-5)))
 
 
 def stored(data: Any) -> Optional[Call]:
