@@ -201,6 +201,11 @@ def jobs(what: str) -> Callable[[FC], FC]:
     )
 
 
+def outputs(what: str) -> Callable[[FC], FC]:
+    """`-o/--output PATH`, repeatable: the files a command writes, each format chosen by its extension (`what`)."""
+    return click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False), help=what)
+
+
 SPEC = click.option(
     "--spec",
     "spec_path",

@@ -67,7 +67,7 @@ def test_failures_are_capped_with_and_n_more_and_any_run_stays_small():
     assert (
         f"- and {300 - summary_md.FAILURE_GROUPS} more groups ({(300 - summary_md.FAILURE_GROUPS) * 3} results)" in text
     )
-    assert "**Not OK**: 900 divergences" in text and "- broken: b2" in text
+    assert "**Not OK: 900 divergences" in text and "- broken: b2" in text
     assert "[this run's artifacts](https://github.com/o/r/actions/runs/7)" in text
     huge = summary_md.render(many_failures(groups=5000))
     assert len(huge) <= summary_md.MAX_CHARS

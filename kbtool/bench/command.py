@@ -132,14 +132,7 @@ def _positive(name: str, value: Optional[float], upper: float) -> Optional[float
 @options.PRECISION
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON (with every sample) instead of the table.")
-@click.option(
-    "--output",
-    "-o",
-    "outputs",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Also write the bench: .json, .md or .html, by extension (repeatable).",
-)
+@options.outputs("Also write the bench: .json, .md or .html, by extension (repeatable).")
 @options.SPEC
 @click.option("--quiet", "-q", is_flag=True, help="Only the verdict line: no progress, no table.")
 @click.option("--verbose", "-v", is_flag=True, help="Every result in the table, and the growth exponents.")

@@ -46,14 +46,7 @@ if TYPE_CHECKING:
 @click.option("--examples", is_flag=True, help="Only the documented examples: checks what each doc version shows.")
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report to stdout instead of the table.")
-@click.option(
-    "--output",
-    "-o",
-    "outputs",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
-)
+@options.outputs("Also write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
 @click.option(
     "--history",
     "history_path",

@@ -28,14 +28,7 @@ def report() -> None:
 
 
 # render and merge: the files to write
-_REPORT_OUTPUT = click.option(
-    "--output",
-    "-o",
-    "outputs",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).",
-)
+_REPORT_OUTPUT = options.outputs("Write the report: .json, .md, .html or .xml (JUnit), by extension (repeatable).")
 
 
 # judge and devices: the runs at --precision highest that confirm a TF32 difference
@@ -229,14 +222,7 @@ def report_judge(
 @click.argument("cpu", metavar="CPU.json", type=click.Path(dir_okay=False))
 @click.argument("device", metavar="DEVICE.json", type=click.Path(dir_okay=False))
 @_HIGHEST
-@click.option(
-    "--output",
-    "-o",
-    "outputs",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Write the comparison: .json or .md, by extension (repeatable).",
-)
+@options.outputs("Write the comparison: .json or .md, by extension (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tuple[str, ...], as_json: bool) -> None:
     """Show which results a device computes otherwise than the CPU.
@@ -291,14 +277,7 @@ def report_devices(cpu: str, device: str, highest: Tuple[str, ...], outputs: Tup
     help="Compare everything: a result only in BASELINE is `no longer run` (worse), every backend counts.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the differences as JSON.")
-@click.option(
-    "--output",
-    "-o",
-    "outputs",
-    multiple=True,
-    type=click.Path(dir_okay=False),
-    help="Also write the differences, every one listed: .json or .md, by extension (repeatable).",
-)
+@options.outputs("Also write the differences, every one listed: .json or .md, by extension (repeatable).")
 def report_diff(old: str, new: str, full: bool, as_json: bool, outputs: Tuple[str, ...]) -> None:
     """Show what changed from the BASELINE report to the RUN report.
 

@@ -24,6 +24,7 @@ from kbtool.reports.summary import (
     pass_as_is,
     pass_as_is_text,
     percent,
+    self_test,
     unexplained,
 )
 from kbtool.reports.text import markdown as _escape
@@ -133,13 +134,21 @@ def render(report: Record, budget: int = BUDGET, url: Optional[str] = None) -> s
     return "\n".join(page.lines).rstrip("\n") + "\n"
 
 
-def _verdict(report: Record) -> List[str]:
+def verdict_line(report: Record, limit: int) -> str:
+    """The verdict in Markdown, its reasons clipped to `limit` characters (summary.md says it too)."""
     reasons = verdict_reasons(report)
     if reasons:
-        verdict = "**Not OK: {}**".format(_escape(_clip("; ".join(reasons), 1000)))
+        verdict = "**Not OK: {}**".format(_escape(_clip("; ".join(reasons), limit)))
     else:
         known = sum(c.get("known", 0) for c in backend_counts(report).values())
         verdict = "**OK**: {}".format("all pass" if not known else f"no unexplained divergence ({known} known)")
+    if self_test(report):
+        verdict = "**Self-test**: numpy (kbtool's own reference) against itself, no Keras backend checked. " + verdict
+    return verdict
+
+
+def _verdict(report: Record) -> List[str]:
+    verdict = verdict_line(report, 1000)
     spec = report.get("spec") or {}
     facts = [
         "{} results".format(len(report["results"])),

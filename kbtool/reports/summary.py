@@ -425,3 +425,8 @@ def resources_line(resources: Record) -> str:
 def _number(value: Any) -> str:
     """A detail's number to 4 significant digits; a report read back spells NaN and infinities as strings."""
     return format(value, ".4g") if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def self_test(report: Record) -> bool:
+    """Only kbtool's own reference ran (--backend numpy): a self-test of kbtool, no parity result."""
+    return bool((report.get("plan") or {}).get("self_test"))

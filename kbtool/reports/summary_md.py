@@ -10,6 +10,7 @@ and the worst case stays under MAX_CHARS (a test holds it). The github view spen
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from kbtool.reports.github import verdict_line
 from kbtool.reports.matrix import SYMBOLS
 from kbtool.reports.summary import (
     PASS_AS_IS_LEGEND,
@@ -28,7 +29,6 @@ from kbtool.reports.summary import (
 )
 from kbtool.reports.text import markdown as _escape
 from kbtool.reports.text import plain, plural
-from kbtool.reports.verdict import verdict_reasons
 
 Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
@@ -56,11 +56,6 @@ def _names(names: Sequence[str], shown: int = 4) -> str:
     return _clip(text, NAME_CHARS) + (f" (+{len(names) - shown} more)" if len(names) > shown else "")
 
 
-def self_test(report: Record) -> bool:
-    """Only kbtool's own reference ran (--backend numpy): a self-test of kbtool, no parity result."""
-    return bool((report.get("plan") or {}).get("self_test"))
-
-
 def render(report: Record, source: Optional[str] = None, url: Optional[str] = None) -> str:
     """The summary as Markdown. `source`: the JSON report's path (named at the end as the full report); `url`: where
     the run's artifacts are (default: this GitHub Actions run's page, when there is one)."""
@@ -74,14 +69,7 @@ def render(report: Record, source: Optional[str] = None, url: Optional[str] = No
 
 
 def _verdict(report: Record) -> List[str]:
-    reasons = verdict_reasons(report)
-    if reasons:
-        verdict = "**Not OK**: {}".format(_escape(_clip("; ".join(reasons), 600)))
-    else:
-        known = sum(c.get("known", 0) for c in backend_counts(report).values())
-        verdict = "**OK**: {}".format("all pass" if not known else f"no unexplained divergence ({known} known)")
-    if self_test(report):
-        verdict = "**Self-test**: numpy (kbtool's own reference) against itself, no Keras backend checked. " + verdict
+    verdict = verdict_line(report, 600)
     spec = report.get("spec") or {}
     run = run_pass_as_is(report)
     facts = [

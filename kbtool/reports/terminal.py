@@ -54,6 +54,7 @@ from kbtool.reports.summary import (
     release_versions,
     resources_line,
     run_pass_as_is,
+    self_test,
     settings_items,
     short_versions,
     unexplained,
@@ -96,12 +97,6 @@ _count = plural
 SELF_TEST = "self-test (numpy, the reference, against itself; no Keras backend checked)"
 
 
-def _self_test(report: Record) -> bool:
-    """Only kbtool's own reference ran (--backend numpy): a self-test of kbtool, no parity result."""
-    return bool((report.get("plan") or {}).get("self_test"))
-
-
-# ------------------------------------------------------------------------------------------------ header
 def _header(report: Record, console: Console, verbosity: int) -> None:
     spec = report.get("spec") or {}
     parts = [
@@ -111,7 +106,7 @@ def _header(report: Record, console: Console, verbosity: int) -> None:
     ]
     if report.get("filters"):
         parts.append(", ".join(report["filters"]))
-    if _self_test(report):
+    if self_test(report):
         parts.append(SELF_TEST)
     parts.append("kbtool {}".format(report.get("kbtool", "")))
     if verbosity >= 2:
@@ -478,7 +473,7 @@ def _verdict_parts(report: Record) -> Tuple[str, str]:
         verdict = "[green]all pass[/]" if not n_known else f"[green]no unexplained divergence[/] ({n_known} known)"
     else:
         verdict = "[red]{}[/]".format(escape(", ".join(verdict_reasons(report))))
-    if _self_test(report):  # the reference against itself: never read as a parity result
+    if self_test(report):  # the reference against itself: never read as a parity result
         verdict = f"[yellow]self-test[/], {verdict}"
     results = summary.get("results", len(report["results"]))
     facts = "{} in {:.1f} s".format(_count(results, "result"), report["wall_seconds"])
