@@ -117,3 +117,15 @@ def test_every_float_random_case_of_the_spec_has_the_power():
             if power < 0.99:
                 weak.append((op, case.id, n, round(power, 3)))
     assert not weak
+
+
+def test_a_normal_laws_variance_is_judged_by_its_exact_chi_square_at_small_n():
+    # 6 draws of N(0, 1) with sample stddev 2.08 (tensorflow1's random_normal_variable doc example once drew them):
+    # the normal approximation said p 7.5e-9 (a fail at alpha 1e-7); (n-1) s^2 is chi-square with 5 dof: p 1.2e-3
+    draws = np.array([-2.9, 1.9, 2.6, -1.2, 0.3, -0.5])
+    draws = (draws - draws.mean()) / draws.std(ddof=1) * 2.08
+    assert d._moments(draws, 0.0, 1.0, 0.0, ("mean", "scale"), (0.03, "a 3 % mean change")) is None
+    # a real change is still caught: twice the scale over 1,000 draws
+    wide = np.random.default_rng(0).normal(0.0, 2.0, 1000)
+    message = d._moments(wide, 0.0, 1.0, 0.0, ("mean", "scale"), (0.03, "a 3 % mean change"))
+    assert message is not None and message.startswith("scale:")
