@@ -309,3 +309,20 @@ def test_a_result_opened_in_the_browser_shows_its_call(tmp_path):
     page.write_text(reports.render(called_report(), "html"))
     (dom,) = open_views(str(page), ["op=conv2d&open=conv2d/alpha"], tmp_path).values()
     assert CODE in dom.panel_text()
+
+
+def test_a_call_cut_to_a_few_lines_drops_its_value_summaries_first_and_keeps_every_argument():
+    made = Call(
+        "conv3d",
+        [
+            Input("x", (1, 2, 4, 4, 4), "float32", "in [-2.78, 2.3]"),
+            Input("kernel", (2, 2, 2, 2, 3), "float32", "in [-1.97, 2.17]"),
+        ],
+        {"data_format": "'channels_first'"},
+    )
+    record = {"call": made.as_dict()}
+    assert len(call.lines_of(record, 60, "call: ", "    ")) > 2  # whole, it takes three lines at 60 columns
+    cut = call.lines_of(record, 60, "call: ", "    ", most=2)
+    joined = " ".join(line.strip() for line in cut)
+    assert len(cut) <= 2 and "in [" not in joined
+    assert joined == "call: K.conv3d(x[1,2,4,4,4] float32, kernel[2,2,2,2,3] float32, data_format='channels_first')"

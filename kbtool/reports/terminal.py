@@ -3,7 +3,7 @@
     verbosity 1 (default)  a header; one line per backend (pass as is first, counts, conformance); the unexplained
                            failures, grouped
                            by backend × op × status (or × message, when one message spans ops), as many groups as
-                           fit about 30 rows (5 to 15), each with its first message, call and repro; known differences grouped by reason (the 10 most frequent, grown
+                           fit about 30 rows (4 to 15), each with its first message, call and repro; known differences grouped by reason (the 10 most frequent, grown
                            and stale entries always); one line of documentation-example counts; the verdict.
                            The op × backend matrix only for a run of at most MATRIX_OPS ops.
     verbosity 2 (-v)       everything: the matrix, every failure with its details, every reason, every example.
@@ -70,10 +70,11 @@ Record = Dict[str, Any]  # a report, or one of its records, as JSON data
 
 MATRIX_OPS = 5  # a run of this many ops or fewer shows its matrix by default (the usual `--op X` loop)
 FAILURE_ROWS = 26  # screen rows the unexplained failures may take by default (the legends take the rest of 30) ...
-FAILURE_GROUPS = (5, 15)  # ... showing at least 5 groups and at most 15
+FAILURE_GROUPS = (4, 15)  # ... showing at least 4 groups (each with its call) and at most 15
 KNOWN_REASONS = 10  # known-difference reasons shown by default
 MESSAGE_CHARS = 200  # a failure's message is cut here by default (-v shows it whole) ...
 GROUP_LINES = 3  # ... and where its group's line would take more screen lines than this
+CALL_LINES = 2  # a group's call, at most, on the screen (-v: whole)
 CALL_FIRST, CALL_INDENT = "      call: ", "          "  # a failure's call (kbtool/specs/call.py), under its message
 _RANK = [str(s) for s in SEVERITY]
 
@@ -246,6 +247,15 @@ def _group_lines(
     return "  {} {}".format(SYMBOLS.get(status, "?"), status), plain(what), "      " + plain(first.get("repro") or "")
 
 
+def _cut_lines(lines: List[str], most: int, width: int) -> List[str]:
+    """At most `most` lines, the last ending in `…` when any were left out."""
+    if len(lines) <= most:
+        return lines
+    kept = lines[:most]
+    kept[-1] = (kept[-1] if cell_len(kept[-1]) < width else kept[-1][: width - 1].rstrip()) + "…"
+    return kept
+
+
 def _group_screen(
     item: Tuple[Tuple[str, str, Tuple[str, ...]], List[Record]], width: int
 ) -> Tuple[str, List[str], List[str]]:
@@ -253,10 +263,11 @@ def _group_screen(
     lines)."""
     marker, what, repro = _group_lines(item)
     lines = pack(marker + " ", what.lstrip(" ").split(" "), width, " ", "      ")
-    if len(lines) > GROUP_LINES:  # the message is cut (-v has it whole)
-        lines = lines[:GROUP_LINES]
-        lines[-1] = (lines[-1] if cell_len(lines[-1]) < width else lines[-1][: width - 1].rstrip()) + "…"
-    called = [plain(line) for line in call.lines_of(item[1][0], width, CALL_FIRST, CALL_INDENT)]
+    called = [plain(line) for line in call.lines_of(item[1][0], width, CALL_FIRST, CALL_INDENT, most=CALL_LINES)]
+    # the message and the call are cut to fit a screen of groups (-v has both whole); a call says more than a
+    # message's third line
+    lines = _cut_lines(lines, GROUP_LINES - 1 if called else GROUP_LINES, width)
+    called = _cut_lines(called, CALL_LINES, width)
     return marker, lines, called + pack("      ", SHELL_WORD.findall(repro), width, " ", "          ", tail=" \\")
 
 

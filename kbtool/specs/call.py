@@ -9,7 +9,7 @@ K.* calls; the literals after the last input by their parameter's name (the work
 call). The JSON report stores `Call.as_dict()` on non-pass results only; `Call.from_dict` reads it back.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -62,6 +62,23 @@ class Call:
 
     def __str__(self) -> str:
         return " ".join(self.tokens()).replace(SOFT, " ")
+
+    def brief(self) -> "Call":
+        """The same call with no value summaries on its inputs."""
+
+        def strip(arg: Any) -> Any:
+            if isinstance(arg, Input):
+                return replace(arg, summary="")
+            if isinstance(arg, Call):
+                return arg.brief()
+            return [strip(a) for a in arg] if isinstance(arg, list) else arg
+
+        return replace(
+            self,
+            args=[strip(a) for a in self.args],
+            kwargs={k: strip(v) for k, v in self.kwargs.items()},
+            then=[c.brief() for c in self.then],
+        )
 
     def tokens(self) -> List[str]:
         """The code as unbreakable pieces: joined by single spaces they are str(self); a line breaks between them
@@ -424,7 +441,12 @@ def text_of(record: Mapping[str, Any]) -> str:
     return code(record.get("call"))
 
 
-def lines_of(record: Mapping[str, Any], width: int, first: str, indent: str) -> List[str]:
-    """A result record's call in lines of at most `width` columns ([] when it has none)."""
+def lines_of(record: Mapping[str, Any], width: int, first: str, indent: str, most: int = 0) -> List[str]:
+    """A result record's call in lines of at most `width` columns ([] when it has none); with `most`, when the
+    whole call takes more lines than that, the call without its inputs' value summaries (shapes, dtypes and every
+    argument stay: what tells the case apart)."""
     found = stored(record.get("call"))
-    return found.lines(width, first, indent) if found is not None else []
+    if found is None:
+        return []
+    lines = found.lines(width, first, indent)
+    return found.brief().lines(width, first, indent) if most and len(lines) > most else lines
