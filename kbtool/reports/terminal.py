@@ -74,7 +74,7 @@ FAILURE_GROUPS = (4, 15)  # ... showing at least 4 groups (each with its call) a
 KNOWN_REASONS = 10  # known-difference reasons shown by default
 MESSAGE_CHARS = 200  # a failure's message is cut here by default (-v shows it whole) ...
 GROUP_LINES = 3  # ... and where its group's line would take more screen lines than this
-CALL_LINES = 2  # a group's call, at most, on the screen (-v: whole)
+CALL_LINES = 1  # a group's call, at most, on the screen (-v: whole)
 CALL_FIRST, CALL_INDENT = "      call: ", "          "  # a failure's call (kbtool/specs/call.py), under its message
 _RANK = [str(s) for s in SEVERITY]
 
@@ -264,9 +264,8 @@ def _group_screen(
     marker, what, repro = _group_lines(item)
     lines = pack(marker + " ", what.lstrip(" ").split(" "), width, " ", "      ")
     called = [plain(line) for line in call.lines_of(item[1][0], width, CALL_FIRST, CALL_INDENT, most=CALL_LINES)]
-    # the message and the call are cut to fit a screen of groups (-v has both whole); a call says more than a
-    # message's third line
-    lines = _cut_lines(lines, GROUP_LINES - 1 if called else GROUP_LINES, width)
+    # the message and the call are cut to fit a screen of groups (-v has both whole)
+    lines = _cut_lines(lines, GROUP_LINES, width)
     called = _cut_lines(called, CALL_LINES, width)
     return marker, lines, called + pack("      ", SHELL_WORD.findall(repro), width, " ", "          ", tail=" \\")
 
