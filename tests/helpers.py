@@ -205,3 +205,16 @@ def bench(*args):
 
     result = CliRunner().invoke(main, ["bench"] + [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
+
+
+def invoke_cli(*args):
+    """Run kbtool's CLI in-process with stderr kept apart from stdout (on every click version)."""
+    from click.testing import CliRunner
+
+    from kbtool.cli import main
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart
+    return runner.invoke(main, list(args))

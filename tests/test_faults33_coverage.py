@@ -4,19 +4,9 @@ spec, exit 0. Now a report tells only of the ops it ran on B, from a whole run o
 
 import json
 
-from click.testing import CliRunner
-
-from kbtool.cli import main
 from tests.helpers import available, make_report, record
 
-
-def invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        runner = CliRunner()  # click >= 8.2 keeps stderr apart
-    return runner.invoke(main, list(args))
-
+from .helpers import invoke_cli as invoke
 
 PLAN = {
     "ops": ["abs"],

@@ -6,22 +6,14 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from kbtool import files, known, paths
-from kbtool.cli import main
 from kbtool.errors import KbtoolError
 from kbtool.known import record as record_mod
 from kbtool.reports.report import Report
 from kbtool.specs import loader
 
-
-def invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        runner = CliRunner()  # click >= 8.2 keeps stderr apart
-    return runner.invoke(main, list(args))
+from .helpers import invoke_cli as invoke
 
 
 @pytest.fixture(scope="module")

@@ -5,24 +5,16 @@ refusals come before any backend runs."""
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kbtool.cli import main
 from kbtool.paths import CHECKOUT_ROOT
 from kbtool.runners import releases
+
+from .helpers import invoke_cli as invoke
 
 GPU = Path(CHECKOUT_ROOT) / "tests" / "fixtures" / "gpu_h100"
 CPU = str(GPU / "cpu.json.gz")
 DEVICE = str(GPU / "gpu-default.json.gz")
 HISTORY = str(Path(CHECKOUT_ROOT) / "reports" / "history.jsonl")
-
-
-def invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        runner = CliRunner()  # click >= 8.2 keeps stderr apart
-    return runner.invoke(main, list(args))
 
 
 @pytest.fixture

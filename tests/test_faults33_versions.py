@@ -3,18 +3,10 @@ env those are layered on (bisect's rule): a missing base env is refused in one l
 before anything is installed. The index and the installs are fakes: nothing here installs an env."""
 
 import pytest
-from click.testing import CliRunner
 
-from kbtool.cli import main
 from kbtool.runners import envs, releases
 
-
-def invoke(*args):
-    try:
-        runner = CliRunner(mix_stderr=False)  # click < 8.2
-    except TypeError:
-        runner = CliRunner()  # click >= 8.2 keeps stderr apart
-    return runner.invoke(main, list(args))
+from .helpers import invoke_cli as invoke
 
 
 @pytest.fixture
