@@ -66,6 +66,10 @@ LAYERS: Tuple[Layer, ...] = (
     ("reports", (("reports", ("kbtool.reports",), "the JSON report and one renderer per format; history"),)),
     ("check", (("check", ("kbtool.check", "kbtool.options"), "a check end to end; the options commands share"),)),
     (
+        "models",
+        (("models", ("kbtool.models",), "`kbtool models`: whole Keras models on every engine, traced to a K.* call"),),
+    ),
+    (
         "tools",
         (
             ("bench", ("kbtool.bench",), "`kbtool bench`: timing ops per backend"),
@@ -85,6 +89,7 @@ LAYERS: Tuple[Layer, ...] = (
             ("check command", ("kbtool.check.command",), "`kbtool check`"),
             ("bench command", ("kbtool.bench.command",), "`kbtool bench`"),
             ("bisect command", ("kbtool.bisect.command",), "`kbtool bisect`"),
+            ("models command", ("kbtool.models.command",), "`kbtool models`"),
             ("explore command", ("kbtool.explore.command",), "`kbtool explore`"),
             ("completion command", ("kbtool.completion",), "`kbtool completion`"),
         ),
