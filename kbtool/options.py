@@ -214,6 +214,16 @@ SPEC = click.option(
     help="Spec file (default: the shipped spec, ops.yaml in kbtool/_specs/ of an installed kbtool, "
     "or specs/ in a checkout).",
 )
+CASES = click.option(
+    "--cases",
+    "case_files",
+    type=click.Path(dir_okay=False),
+    multiple=True,
+    metavar="FILE",
+    callback=lambda ctx, param, value: tuple(existing_file(path, "--cases") or path for path in value),
+    help="A case file (`kbtool models --emit-cases` writes them) whose cases are added to the spec's ops for this "
+    "run (repeatable).",
+)
 # `spec map` and `report migration`
 MAP = click.option(
     "--map",
@@ -258,6 +268,7 @@ class CheckOptions:
     device: str = DEFAULT_DEVICE
     precision: str = DEFAULT_PRECISION
     versions: Optional[str] = None  # --versions PKG=LO..HI: each --backend that has PKG becomes its releases
+    case_files: Tuple[str, ...] = ()  # --cases FILE: cases added to the spec's ops for this run (specs/extra_cases.py)
 
     def __post_init__(self) -> None:
         from kbtool.reports import view  # light: the status words

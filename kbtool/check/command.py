@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     "`kbtool report history FILE` draws it).",
 )
 @options.SPEC
+@options.CASES
 @options.TIMEOUT
 @options.jobs(f"sharing every backend's cases; on a GPU, without --jobs, at most {DEFAULT_GPU_WORKERS} of one backend")
 @click.option(
@@ -167,7 +168,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
     from kbtool import shard as shard_mod
     from kbtool.plan import Selection, Sources, make_plan
     from kbtool.reports import load as report_load
-    from kbtool.specs import loader
+    from kbtool.specs import extra_cases, loader
 
     shard = shard_mod.parse(opts.shard) if opts.shard is not None else None
     keys = report_load.run_keys(opts.outputs)  # the last report of this -o report, else of this directory
@@ -177,7 +178,7 @@ def _plan(opts: options.CheckOptions) -> "Plan":
         raise KbtoolError(
             f"--active checks the configured backend ({settings.active_backend}); give --active or --backend, not both"
         )
-    spec = loader.load(opts.spec_path)
+    spec = extra_cases.extend(loader.load(opts.spec_path), opts.case_files)
     backend_names, not_run = _swept(opts)
     chosen = Selection(
         ops=opts.ops,

@@ -81,6 +81,8 @@ class Localisation:
     known_id: Optional[str] = None  # the entry that explains it
     case_id: Optional[str] = None  # the spec case written for it (--emit-cases)
     why_not: str = ""  # when call is None: why the call could not be named
+    rate: Optional[float] = None  # CRADLE's inconsistency introduction rate R_L of the layer (models/metrics.py)
+    inputs_agree: bool = True  # False: no layer diverges with agreeing inputs; the layer of the largest rate
 
 
 @dataclass
@@ -91,6 +93,7 @@ class ModelResult:
     engine: str
     verdict: str  # one of VERDICTS
     oracle: str  # one of ORACLES
+    oracle_engine: str = ""  # the engine whose run was the oracle ("numpy": the reference; else the majority's)
     forward: Optional[Difference] = None
     gradient: Optional[Difference] = None
     localisation: Optional[Localisation] = None
