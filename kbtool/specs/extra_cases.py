@@ -39,8 +39,9 @@ def read(path: str) -> Dict[str, List[RawCase]]:
         _, data = files.parse_yaml(path, text, "invalid YAML")
     except files.FileProblem as exc:
         raise KbtoolError(files.one_line(str(exc)))
-    if data is None:
-        raise KbtoolError(f"{path}: the case file is empty (it holds `cases:`, a mapping of op to cases)")
+    if data is None or (isinstance(data, dict) and "cases" not in data):
+        what = "is empty" if data is None else "has no `cases:`"
+        raise KbtoolError(f"{path}: the case file {what} (it holds `cases:`, a mapping of op to cases)")
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(FILE_SCHEMA).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top)"
