@@ -67,6 +67,9 @@ def test_a_nan_where_the_oracle_has_a_number_or_a_shape_that_differs_is_inconsis
     found = metrics.difference([nan], [base], metrics.depth_tolerance(50))
     assert found.inconsistent and math.isinf(found.max_abs)
     assert not metrics.difference([nan], [nan], metrics.depth_tolerance(1)).inconsistent
+    all_nan = np.full(4, np.nan, dtype="float32")
+    found = metrics.difference([all_nan], [base], metrics.depth_tolerance(1))  # nothing finite on one side
+    assert found.inconsistent and math.isinf(found.max_abs)
     assert metrics.difference([base[:3]], [base], metrics.depth_tolerance(1)).inconsistent
 
 

@@ -108,8 +108,14 @@ def difference(actual: Sequence[NDArray[Any]], expected: Sequence[NDArray[Any]],
     # a non-finite value is equal only to the same non-finite value (NaN to NaN)
     odd = ~both & ~((a == e) | (np.isnan(a) & np.isnan(e)))
     threshold = tolerance.threshold(e)
-    if not both.any():
-        return Difference(0.0, 0.0, 0.0, threshold, bool(odd.any()))
+    if (
+        not both.any()
+    ):  # nothing finite on both sides: a non-finite value where the other has another is as far as it gets
+        return (
+            Difference(math.inf, math.inf, 0.0, threshold, True)
+            if odd.any()
+            else Difference(0.0, 0.0, 0.0, threshold, False)
+        )
     gap = np.abs(a[both] - e[both])
     max_abs = float(gap.max())
     max_rel = float((gap / np.maximum(np.abs(e[both]), TINY)).max())
