@@ -1,0 +1,149 @@
+# py36-compatible
+"""One zoo model on this worker's engine: built, given the seeded weights, run forward on the seeded inputs with
+every layer's outputs kept (topological order), on keras2 through one K.function over all of them with the learning
+phase fed, on tf_keras and Keras 3 through one functional Model over all of them called with training=..."""
+
+import time
+
+import numpy as np
+
+from . import graph, seeded
+
+
+class Arrays(object):
+    """The reply's arrays: add() appends one and returns its index."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, value):
+        self.items.append(np.asarray(value))
+        return len(self.items) - 1
+
+
+def to_numpy(api, value):
+    if api.flavor == "keras3":
+        return np.asarray(api.keras.ops.convert_to_numpy(value))
+    if hasattr(value, "numpy"):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def weight_name(variable):
+    """A weight's full name (Keras 3's `path`, 'conv/kernel'; Keras 2's and tf_keras's name, 'conv/kernel:0')."""
+    return str(getattr(variable, "path", None) or variable.name)
+
+
+def build(api, mdef, seed):
+    """The model with its seeded weights; (model, [(name, shape)])."""
+    model = mdef.build(api)
+    described = [(weight_name(w), tuple(int(d) for d in w.shape)) for w in model.weights]
+    current = model.get_weights()
+    if len(current) != len(described):
+        raise ValueError("model.weights and get_weights() differ in length ({} vs {})".format(len(described), len(current)))
+    values = [
+        seeded.weight_value(seed, mdef.name, i, name, np.shape(old), str(np.asarray(old).dtype))
+        for i, ((name, _), old) in enumerate(zip(described, current))
+    ]
+    model.set_weights(values)
+    return model, described
+
+
+def inputs_of(mdef, seed):
+    return [seeded.input_value(seed, mdef.name, i, spec) for i, spec in enumerate(mdef.inputs)]
+
+
+def fresh_session(api):
+    """A new graph/name scope per request, where the Keras has one (the names in the zoo are given, but an
+    application's automatic names would count on)."""
+    clear = getattr(api.keras.backend, "clear_session", None)
+    if callable(clear):
+        try:
+            clear()
+        except Exception:  # the reference has nothing to clear: nothing is lost
+            pass
+
+
+def unique(tensors):
+    seen, kept = set(), []
+    for tensor in tensors:
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            kept.append(tensor)
+    return kept
+
+
+def keras2_function(api, inputs, outputs, phase):
+    """A K.function of `inputs` (+ the learning phase where it is a placeholder) and whether it takes the phase."""
+    kb = api.keras.backend
+    learning_phase = kb.learning_phase()
+    takes_phase = not isinstance(learning_phase, int)
+    return kb.function(list(inputs) + ([learning_phase] if takes_phase else []), list(outputs)), takes_phase
+
+
+def evaluate(api, model, tensors, values, training):
+    """{id(tensor): value} of Keras tensors of the model computed from the model's input values."""
+    if not tensors:
+        return {}
+    if api.flavor == "keras2":
+        fn, takes_phase = keras2_function(api, model.inputs, tensors, training)
+        computed = fn(list(values) + ([int(bool(training))] if takes_phase else []))
+    else:
+        probe = api.keras.models.Model(model.inputs, list(tensors))
+        feed = list(values) if len(values) > 1 else values[0]
+        computed = probe(feed, training=bool(training))
+        if len(tensors) == 1 and not isinstance(computed, (list, tuple)):
+            computed = [computed]
+    return dict((id(t), to_numpy(api, v)) for t, v in zip(tensors, computed))
+
+
+def forward(api, model, values, training, arrays):
+    """The layers' entries of the reply header (name, class, inbound, output array indices), in topological order,
+    and the model's output indices."""
+    layers = graph.layers_in_order(model)
+    given = dict((id(t), v) for t, v in zip(model.inputs, values))
+    wanted = unique(t for entry in layers for node in entry.nodes for t in graph.node_outputs(node) if id(t) not in given)
+    computed = evaluate(api, model, wanted, values, training)
+    computed.update(given)
+    index_of = {}
+    entries = []
+    for entry in layers:
+        indices = []
+        for node in entry.nodes:
+            for tensor in graph.node_outputs(node):
+                if id(tensor) not in index_of:
+                    index_of[id(tensor)] = arrays.add(computed[id(tensor)])
+                indices.append(index_of[id(tensor)])
+        entries.append(
+            {"name": entry.name, "class": type(entry.layer).__name__, "inbound": entry.inbound(), "outputs": indices}
+        )
+    outputs = [index_of[id(t)] for t in graph.flat(model.outputs)]
+    return entries, outputs
+
+
+def run(api, mdef, seed, train, arrays):
+    """The model's header fields (without status) for a `model` request; arrays filled in `arrays`."""
+    from . import train as training
+
+    seconds = {}
+    t0 = time.time()
+    fresh_session(api)
+    model, described = build(api, mdef, seed)
+    seconds["build"] = round(time.time() - t0, 6)
+    t0 = time.time()
+    layers, outputs = forward(api, model, inputs_of(mdef, seed), mdef.training_forward, arrays)
+    seconds["forward"] = round(time.time() - t0, 6)
+    t0 = time.time()
+    step = training.step(api, mdef, model, seed, arrays) if train else {"note": "no training step was asked for"}
+    seconds["train"] = round(time.time() - t0, 6)
+    return {
+        "model": mdef.name,
+        "flavor": api.flavor,
+        "keras": api.version,
+        "engine": api.engine,
+        "layers": layers,
+        "outputs": outputs,
+        "weights": [[name, list(shape)] for name, shape in described],
+        "train": step,
+        "seconds": seconds,
+    }
