@@ -23,7 +23,7 @@ class Api(object):
 
 def flavor_of(module_name):
     """The flavor a backend module's name says, or None (a custom module, the reference: read from their base)."""
-    if module_name == "keras3_port" or module_name.startswith("keras3_port.") or module_name.startswith("keras.src"):
+    if module_name == "keras3_port" or module_name.startswith(("keras3_port.", "keras.src")):
         return "keras3"
     if module_name == "tf_keras" or module_name.startswith("tf_keras."):
         return "tf_keras"

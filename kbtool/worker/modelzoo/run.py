@@ -40,7 +40,9 @@ def build(api, mdef, seed):
     described = [(weight_name(w), tuple(int(d) for d in w.shape)) for w in model.weights]
     current = model.get_weights()
     if len(current) != len(described):
-        raise ValueError("model.weights and get_weights() differ in length ({} vs {})".format(len(described), len(current)))
+        raise ValueError(
+            "model.weights and get_weights() differ in length ({} vs {})".format(len(described), len(current))
+        )
     values = [
         seeded.weight_value(seed, mdef.name, i, name, np.shape(old), str(np.asarray(old).dtype))
         for i, ((name, _), old) in enumerate(zip(described, current))
@@ -94,15 +96,17 @@ def evaluate(api, model, tensors, values, training):
         computed = probe(feed, training=bool(training))
         if len(tensors) == 1 and not isinstance(computed, (list, tuple)):
             computed = [computed]
-    return dict((id(t), to_numpy(api, v)) for t, v in zip(tensors, computed))
+    return {id(t): to_numpy(api, v) for t, v in zip(tensors, computed)}
 
 
 def forward(api, model, values, training, arrays):
     """The layers' entries of the reply header (name, class, inbound, output array indices), in topological order,
     and the model's output indices."""
     layers = graph.layers_in_order(model)
-    given = dict((id(t), v) for t, v in zip(model.inputs, values))
-    wanted = unique(t for entry in layers for node in entry.nodes for t in graph.node_outputs(node) if id(t) not in given)
+    given = {id(t): v for t, v in zip(model.inputs, values)}
+    wanted = unique(
+        t for entry in layers for node in entry.nodes for t in graph.node_outputs(node) if id(t) not in given
+    )
     computed = evaluate(api, model, wanted, values, training)
     computed.update(given)
     index_of = {}

@@ -101,10 +101,10 @@ def invoke(api, node, values):
 
         fed = [tf.constant(v) for v in values]
         ids = [kt_id for kt_id, _ in node._keras_inputs_ids_and_indices]
-        args, kwargs = node.map_arguments(dict((i, [t]) for i, t in zip(ids, fed)))
+        args, kwargs = node.map_arguments({i: [t] for i, t in zip(ids, fed)})
     else:
         fed = [api.keras.ops.convert_to_tensor(v) for v in values]
-        args, kwargs = node.arguments.fill_in(dict((id(kt), t) for kt, t in zip(keras_inputs, fed)))
+        args, kwargs = node.arguments.fill_in({id(kt): t for kt, t in zip(keras_inputs, fed)})
     return layer, list(args), call_kwargs(layer, kwargs, False), fed
 
 
@@ -136,7 +136,7 @@ def keras2_values(api, calls, fed, values, training):
     leaves = []
     for _, args, kwargs, output in calls:
         walk([args, kwargs, output], leaves)
-    known = dict((id(p), v) for p, v in zip(fed, values))
+    known = {id(p): v for p, v in zip(fed, values)}
     wanted = run.unique(x for x in leaves if id(x) not in known and symbolic(api, x))
     phase = [int(bool(training))]
     try:
@@ -180,7 +180,7 @@ class Encoder(object):
         if isinstance(value, list):
             return [self.encode(v) for v in value]
         if isinstance(value, dict):
-            return {"dict": dict((str(k), self.encode(v)) for k, v in value.items())}
+            return {"dict": {str(k): self.encode(v) for k, v in value.items()}}
         if not callable(value) or hasattr(value, "shape"):
             array = self.array_of(value)
             if array is not None and array.dtype != object:
@@ -221,7 +221,7 @@ def trace(api, mdef, seed, layer_name, values, arrays):
     calls = []
     for name, call_args, call_kw, output in recorder.calls:
         entry = {"fn": name, "args": [encoder.encode(a) for a in call_args], "kwargs": {}}
-        entry["kwargs"] = dict((str(k), encoder.encode(v)) for k, v in call_kw.items())
+        entry["kwargs"] = {str(k): encoder.encode(v) for k, v in call_kw.items()}
         entry["output"], outputs = encoder.output(output)
         if outputs is not None:
             entry["outputs"] = outputs

@@ -45,9 +45,7 @@ def one_step(api, mdef, model, seed):
     model.compile(optimizer=sgd(api), loss=mdef.loss)
     trainable = list(model.trainable_weights)
     before = values_of(api, trainable)
-    loss = model.train_on_batch(
-        inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0]
-    )
+    loss = model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
     after = values_of(api, trainable)
     loss = np.asarray(loss, dtype="float64").ravel()[0]
     return loss, [b - a for b, a in zip(before, after)], [run.weight_name(w) for w in trainable]
@@ -64,5 +62,9 @@ def step(api, mdef, model, seed, arrays):
     except Exception as exc:
         if not is_reference(api):
             raise
-        return {"note": "the reference does not train: {}: {}".format(type(exc).__name__, str(exc).splitlines()[0][:300] if str(exc) else "")}
+        return {
+            "note": "the reference does not train: {}: {}".format(
+                type(exc).__name__, str(exc).splitlines()[0][:300] if str(exc) else ""
+            )
+        }
     return {"loss": arrays.add(loss), "gradients": [arrays.add(g) for g in gradients], "trainable": names}
