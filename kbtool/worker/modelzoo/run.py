@@ -35,20 +35,56 @@ def weight_name(variable):
 
 
 def build(api, mdef, seed):
-    """The model with its seeded weights; (model, [(name, shape)])."""
+    """The model with its seeded weights; (model, [(name, shape)]). Shapes are read from get_weights()'s values (a
+    Theano variable's own shape is symbolic)."""
     model = mdef.build(api)
-    described = [(weight_name(w), tuple(int(d) for d in w.shape)) for w in model.weights]
-    current = model.get_weights()
-    if len(current) != len(described):
-        raise ValueError(
-            "model.weights and get_weights() differ in length ({} vs {})".format(len(described), len(current))
-        )
+    names = [weight_name(w) for w in model.weights]
+    current = [np.asarray(v) for v in model.get_weights()]
+    if len(current) != len(names):
+        raise ValueError("model.weights and get_weights() differ in length ({} vs {})".format(len(names), len(current)))
+    described = [(name, tuple(int(d) for d in old.shape)) for name, old in zip(names, current)]
     values = [
-        seeded.weight_value(seed, mdef.name, i, name, np.shape(old), str(np.asarray(old).dtype))
-        for i, ((name, _), old) in enumerate(zip(described, current))
+        seeded.weight_value(seed, mdef.name, i, name, shape, str(old.dtype))
+        for i, ((name, shape), old) in enumerate(zip(described, current))
     ]
+    flipped = flipped_kernels(api, model)
+    values = [np.ascontiguousarray(flip(v)) if id(w) in flipped else v for w, v in zip(model.weights, values)]
     model.set_weights(values)
     return model, described
+
+
+# Keras 2's own weight loader (keras/engine/saving.py: conv_layers, _need_convert_kernel) flips these layers' kernels
+# between Theano (a true convolution: filter_flip) and the correlating backends; the same here, so that one set of
+# seeded weights means one function everywhere
+FLIPPED_ON_THEANO = {"Conv1D": (0,), "Conv2D": (0,), "Conv3D": (0,), "Conv2DTranspose": (0,), "ConvLSTM2D": (0, 1)}
+LAYOUT_NOTE = (
+    "Theano: Conv1D/2D/3D/2DTranspose and ConvLSTM2D kernels flipped (conv_utils.convert_kernel, as Keras's loader)"
+)
+
+
+def flip(kernel):
+    """conv_utils.convert_kernel: every axis but the last two reversed."""
+    return kernel[tuple([slice(None, None, -1)] * (kernel.ndim - 2) + [slice(None), slice(None)])]
+
+
+def flipped_kernels(api, model):
+    """The ids of the variables to flip on this engine (none but on Theano)."""
+    if api.flavor != "keras2" or api.engine != "theano":
+        return set()
+    found = set()
+    for layer in all_layers(model):
+        for k in FLIPPED_ON_THEANO.get(type(layer).__name__, ()):
+            if k < len(layer.weights):
+                found.add(id(layer.weights[k]))
+    return found
+
+
+def all_layers(model):
+    for layer in model.layers:
+        yield layer
+        if hasattr(layer, "layers"):  # a nested model
+            for inner in all_layers(layer):
+                yield inner
 
 
 def inputs_of(mdef, seed):
@@ -148,6 +184,7 @@ def run(api, mdef, seed, train, arrays):
         "layers": layers,
         "outputs": outputs,
         "weights": [[name, list(shape)] for name, shape in described],
+        "layout": LAYOUT_NOTE if flipped_kernels(api, model) else "",
         "train": step,
         "seconds": seconds,
     }
