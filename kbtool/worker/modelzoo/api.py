@@ -27,7 +27,8 @@ def flavor_of(module_name):
         return "keras3"
     if module_name == "tf_keras" or module_name.startswith("tf_keras."):
         return "tf_keras"
-    if module_name == "keras.backend" or module_name.startswith("keras.backend."):
+    # plaidml: the plaidml_install_backend shim hands Keras 2.2.4 plaidml's own module as keras.backend
+    if module_name == "keras.backend" or module_name.startswith(("keras.backend.", "plaidml.keras")):
         keras = importlib.import_module("keras")
         major = str(getattr(keras, "__version__", "2")).split(".")[0]
         return "keras2" if major in ("1", "2") else "keras3"
