@@ -36,14 +36,14 @@ def runs(clients: Dict[str, WorkerClient]) -> Dict[str, Dict[str, EngineRun]]:
 def test_small_cnn_runs_layer_by_layer_and_trains_once(runs: Dict[str, Dict[str, EngineRun]], engine: str) -> None:
     run = runs["small_cnn"][engine]
     assert run.status == "ok", run.reason
-    assert [(l.name, l.cls) for l in run.layers] == [
+    assert [(o.name, o.cls) for o in run.layers] == [
         ("image", "InputLayer"),
         ("conv", "Conv2D"),
         ("pool", "MaxPooling2D"),
         ("flatten", "Flatten"),
         ("dense", "Dense"),
     ]
-    assert [l.arrays[0].shape for l in run.layers] == [(2, 12, 12, 3), (2, 10, 10, 8), (2, 5, 5, 8), (2, 200), (2, 5)]
+    assert [o.arrays[0].shape for o in run.layers] == [(2, 12, 12, 3), (2, 10, 10, 8), (2, 5, 5, 8), (2, 200), (2, 5)]
     assert run.layers[2].inbound == ("conv",) and np.array_equal(run.outputs[0], run.layers[-1].arrays[0])
     assert [shape for _, shape in run.weights] == [(3, 3, 3, 8), (8,), (200, 5), (5,)]
     assert run.loss is not None and np.isfinite(run.loss) and run.train_note == ""

@@ -31,7 +31,7 @@ def _model_reply(train: Dict[str, Any]) -> Reply:
 def test_an_ok_reply_becomes_a_run_with_layers_outputs_weights_loss_and_gradients() -> None:
     run = wire.decode_run("tensorflow1", "m", _model_reply({"loss": 2, "gradients": [3, 4]}), {"keras": "2.3.1"})
     assert run.status == "ok" and run.engine == "tensorflow1" and run.model == "m"
-    assert [(l.name, l.cls, l.inbound) for l in run.layers] == [("x", "InputLayer", ()), ("d", "Dense", ("x",))]
+    assert [(o.name, o.cls, o.inbound) for o in run.layers] == [("x", "InputLayer", ()), ("d", "Dense", ("x",))]
     assert run.layers[1].arrays[0].shape == (2, 4) and run.outputs[0][0, 0] == 2.0
     assert run.weights == [("d/kernel:0", (3, 4)), ("d/bias:0", (4,))]
     assert run.loss == 0.5 and [g.shape for g in run.gradients] == [(3, 4), (4,)]
@@ -81,7 +81,12 @@ def _trace_reply() -> Reply:
             "kwargs": {"strides": {"tuple": [1, 1]}, "padding": "valid", "opts": {"dict": {"a": {"array": 1}}}},
             "output": 2,
         },
-        {"fn": "floatx", "args": [], "kwargs": {"f": {"repr": "<function relu>"}, "l": [1, {"tuple": []}]}, "output": None},
+        {
+            "fn": "floatx",
+            "args": [],
+            "kwargs": {"f": {"repr": "<function relu>"}, "l": [1, {"tuple": []}]},
+            "output": None,
+        },
     ]
     return Reply({"status": "ok", "calls": calls}, arrays)
 

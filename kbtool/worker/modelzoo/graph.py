@@ -51,6 +51,11 @@ def node_outputs(node):
     return flat(outputs)
 
 
+def weight_name(variable):
+    """A weight's full name (Keras 3's `path`, 'conv/kernel'; Keras 2's and tf_keras's name, 'conv/kernel:0')."""
+    return str(getattr(variable, "path", None) or variable.name)
+
+
 def source_layer(tensor):
     """The layer that made a Keras tensor (its _keras_history's first field on every flavor)."""
     return tensor._keras_history[0]

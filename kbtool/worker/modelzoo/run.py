@@ -29,16 +29,11 @@ def to_numpy(api, value):
     return np.asarray(value)
 
 
-def weight_name(variable):
-    """A weight's full name (Keras 3's `path`, 'conv/kernel'; Keras 2's and tf_keras's name, 'conv/kernel:0')."""
-    return str(getattr(variable, "path", None) or variable.name)
-
-
 def build(api, mdef, seed):
     """The model with its seeded weights; (model, [(name, shape)]). Shapes are read from get_weights()'s values (a
     Theano variable's own shape is symbolic)."""
     model = mdef.build(api)
-    names = [weight_name(w) for w in model.weights]
+    names = [graph.weight_name(w) for w in model.weights]
     current = [np.asarray(v) for v in model.get_weights()]
     if len(current) != len(names):
         raise ValueError("model.weights and get_weights() differ in length ({} vs {})".format(len(names), len(current)))

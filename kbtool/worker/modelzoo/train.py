@@ -5,7 +5,7 @@ after (lr 1.0), the loss what train_on_batch returned. Where the engine does not
 
 import numpy as np
 
-from . import run, seeded
+from . import graph, seeded
 
 # Keras 3 engines whose trainer has no train_on_batch (keras/src/backend/<engine>/trainer.py raises
 # NotImplementedError): not tried, said
@@ -40,7 +40,7 @@ def values_of(api, variables):
 
 def one_step(api, mdef, model, seed):
     """(loss, [gradient]) of one train_on_batch."""
-    inputs = run.inputs_of(mdef, seed)
+    inputs = [seeded.input_value(seed, mdef.name, i, spec) for i, spec in enumerate(mdef.inputs)]
     targets = [seeded.target_value(seed, mdef.name, i, spec) for i, spec in enumerate(mdef.targets)]
     model.compile(optimizer=sgd(api), loss=mdef.loss)
     trainable = list(model.trainable_weights)
@@ -48,7 +48,7 @@ def one_step(api, mdef, model, seed):
     loss = model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
     after = values_of(api, trainable)
     loss = np.asarray(loss, dtype="float64").ravel()[0]
-    return loss, [b - a for b, a in zip(before, after)], [run.weight_name(w) for w in trainable]
+    return loss, [b - a for b, a in zip(before, after)], [graph.weight_name(w) for w in trainable]
 
 
 def step(api, mdef, model, seed, arrays):
