@@ -182,6 +182,12 @@ def main(argv=None):
         if cmd == "bench":
             protocol.write_message(proto_out, timing.bench(K, request, arrays, modules, symbolic_context))
             continue
+        if cmd in ("model", "model_trace"):  # `kbtool models`: a zoo model, or one layer's K.* calls (own seconds)
+            from modelzoo import serve
+
+            header, out_arrays = serve.serve(K, request, arrays, args.base_module if args.base_backend else ())
+            protocol.write_message(proto_out, header, out_arrays)
+            continue
         header, out_arrays = invoke.evaluate(K, request, arrays, modules, symbolic_context)
         header["seconds"] = round(time.time() - t0, 6)
         protocol.write_message(proto_out, header, out_arrays)

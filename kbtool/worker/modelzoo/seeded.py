@@ -31,9 +31,9 @@ def weight_value(seed, model, index, name, shape, dtype="float32"):
     return values.astype(dtype)
 
 
-def input_value(seed, model, index, spec):
+def input_value(seed, model, index, spec, what="input"):
     """One input of a model from its spec {shape, dtype, dist: normal|uniform|randint, low, high}."""
-    rng = generator(seed, model, "input", index)
+    rng = generator(seed, model, what, index)
     shape = tuple(spec["shape"])
     dtype = spec.get("dtype", "float32")
     dist = spec.get("dist", "normal")
@@ -44,3 +44,8 @@ def input_value(seed, model, index, spec):
     else:
         values = rng.normal(0.0, 1.0, shape)
     return np.asarray(values).astype(dtype)
+
+
+def target_value(seed, model, index, spec):
+    """The index-th training target of `model` (its own generator: the inputs' draws stay as they are)."""
+    return input_value(seed, model, index, spec, what="target")

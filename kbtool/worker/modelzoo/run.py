@@ -1,0 +1,185 @@
+# py36-compatible
+"""One zoo model on this worker's engine: built, given the seeded weights, run forward on the seeded inputs with
+every layer's outputs kept (topological order), on keras2 through one K.function over all of them with the learning
+phase fed, on tf_keras and Keras 3 through one functional Model over all of them called with training=..."""
+
+import time
+
+import numpy as np
+
+from . import graph, seeded
+
+
+class Arrays(object):
+    """The reply's arrays: add() appends one and returns its index."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, value):
+        self.items.append(np.asarray(value))
+        return len(self.items) - 1
+
+
+def to_numpy(api, value):
+    if api.flavor == "keras3":
+        return np.asarray(api.keras.ops.convert_to_numpy(value))
+    if hasattr(value, "numpy"):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def build(api, mdef, seed):
+    """The model with its seeded weights; (model, [(name, shape)]). Shapes are read from get_weights()'s values (a
+    Theano variable's own shape is symbolic)."""
+    model = mdef.build(api)
+    names = [graph.weight_name(w) for w in model.weights]
+    current = [np.asarray(v) for v in model.get_weights()]
+    if len(current) != len(names):
+        raise ValueError("model.weights and get_weights() differ in length ({} vs {})".format(len(names), len(current)))
+    described = [(name, tuple(int(d) for d in old.shape)) for name, old in zip(names, current)]
+    values = [
+        seeded.weight_value(seed, mdef.name, i, name, shape, str(old.dtype))
+        for i, ((name, shape), old) in enumerate(zip(described, current))
+    ]
+    flipped = flipped_kernels(api, model)
+    values = [np.ascontiguousarray(flip(v)) if id(w) in flipped else v for w, v in zip(model.weights, values)]
+    model.set_weights(values)
+    return model, described
+
+
+# Keras 2's own weight loader (keras/engine/saving.py: conv_layers, _need_convert_kernel) flips these layers' kernels
+# between Theano (a true convolution: filter_flip) and the correlating backends; the same here, so that one set of
+# seeded weights means one function everywhere
+FLIPPED_ON_THEANO = {"Conv1D": (0,), "Conv2D": (0,), "Conv3D": (0,), "Conv2DTranspose": (0,), "ConvLSTM2D": (0, 1)}
+LAYOUT_NOTE = (
+    "Theano: Conv1D/2D/3D/2DTranspose and ConvLSTM2D kernels flipped (conv_utils.convert_kernel, as Keras's loader)"
+)
+
+
+def flip(kernel):
+    """conv_utils.convert_kernel: every axis but the last two reversed."""
+    return kernel[tuple([slice(None, None, -1)] * (kernel.ndim - 2) + [slice(None), slice(None)])]
+
+
+def flipped_kernels(api, model):
+    """The ids of the variables to flip on this engine (none but on Theano)."""
+    if api.flavor != "keras2" or api.engine != "theano":
+        return set()
+    found = set()
+    for layer in all_layers(model):
+        for k in FLIPPED_ON_THEANO.get(type(layer).__name__, ()):
+            if k < len(layer.weights):
+                found.add(id(layer.weights[k]))
+    return found
+
+
+def all_layers(model):
+    for layer in model.layers:
+        yield layer
+        if hasattr(layer, "layers"):  # a nested model
+            for inner in all_layers(layer):
+                yield inner
+
+
+def inputs_of(mdef, seed):
+    return [seeded.input_value(seed, mdef.name, i, spec) for i, spec in enumerate(mdef.inputs)]
+
+
+def fresh_session(api):
+    """A new graph/name scope per request, where the Keras has one (the names in the zoo are given, but an
+    application's automatic names would count on)."""
+    clear = getattr(api.keras.backend, "clear_session", None)
+    if callable(clear):
+        try:
+            clear()
+        except Exception:  # the reference has nothing to clear: nothing is lost
+            pass
+
+
+def unique(tensors):
+    seen, kept = set(), []
+    for tensor in tensors:
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            kept.append(tensor)
+    return kept
+
+
+def keras2_function(api, inputs, outputs, phase):
+    """A K.function of `inputs` (+ the learning phase where it is a placeholder) and whether it takes the phase."""
+    kb = api.keras.backend
+    learning_phase = kb.learning_phase()
+    takes_phase = not isinstance(learning_phase, int)
+    return kb.function(list(inputs) + ([learning_phase] if takes_phase else []), list(outputs)), takes_phase
+
+
+def evaluate(api, model, tensors, values, training):
+    """{id(tensor): value} of Keras tensors of the model computed from the model's input values."""
+    if not tensors:
+        return {}
+    if api.flavor == "keras2":
+        fn, takes_phase = keras2_function(api, model.inputs, tensors, training)
+        computed = fn(list(values) + ([int(bool(training))] if takes_phase else []))
+    else:
+        probe = api.keras.models.Model(model.inputs, list(tensors))
+        feed = list(values) if len(values) > 1 else values[0]
+        computed = probe(feed, training=bool(training))
+        if len(tensors) == 1 and not isinstance(computed, (list, tuple)):
+            computed = [computed]
+    return {id(t): to_numpy(api, v) for t, v in zip(tensors, computed)}
+
+
+def forward(api, model, values, training, arrays):
+    """The layers' entries of the reply header (name, class, inbound, output array indices), in topological order,
+    and the model's output indices."""
+    layers = graph.layers_in_order(model)
+    given = {id(t): v for t, v in zip(model.inputs, values)}
+    wanted = unique(
+        t for entry in layers for node in entry.nodes for t in graph.node_outputs(node) if id(t) not in given
+    )
+    computed = evaluate(api, model, wanted, values, training)
+    computed.update(given)
+    index_of = {}
+    entries = []
+    for entry in layers:
+        indices = []
+        for node in entry.nodes:
+            for tensor in graph.node_outputs(node):
+                if id(tensor) not in index_of:
+                    index_of[id(tensor)] = arrays.add(computed[id(tensor)])
+                indices.append(index_of[id(tensor)])
+        entries.append(
+            {"name": entry.name, "class": type(entry.layer).__name__, "inbound": entry.inbound(), "outputs": indices}
+        )
+    outputs = [index_of[id(t)] for t in graph.flat(model.outputs)]
+    return entries, outputs
+
+
+def run(api, mdef, seed, train, arrays):
+    """The model's header fields (without status) for a `model` request; arrays filled in `arrays`."""
+    from . import train as training
+
+    seconds = {}
+    t0 = time.time()
+    fresh_session(api)
+    model, described = build(api, mdef, seed)
+    seconds["build"] = round(time.time() - t0, 6)
+    t0 = time.time()
+    layers, outputs = forward(api, model, inputs_of(mdef, seed), mdef.training_forward, arrays)
+    seconds["forward"] = round(time.time() - t0, 6)
+    t0 = time.time()
+    step = training.step(api, mdef, model, seed, arrays) if train else {"note": "no training step was asked for"}
+    seconds["train"] = round(time.time() - t0, 6)
+    return {
+        "model": mdef.name,
+        "flavor": api.flavor,
+        "keras": api.version,
+        "engine": api.engine,
+        "layers": layers,
+        "outputs": outputs,
+        "weights": [[name, list(shape)] for name, shape in described],
+        "layout": LAYOUT_NOTE if flipped_kernels(api, model) else "",
+        "train": step,
+        "seconds": seconds,
+    }
