@@ -265,7 +265,7 @@ def _execute(
     verbosity: int,
 ) -> Tuple[List["ModelResult"], List[Dict[str, Any]], List[Dict[str, Any]], Optional[Dict[str, Any]]]:
     """Run, judge, localise: (results, the engines' report lines, release changes, {path, written} of --emit-cases)."""
-    from kbtool.models import compare, execute
+    from kbtool.models import execute
     from kbtool.models.progress import LEGEND, ModelsProgress
 
     seed, train, timeout = settings["seed"], settings["train"], settings["timeout"]
@@ -278,7 +278,7 @@ def _execute(
             runs, infos = execute.run_all(engines, names, seed, train, timeout, jobs, interrupts.cancel, progress)
     else:
         runs, infos = execute.run_all(engines, names, seed, train, timeout, jobs, interrupts.cancel)
-    results = compare.judge(runs)
+    results = execute.judge(runs, names)
     results += unsupported_results(engines, names, has_oracle=any(e.oracle and e.launch for e in engines))
     cases: Optional[List[Dict[str, Any]]] = [] if settings["emit_cases"] else None
     if not interrupts.cancel.is_set():
@@ -291,9 +291,10 @@ def _execute(
             tracers.close()
     written = None
     if settings["emit_cases"] and cases is not None:
-        from kbtool.models import localise
+        from kbtool.models import emit
 
-        written = {"path": settings["emit_cases"], "written": int(localise.emit_cases(settings["emit_cases"], cases))}
+        emit.write_cases(settings["emit_cases"], cases)
+        written = {"path": settings["emit_cases"], "written": len(cases)}
         if verbosity:
             _note(f"kbtool: wrote {written['written']} spec cases to {written['path']}")
     order = [e.name for e in engines]

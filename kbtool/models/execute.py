@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
-from kbtool.models.records import EngineRun, Localisation, ModelResult, TracedCall
+from kbtool.models.records import EngineRun, ModelResult, TracedCall
 from kbtool.reports.report import one_line
 from kbtool.runners import names as runner_names
 from kbtool.runners.base import Launch, Unavailable
@@ -254,7 +254,7 @@ class Tracers:
         worker = session.worker()
         if not worker.ready:
             raise KbtoolError(f"{engine}'s worker could not start: {worker.why_not_ready}")
-        return list(wire.trace_layer(worker.client, model, self.seed, layer, list(inputs)))
+        return list(wire.trace_layer(worker.client, model, self.seed, layer, list(inputs), self.timeout))
 
     def release(self, engine: str) -> None:
         session = self.sessions.get(engine)
@@ -268,32 +268,56 @@ class Tracers:
         self.sessions.clear()
 
 
+def judge(runs: Runs, models: Sequence[str]) -> List[ModelResult]:
+    """Every engine's run of each model judged against the oracle compare.py chooses for it (the reference's run,
+    else the majority's); the oracle's own run is not judged."""
+    from kbtool.models import compare
+
+    results: List[ModelResult] = []
+    for model in models:
+        of_model = {engine: by_model[model] for engine, by_model in runs.items() if model in by_model}
+        if of_model:
+            results += compare.compare_model(of_model, ORACLE)[1]
+    return results
+
+
 def localise_all(
     results: List[ModelResult],
     runs: Runs,
     trace: Tracer,
-    cases: Optional[List[Dict[str, Any]]] = None,
+    cases: Optional[List[Any]] = None,
     say: Optional[Say] = None,
     cancel: Optional[Cancel] = None,
 ) -> None:
-    """Each unexplained inconsistency localised (localise.localise: the layer, the K.* call, what op level says of
-    it; with `cases` a list, the spec case it writes for an unexplained call appended to it), engine by engine; a
-    finding explained at op level becomes `known`. A localisation that fails says why in the result's reason (the
-    finding stays unexplained)."""
+    """Each unexplained inconsistency whose divergent layer compare named, narrowed to the K.* call (the layer traced
+    on its engine with the engine's own inputs to it, localise.localise replaying each call on the reference, then
+    the cause at op level); a finding a known difference explains becomes `known`. With `cases` a list, the spec case
+    of each unexplained call is appended to it (--emit-cases); without, no case id is claimed. A layer that cannot
+    be traced says why in the localisation (the finding stays unexplained)."""
     from kbtool.models import localise
+    from kbtool.specs import loader
 
-    todo = [r for r in results if r.verdict == "unexplained" and _inconsistent(r)]
+    todo = [r for r in results if r.verdict == "unexplained" and r.localisation is not None]
+    spec = loader.load() if todo else None
     for engine in dict.fromkeys(r.engine for r in todo):
         for result in [r for r in todo if r.engine == engine]:
             if cancel is not None and cancel.is_set():
                 return
+            layer = result.localisation.layer if result.localisation else ""
             if say:
-                say(f"kbtool: localising {result.model} on {engine}")
+                say(f"kbtool: localising {result.model} on {engine}: layer {layer}")
             try:
-                where: Localisation = localise.localise(result, runs, trace, cases)
+                calls = trace(engine, result.model, layer, layer_inputs(runs[engine][result.model], layer))
+                where, emitted = localise.localise(result, calls, spec)
             except Exception as exc:  # one finding that cannot be localised keeps the others'
-                result.reason = one_line(f"could not localise: {type(exc).__name__}: {exc}")
+                if result.localisation is not None:
+                    why = one_line(f"could not trace the layer: {type(exc).__name__}: {exc}")
+                    result.localisation = dataclasses.replace(result.localisation, why_not=why)
                 continue
+            if emitted is not None and cases is not None:
+                cases.append(emitted)
+            elif cases is None and where.case_id:
+                where = dataclasses.replace(where, case_id=None)  # no file was asked: no case was written
             result.localisation = where
             if where.verdict == "known":
                 result.verdict = "known"
@@ -302,8 +326,12 @@ def localise_all(
             release(engine)
 
 
-def _inconsistent(result: ModelResult) -> bool:
-    return any(d is not None and d.inconsistent for d in (result.forward, result.gradient))
+def layer_inputs(run: EngineRun, layer: str) -> List[Any]:
+    """The values `layer` took in the engine's own forward pass: its inbound layers' outputs, in inbound order."""
+    outputs = {out.name: out for out in run.layers}
+    if layer not in outputs:
+        raise KbtoolError(f"{run.engine} has no layer {layer!r} in its run of {run.model}")
+    return [array for name in outputs[layer].inbound for array in outputs[name].arrays]
 
 
 # ---------------------------------------------------------------------------------------------- releases

@@ -52,7 +52,9 @@ def localisation_record(where: Optional[Localisation]) -> Optional[Record]:
     if where is None:
         return None
     record = dataclasses.asdict(where)
-    return {k: v for k, v in record.items() if v not in (None, "")}
+    if isinstance(record.get("rate"), float):
+        record["rate"] = round(record["rate"], 6)
+    return {k: v for k, v in record.items() if v is not None and v != ""}
 
 
 def result_record(result: ModelResult) -> Record:
@@ -63,6 +65,9 @@ def result_record(result: ModelResult) -> Record:
         "oracle": result.oracle,
         "seconds": round(float(result.seconds), 3),
     }
+    oracle_engine = getattr(result, "oracle_engine", "")
+    if oracle_engine:
+        record["oracle_engine"] = oracle_engine
     if result.reason:
         record["reason"] = one_line(result.reason)
     for key, value in (
