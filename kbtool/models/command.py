@@ -77,7 +77,7 @@ CASE_EXTENSIONS = (".yaml", ".yml")
     help="Also every engine's versions and seconds, every difference, every known finding.",
 )
 def models(**flags: Any) -> None:
-    """Run whole Keras models on every engine and compare them layer by layer.
+    """Compare whole Keras models across engines, layer by layer.
 
     Each model of the zoo (built in code, weights and inputs seeded the same everywhere) runs forward and one
     training step on each engine, in its own worker, and is compared with the oracle: kbtool's NumPy reference as a
