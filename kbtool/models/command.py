@@ -280,7 +280,7 @@ def _execute(
         runs, infos = execute.run_all(engines, names, seed, train, timeout, jobs, interrupts.cancel)
     results = execute.judge(runs, names)
     results += unsupported_results(engines, names, has_oracle=any(e.oracle and e.launch for e in engines))
-    cases: Optional[List[Dict[str, Any]]] = [] if settings["emit_cases"] else None
+    cases: Optional[List[Any]] = [] if settings["emit_cases"] else None  # emit.EmittedCase, as localise makes them
     if not interrupts.cancel.is_set():
         tracers = execute.Tracers(engines, seed, timeout, interrupts.cancel)
         try:

@@ -298,7 +298,9 @@ def localise_all(
     from kbtool.specs import loader
 
     todo = [r for r in results if r.verdict == "unexplained" and r.localisation is not None]
-    spec = loader.load() if todo else None
+    if not todo:
+        return
+    spec = loader.load()
     for engine in dict.fromkeys(r.engine for r in todo):
         for result in [r for r in todo if r.engine == engine]:
             if cancel is not None and cancel.is_set():
