@@ -80,9 +80,11 @@ def _judge(bad=(), known=False):
                     results.append(ModelResult(model, engine, "error", "reference", reason=run.reason))
                 elif (model, engine) in bad:
                     where = Localisation("dense_1", "Dense")
-                    results.append(ModelResult(model, engine, "unexplained", "reference", FAR, None, where))
+                    results.append(
+                        ModelResult(model, engine, "unexplained", "reference", forward=FAR, localisation=where)
+                    )
                 else:
-                    results.append(ModelResult(model, engine, "pass", "reference", CLOSE, CLOSE))
+                    results.append(ModelResult(model, engine, "pass", "reference", forward=CLOSE, gradient=CLOSE))
         return results
 
     return judge

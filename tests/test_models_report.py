@@ -29,7 +29,7 @@ def _run(*results, engines=("numpy", "tensorflow", "theano"), **extra):
 
 
 def test_a_run_where_every_model_passes_is_ok_and_exits_0():
-    doc = report.assemble(_run(ModelResult("mlp", "tensorflow", "pass", "reference", CLOSE, CLOSE)))
+    doc = report.assemble(_run(ModelResult("mlp", "tensorflow", "pass", "reference", forward=CLOSE, gradient=CLOSE)))
     assert report.validate(doc) == []
     assert doc["kind"] == "models" and doc["schema_version"] == 1
     assert doc["summary"]["ok"] and report.exit_code(doc) == 0
@@ -37,12 +37,12 @@ def test_a_run_where_every_model_passes_is_ok_and_exits_0():
 
 def test_an_unexplained_inconsistency_or_an_error_exits_1_and_a_known_one_0():
     where = Localisation("conv", "Conv2D", "conv2d", "K.conv2d(x)")
-    bad = ModelResult("mlp", "theano", "unexplained", "reference", FAR, None, where)
+    bad = ModelResult("mlp", "theano", "unexplained", "reference", forward=FAR, localisation=where)
     assert report.exit_code(report.assemble(_run(bad))) == 1
     error = ModelResult("mlp", "theano", "error", "reference", reason="RuntimeError: boom")
     assert report.exit_code(report.assemble(_run(ModelResult("mlp", "tensorflow", "pass", "reference"), error))) == 1
     known = Localisation("conv", "Conv2D", "conv2d", "K.conv2d(x)", verdict="known", known_id="conv2d-theano-flip")
-    doc = report.assemble(_run(ModelResult("mlp", "theano", "known", "reference", FAR, None, known)))
+    doc = report.assemble(_run(ModelResult("mlp", "theano", "known", "reference", forward=FAR, localisation=known)))
     assert report.exit_code(doc) == 0
     assert doc["results"][0]["localisation"]["known_id"] == "conv2d-theano-flip"
 
@@ -65,7 +65,7 @@ def test_an_engine_that_could_not_start_fails_the_run():
 
 def test_non_finite_differences_are_written_as_standard_json_and_read_back(tmp_path):
     path = tmp_path / "models.json"
-    doc = report.assemble(_run(ModelResult("mlp", "theano", "unexplained", "reference", FAR)))
+    doc = report.assemble(_run(ModelResult("mlp", "theano", "unexplained", "reference", forward=FAR)))
     report.write(doc, str(path))
     text = path.read_text()
     assert "Infinity" in text and json.loads(text, parse_constant=lambda c: pytest.fail(c))
@@ -76,7 +76,7 @@ def test_non_finite_differences_are_written_as_standard_json_and_read_back(tmp_p
 
 def test_the_summary_is_computed_not_read(tmp_path):
     path = tmp_path / "models.json"
-    doc = report.assemble(_run(ModelResult("mlp", "theano", "unexplained", "reference", FAR)))
+    doc = report.assemble(_run(ModelResult("mlp", "theano", "unexplained", "reference", forward=FAR)))
     doc["summary"]["ok"] = True
     report.write(doc, str(path))
     assert report.exit_code(report.load(str(path))) == 1
@@ -101,9 +101,13 @@ def test_an_invalid_document_is_refused_on_write_and_on_load_in_one_line(tmp_pat
 
 def test_a_finding_names_the_model_engine_layer_and_call():
     where = Localisation("conv", "Conv2D", "conv2d", "K.conv2d(x[2,5,5,3] float32, padding='same')", case_id="m-1")
-    doc = report.assemble(_run(ModelResult("mlp", "theano", "unexplained", "reference", FAR, None, where)))
+    doc = report.assemble(
+        _run(ModelResult("mlp", "theano", "unexplained", "reference", forward=FAR, localisation=where))
+    )
     text = report.finding_text(doc["results"][0])
     assert text == "mlp on theano: layer conv (Conv2D) -> K.conv2d(x[2,5,5,3] float32, padding='same') [case m-1]"
     unnamed = Localisation("lstm", "LSTM", None, why_not="the engine records no K.* call inside its cuDNN kernel")
-    doc = report.assemble(_run(ModelResult("mlp", "theano", "unexplained", "reference", FAR, None, unnamed)))
+    doc = report.assemble(
+        _run(ModelResult("mlp", "theano", "unexplained", "reference", forward=FAR, localisation=unnamed))
+    )
     assert "no K.* call named: the engine records" in report.finding_text(doc["results"][0])

@@ -29,18 +29,20 @@ def _doc():
                 results.append(ModelResult(model, engine, "unsupported", "reference", reason="no placeholder"))
             elif engine == "theano" and model == "small_cnn":
                 where = Localisation("conv", "Conv2D", "conv2d", LONG_CALL, case_id="model_small_cnn_theano")
-                results.append(ModelResult(model, engine, "unexplained", "reference", FAR, None, where))
+                results.append(ModelResult(model, engine, "unexplained", "reference", forward=FAR, localisation=where))
             elif engine == "cntk" and model == "mlp":
                 where = Localisation(
                     "dense_2", "Dense", "softmax", "K.softmax(x)", verdict="known", known_id="cntk-softmax"
                 )
-                results.append(ModelResult(model, engine, "known", "reference", FAR, None, where))
+                results.append(ModelResult(model, engine, "known", "reference", forward=FAR, localisation=where))
             elif engine == "mxnet" and model == "mlp":
                 results.append(
                     ModelResult(model, engine, "error", "reference", reason="RuntimeError: <b>boom</b> | `x`")
                 )
             else:
-                results.append(ModelResult(model, engine, "pass", "reference", Difference(0, 0, 0, 1e-3, False)))
+                results.append(
+                    ModelResult(model, engine, "pass", "reference", forward=Difference(0, 0, 0, 1e-3, False))
+                )
     engines = [
         {"name": e, "status": "available", "versions": {"keras": "2.3.1"}, "seconds": 2.0, "models": 3} for e in ENGINES
     ]
