@@ -267,11 +267,12 @@ def _execute(
     """Run, judge, localise: (results, the engines' report lines, release changes, {path, written} of --emit-cases)."""
     from kbtool.models import execute
     from kbtool.models.progress import LEGEND, ModelsProgress
+    from kbtool.reports.text import plural
 
     seed, train, timeout = settings["seed"], settings["train"], settings["timeout"]
     planned = {e.name: len(names) for e in engines if e.launch is not None}
     if verbosity:
-        _note(f"kbtool: {len(names)} models on {len(planned)} engines, {jobs} at a time ({LEGEND})")
+        _note(f"kbtool: {plural(len(names), 'model')} on {plural(len(planned), 'engine')}, {jobs} at a time ({LEGEND})")
     progress = ModelsProgress(planned, quiet=60.0) if verbosity else None
     if progress is not None:
         with progress:
@@ -296,7 +297,7 @@ def _execute(
         emit.write_cases(settings["emit_cases"], cases)
         written = {"path": settings["emit_cases"], "written": len(cases)}
         if verbosity:
-            _note(f"kbtool: wrote {written['written']} spec cases to {written['path']}")
+            _note(f"kbtool: wrote {plural(len(cases), 'spec case')} to {written['path']}")
     order = [e.name for e in engines]
     results.sort(
         key=lambda r: (

@@ -10,8 +10,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from kbtool.models.records import EngineRun
 from kbtool.reports import progress as check_progress
+from kbtool.reports.text import plural
 
-LEGEND = "not ok = the engine did not run the model (compared with the oracle after the run)"
+LEGEND = "not ok = the engine did not run the model (runs are judged once all are in)"
 
 
 class _Ran:
@@ -62,3 +63,11 @@ class ModelsProgress(check_progress.CheckProgress):
 
     def _counts(self, tally: Any) -> str:
         return f"{tally.passed} ok, {tally.not_passed} not ok"
+
+    def _running_line(self, engine: str, tally: Any, now: float) -> str:
+        with_model = self._current.get(engine)
+        now_on = f" · now {with_model[0]}" if with_model else ""
+        return f"  {engine} {tally.done}/{tally.planned} models · {self._counts(tally)} · {self._since(tally, now)}{now_on}"
+
+    def _done_line(self, engine: str, tally: Any, now: float) -> str:
+        return f"  {engine} done: {plural(tally.done, 'model')} in {self._since(tally, now)} · {self._counts(tally)}"
