@@ -16,7 +16,7 @@ Engines:
 import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 from kbtool.errors import KbtoolError
 from kbtool.models.records import EngineRun, ModelResult, TracedCall
@@ -76,7 +76,8 @@ def oracle_engine(named: bool) -> Engine:
     try:
         from kbtool.runners.recipes import oracles
 
-        launch: Launch = oracles.reference_keras_launch()  # type: ignore[attr-defined]
+        make = cast(Callable[[], Launch], getattr(oracles, "reference_keras_launch"))  # part O's; absent before it
+        launch = make()
     except (ImportError, AttributeError) as exc:  # a kbtool without the reference as a Keras backend
         reason = f"this kbtool cannot run the reference as a Keras backend ({one_line(exc)})"
         return Engine(ORACLE, status="unsupported", reason=reason, oracle=True)
