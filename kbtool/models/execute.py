@@ -16,7 +16,7 @@ Engines:
 import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
 from kbtool.models.records import EngineRun, ModelResult, TracedCall
@@ -74,10 +74,9 @@ def unsupported_reason(name: str) -> Optional[str]:
 def oracle_engine(named: bool) -> Engine:
     """The oracle's engine: Keras 2.3.1 on kbtool's reference (part of the theano env), on the CPU."""
     try:
-        from kbtool.runners.recipes import oracles
+        from kbtool.runners.recipes.oracles import reference_keras_launch
 
-        make = cast(Callable[[], Launch], getattr(oracles, "reference_keras_launch"))  # part O's; absent before it
-        launch = make()
+        launch = reference_keras_launch()
     except (ImportError, AttributeError) as exc:  # a kbtool without the reference as a Keras backend
         reason = f"this kbtool cannot run the reference as a Keras backend ({one_line(exc)})"
         return Engine(ORACLE, status="unsupported", reason=reason, oracle=True)

@@ -171,6 +171,11 @@ def _findings(report: Record, console: Console, verbosity: int) -> None:
             say(console, Text("  known: " + plain(models_report.finding_text(record))), overflow="fold")
 
 
+def _number(value: object) -> str:
+    """A difference as the views print one: 3 significant digits (a string such as "Infinity" as it is)."""
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
 def _releases(report: Record, console: Console) -> None:
     for change in report.get("releases") or []:
         say(
