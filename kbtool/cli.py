@@ -51,6 +51,7 @@ COMMANDS: Dict[str, LazyCommand] = {
     "known": LazyCommand(
         "kbtool.known.command:known", "Known differences: list them, show one, record them from a run."
     ),
+    "models": LazyCommand("kbtool.models.command:models", "Compare whole Keras models across engines, layer by layer."),
     "report": LazyCommand("kbtool.reports.command:report", "Render, merge and compare JSON reports."),
     "spec": LazyCommand("kbtool.specs.command:spec", "Inspect and validate the spec (ops.yaml)."),
 }
