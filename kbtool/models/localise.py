@@ -58,6 +58,8 @@ class Cause:
     call: KCall
     traced: str  # the function as traced ("conv2d", "ops.conv")
     message: str  # the verdict's words
+    # judged against its definition's loop in the worker (K.rnn), not the reference: no spec case can carry it
+    definitional: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,11 +227,37 @@ def judge_call(spec: Spec, call: KCall, output: NDArray[Any]) -> Optional[str]:
     return None if verdict.passed else (verdict.message or verdict.status.value)
 
 
+def by_definition(spec: Spec, traced: TracedCall) -> Optional[str]:
+    """Why a call's outputs differ from what its definition gives (the worker's loop, definitions.py), judged with
+    the op's float32 tolerance; None when they agree or there is no definition to judge by."""
+    from kbtool.verdicts.values import compare_value
+
+    if not traced.expected:
+        return None
+    got = traced.outputs or ((traced.output,) if traced.output is not None else ())
+    if len(got) != len(traced.expected):
+        return f"K.{traced.fn} returned {len(got)} outputs where its definition gives {len(traced.expected)}"
+    tolerance = dict(spec.ops.get(traced.fn, {}).get("tolerance", {}) or {})
+    names = ("last output", "outputs", *(f"state {i}" for i in range(len(got) - 2)))
+    for name, expected, actual in zip(names, traced.expected, got):
+        verdict = compare_value(expected, actual, tolerance)
+        if not verdict.passed:
+            return f"its {name} differs from the definition's loop over the step function: {verdict.message}"
+    return None
+
+
 def first_cause(calls: Sequence[TracedCall], spec: Spec) -> Tuple[Optional[Cause], List[str]]:
     """The first call whose output differs from the reference's, and notes on the calls that could not be judged."""
     expressions: Optional[Dict[str, str]] = None
     notes: List[str] = []
     for index, traced in enumerate(calls):
+        if traced.expected or traced.no_expected:
+            differs = by_definition(spec, traced)
+            if differs is not None:
+                return Cause(index, KCall(traced.fn, {}), traced.fn, differs, definitional=True), notes
+            if traced.no_expected:
+                notes.append(f"call {index} ({traced.fn}): {traced.no_expected}")
+            continue
         if traced.output is None:
             notes.append(f"call {index} ({traced.fn}): no array output to compare")
             continue
@@ -318,6 +346,10 @@ def localise(
     if cause is None:
         why = f"none of the layer's {len(calls)} traced K.* calls differs from the reference"
         return _replace(where, why_not="; ".join([why, *notes])[:500]), None
+    if cause.definitional:
+        text = f"K.{cause.traced}(step_function, inputs, initial_states, ...)"
+        why = f"{cause.message[:300]}; it takes a step function, so no spec case can carry it"
+        return _replace(where, call=cause.traced, call_text=text, verdict="unexplained", why_not=why), None
     ident = case_id(result.model, result.engine, where.layer)
     about = f"model {result.model} on {result.engine}: layer {where.layer} ({where.layer_class}), call {cause.index}"
     raw = raw_case(spec.ops[cause.call.op], cause.call.params, ident, about)

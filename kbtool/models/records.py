@@ -66,6 +66,11 @@ class TracedCall:
     kwargs: Dict[str, Any]
     arrays: Tuple[NDArray[Any], ...]
     output: Optional[NDArray[Any]]
+    outputs: Tuple[NDArray[Any], ...] = ()  # every output, where the call returned several (K.rnn: last, all, states)
+    # what the call returns by its definition, computed in the worker where the reference cannot replay it (K.rnn's
+    # step function cannot cross the wire: kbtool/worker/modelzoo/definitions.py); () when not computed
+    expected: Tuple[NDArray[Any], ...] = ()
+    no_expected: str = ""  # why `expected` could not be computed, where the worker tried
 
 
 @dataclass(frozen=True)

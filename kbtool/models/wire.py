@@ -8,7 +8,7 @@ a tuple a Python tuple, a dict a dict, and what the worker could not carry {"rep
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -140,6 +140,10 @@ def resolve(value: Any, arrays: Sequence[NDArray[Any]]) -> Any:
     return value
 
 
+def _arrays(arrays: Tuple[NDArray[Any], ...], indices: Any, what: str) -> Tuple[NDArray[Any], ...]:
+    return tuple(_array(arrays, i, what) for i in (indices or []))
+
+
 def decode_calls(reply: Reply) -> List[TracedCall]:
     """The TracedCalls of a `model_trace` reply; WireError for a failure or a malformed reply."""
     failed = _failure(reply)
@@ -157,6 +161,9 @@ def decode_calls(reply: Reply) -> List[TracedCall]:
                     kwargs={str(k): _decode_value(v, arrays) for k, v in dict(entry.get("kwargs", {})).items()},
                     arrays=arrays,
                     output=None if output is None else _array(arrays, output, f"{entry['fn']}'s output"),
+                    outputs=_arrays(arrays, entry.get("outputs"), f"{entry['fn']}'s outputs"),
+                    expected=_arrays(arrays, entry.get("expected"), f"{entry['fn']}'s definition"),
+                    no_expected=str(entry.get("no_expected", "")),
                 )
             )
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -18,7 +18,7 @@ import types
 import numpy as np
 
 from . import api as apis
-from . import graph, run
+from . import definitions, graph, run
 
 
 class Recorder(object):
@@ -192,12 +192,22 @@ class Encoder(object):
         encoded = self.encode(value)
         if isinstance(encoded, dict) and "array" in encoded:
             return encoded["array"], None
-        items = encoded.get("tuple") if isinstance(encoded, dict) else encoded
-        if isinstance(items, list):
-            indices = [i.get("array") if isinstance(i, dict) else None for i in items]
-            if indices and all(i is not None for i in indices):
-                return indices[0], indices
+        leaves = []
+        flatten_encoded(encoded, leaves)
+        indices = [i.get("array") if isinstance(i, dict) else None for i in leaves]
+        if len(indices) > 1 and all(i is not None for i in indices):
+            return indices[0], indices
         return None, None
+
+
+def flatten_encoded(encoded, leaves):
+    """The leaves of an encoded value, tuples and lists opened (K.rnn returns (last, outputs, [states]))."""
+    items = encoded.get("tuple") if isinstance(encoded, dict) and "tuple" in encoded else encoded
+    if isinstance(items, list):
+        for item in items:
+            flatten_encoded(item, leaves)
+    else:
+        leaves.append(items)
 
 
 def trace(api, mdef, seed, layer_name, values, arrays):
@@ -225,5 +235,28 @@ def trace(api, mdef, seed, layer_name, values, arrays):
         entry["output"], outputs = encoder.output(output)
         if outputs is not None:
             entry["outputs"] = outputs
+        if name == "rnn":
+            entry.update(definition(api, call_args, call_kw, known, fed, values, mdef, arrays))
         calls.append(entry)
     return calls
+
+
+def definition(api, call_args, call_kw, known, fed, values, mdef, arrays):
+    """{"expected": [array indices]}: what the call returns by its definition (definitions.py), or {"no_expected":
+    why} where it cannot be computed on this engine."""
+    try:
+        if api.flavor == "keras2":
+            found = definitions.graph_rnn(
+                api, call_args, call_kw, known, fed, values, mdef.training_forward, run.keras2_function
+            )
+        elif api.flavor == "tf_keras":
+            import tensorflow as tf
+
+            found = definitions.eager_rnn(
+                api, call_args, call_kw, lambda v: run.to_numpy(api, v), lambda v: tf.constant(v)
+            )
+        else:
+            return {"no_expected": "Keras 3's layers do not call K.rnn"}
+    except Exception as exc:
+        return {"no_expected": "the definition's loop failed: {}: {}".format(type(exc).__name__, exc)[:300]}
+    return {"expected": [arrays.add(np.asarray(v)) for v in found]}
