@@ -38,8 +38,18 @@ class Symbol:
         name: Optional[str] = None,
     ) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs or {}
-        self.shape, self.dtype, self.name = shape, dtype, name
+        self._shape, self.dtype, self.name = shape, dtype, name
         self.sparse = False  # a sparse placeholder is fed a dense array all the same (the reference computes densely)
+
+    @property
+    def shape(self) -> Shape:
+        """The static shape: a placeholder's own, a deferred result's as int_shape infers it (a framework reads it
+        from its tensors: Keras's list(output.shape))."""
+        return self._shape if self.fn is None else _static_shape(self)
+
+    @shape.setter
+    def shape(self, value: Shape) -> None:
+        self._shape = value
 
     def evaluate(self, bindings: Bindings) -> Any:
         """This symbol's value: its inputs first, each node once, without recursion (a whole model's graph is
@@ -70,7 +80,7 @@ class Symbol:
                 pending.extend((arg, False) for arg in _symbols((node.args, list(node.kwargs.values()))))
 
     def __repr__(self) -> str:
-        return "<Symbol {} shape={}>".format(self.name or getattr(self.fn, "__name__", "?"), self.shape)
+        return "<Symbol {} shape={}>".format(self.name or getattr(self.fn, "__name__", "?"), self._shape)
 
     # Python's operators, as graph backends' tensors have them (TensorFlow's, Theano's), each deferred to the NumPy
     # operator on the fed values. `==` and `!=` stay identity, as on a TensorFlow 1 tensor (symbols are dict keys).
@@ -533,31 +543,38 @@ def _stated_shape(symbol: Symbol) -> Shape:
 
 
 def _probe(symbol: Symbol) -> _Probe:
-    """The static shape and dtype of a deferred result (cached: a symbol's graph never changes)."""
+    """The static shape and dtype of a deferred result (cached: a symbol's graph never changes). Where the unknown
+    dims cannot take the probe's two sizes (a target placeholder of unknown dims against a layer's output), they
+    are all given 1, which only the rank survives: every dim None, as a graph backend knows a rank without sizes."""
     if "_probed" in symbol.__dict__:
         return cast(_Probe, symbol.__dict__["_probed"])
     symbol.__dict__["_probed"] = None  # a probe that fails (or recurses into itself) is not retried
     leaves = _probe_leaves(symbol)
     if leaves is None:
         return None
-    results = []
-    for fill in _STATIC_FILLS:
-        feeds: Bindings = {}
-        for leaf in leaves:
-            stated = leaf.shape if leaf.fn is None else _stated_shape(leaf)
-            kind = (leaf.dtype if leaf.fn is None else dtype(leaf)) or floatx()
-            feeds[leaf] = np.ones(tuple(fill if d is None else d for d in stated or ()), dtype=kind)
-        try:
-            with np.errstate(all="ignore"):
-                results.append(np.asarray(symbol.evaluate(feeds)))
-        except Exception:
-            return None
-    first, second = results
-    if first.ndim != second.ndim:
-        return None
-    shape = tuple(int(a) if a == b else None for a, b in zip(first.shape, second.shape))
-    symbol.__dict__["_probed"] = (shape, str(first.dtype))
+    first, second = (_probe_run(symbol, leaves, fill) for fill in _STATIC_FILLS)
+    if first is not None and second is not None and first.ndim == second.ndim:
+        shape = tuple(int(a) if a == b else None for a, b in zip(first.shape, second.shape))
+        symbol.__dict__["_probed"] = (shape, str(first.dtype))
+    elif first is None or second is None:
+        ones = _probe_run(symbol, leaves, 1)
+        if ones is not None:
+            symbol.__dict__["_probed"] = ((None,) * ones.ndim, str(ones.dtype))
     return cast(_Probe, symbol.__dict__["_probed"])
+
+
+def _probe_run(symbol: Symbol, leaves: List[Symbol], fill: int) -> Optional[NDArray[Any]]:
+    """`symbol` evaluated on ones, each unknown dim of its leaves `fill` long; None where that raises."""
+    feeds: Bindings = {}
+    for leaf in leaves:
+        stated = leaf.shape if leaf.fn is None else _stated_shape(leaf)
+        kind = (leaf.dtype if leaf.fn is None else dtype(leaf)) or floatx()
+        feeds[leaf] = np.ones(tuple(fill if d is None else d for d in stated or ()), dtype=kind)
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(symbol.evaluate(feeds))
+    except Exception:
+        return None
 
 
 def ndim(x: Any) -> Optional[int]:

@@ -8,13 +8,15 @@ that wait for K.function when their value is symbolic. floatx, epsilon and image
 (keras/backend/common.py, which load_backend never overrides): the reference is given Keras's values at import.
 """
 
+import builtins
 import contextlib
 import sys
+import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from kbtool.reference import *  # noqa: F403  (every op of the reference, as the backend's functions)
+import kbtool.reference as _reference
 from kbtool.reference import control as _control
 from kbtool.reference import core as _core
 from kbtool.reference import creation as _creation
@@ -76,8 +78,10 @@ def variable(value: Any, dtype: Optional[str] = None, name: Optional[str] = None
     """A Keras weight: a symbol for the reference's variable, so a layer's op on it (PReLU's -alpha) reads the value
     set_weights gives it later instead of the initial one. Named as Keras names weights ("dense_1/kernel")."""
     if isinstance(value, Symbol):
-        value = eval(value)
-    stored = Stored(_core.variable(value, dtype=dtype, name=name, constraint=constraint), name=_scoped(name or "variable"))
+        value = _value(value)
+    stored = Stored(
+        _core.variable(value, dtype=dtype, name=name, constraint=constraint), name=_scoped(name or "variable")
+    )
     _mark(stored, _keras_shape=stored.shape, _uses_learning_phase=False, constraint=constraint)
     return stored
 
@@ -116,13 +120,16 @@ def is_variable(x: Any) -> bool:
     return isinstance(x, Stored)
 
 
-def eval(x: Any) -> Any:
+def _value(x: Any) -> Any:
     """A value: a variable's, or a graph of variables and constants run (a placeholder in it must be fed)."""
     return np.array(x.evaluate({}) if isinstance(x, Symbol) else x)
 
 
+eval = _value
+
+
 def get_value(x: Any) -> Any:
-    return eval(x)
+    return _value(x)
 
 
 def batch_get_value(ops: Sequence[Any]) -> List[Any]:
@@ -169,11 +176,25 @@ def pattern_broadcast(x: Any, broadcastable: Any) -> Any:
 
 # -- functions and updates ---------------------------------------------------------------------
 def function(
-    inputs: Sequence[Any], outputs: Any, updates: Optional[Sequence[Any]] = None, name: Optional[str] = None, **kwargs: Any
+    inputs: Sequence[Any],
+    outputs: Any,
+    updates: Optional[Sequence[Any]] = None,
+    name: Optional[str] = None,
+    **kwargs: Any,
 ) -> Callable[[Sequence[Any]], Any]:
     """K.function; the learning phase among `inputs` is fed like any placeholder. The name is Keras's label only."""
     pairs = [update(*u) if isinstance(u, tuple) else u for u in updates or []]  # Theano's (variable, value) form
     return _core.function(list(inputs), outputs, updates=pairs, **kwargs)
+
+
+def gradients(loss: Any, variables: Any) -> Any:
+    """The reference differentiates placeholders only (central differences through the graph): a model's weights are
+    refused at once, so Keras's training step fails in one line instead of running a forward pass per weight."""
+    if builtins.any(isinstance(v, Stored) for v in variables):  # `any` here is the reference's op
+        raise NotImplementedError(
+            "the NumPy reference differentiates placeholders only: no gradients of a model's weights"
+        )
+    return _control.gradients(loss, variables)
 
 
 # Keras builds its update ops from symbolic values (BatchNormalization's moving statistics): those wait for the
@@ -230,4 +251,13 @@ def _follow_keras_config() -> None:
     _core.set_image_data_format(common.image_data_format())
 
 
+def _reference_ops() -> None:
+    """Every op of the reference is this module's function of the same name, where the glue has none of its own."""
+    namespace = globals()
+    for key, value in vars(_reference).items():
+        if not key.startswith("_") and not isinstance(value, types.ModuleType):
+            namespace.setdefault(key, value)
+
+
+_reference_ops()
 _follow_keras_config()
