@@ -2,9 +2,11 @@
 `KERAS_BACKEND=kbtool.reference.keras_backend` (keras/backend/load_backend.py imports a backend module by name).
 
 The ops are the reference's own (kbtool.reference, one function per op). What is here is Keras's framework glue,
-none of it an op: the symbolic learning phase Keras feeds 0 or 1 to its functions, the names and static shapes
-Keras reads from its tensors (`_keras_shape`, `_uses_learning_phase`, `_keras_history`), name scopes, and updates
-that wait for K.function when their value is symbolic. floatx, epsilon and image_data_format are Keras's own
+none of it an op: the symbolic learning phase Keras feeds 0 or 1 to its functions; weights as stored symbols
+(core.Stored: an op on a weight is deferred, so it reads the value set_weights gives later); the names and static
+shapes Keras reads from its tensors (`_keras_shape`, `_uses_learning_phase`, `_keras_history`); name scopes; and
+updates that wait for K.function when their value is symbolic. Gradients of weights are refused (the reference
+differentiates placeholders only): Keras cannot train a model on it. floatx, epsilon and image_data_format are Keras's own
 (keras/backend/common.py, which load_backend never overrides): the reference is given Keras's values at import.
 """
 
