@@ -5,7 +5,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from kbtool.reference.core import Symbol, _has_symbol, learning_phase, multi_op, op
+from kbtool.reference.core import Symbol, _has_symbol, learning_phase, multi_op, op, run_value
 from kbtool.reference.finite_differences import central_differences
 
 __all__ = ["switch", "in_train_phase", "in_test_phase", "rnn", "map_fn", "foldl", "foldr", "gradients"]
@@ -72,7 +72,10 @@ def rnn(
         raise ValueError("Unrolling requires a fixed number of timesteps.")
     if mask is not None and not initial_states:
         raise ValueError("No initial states: a mask needs at least one state to keep.")
-    return _rnn(step_function, inputs, list(initial_states), go_backwards, mask, list(constants or []))
+    result = _rnn(step_function, inputs, list(initial_states), go_backwards, mask, list(constants or []))
+    if isinstance(result, tuple):  # symbolic: one symbol per leaf, the states nested again as a list
+        return result[0], result[1], list(result[2:])
+    return result
 
 
 @multi_op(_rnn_leaves)
@@ -85,7 +88,7 @@ def _rnn(step_function: Any, inputs: Any, initial_states: Any, go_backwards: Any
     steps = range(inputs.shape[1])
     outputs, previous = [], None
     for t in reversed(steps) if go_backwards else steps:
-        output, new_states = step_function(inputs[:, t], states + constants)
+        output, new_states = run_value(step_function(inputs[:, t], states + constants))
         output, new_states = np.asarray(output), [np.asarray(s) for s in new_states]
         if mask is not None:
             previous = np.zeros_like(output) if previous is None else previous
@@ -103,7 +106,7 @@ def _rnn(step_function: Any, inputs: Any, initial_states: Any, go_backwards: Any
 
 @op
 def map_fn(fn: Any, elems: Any, name: Optional[str] = None, dtype: Any = None) -> NDArray[Any]:
-    result = np.stack([np.asarray(fn(e)) for e in np.asarray(elems)])
+    result = np.stack([np.asarray(run_value(fn(e))) for e in np.asarray(elems)])
     return result.astype(dtype) if dtype is not None else result
 
 
@@ -112,7 +115,7 @@ def foldl(fn: Any, elems: Any, initializer: Any = None, name: Optional[str] = No
     elems = np.asarray(elems)
     acc, rest = (elems[0], elems[1:]) if initializer is None else (np.asarray(initializer), elems)
     for e in rest:
-        acc = np.asarray(fn(acc, e))
+        acc = np.asarray(run_value(fn(acc, e)))
     return np.asarray(acc)
 
 

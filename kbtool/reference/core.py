@@ -7,6 +7,7 @@ the API, like the real backends.
 """
 
 import functools
+import operator
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
@@ -37,22 +38,163 @@ class Symbol:
         name: Optional[str] = None,
     ) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs or {}
-        self.shape, self.dtype, self.name = shape, dtype, name
+        self._shape, self.dtype, self.name = shape, dtype, name
         self.sparse = False  # a sparse placeholder is fed a dense array all the same (the reference computes densely)
 
+    @property
+    def shape(self) -> Shape:
+        """The static shape: a placeholder's own, a deferred result's as int_shape infers it (a framework reads it
+        from its tensors: Keras's list(output.shape))."""
+        return self._shape if self.fn is None else _static_shape(self)
+
+    @shape.setter
+    def shape(self, value: Shape) -> None:
+        self._shape = value
+
     def evaluate(self, bindings: Bindings) -> Any:
-        if self in bindings:
-            return bindings[self]
-        if self.fn is None:
-            raise ValueError(f"placeholder {self.name!r} was not fed")
-        args = _substitute(self.args, bindings)
-        kwargs = {k: _substitute(v, bindings) for k, v in self.kwargs.items()}
-        value = self.fn(*args, **kwargs)
-        bindings[self] = value
-        return value
+        """This symbol's value: its inputs first, each node once, without recursion (a whole model's graph is
+        deeper than Python's recursion limit)."""
+        _RUNNING.append(bindings)
+        try:
+            self._run(bindings)
+        finally:
+            _RUNNING.pop()
+        return bindings[self]
+
+    def _run(self, bindings: Bindings) -> None:
+        pending: List[Tuple[Symbol, bool]] = [(self, False)]
+        while pending:
+            node, ready = pending.pop()
+            if node in bindings:
+                continue
+            if type(node) is not Symbol:  # a subclass evaluates itself (a gradient)
+                node.evaluate(bindings)
+            elif node.fn is None:
+                raise ValueError(f"placeholder {node.name!r} was not fed")
+            elif ready:
+                args = _substitute(node.args, bindings)
+                kwargs = {k: _substitute(v, bindings) for k, v in node.kwargs.items()}
+                bindings[node] = node.fn(*args, **kwargs)
+            else:
+                pending.append((node, True))
+                pending.extend((arg, False) for arg in _symbols((node.args, list(node.kwargs.values()))))
 
     def __repr__(self) -> str:
-        return "<Symbol {} shape={}>".format(self.name or getattr(self.fn, "__name__", "?"), self.shape)
+        return "<Symbol {} shape={}>".format(self.name or getattr(self.fn, "__name__", "?"), self._shape)
+
+    # Python's operators, as graph backends' tensors have them (TensorFlow's, Theano's), each deferred to the NumPy
+    # operator on the fed values. `==` and `!=` stay identity, as on a TensorFlow 1 tensor (symbols are dict keys).
+    __array_ufunc__ = None  # ndarray <op> symbol: NumPy gives way to the symbol's reflected operator
+    __hash__ = object.__hash__
+
+    def __iter__(self) -> Any:
+        raise TypeError("a symbolic tensor is not iterable")  # __getitem__ alone would make it an endless sequence
+
+    def __getitem__(self, key: Any) -> "Symbol":
+        return cast(Symbol, _operator("getitem", self, key))
+
+    def __add__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("add", self, other))
+
+    def __radd__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("add", other, self))
+
+    def __sub__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("sub", self, other))
+
+    def __rsub__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("sub", other, self))
+
+    def __mul__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("mul", self, other))
+
+    def __rmul__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("mul", other, self))
+
+    def __truediv__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("truediv", self, other))
+
+    def __rtruediv__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("truediv", other, self))
+
+    def __floordiv__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("floordiv", self, other))
+
+    def __rfloordiv__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("floordiv", other, self))
+
+    def __mod__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("mod", self, other))
+
+    def __rmod__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("mod", other, self))
+
+    def __pow__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("pow", self, other))
+
+    def __rpow__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("pow", other, self))
+
+    def __matmul__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("matmul", self, other))
+
+    def __rmatmul__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("matmul", other, self))
+
+    def __lt__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("lt", self, other))
+
+    def __le__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("le", self, other))
+
+    def __gt__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("gt", self, other))
+
+    def __ge__(self, other: Any) -> "Symbol":
+        return cast(Symbol, _operator("ge", self, other))
+
+    def __neg__(self) -> "Symbol":
+        return cast(Symbol, _operator("neg", self))
+
+    def __pos__(self) -> "Symbol":
+        return cast(Symbol, _operator("pos", self))
+
+    def __abs__(self) -> "Symbol":
+        return cast(Symbol, _operator("abs", self))
+
+
+class Stored(Symbol):
+    """A symbol standing for a stored array that changes in place (a framework's variable): an op on it is deferred
+    like an op on a placeholder, and sees the array as it is when the graph is run, not as it was when built."""
+
+    def __init__(self, value: NDArray[Any], name: Optional[str] = None) -> None:
+        Symbol.__init__(self, shape=tuple(int(d) for d in value.shape), dtype=str(value.dtype), name=name)
+        self.value = value
+
+    def evaluate(self, bindings: Bindings) -> Any:
+        return bindings.setdefault(self, self.value)
+
+
+_RUNNING: List[Bindings] = []  # the bindings of the graph runs in progress (innermost last)
+
+
+def run_value(value: Any) -> Any:
+    """A value made while a graph runs (a step function's result): a symbol in it (an op on a framework's variable,
+    on a placeholder of the graph) evaluated with the feeds of the run in progress."""
+    if isinstance(value, Symbol):
+        return value.evaluate(_RUNNING[-1] if _RUNNING else {})
+    if isinstance(value, (list, tuple)):
+        return type(value)(run_value(v) for v in value)
+    return value
+
+
+def _symbols(value: Any) -> List[Symbol]:
+    """The symbols in a (nested) argument."""
+    if isinstance(value, Symbol):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _symbols(v)]
+    return []
 
 
 def _has_symbol(value: Any) -> bool:
@@ -83,6 +225,12 @@ def op(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
 
     return wrapper
+
+
+@op
+def _operator(name: str, *operands: Any) -> Any:
+    """A Python operator on fed values (NumPy's rules: x + 1.0 keeps a float32 x float32)."""
+    return getattr(operator, name)(*operands)
 
 
 def multi_op(count: Callable[..., int]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -309,7 +457,7 @@ def placeholder(
 
 
 def is_placeholder(x: Any) -> bool:
-    return isinstance(x, Symbol) and x.fn is None
+    return isinstance(x, Symbol) and x.fn is None and not isinstance(x, Stored)
 
 
 def eval(x: Any) -> NDArray[Any]:
@@ -355,7 +503,18 @@ def _static_shape(symbol: Symbol) -> Shape:
     """A deferred result's static shape, as a graph backend infers it: the call run on placeholders filled with ones,
     each unknown dim given one size and then another; a dim that stays the same is known, one that follows them is
     None. None when it cannot run so (a call that prints, a placeholder of unknown rank, a call that raises)."""
-    placeholders: List[Symbol] = []
+    probed = _probe(symbol)
+    return None if probed is None else probed[0]
+
+
+_Probe = Optional[Tuple[Tuple[Optional[int], ...], str]]  # a deferred result's static shape and dtype
+
+
+def _probe_leaves(symbol: Symbol) -> Optional[List[Symbol]]:
+    """The symbols a probe of `symbol` feeds: its placeholders, and the symbols on its way that state their static
+    shape (`_keras_shape`: a Keras layer's output, so a model's graph is probed a layer at a time, not from its
+    inputs at every call); None when one cannot be fed (a placeholder of unknown rank, a print on the way)."""
+    leaves: List[Symbol] = []
     pending: List[Any] = [symbol]
     seen = set()
     while pending:
@@ -364,30 +523,58 @@ def _static_shape(symbol: Symbol) -> Shape:
             pending.extend(item)
         elif isinstance(item, Symbol) and id(item) not in seen:
             seen.add(id(item))
-            if item.fn is None:
-                if item.shape is None:
+            if isinstance(item, Stored):
+                continue  # its own value, fed by itself
+            if item.fn is None or (item is not symbol and _stated_shape(item) is not None):
+                if (item.shape if item.fn is None else _stated_shape(item)) is None:
                     return None
-                placeholders.append(item)
-            elif getattr(item.fn, "__name__", "") == "print_tensor":
+                leaves.append(item)
+            elif getattr(item.fn, "__name__", "") == "print_tensor" or type(item) is not Symbol:
                 return None
             else:
                 pending.extend(item.args)
                 pending.extend(item.kwargs.values())
-    shapes = []
-    for fill in _STATIC_FILLS:
-        feeds = {
-            ph: np.ones(tuple(fill if d is None else d for d in ph.shape or ()), dtype=ph.dtype or floatx())
-            for ph in placeholders
-        }
-        try:
-            with np.errstate(all="ignore"):
-                shapes.append(np.shape(symbol.evaluate(feeds)))
-        except Exception:
-            return None
-    first, second = shapes
-    if len(first) != len(second):
+    return leaves
+
+
+def _stated_shape(symbol: Symbol) -> Shape:
+    stated = getattr(symbol, "_keras_shape", None)
+    return tuple(stated) if isinstance(stated, (list, tuple)) else None
+
+
+def _probe(symbol: Symbol) -> _Probe:
+    """The static shape and dtype of a deferred result (cached: a symbol's graph never changes). Where the unknown
+    dims cannot take the probe's two sizes (a target placeholder of unknown dims against a layer's output), they
+    are all given 1, which only the rank survives: every dim None, as a graph backend knows a rank without sizes."""
+    if "_probed" in symbol.__dict__:
+        return cast(_Probe, symbol.__dict__["_probed"])
+    symbol.__dict__["_probed"] = None  # a probe that fails (or recurses into itself) is not retried
+    leaves = _probe_leaves(symbol)
+    if leaves is None:
         return None
-    return tuple(int(a) if a == b else None for a, b in zip(first, second))
+    first, second = (_probe_run(symbol, leaves, fill) for fill in _STATIC_FILLS)
+    if first is not None and second is not None and first.ndim == second.ndim:
+        shape = tuple(int(a) if a == b else None for a, b in zip(first.shape, second.shape))
+        symbol.__dict__["_probed"] = (shape, str(first.dtype))
+    elif first is None or second is None:
+        ones = _probe_run(symbol, leaves, 1)
+        if ones is not None:
+            symbol.__dict__["_probed"] = ((None,) * ones.ndim, str(ones.dtype))
+    return cast(_Probe, symbol.__dict__["_probed"])
+
+
+def _probe_run(symbol: Symbol, leaves: List[Symbol], fill: int) -> Optional[NDArray[Any]]:
+    """`symbol` evaluated on ones, each unknown dim of its leaves `fill` long; None where that raises."""
+    feeds: Bindings = {}
+    for leaf in leaves:
+        stated = leaf.shape if leaf.fn is None else _stated_shape(leaf)
+        kind = (leaf.dtype if leaf.fn is None else dtype(leaf)) or floatx()
+        feeds[leaf] = np.ones(tuple(fill if d is None else d for d in stated or ()), dtype=kind)
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(symbol.evaluate(feeds))
+    except Exception:
+        return None
 
 
 def ndim(x: Any) -> Optional[int]:
@@ -396,4 +583,7 @@ def ndim(x: Any) -> Optional[int]:
 
 
 def dtype(x: Any) -> Optional[str]:
+    if isinstance(x, Symbol) and x.dtype is None and x.fn is not None:
+        probed = _probe(x)  # a deferred result's dtype: what its call gives on fed values
+        return None if probed is None else probed[1]
     return x.dtype if isinstance(x, Symbol) else str(np.asarray(x).dtype)

@@ -5,7 +5,7 @@ from typing import Any, Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from kbtool.reference.core import floatx, variable
+from kbtool.reference.core import floatx, op, variable
 
 __all__ = [
     "random_normal",
@@ -21,14 +21,17 @@ def _rng(seed: Any) -> Any:
     return np.random.default_rng(seed)
 
 
+@op  # a symbolic shape (K.shape(x) in a layer) waits for the fed values
 def random_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
     return _rng(seed).normal(mean, stddev, tuple(shape)).astype(dtype or floatx())
 
 
+@op
 def random_uniform(shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
     return _rng(seed).uniform(minval, maxval, tuple(shape)).astype(dtype or floatx())
 
 
+@op
 def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = None, seed: Any = None) -> Any:
     rng, shape = _rng(seed), tuple(shape)
     values = rng.normal(0.0, 1.0, shape)
@@ -39,6 +42,7 @@ def truncated_normal(shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: 
     return (mean + stddev * values).astype(dtype or floatx())
 
 
+@op
 def random_binomial(shape: Any, p: float = 0.0, dtype: Any = None, seed: Any = None) -> Any:
     return (_rng(seed).random(tuple(shape)) < p).astype(dtype or floatx())
 

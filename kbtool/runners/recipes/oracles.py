@@ -7,13 +7,17 @@
   loaded without keras/__init__.py (which imports TensorFlow): see the `keras_numpy_backend` shim. It has about 94
   of the API's functions (the others are `unsupported`), plain NumPy arrays for tensors and no placeholder or
   function: only the eager mode can run.
+- numpy as the models oracle (`kbtool models`): Keras 2.3.1 itself, from the theano environment (Python 3.11), with
+  the reference as its backend module (KERAS_BACKEND=kbtool.reference.keras_backend), so whole Keras models run
+  on the reference: reference_keras_launch().
 """
 
+import os
 import sys
 
 from kbtool.paths import CHECKOUT_ROOT
-from kbtool.runners.base import Launch
-from kbtool.runners.recipes.keras2 import TENSORFLOW1
+from kbtool.runners.base import ENV_RECORD, Launch, Unavailable, registered_python
+from kbtool.runners.recipes.keras2 import TENSORFLOW1, THEANO
 from kbtool.runners.recipes.recipe import Recipe
 
 REFERENCE = "numpy"  # the reference backend's name
@@ -28,6 +32,31 @@ def reference_launch() -> Launch:
         version_of=["numpy"],
         extra_pythonpath=[CHECKOUT_ROOT],
         apply_keras_json=True,
+    )
+
+
+REFERENCE_KERAS_MODULE = "kbtool.reference.keras_backend"  # the reference as a Keras 2.3.1 backend module
+
+
+def reference_keras_launch() -> Launch:
+    """The models oracle's worker: Keras 2.3.1 of the theano env (Python 3.11; Theano itself is never imported: Keras
+    loads the backend KERAS_BACKEND names) running on kbtool's reference, imported from this checkout. Unavailable
+    when the theano env is not installed."""
+    env_dir = THEANO.env_dir()
+    if not os.path.exists(os.path.join(env_dir, ENV_RECORD)):
+        raise Unavailable(f"the models oracle runs Keras 2.3.1 of the theano env, which is {THEANO.not_installed()}")
+    external = registered_python(env_dir)
+    env = {"KERAS_BACKEND": REFERENCE_KERAS_MODULE}
+    if not external:
+        env["PYTHONNOUSERSITE"] = "1"  # as a venv kbtool built runs its workers
+    return Launch(
+        backend=REFERENCE,
+        python=external or THEANO.env_python(),
+        module="keras.backend",
+        shims=["collections_abc"],  # keras 2.3.1 imports ABCs from `collections` (Python 3.10 removed them)
+        version_of=["keras", "numpy"],
+        env=env,
+        extra_pythonpath=[CHECKOUT_ROOT],
     )
 
 
