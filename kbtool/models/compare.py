@@ -127,7 +127,9 @@ def first_divergent_layer(run: EngineRun, oracle: EngineRun) -> Tuple[Optional[D
     return max(candidates, key=lambda d: d.rate), note
 
 
-def compare_run(run: EngineRun, oracle: EngineRun, choice: OracleChoice) -> ModelResult:
+def compare_run(
+    run: EngineRun, oracle: EngineRun, choice: OracleChoice, trained: Optional[EngineRun] = None
+) -> ModelResult:
     """One engine's run judged against the oracle's: pass, or unexplained with its first divergent layer (the
     localisation stage names the K.* call and may make it known); unsupported/error when it did not run."""
     assert choice.engine is not None
@@ -142,7 +144,10 @@ def compare_run(run: EngineRun, oracle: EngineRun, choice: OracleChoice) -> Mode
         return result
     depth = model_depth(run)
     result.forward = metrics.difference(run.outputs, oracle.outputs, metrics.depth_tolerance(depth))
-    result.gradient = _gradient(run, oracle, depth)
+    grad_oracle = oracle if oracle.gradients else trained
+    if grad_oracle is not None:
+        result.gradient = _gradient(run, grad_oracle, depth)
+        result.gradient_oracle = grad_oracle.engine if result.gradient is not None else ""
     inconsistent = [d for d in (result.forward, result.gradient) if d is not None and d.inconsistent]
     if not inconsistent:
         return result
@@ -170,10 +175,25 @@ def _gradient(run: EngineRun, oracle: EngineRun, depth: int) -> Optional[Differe
     return metrics.difference(run.gradients, oracle.gradients, metrics.depth_tolerance(2 * depth))
 
 
+def gradient_majority(runs: Mapping[str, EngineRun]) -> Optional[EngineRun]:
+    """The run whose gradients most engines that trained agree with (more than half of them), else None: the
+    oracle of the training step where the forward oracle did not train (the reference differentiates placeholders
+    only)."""
+    trained = [run for run in runs.values() if run.status == "ok" and run.gradients]
+    best, votes = None, 0
+    for run in trained:
+        tol = metrics.depth_tolerance(2 * model_depth(run))
+        count = sum(1 for other in trained if metrics.agree(other.gradients, run.gradients, tol))
+        if count > votes:
+            best, votes = run, count
+    return best if best is not None and len(trained) >= 2 and votes * 2 > len(trained) else None
+
+
 def compare_model(runs: Mapping[str, EngineRun], reference: str = REFERENCE) -> Tuple[OracleChoice, List[ModelResult]]:
     """Every engine's run of one model judged against the oracle chosen for it (the reference's own run is the
     oracle, not judged); without an oracle every run that ran is `not_compared`, saying why."""
     choice = choose_oracle(runs, reference)
+    trained = gradient_majority(runs)
     results: List[ModelResult] = []
     for name, run in runs.items():
         if name == reference and choice.kind == "reference":
@@ -185,5 +205,5 @@ def compare_model(runs: Mapping[str, EngineRun], reference: str = REFERENCE) -> 
             reason = choice.note if run.status == "ok" else (run.reason or run.status)
             results.append(ModelResult(run.model, name, verdict, choice.kind, reason=reason, seconds=run.seconds))
             continue
-        results.append(compare_run(run, runs[choice.engine], choice))
+        results.append(compare_run(run, runs[choice.engine], choice, trained))
     return choice, results

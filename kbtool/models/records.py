@@ -99,6 +99,9 @@ class ModelResult:
     verdict: str  # one of VERDICTS
     oracle: str  # one of ORACLES
     oracle_engine: str = ""  # the engine whose run was the oracle ("numpy": the reference; else the majority's)
+    # the engine whose training step the gradients were compared with: the majority of the engines that trained
+    # (the reference does not train), "" when no majority agrees or fewer than two engines trained
+    gradient_oracle: str = ""
     forward: Optional[Difference] = None
     gradient: Optional[Difference] = None
     localisation: Optional[Localisation] = None

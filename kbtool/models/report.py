@@ -68,6 +68,8 @@ def result_record(result: ModelResult) -> Record:
     oracle_engine = getattr(result, "oracle_engine", "")
     if oracle_engine:
         record["oracle_engine"] = oracle_engine
+    if getattr(result, "gradient_oracle", ""):
+        record["gradient_oracle"] = result.gradient_oracle
     if result.reason:
         record["reason"] = one_line(result.reason)
     for key, value in (
