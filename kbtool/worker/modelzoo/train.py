@@ -6,6 +6,7 @@ after (lr 1.0), the loss what train_on_batch returned. Where the engine does not
 import numpy as np
 
 from . import graph, seeded
+from .layout import flip, flipped_kernels
 
 # Keras 3 engines whose trainer has no train_on_batch (keras/src/backend/<engine>/trainer.py raises
 # NotImplementedError): not tried, said
@@ -48,7 +49,9 @@ def one_step(api, mdef, model, seed):
     loss = model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
     after = values_of(api, trainable)
     loss = np.asarray(loss, dtype="float64").ravel()[0]
-    return loss, [b - a for b, a in zip(before, after)], [graph.weight_name(w) for w in trainable]
+    flipped = flipped_kernels(api, model)  # a flipped kernel's gradient is the flip of the unflipped one's
+    gradients = [flip(b - a) if id(w) in flipped else b - a for w, b, a in zip(trainable, before, after)]
+    return loss, gradients, [graph.weight_name(w) for w in trainable]
 
 
 def step(api, mdef, model, seed, arrays):
