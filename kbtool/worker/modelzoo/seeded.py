@@ -31,9 +31,17 @@ def weight_value(seed, model, index, name, shape, dtype="float32"):
     return values.astype(dtype)
 
 
-def input_value(seed, model, index, spec, what="input"):
-    """One input of a model from its spec {shape, dtype, dist: normal|uniform|randint, low, high}."""
-    rng = generator(seed, model, what, index)
+def input_value(seed, model, index, spec):
+    """One input of a model from its spec {shape, dtype, dist: normal|uniform|randint, low, high, zero_tail}."""
+    return _draw(generator(seed, model, "input", index), spec)
+
+
+def target_value(seed, model, index, spec):
+    """The index-th target of the training step's loss, drawn as an input is, from a stream of its own."""
+    return _draw(generator(seed, model, "target", index), spec)
+
+
+def _draw(rng, spec):
     shape = tuple(spec["shape"])
     dtype = spec.get("dtype", "float32")
     dist = spec.get("dist", "normal")
@@ -43,9 +51,10 @@ def input_value(seed, model, index, spec, what="input"):
         values = rng.uniform(spec.get("low", -1.0), spec.get("high", 1.0), shape)
     else:
         values = rng.normal(0.0, 1.0, shape)
-    return np.asarray(values).astype(dtype)
-
-
-def target_value(seed, model, index, spec):
-    """The index-th training target of `model` (its own generator: the inputs' draws stay as they are)."""
-    return input_value(seed, model, index, spec, what="target")
+    values = np.asarray(values).astype(dtype)
+    # zero_tail [n0, n1, ...]: sample i's last n_i steps (axis 1) are zeros, after the draw (so the rest of the
+    # stream is unchanged): padding that Masking or Embedding(mask_zero=True) masks
+    for row, count in enumerate(spec.get("zero_tail", [])):
+        if count > 0:
+            values[row, -int(count) :] = 0
+    return values
