@@ -31,21 +31,26 @@ def to_numpy(api, value):
 
 
 def build(api, mdef, seed):
-    """The model with its seeded weights; (model, [(name, shape)]). Shapes are read from get_weights()'s values (a
-    Theano variable's own shape is symbolic)."""
+    """The model with its seeded weights; (model, [(key, shape)] in canonical order). Each weight is drawn from its
+    own stream, keyed by its canonical key (so one layer more or less on some Keras changes nothing else), and set
+    layer by layer. Shapes are read from get_weights()'s values (a Theano variable's own shape is symbolic)."""
     model = mdef.build(api)
-    names = [graph.weight_name(w) for w in model.weights]
-    current = [np.asarray(v) for v in model.get_weights()]
-    if len(current) != len(names):
-        raise ValueError("model.weights and get_weights() differ in length ({} vs {})".format(len(names), len(current)))
-    described = [(name, tuple(int(d) for d in old.shape)) for name, old in zip(names, current)]
-    values = [
-        seeded.weight_value(seed, mdef.name, i, name, shape, str(old.dtype))
-        for i, ((name, shape), old) in enumerate(zip(described, current))
-    ]
     flipped = flipped_kernels(api, model)
-    values = [np.ascontiguousarray(flip(v)) if id(w) in flipped else v for w, v in zip(model.weights, values)]
-    model.set_weights(values)
+    current = {}
+    for layer in graph.weighted_layers(model):
+        current[id(layer)] = [np.asarray(v) for v in layer.get_weights()]
+    wanted = {key: list(values) for key, values in current.items()}
+    described = []
+    for key, layer, j in graph.canonical(model):
+        old = current[id(layer)][j]
+        shape = tuple(int(d) for d in old.shape)
+        value = seeded.weight_value(seed, mdef.name, key, graph.weight_name(layer.weights[j]), shape, str(old.dtype))
+        if id(layer.weights[j]) in flipped:
+            value = np.ascontiguousarray(flip(value))
+        wanted[id(layer)][j] = value
+        described.append((key, shape))
+    for layer in graph.weighted_layers(model):
+        layer.set_weights(wanted[id(layer)])
     return model, described
 
 

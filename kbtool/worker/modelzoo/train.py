@@ -44,14 +44,17 @@ def one_step(api, mdef, model, seed):
     inputs = [seeded.input_value(seed, mdef.name, i, spec) for i, spec in enumerate(mdef.inputs)]
     targets = [seeded.target_value(seed, mdef.name, i, spec) for i, spec in enumerate(mdef.targets)]
     model.compile(optimizer=sgd(api), loss=mdef.loss)
-    trainable = list(model.trainable_weights)
+    trainable_ids = {id(w) for w in model.trainable_weights}
+    keyed = [(key, layer.weights[j]) for key, layer, j in graph.canonical(model)]
+    keyed = [(key, w) for key, w in keyed if id(w) in trainable_ids]  # the canonical order, as build's weights
+    trainable = [w for _, w in keyed]
     before = values_of(api, trainable)
     loss = model.train_on_batch(inputs if len(inputs) > 1 else inputs[0], targets if len(targets) > 1 else targets[0])
     after = values_of(api, trainable)
     loss = np.asarray(loss, dtype="float64").ravel()[0]
     flipped = flipped_kernels(api, model)  # a flipped kernel's gradient is the flip of the unflipped one's
     gradients = [flip(b - a) if id(w) in flipped else b - a for w, b, a in zip(trainable, before, after)]
-    return loss, gradients, [graph.weight_name(w) for w in trainable]
+    return loss, gradients, [key for key, _ in keyed]
 
 
 def step(api, mdef, model, seed, arrays):
