@@ -4,7 +4,7 @@ bisect/search.py's)."""
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import click
 
@@ -98,11 +98,9 @@ def bisect(
       kbtool bisect --model lstm --backend theano --versions theano=1.0.0..1.0.5
     """
     from kbtool import reports
-    from kbtool.bisect import models_probe
     from kbtool.bisect import search as bisect_mod
     from kbtool.interrupts import Interrupts
     from kbtool.runners.session import Cancel
-    from kbtool.specs import loader
 
     started = time.monotonic()
     package, lo, hi = _checked_range(backend, versions)
@@ -111,22 +109,8 @@ def bisect(
     if bool(ops) == bool(model) or (model and (case_patterns or modes)):
         raise KbtoolError("bisect takes --op (with --case, --mode) or --model NAME: one of the two")
     with Interrupts(Cancel(), "the bisect stops here") as interrupts:
-        if model:
-            runner: CheckRunner = models_probe.ModelRunner(
-                backend, package, model, seed=seed, timeout=case_timeout, cancel=interrupts.cancel, note=_note
-            )
-        else:
-            runner = bisect_mod.CheckRunner(
-                backend,
-                package,
-                loader.load(spec_path),
-                ops,
-                case_patterns=case_patterns,
-                modes=modes,
-                run=RunSettings(seed=seed, case_timeout=case_timeout, jobs=jobs),
-                cancel=interrupts.cancel,
-                note=_note,
-            )
+        run = RunSettings(seed=seed, case_timeout=case_timeout, jobs=jobs)
+        runner = _runner(backend, package, model, spec_path, ops, case_patterns, modes, run, interrupts.cancel)
         runner.plan([])  # an unknown op or model, or a case glob that matches nothing: said before any install
         found = _search(runner, backend, versions, (package, lo, hi), interrupts)
     wall = time.monotonic() - started
@@ -140,6 +124,32 @@ def bisect(
         for line in fitted(bisect_mod.render(found, package, runner.installs, wall), terminal_width()):
             click.echo(line)
     sys.exit(0 if found.changes else 1)
+
+
+def _runner(
+    backend: str,
+    package: str,
+    model: Optional[str],
+    spec_path: Optional[str],
+    ops: Tuple[str, ...],
+    case_patterns: Tuple[str, ...],
+    modes: Tuple[str, ...],
+    run: RunSettings,
+    cancel: Any,
+) -> "CheckRunner":
+    """What runs a probe: the model's forward pass at a release (--model), or the selection of cases."""
+    from kbtool.bisect import models_probe
+    from kbtool.bisect import search as bisect_mod
+    from kbtool.specs import loader
+
+    if model:
+        return models_probe.ModelRunner(
+            backend, package, model, seed=run.seed, timeout=run.case_timeout, cancel=cancel, note=_note
+        )
+    spec = loader.load(spec_path)
+    return bisect_mod.CheckRunner(
+        backend, package, spec, ops, case_patterns=case_patterns, modes=modes, run=run, cancel=cancel, note=_note
+    )
 
 
 def _checked_range(backend: str, versions: str) -> Tuple[str, str, str]:
