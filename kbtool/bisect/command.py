@@ -4,7 +4,7 @@ bisect/search.py's)."""
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import click
 
@@ -20,7 +20,14 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.option("--op", "ops", multiple=True, required=True, help="Op to run (repeatable).", shell_complete=complete_op)
+@click.option("--op", "ops", multiple=True, help="Op to run (repeatable).", shell_complete=complete_op)
+@click.option(
+    "--model",
+    "model",
+    metavar="NAME",
+    help="Instead of ops: a model of `kbtool models`'s zoo, whose forward outputs at each release are compared with "
+    "the first release's (a change past the tolerance is a change).",
+)
 @click.option("--case", "case_patterns", multiple=True, help="Only cases whose id matches this glob (repeatable).")
 @click.option(
     "--backend",
@@ -49,6 +56,7 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the bisect as JSON to stdout instead of the text view.")
 def bisect(
     ops: Tuple[str, ...],
+    model: Optional[str],
     case_patterns: Tuple[str, ...],
     backend: str,
     versions: str,
@@ -70,11 +78,15 @@ def bisect(
     (seconds for a keras release), those installed are reused. A probe whose outcome is neither end's is said
     (non-monotonic). Each change shows both sides and the command that runs each again.
 
+    With --model NAME instead of ops, a probe is that model of `kbtool models`'s zoo run forward (seeded weights and
+    inputs), its outputs compared with LO's as `kbtool models` compares an engine with its oracle: a release whose
+    outputs move past the tolerance, or where the model fails, is a change.
+
     \b
     Exit codes:
       0  a result changed between the ends; each change located
       1  nothing differs between the ends
-      2  bad input: unknown op or backend, a bad range, LO or HI not on
+      2  bad input: unknown op, model or backend, a bad range, LO or HI not on
          the index, a package not in the env; or a release that failed
          to install
       130/143  interrupted by SIGINT/SIGTERM
@@ -83,33 +95,26 @@ def bisect(
     Examples:
       kbtool bisect --op dot --backend tensorflow1 --versions keras=2.2.4..2.3.1
       kbtool bisect --op dot --backend theano --versions theano=1.0.0..1.0.5
+      kbtool bisect --model lstm --backend theano --versions theano=1.0.0..1.0.5
     """
     from kbtool import reports
     from kbtool.bisect import search as bisect_mod
     from kbtool.interrupts import Interrupts
     from kbtool.runners.session import Cancel
-    from kbtool.specs import loader
 
     started = time.monotonic()
     package, lo, hi = _checked_range(backend, versions)
     if output:
         reports.check_writable(output)  # in a folder that exists (files.refuse_missing_folder)
+    if bool(ops) == bool(model) or (model and (case_patterns or modes)):
+        raise KbtoolError("bisect takes --op (with --case, --mode) or --model NAME: one of the two")
     with Interrupts(Cancel(), "the bisect stops here") as interrupts:
-        runner = bisect_mod.CheckRunner(
-            backend,
-            package,
-            loader.load(spec_path),
-            ops,
-            case_patterns=case_patterns,
-            modes=modes,
-            run=RunSettings(seed=seed, case_timeout=case_timeout, jobs=jobs),
-            cancel=interrupts.cancel,
-            note=_note,
-        )
-        runner.plan([])  # an unknown op, or a case glob that matches nothing, is said before any install
+        run = RunSettings(seed=seed, case_timeout=case_timeout, jobs=jobs)
+        runner = _runner(backend, package, model, spec_path, ops, case_patterns, modes, run, interrupts.cancel)
+        runner.plan([])  # an unknown op or model, or a case glob that matches nothing: said before any install
         found = _search(runner, backend, versions, (package, lo, hi), interrupts)
     wall = time.monotonic() - started
-    selection = {"ops": list(ops), "cases": list(case_patterns), "modes": list(modes)}
+    selection = {"models": [model]} if model else {"ops": list(ops), "cases": list(case_patterns), "modes": list(modes)}
     doc = bisect_mod.document(found, backend, package, selection, runner.installs, wall, runner.release_name)
     if output:
         bisect_mod.write(output, doc)
@@ -119,6 +124,32 @@ def bisect(
         for line in fitted(bisect_mod.render(found, package, runner.installs, wall), terminal_width()):
             click.echo(line)
     sys.exit(0 if found.changes else 1)
+
+
+def _runner(
+    backend: str,
+    package: str,
+    model: Optional[str],
+    spec_path: Optional[str],
+    ops: Tuple[str, ...],
+    case_patterns: Tuple[str, ...],
+    modes: Tuple[str, ...],
+    run: RunSettings,
+    cancel: Any,
+) -> "CheckRunner":
+    """What runs a probe: the model's forward pass at a release (--model), or the selection of cases."""
+    from kbtool.bisect import models_probe
+    from kbtool.bisect import search as bisect_mod
+    from kbtool.specs import loader
+
+    if model:
+        return models_probe.ModelRunner(
+            backend, package, model, seed=run.seed, timeout=run.case_timeout, cancel=cancel, note=_note
+        )
+    spec = loader.load(spec_path)
+    return bisect_mod.CheckRunner(
+        backend, package, spec, ops, case_patterns=case_patterns, modes=modes, run=run, cancel=cancel, note=_note
+    )
 
 
 def _checked_range(backend: str, versions: str) -> Tuple[str, str, str]:
