@@ -151,24 +151,23 @@ def _command(backend, names, seed, train):
 
 
 def run_backend(backend, names, seed, train, timeout):
+    """Runs the zoo in the backend's env, printing each model's line as it comes."""
     argv, env = _command(backend, names, seed, train)
     rows = []
     t0 = time.time()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        err += f"\n(timed out after {timeout} s)"
-    for line in out.splitlines():
-        if line.startswith("{"):
-            rows.append(json.loads(line))
-    if proc.returncode != 0:
-        print(f"  {backend}: exit {proc.returncode}: {err.strip().splitlines()[-3:]}")
-    print(f"== {backend} ({time.time() - t0:.1f} s in all)")
-    for row in rows:
-        print("  " + _line(row))
+    print(f"== {backend}", flush=True)
+    with open(os.devnull, "w") as quiet:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=quiet, text=True)
+        for line in proc.stdout:
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+                print("  " + _line(rows[-1]), flush=True)
+            if time.time() - t0 > timeout:
+                proc.kill()
+                print(f"  (stopped after {timeout} s)")
+                break
+        proc.wait()
+    print(f"  {backend}: {time.time() - t0:.1f} s in all, exit {proc.returncode}", flush=True)
     return rows
 
 

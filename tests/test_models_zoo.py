@@ -242,4 +242,50 @@ def test_the_zoo_imports_nothing_of_kbtool() -> None:
         tree = ast.parse(open(os.path.join(WORKER, "modelzoo", name)).read())
         roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
-        assert roots <= {"importlib", "collections", "numpy", "zlib"}, roots
+        assert roots <= {"importlib", "collections", "numpy", "re", "zlib"}, roots
+
+
+class NamedLayer:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class InputLayer(NamedLayer):
+    pass
+
+
+class Conv2D(NamedLayer):
+    pass
+
+
+class GlobalAveragePooling2D(NamedLayer):
+    pass
+
+
+class Dense(NamedLayer):
+    pass
+
+
+class LayeredModel:
+    def __init__(self, *layers: NamedLayer) -> None:
+        self.layers = list(layers)
+
+
+def test_canonical_names_number_default_names_per_class_and_keep_explicit_ones() -> None:
+    api = zoo.Api(FakeKeras(), FakeK("tensorflow"), "keras2")
+    keras2 = LayeredModel(
+        InputLayer("input_1"),
+        Conv2D("conv1/conv"),
+        Conv2D("conv2d_4"),
+        GlobalAveragePooling2D("avg_pool"),
+        Dense("probs"),
+    )
+    keras3 = LayeredModel(
+        InputLayer("input_layer"),
+        Conv2D("conv1_conv"),
+        Conv2D("conv2d"),
+        GlobalAveragePooling2D("avg_pool"),
+        Dense("predictions"),
+    )
+    names = [[layer.name for layer in zoo.canonical_names(m, api).layers] for m in (keras2, keras3)]
+    assert names[0] == names[1] == ["input_1", "conv1_conv", "conv2d_1", "avg_pool", "predictions"]

@@ -13,6 +13,7 @@ Sizes are the smallest that still exercise the model (batch 2, a few units, an a
 and 10 classes): the whole zoo runs on 14 engines, Theano compiling each graph, on 2 cores."""
 
 import importlib
+import re
 from collections import OrderedDict
 
 from . import builders as B
@@ -94,10 +95,43 @@ def _application(name):
             except ImportError as exc:
                 raise Unsupported("keras_applications.{} cannot be imported: {}".format(module, exc))
             modules = dict(backend=api.keras.backend, layers=api.layers, models=api.keras.models)
-            return getattr(found, function)(utils=api.keras.utils, **dict(modules, **kwargs))
-        return getattr(api.keras.applications, function)(**kwargs)
+            return canonical_names(getattr(found, function)(utils=api.keras.utils, **dict(modules, **kwargs)), api)
+        return canonical_names(getattr(api.keras.applications, function)(**kwargs), api)
 
     return build
+
+
+# the classifier's Dense as each Keras names it: keras_applications' ResNet50 "probs", DenseNet "fc1000"
+ALIASES = {"probs": "predictions", "fc1000": "predictions"}
+
+
+def _snake(class_name):
+    # Keras's own rule for a layer's default name (keras/backend/common.py, keras.src.utils.naming.to_snake_case)
+    s = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", class_name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", s).lower()
+
+
+def canonical_names(model, api):
+    """Gives an application's layers the same names on every engine: layers are matched across engines by name, and
+    the applications leave some layers to Keras's default names, numbered per session (conv2d_4 on one, conv2d on
+    another; input_1 or input_layer). A default-named layer becomes its class's name and its rank among the
+    default-named layers of that class (model.layers order: the same on every engine, checked by
+    scripts/zoo-smoke.py), an explicit name keeps its own, with "/" (Keras 2, tf_keras) written "_" as Keras 3 must,
+    and the classifier is "predictions" everywhere."""
+    seen = {}
+    for layer in model.layers:
+        kind = type(layer).__name__
+        default = "input" if kind == "InputLayer" else _snake(kind)
+        if re.match("^{}(_\\d+)?$|^input_layer(_\\d+)?$".format(re.escape(default)), layer.name):
+            seen[kind] = seen.get(kind, 0) + 1
+            new = "{}_{}".format(default, seen[kind])
+        else:
+            new = ALIASES.get(layer.name, layer.name.replace("/", "_"))
+        if api.flavor == "tf_keras":
+            layer._name = new  # tf_keras's name is a read-only property over _name
+        else:
+            layer.name = new
+    return model
 
 
 def _app(name, about, trains=True):
