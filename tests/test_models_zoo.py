@@ -153,7 +153,8 @@ def test_those_models_build_on_the_other_engines() -> None:
 def test_forward_only_models_say_why_in_about() -> None:
     forward_only = [m for m in zoo.MODELS.values() if not m.trains]
     assert forward_only
-    assert all("random" in m.about for m in forward_only)
+    assert all("forward only: " in m.about for m in forward_only)
+    assert all("random" in m.about or ("Theano" in m.about and m.family == "applications") for m in forward_only)
     # and a model with Dropout or noise layers is forward only
     random_kinds = {"Dropout", "GaussianNoise", "AlphaDropout", "GaussianDropout", "SpatialDropout2D"}
     for name in written_models():

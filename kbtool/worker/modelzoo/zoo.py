@@ -161,6 +161,9 @@ def _values(*shape):
 
 SEQ = {"shape": [2, B.STEPS, B.FEATURES]}
 NO_TRAIN_RANDOM = "; forward only: {} draws at random in training"
+# measured with scripts/zoo-smoke.py --train on theano (2 shared cores): VGG16 20 s, MobileNet 64 s; the six
+# applications together did not finish in 25 min, over the whole zoo's 15 min on 14 engines
+NO_TRAIN_SLOW = "; forward only: Theano compiles its gradient graph for minutes, past the zoo's time on 14 engines"
 
 MODELS = OrderedDict(
     (m.name, m)
@@ -388,11 +391,14 @@ MODELS = OrderedDict(
         _app(
             "resnet50",
             "ResNet50 (keras_applications.resnet's, as tf_keras and Keras 3 build it; not Keras 2's "
-            "keras.applications.ResNet50, an older architecture), 32x32",
+            "keras.applications.ResNet50, an older architecture), 32x32" + NO_TRAIN_SLOW,
+            trains=False,
         ),
-        _app("densenet121", "DenseNet121, 32x32"),
-        _app("xception", "Xception, 71x71 (its minimum; cheaper than InceptionV3 at 75x75)"),
-        _app("nasnet_mobile", "NASNetMobile, 32x32"),
+        _app("densenet121", "DenseNet121, 32x32" + NO_TRAIN_SLOW, trains=False),
+        _app(
+            "xception", "Xception, 71x71 (its minimum; cheaper than InceptionV3 at 75x75)" + NO_TRAIN_SLOW, trains=False
+        ),
+        _app("nasnet_mobile", "NASNetMobile, 32x32" + NO_TRAIN_SLOW, trains=False),
         _app("vgg16", "VGG16, 32x32"),
     ]
 )
