@@ -290,3 +290,14 @@ def test_canonical_names_number_default_names_per_class_and_keep_explicit_ones()
     )
     names = [[layer.name for layer in zoo.canonical_names(m, api).layers] for m in (keras2, keras3)]
     assert names[0] == names[1] == ["input_1", "conv1_conv", "conv2d_1", "avg_pool", "predictions"]
+
+
+def test_keras3_nasnet_on_torch_is_unsupported_with_the_reason() -> None:
+    api = zoo.Api(FakeKeras(), FakeK("torch"), "keras3")
+    with pytest.raises(zoo.Unsupported, match="torch"):
+        zoo.MODELS["nasnet_mobile"].build(api)
+
+
+def test_mobilenet_on_mxnet_is_unsupported_with_the_reason() -> None:
+    with pytest.raises(zoo.Unsupported, match="identity"):
+        zoo.MODELS["mobilenet"].build(zoo.Api(FakeKeras(), FakeK("mxnet"), "keras2"))
