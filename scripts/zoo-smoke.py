@@ -94,9 +94,10 @@ def _one(zoo, api, definition, seed, train):
         raise AssertionError("weights_in_order differs from get_weights()")
     row["weights"] = [[n, list(v.shape)] for n, v in zip(names, values)]
     row["layers"] = [[layer.name, type(layer).__name__] for layer in model.layers]
-    model.set_weights(
-        [seeded.weight_value(seed, definition.name, i, n, v.shape) for i, (n, v) in enumerate(zip(names, values))]
-    )
+    seeded_values = [
+        seeded.weight_value(seed, definition.name, i, n, v.shape) for i, (n, v) in enumerate(zip(names, values))
+    ]
+    model.set_weights(zoo.engine_layout(api, model, seeded_values))
     xs = [seeded.input_value(seed, definition.name, i, s) for i, s in enumerate(definition.inputs)]
     t2 = time.time()
     outs = _predict(api, model, definition, xs)

@@ -301,3 +301,24 @@ def test_keras3_nasnet_on_torch_is_unsupported_with_the_reason() -> None:
 def test_mobilenet_on_mxnet_is_unsupported_with_the_reason() -> None:
     with pytest.raises(zoo.Unsupported, match="identity"):
         zoo.MODELS["mobilenet"].build(zoo.Api(FakeKeras(), FakeK("mxnet"), "keras2"))
+
+
+class Conv1D(NamedLayer):
+    def __init__(self, name: str, count: int) -> None:
+        super().__init__(name)
+        self.weights = [FakeVariable(f"{name}/{i}") for i in range(count)]
+
+
+class SeparableConv1D(Conv1D):
+    pass
+
+
+def test_engine_layout_flips_true_convolution_kernels_on_theano_only() -> None:
+    model = LayeredModel(Conv1D("a", 2), SeparableConv1D("b", 3), Conv1D("c", 1))
+    kernel = np.arange(12, dtype="float32").reshape(3, 2, 2)
+    values = [kernel, np.ones(2), kernel, kernel, np.ones(2), kernel]
+    theano = zoo.engine_layout(zoo.Api(FakeKeras(), FakeK("theano"), "keras2"), model, values)
+    assert np.array_equal(theano[0], kernel[::-1]) and np.array_equal(theano[5], kernel[::-1])
+    assert all(np.array_equal(theano[i], values[i]) for i in (1, 2, 3, 4))  # bias, separable kernels as they were
+    tensorflow = zoo.engine_layout(zoo.Api(FakeKeras(), FakeK("tensorflow"), "keras2"), model, values)
+    assert all(np.array_equal(a, b) for a, b in zip(tensorflow, values))

@@ -68,6 +68,29 @@ def weights_in_order(model):
     return found
 
 
+# the layers whose kernel Keras 2.3.1's Theano backend convolves truly: conv1d/conv2d/conv3d call T.nnet.conv2d/conv3d
+# with Theano's default filter_flip=True, conv2d_transpose/conv3d_transpose pass filter_flip=True (theano_backend.py;
+# specs/known_differences.yaml's conv entry for theano); depthwise and separable convolutions do not flip
+FLIPPED_ON_THEANO = ("Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose")
+
+
+def engine_layout(api, model, values):
+    """The seeded weights (get_weights() order, kernels as TensorFlow and the reference cross-correlate) in the layout
+    this engine's layers compute the same function with: on Theano each FLIPPED_ON_THEANO layer's kernel reversed
+    along its spatial axes (what Keras 2's own convert_kernel does to move weights between TensorFlow and Theano);
+    elsewhere unchanged."""
+    values = list(values)
+    if api.backend != "theano":
+        return values
+    index = 0
+    for layer in model.layers:
+        if type(layer).__name__ in FLIPPED_ON_THEANO and layer.weights:
+            kernel = values[index]  # a Conv layer's first weight is its kernel (spatial axes first)
+            values[index] = kernel[tuple([slice(None, None, -1)] * (kernel.ndim - 2) + [slice(None)] * 2)].copy()
+        index += len(layer.weights)
+    return values
+
+
 # ---- keras.applications, weights=None, the smallest input each allows, 10 classes -----------------------------------
 
 # Keras 2.2.4 and 2.3.1 build the applications with keras_applications 1.0.8 (the version every keras2 env holds);
