@@ -25,9 +25,8 @@ import numpy as np
 import keras
 K = keras.backend
 from modelzoo import seeded, zoo
-class Api(object):  # what a builder is given, where the zoo has no api_for of its own
-    keras, layers, K, flavor, backend = keras, keras.layers, K, "keras2", K.backend()
-api = zoo.api_for("keras.backend", K) if hasattr(zoo, "api_for") else Api()
+from modelzoo import api as apis
+api = apis.detect(K)
 saved, seconds = {}, {}
 for name in sys.argv[3:]:
     model_def = zoo.MODELS[name]

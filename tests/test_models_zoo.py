@@ -8,7 +8,8 @@ from typing import Any, Dict, List
 import numpy as np
 import pytest
 
-from kbtool.worker.modelzoo import seeded, zoo
+from kbtool.worker.modelzoo import graph, layout, seeded, zoo
+from kbtool.worker.modelzoo.api import Api
 
 WORKER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kbtool", "worker")
 
@@ -86,7 +87,7 @@ class FakeK:
 
 def build_fake(name: str, backend: str = "tensorflow") -> List[FakeLayer]:
     FakeLayer.made = []
-    zoo.MODELS[name].build(zoo.Api(FakeKeras(), FakeK(backend), "keras2"))
+    zoo.MODELS[name].build(Api(FakeKeras(), FakeK(backend), "keras2", backend))
     return list(FakeLayer.made)
 
 
@@ -115,7 +116,7 @@ def test_the_model_is_named_as_its_zoo_entry() -> None:
     for name in written_models():
         keras = FakeKeras()
         FakeLayer.made = []
-        zoo.MODELS[name].build(zoo.Api(keras, FakeK("tensorflow"), "keras2"))
+        zoo.MODELS[name].build(Api(keras, FakeK("tensorflow"), "keras2", "tensorflow"))
         assert keras.built["name"] == name
 
 
@@ -153,7 +154,8 @@ def test_those_models_build_on_the_other_engines() -> None:
 def test_forward_only_models_say_why_in_about() -> None:
     forward_only = [m for m in zoo.MODELS.values() if not m.trains]
     assert forward_only
-    assert all("random" in m.about for m in forward_only)
+    assert all("forward only: " in m.about for m in forward_only)
+    assert all("random" in m.about or ("Theano" in m.about and m.family == "applications") for m in forward_only)
     # and a model with Dropout or noise layers is forward only
     random_kinds = {"Dropout", "GaussianNoise", "AlphaDropout", "GaussianDropout", "SpatialDropout2D"}
     for name in written_models():
@@ -192,6 +194,7 @@ class FakeVariable:
 
 class FakeModelLayer:
     def __init__(self, *names: str) -> None:
+        self.name = names[0].split("/")[0]
         self.weights = [FakeVariable(n) for n in names]
 
 
@@ -203,17 +206,10 @@ class FakeModel:
     ]
 
 
-def test_weights_in_order_goes_layer_by_layer_as_get_weights_does() -> None:
-    names = [w.name for w in zoo.weights_in_order(FakeModel())]
-    assert names == [
-        "dense/kernel",
-        "dense/bias",
-        "bn/gamma",
-        "bn/beta",
-        "bn/moving_mean",
-        "bn/moving_variance",
-        "out/kernel",
-    ]
+def test_weights_have_one_canonical_order_by_layer_name_and_place() -> None:
+    keys = [key for key, _, _ in graph.canonical(FakeModel())]
+    assert keys == sorted(keys) and "bn/3:moving_variance" in keys and "dense/0:kernel" in keys
+    assert len(keys) == 7
 
 
 def test_target_value_draws_from_a_stream_of_its_own() -> None:
@@ -242,4 +238,80 @@ def test_the_zoo_imports_nothing_of_kbtool() -> None:
         tree = ast.parse(open(os.path.join(WORKER, "modelzoo", name)).read())
         roots = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         roots |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
-        assert roots <= {"importlib", "collections", "numpy", "zlib"}, roots
+        assert roots <= {"importlib", "collections", "numpy", "re", "zlib"}, roots
+
+
+class NamedLayer:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class InputLayer(NamedLayer):
+    pass
+
+
+class Conv2D(NamedLayer):
+    pass
+
+
+class GlobalAveragePooling2D(NamedLayer):
+    pass
+
+
+class Dense(NamedLayer):
+    pass
+
+
+class LayeredModel:
+    def __init__(self, *layers: NamedLayer) -> None:
+        self.layers = list(layers)
+
+
+def test_canonical_names_number_default_names_per_class_and_keep_explicit_ones() -> None:
+    api = Api(FakeKeras(), FakeK("tensorflow"), "keras2", "tensorflow")
+    keras2 = LayeredModel(
+        InputLayer("input_1"),
+        Conv2D("conv1/conv"),
+        Conv2D("conv2d_4"),
+        GlobalAveragePooling2D("avg_pool"),
+        Dense("probs"),
+    )
+    keras3 = LayeredModel(
+        InputLayer("input_layer"),
+        Conv2D("conv1_conv"),
+        Conv2D("conv2d"),
+        GlobalAveragePooling2D("avg_pool"),
+        Dense("predictions"),
+    )
+    names = [[layer.name for layer in zoo.canonical_names(m, api).layers] for m in (keras2, keras3)]
+    assert names[0] == names[1] == ["input_1", "conv1_conv", "conv2d_1", "avg_pool", "predictions"]
+
+
+def test_keras3_nasnet_on_torch_is_unsupported_with_the_reason() -> None:
+    api = Api(FakeKeras(), FakeK("torch"), "keras3", "torch")
+    with pytest.raises(zoo.Unsupported, match="torch"):
+        zoo.MODELS["nasnet_mobile"].build(api)
+
+
+def test_mobilenet_on_mxnet_is_unsupported_with_the_reason() -> None:
+    with pytest.raises(zoo.Unsupported, match="identity"):
+        zoo.MODELS["mobilenet"].build(Api(FakeKeras(), FakeK("mxnet"), "keras2", "mxnet"))
+
+
+class Conv1D(NamedLayer):
+    def __init__(self, name: str, count: int) -> None:
+        super().__init__(name)
+        self.weights = [FakeVariable(f"{name}/{i}") for i in range(count)]
+
+
+class SeparableConv1D(Conv1D):
+    pass
+
+
+def test_true_convolution_kernels_are_flipped_on_theano_only() -> None:
+    model = LayeredModel(Conv1D("a", 2), SeparableConv1D("b", 3), Conv1D("c", 1))
+    theano = layout.flipped_kernels(Api(FakeKeras(), FakeK("theano"), "keras2", "theano"), model)
+    assert theano == {id(model.layers[0].weights[0]), id(model.layers[2].weights[0])}
+    assert not layout.flipped_kernels(Api(FakeKeras(), FakeK("tensorflow"), "keras2", "tensorflow"), model)
+    kernel = np.arange(12, dtype="float32").reshape(3, 2, 2)
+    assert np.array_equal(layout.flip(kernel), kernel[::-1])

@@ -18,7 +18,7 @@ def model(api, inputs, outputs, name):
 def no_masked_rnn(api, why):
     # plaidml's K.rnn (plaidml/keras/backend.py: rnn) raises NotImplementedError('rnn is not implemented with mask
     # support') for any mask
-    if api.backend == "plaidml":
+    if api.engine == "plaidml":
         raise Unsupported("PlaidML's K.rnn raises NotImplementedError for a mask ({})".format(why))
 
 
@@ -72,12 +72,12 @@ def merge(api):
 
 
 def dropout_inference(api):
-    if api.backend == "cntk":
+    if api.engine == "cntk":
         # Keras 2.3.1's cntk_backend.random_normal/random_uniform raise ValueError('CNTK Backend: randomness op with
         # dynamic shape is not supported now...') for a None dimension: GaussianNoise and AlphaDropout draw with
         # K.shape(inputs), whose batch dimension is None
         raise Unsupported("CNTK's K.random_normal/K.random_uniform refuse a dynamic (None) batch dimension")
-    if api.backend == "mxnet":
+    if api.engine == "mxnet":
         # keras-mxnet's mxnet_backend.random_normal/random_uniform turn a None dimension into 0 (MXNet's "unknown"),
         # and binding the symbol then fails (InferShape cannot decide the shape of GaussianNoise's draw)
         raise Unsupported("keras-mxnet's K.random_normal/K.random_uniform cannot draw with a None (batch) dimension")
@@ -157,7 +157,7 @@ def conv1d(api):
 
 
 def dilated(api):
-    if api.backend == "cntk":
+    if api.engine == "cntk":
         # Keras 2.3.1's cntk_backend.conv1d/conv2d raise ValueError('Dilated convolution on CPU is not supported by
         # CNTK backend...') for a dilation_rate other than 1 (kbtool runs CNTK on the CPU)
         raise Unsupported("CNTK's K.conv1d/K.conv2d refuse a dilation_rate other than 1 on the CPU")
@@ -337,11 +337,11 @@ CTC_STEPS, CTC_CLASSES, CTC_LABELS = 8, 5, [[1, 2, 3], [4, 1, 4]]  # blank: the 
 
 
 def ctc(api):
-    if api.backend in ("cntk", "plaidml", "mxnet"):
+    if api.engine in ("cntk", "plaidml", "mxnet"):
         # Keras 2.3.1's cntk_backend.ctc_batch_cost raises NotImplementedError; plaidml/keras/backend.py's
         # ctc_batch_cost calls _report_unimplemented, which raises it too; keras-mxnet's mxnet_backend.ctc_batch_cost
         # raises NotImplementedError("MXNet Backend: CTC is not supported yet.")
-        raise Unsupported("{}'s K.ctc_batch_cost raises NotImplementedError".format(api.backend))
+        raise Unsupported("{}'s K.ctc_batch_cost raises NotImplementedError".format(api.engine))
     L, K = api.layers, api.K
     labels = np.asarray(CTC_LABELS, dtype="int32")
     input_length = np.full((2, 1), CTC_STEPS, dtype="int32")

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from . import graph, seeded
-from .layout import LAYOUT_NOTE, flip, flipped_kernels
+from .layout import LAYOUT_NOTE, cheap_draws, flip, flipped_kernels
 
 
 class Arrays(object):
@@ -34,7 +34,8 @@ def build(api, mdef, seed):
     """The model with its seeded weights; (model, [(key, shape)] in canonical order). Each weight is drawn from its
     own stream, keyed by its canonical key (so one layer more or less on some Keras changes nothing else), and set
     layer by layer. Shapes are read from get_weights()'s values (a Theano variable's own shape is symbolic)."""
-    model = mdef.build(api)
+    with cheap_draws(api):
+        model = mdef.build(api)
     flipped = flipped_kernels(api, model)
     current = {}
     for layer in graph.weighted_layers(model):
