@@ -149,6 +149,10 @@ def compare_run(
         result.gradient = _gradient(run, grad_oracle, depth)
         result.gradient_oracle = grad_oracle.engine if result.gradient is not None else ""
     inconsistent = [d for d in (result.forward, result.gradient) if d is not None and d.inconsistent]
+    if not inconsistent and run.train_raised and trained is not None:
+        # the forward pass agrees, the engines that train agree, and this one's training step raised
+        result.verdict, result.reason = "unexplained", f"{run.train_note}: the forward pass agrees; not localised"
+        return result
     if not inconsistent:
         return result
     result.verdict = "unexplained"

@@ -40,6 +40,7 @@ class EngineRun:
     loss: Optional[float] = None  # the training step's loss, before the update
     gradients: List[NDArray[Any]] = field(default_factory=list)  # per trainable weight, in order
     train_note: str = ""  # why there is no training step on this engine ("" when there is one)
+    train_raised: bool = False  # the training step raised (its note says what) where the forward pass ran
     seconds: float = 0.0
     versions: Dict[str, str] = field(default_factory=dict)
 

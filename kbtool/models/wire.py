@@ -75,6 +75,7 @@ def _train(run: EngineRun, header: Mapping[str, Any], arrays: Sequence[NDArray[A
     train = _field(header, "train", dict)
     if "note" in train:
         run.train_note = str(train["note"])
+        run.train_raised = bool(train.get("raised"))
         return
     run.loss = float(np.asarray(_array(arrays, train.get("loss"), "the loss")).ravel()[0])
     run.gradients = [_array(arrays, i, "a gradient") for i in _field(train, "gradients", list)]

@@ -63,7 +63,7 @@ def engine_recipe(
     )
 
 
-def _jax_cache(env_dir: str) -> Dict[str, str]:
+def jax_cache(env_dir: str) -> Dict[str, str]:
     """JAX's persistent compilation cache, under kbtool's cache folder (beside Theano's compile dirs), for every
     compiled computation however fast it compiled: on a GPU a case's time is mostly XLA compiling it (about 0.1 s a
     result on an H100, one worker), and a run compiles the same small computations as the last one. Workers share the
@@ -88,7 +88,7 @@ def _jax_cpu(env_dir: str) -> Dict[str, str]:
 def _jax_gpu(env_dir: str) -> Dict[str, str]:
     # no preallocation: JAX would take 75 % of the GPU's memory and no other worker could start; each worker's share
     # of the memory (XLA_PYTHON_CLIENT_MEM_FRACTION) is set by runners.base.share_memory, which counts the workers
-    return dict({"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, **_jax_cache(env_dir))
+    return dict({"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, **jax_cache(env_dir))
 
 
 def _tensorflow_env(env_dir: str) -> Dict[str, str]:
