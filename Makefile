@@ -1,7 +1,7 @@
 # Two entry points: `make check` (set up, then a real kbtool check on every backend) and `make test`.
 PYTHON ?= python3
 
-.PHONY: setup check test lint docs reports bench-report history gpu-reports
+.PHONY: setup check test lint docs reports models-report bench-report history gpu-reports
 
 # pip first: the system-package list comes from the recipes (`kbtool env system-packages`).
 # `kbtool env install --all` exits 0 when every env it could build is built and the only ones left out lack their
@@ -36,6 +36,10 @@ lint:
 docs:
 	$(PYTHON) -m pip install -q --disable-pip-version-check -e '.[docs]'
 	$(PYTHON) -m mkdocs build --strict
+
+# The published model report in reports/: the whole zoo on every engine (kbtool models), every view of one run.
+models-report: setup
+	kbtool models -o reports/models.json -o reports/models.md -o reports/models.html -o reports/models.xml
 
 # The published parity reports in reports/: one full run under the documented keras.json defaults, every view
 # rendered from the same JSON (summary.md: the few lines a PR comment needs), the shard timings re-recorded from

@@ -50,9 +50,19 @@ def build(api, mdef, seed):
             value = np.ascontiguousarray(flip(value))
         wanted[id(layer)][j] = value
         described.append((key, shape))
-    for layer in graph.weighted_layers(model):
-        layer.set_weights(wanted[id(layer)])
+    pairs = [(w, v) for layer in graph.weighted_layers(model) for w, v in zip(layer.weights, wanted[id(layer)])]
+    set_values(api, pairs)
     return model, described
+
+
+def set_values(api, pairs):
+    """Every (variable, value) at once: on TF1 each session run of a layer's set_weights serialises the grown graph
+    again (NASNetMobile: minutes layer by layer); Keras 3's variables are assigned one by one (eager)."""
+    if api.flavor == "keras3":
+        for variable, value in pairs:
+            variable.assign(value)
+    else:
+        api.keras.backend.batch_set_value(pairs)
 
 
 def inputs_of(mdef, seed):
