@@ -112,18 +112,13 @@ def weighted_layers(model):
             yield layer
 
 
-def short_name(variable):
-    """'kernel' of 'conv/kernel:0' (Keras 2, tf_keras) and of 'conv/kernel' (Keras 3)."""
-    return weight_name(variable).split("/")[-1].split(":")[0]
-
-
 def canonical(model):
-    """[(key, layer, j)] of every weight, sorted by key 'LAYER/J:NAME' (its layer's name, its place in the layer's
-    own weights, its short name): one order on every Keras, where model.weights and get_weights() order them
+    """[(key, layer, j)] of every weight, sorted by key 'LAYER/J' (its layer's name and its place in the layer's own
+    weights; not the weight's own name, which keras-mxnet numbers: 'kernel1'): one order on every Keras, where model.weights and get_weights() order them
     differently (Keras 2.3.1's get_weights goes layer by layer, its model.weights and tf_keras's put every trainable
     weight first)."""
     found = []
     for layer in weighted_layers(model):
-        for j, variable in enumerate(layer.weights):
-            found.append(("{}/{}:{}".format(layer.name, j, short_name(variable)), layer, j))
+        for j in range(len(layer.weights)):
+            found.append(("{}/{}".format(layer.name, j), layer, j))
     return sorted(found, key=lambda item: item[0])
