@@ -164,7 +164,11 @@ class Encoder(object):
         if isinstance(value, np.ndarray):
             return value
         if self.api.flavor == "keras2":
-            return None
+            # a variable the graph walk did not fetch (CNTK's Parameters are no K.is_tensor): its value, if it has one
+            try:
+                return np.asarray(self.api.keras.backend.get_value(value))
+            except Exception:
+                return None
         try:  # eager tensors and variables
             return run.to_numpy(self.api, getattr(value, "value", value) if self.api.flavor == "keras3" else value)
         except Exception:
