@@ -110,7 +110,29 @@ def evaluate(api, model, tensors, values, training):
         computed = probe(feed, training=bool(training))
         if len(tensors) == 1 and not isinstance(computed, (list, tuple)):
             computed = [computed]
+        if api.flavor == "keras3" and api.engine == "openvino":
+            return dict(zip(map(id, tensors), openvino_values(api, computed)))
     return {id(t): to_numpy(api, v) for t, v in zip(tensors, computed)}
+
+
+def openvino_values(api, computed):
+    """OpenVINO's outputs are lazy graph nodes, and converting each alone compiles the graph up to it (hundreds of
+    compiles for an application): one model of all of them is compiled once instead, with the f32 precision hint
+    Keras's own convert_to_numpy gives (the CPU plugin's default may compute in bf16). Where that is not possible
+    (a boolean output, a constant), each is converted as Keras converts it."""
+    try:
+        import openvino as ov
+
+        outputs = [t.output for t in computed]
+        if any(o.get_element_type() == ov.Type.boolean for o in outputs):
+            raise TypeError("a boolean output")
+        compiled = ov.compile_model(
+            ov.Model(results=outputs, parameters=[]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+        )
+        results = compiled({})
+        return [np.array(results[i]) for i in range(len(outputs))]
+    except Exception:
+        return [to_numpy(api, v) for v in computed]
 
 
 def forward(api, model, values, training, arrays):
