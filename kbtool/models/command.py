@@ -155,11 +155,20 @@ def _list(chosen: List[Any], fmt: str) -> None:
         return
     if fmt != "terminal":
         raise KbtoolError("--list prints a table, or JSON with --json")
+    import shutil
+    import textwrap
+
     width = max([len(r["name"]) for r in rows] + [5])
     family = max([len(r["family"]) for r in rows] + [6])
+    indent = width + family + 4
+    # the about column wraps under itself, so that the table fits the terminal (80 columns and up)
+    about = max(30, shutil.get_terminal_size((80, 24)).columns - indent)
     click.echo(f"{'model':<{width}}  {'family':<{family}}  about")
     for r in rows:
-        click.echo(f"{r['name']:<{width}}  {r['family']:<{family}}  {r['about']}")
+        lines = textwrap.wrap(r["about"], about) or [""]
+        click.echo(f"{r['name']:<{width}}  {r['family']:<{family}}  {lines[0]}")
+        for line in lines[1:]:
+            click.echo(" " * indent + line)
 
 
 def _check_outputs(outputs: Tuple[str, ...], emit_cases: Optional[str]) -> None:
