@@ -51,6 +51,8 @@ def _draw(rng, spec):
         values = rng.uniform(spec.get("low", -1.0), spec.get("high", 1.0), shape)
     else:
         values = rng.normal(0.0, 1.0, shape)
+    if spec.get("rows_sum_to_one"):
+        values = values / values.sum(axis=-1, keepdims=True)
     values = np.asarray(values).astype(dtype)
     # zero_tail [n0, n1, ...]: sample i's last n_i steps (axis 1) are zeros, after the draw (so the rest of the
     # stream is unchanged): padding that Masking or Embedding(mask_zero=True) masks

@@ -127,7 +127,10 @@ def _app(name, about, trains=True):
 
 
 def _probabilities(batch, n):
-    return {"shape": [batch, n], "dist": "uniform", "low": 0.0, "high": 1.0}
+    # rows that sum to 1: categorical crossentropy is defined for a distribution, and TensorFlow's fused
+    # softmax-crossentropy gradient (softmax - target) assumes one (with rows summing elsewhere the TF engines'
+    # gradients differed from every other engine's while the forward passes agreed)
+    return {"shape": [batch, n], "dist": "uniform", "low": 0.0, "high": 1.0, "rows_sum_to_one": True}
 
 
 def _values(*shape):
