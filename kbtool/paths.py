@@ -26,6 +26,10 @@ def known_differences_file() -> str:
     return os.path.join(specs_dir(), "known_differences.yaml")
 
 
+def known_models_file() -> str:
+    return os.path.join(specs_dir(), "known_models.yaml")
+
+
 def shown(path: str, cwd: Optional[str] = None) -> str:
     """`path` as a command or a report shows it: relative to `cwd` (default: the current directory) when inside it,
     else absolute. A report or a repro then names no machine's home or checkout, and runs from where it was made."""

@@ -15,6 +15,7 @@ from kbtool.options import complete_backend
 if TYPE_CHECKING:
     from kbtool.interrupts import Interrupts
     from kbtool.models.execute import Engine
+    from kbtool.models.known import ModelKnown
     from kbtool.models.records import ModelResult
 
 VIEW_FORMATS = ("terminal", "json", "markdown", "html", "junit")
@@ -235,7 +236,7 @@ def _run(
     started = time.monotonic()
     jobs = settings["jobs"] or default_jobs()
     with Interrupts(Cancel(), "the partial report follows") as interrupts:
-        results, infos, changes, cases = _execute(
+        results, infos, changes, cases, stale = _execute(
             engines, [m.name for m in chosen], settings, jobs, interrupts, verbosity
         )
         incomplete = (
@@ -253,6 +254,7 @@ def _run(
             releases=changes,
             incomplete=incomplete,
             cases=cases,
+            stale_known=stale,
         )
         document = report.assemble(run)
         failures = output.write_all(document, outputs, echo=_note if verbosity else None)
@@ -272,13 +274,17 @@ def _execute(
     jobs: int,
     interrupts: "Interrupts",
     verbosity: int,
-) -> Tuple[List["ModelResult"], List[Dict[str, Any]], List[Dict[str, Any]], Optional[Dict[str, Any]]]:
-    """Run, judge, localise: (results, the engines' report lines, release changes, {path, written} of --emit-cases)."""
-    from kbtool.models import execute
+) -> Tuple[
+    List["ModelResult"], List[Dict[str, Any]], List[Dict[str, Any]], Optional[Dict[str, Any]], List[Dict[str, Any]]
+]:
+    """Run, judge, localise, explain: (results, the engines' report lines, release changes, {path, written} of
+    --emit-cases, the stale specs/known_models.yaml entries)."""
+    from kbtool.models import execute, known
     from kbtool.models.progress import LEGEND, ModelsProgress
     from kbtool.reports.text import plural
 
     seed, train, timeout = settings["seed"], settings["train"], settings["timeout"]
+    entries = known.load()  # a broken file is a one-line error before any engine starts
     planned = {e.name: len(names) for e in engines if e.launch is not None}
     if verbosity:
         _note(f"kbtool: {plural(len(names), 'model')} on {plural(len(planned), 'engine')}, {jobs} at a time ({LEGEND})")
@@ -307,6 +313,7 @@ def _execute(
         written = {"path": settings["emit_cases"], "written": len(cases)}
         if verbosity:
             _note(f"kbtool: wrote {plural(len(cases), 'spec case')} to {written['path']}")
+    stale = _explain(results, engines, entries, interrupts.cancel.is_set())
     order = [e.name for e in engines]
     results.sort(
         key=lambda r: (
@@ -314,7 +321,19 @@ def _execute(
             order.index(r.engine) if r.engine in order else len(order),
         )
     )
-    return results, infos, execute.release_changes(runs, results, order), written
+    return results, infos, execute.release_changes(runs, results, order), written, stale
+
+
+def _explain(
+    results: List["ModelResult"], engines: List["Engine"], entries: List["ModelKnown"], interrupted: bool
+) -> List[Dict[str, Any]]:
+    """What op level left unexplained, given to specs/known_models.yaml; its stale entries (none judged when the
+    run was interrupted: its findings are not all there)."""
+    from kbtool.models import known
+    from kbtool.worker.modelzoo.zoo import MODELS
+
+    applied = known.apply(results, entries, [e.name for e in engines if e.launch is not None], list(MODELS))
+    return [] if interrupted else [dict(known.stale_record(entry)) for entry in applied.stale]
 
 
 def unsupported_results(engines: List["Engine"], names: List[str], has_oracle: bool) -> List["ModelResult"]:

@@ -68,6 +68,7 @@ def render(report: Record, scoreboard: Optional[str] = SCOREBOARD) -> str:
         unexplained=models_report.findings(report),
         known=models_report.findings(report, ("known",)),
         plural=plural,
+        why=models_report.why_text,
         css=css,
         scoreboard=scoreboard,
     )

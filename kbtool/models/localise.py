@@ -60,6 +60,12 @@ class Cause:
     message: str  # the verdict's words
     # judged against its definition's loop in the worker (K.rnn), not the reference: no spec case can carry it
     definitional: bool = False
+    # a Keras 3 keras.ops function named as a K.* function that specs/keras3_map.yaml says it is not (the port's
+    # K.* follows the map, so op level cannot see it): judged against the reference's K.* namesake
+    namesake: bool = False
+    # a backend function that is not a documented K.* function: not judged, named as the layer's only call that
+    # could not be judged
+    undocumented: bool = False
 
 
 @dataclass(frozen=True)
@@ -246,10 +252,55 @@ def by_definition(spec: Spec, traced: TracedCall) -> Optional[str]:
     return None
 
 
+def namesake_cause(index: int, traced: TracedCall, spec: Spec, expressions: Mapping[str, str]) -> Optional[Cause]:
+    """A Keras 3 call `ops.X` where X is a K.* function whose map expression does not call keras.ops.X (the map's note
+    says why: ops.hard_sigmoid is not K.hard_sigmoid), judged against the reference's K.X on the same arguments;
+    None when that is not the case or the outputs agree."""
+    function = traced.fn[len(KERAS3_PREFIX) :]
+    if function not in spec.ops or function not in expressions or keras3_candidates(function, expressions):
+        return None
+    args = [decode(a, traced.arrays) for a in traced.args]
+    kwargs = {k: decode(v, traced.arrays) for k, v in traced.kwargs.items()}
+    call = KCall(function, _params(spec.ops[function], args, kwargs))
+    assert traced.output is not None
+    differs = judge_call(spec, call, traced.output)
+    if differs is None:
+        return None
+    note = map_notes(spec).get(function) or "its map row names another expression"
+    message = (
+        f"the layer calls keras.ops.{function}, which is not K.{function} (specs/keras3_map.yaml: {note}): {differs}"
+    )
+    return Cause(index, call, traced.fn, message, namesake=True)
+
+
+def map_notes(spec: Spec) -> Dict[str, str]:
+    """Each spec op's note in specs/keras3_map.yaml, where its row has one."""
+    from kbtool.specs import keras3_map
+
+    return {row.op: row.note for row in keras3_map.load(spec_ops=list(spec.ops)).rows if row.note}
+
+
+def undocumented_cause(calls: Sequence[TracedCall], unjudged: Sequence[Tuple[int, str]]) -> Optional[Cause]:
+    """The layer's only call with an array output that could not be judged, when that is because it is no K.*
+    function of the spec (keras-mxnet's BatchNormalization calls K.mxnet_batchnorm): named, not judged."""
+    if len(unjudged) != 1 or "is not a function of the spec" not in unjudged[0][1]:
+        return None
+    index = unjudged[0][0]
+    traced = calls[index]
+    shapes = ", ".join("[{}] {}".format(",".join(str(d) for d in a.shape), a.dtype) for a in traced.arrays)
+    message = (
+        f"K.{traced.fn} is not a documented K.* function (the reference cannot replay it) and is the layer's only "
+        f"call that could not be judged; its array arguments: {shapes or 'none'}"
+    )
+    return Cause(index, KCall(traced.fn, {}), traced.fn, message, undocumented=True)
+
+
 def first_cause(calls: Sequence[TracedCall], spec: Spec) -> Tuple[Optional[Cause], List[str]]:
-    """The first call whose output differs from the reference's, and notes on the calls that could not be judged."""
+    """The first call whose output differs from the reference's, and notes on the calls that could not be judged;
+    when none differs, the layer's one undocumented call (undocumented_cause), if that is all that was not judged."""
     expressions: Optional[Dict[str, str]] = None
     notes: List[str] = []
+    unjudged: List[Tuple[int, str]] = []
     for index, traced in enumerate(calls):
         if traced.expected or traced.no_expected:
             differs = by_definition(spec, traced)
@@ -262,16 +313,20 @@ def first_cause(calls: Sequence[TracedCall], spec: Spec) -> Tuple[Optional[Cause
             notes.append(f"call {index} ({traced.fn}): no array output to compare")
             continue
         try:
-            if traced.fn.startswith(KERAS3_PREFIX) and expressions is None:
-                expressions = map_expressions(spec)
+            if traced.fn.startswith(KERAS3_PREFIX):
+                expressions = map_expressions(spec) if expressions is None else expressions
+                namesake = namesake_cause(index, traced, spec, expressions)
+                if namesake is not None:
+                    return namesake, notes
             call = resolve(traced, spec, expressions or {})
             differs = judge_call(spec, call, traced.output)
         except Unreplayable as exc:
             notes.append(f"call {index} ({traced.fn}): {exc}")
+            unjudged.append((index, str(exc)))
             continue
         if differs is not None:
             return Cause(index, call, traced.fn, differs), notes
-    return None, notes
+    return undocumented_cause(calls, unjudged), notes
 
 
 def call_text(call: KCall) -> str:
@@ -350,6 +405,9 @@ def localise(
         text = f"K.{cause.traced}(step_function, inputs, initial_states, ...)"
         why = f"{cause.message[:300]}; it takes a step function, so no spec case can carry it"
         return _replace(where, call=cause.traced, call_text=text, verdict="unexplained", why_not=why), None
+    if cause.namesake or cause.undocumented:  # op level cannot see it: specs/known_models.yaml may explain it
+        text = call_text(cause.call) if cause.namesake else f"K.{cause.traced}(...)"
+        return _replace(where, call=cause.call.op, call_text=text, verdict="unexplained", why_not=cause.message), None
     ident = case_id(result.model, result.engine, where.layer)
     about = f"model {result.model} on {result.engine}: layer {where.layer} ({where.layer_class}), call {cause.index}"
     raw = raw_case(spec.ops[cause.call.op], cause.call.params, ident, about)

@@ -87,7 +87,7 @@ def _finding_rows(records: List[Record]) -> List[List[str]]:
                 _escape(r["verdict"]),
                 _escape(f"{where['layer']} ({where.get('layer_class', '?')})") if where else "",
                 _code(where.get("call_text") or (f"K.{where['call']}" if where.get("call") else "")),
-                _escape(where.get("known_id") or where.get("case_id") or r.get("reason") or where.get("why_not") or ""),
+                _escape(models_report.why_text(r)),
                 _escape(forward.get("max_abs", "")),
                 _escape(forward.get("mad", "")),
             ]
@@ -105,6 +105,11 @@ def _findings(report: Record) -> List[str]:
     known = models_report.findings(report, ("known",))
     if known:
         lines += [f"## Known ({len(known)})", ""] + _table(HEADER, _finding_rows(known))
+    stale = report.get("stale_known") or []
+    if stale:
+        rows = [[str(e["number"]), _escape(e["id"]), _escape(e["reason"])] for e in stale]
+        lines += [f"## Stale known entries ({len(stale)}): they explain no finding of this run", ""]
+        lines += _table(["entry", "id", "reason"], rows)
     return lines
 
 

@@ -108,3 +108,7 @@ class ModelResult:
     localisation: Optional[Localisation] = None
     reason: str = ""  # unsupported / error / not_compared: why, one line
     seconds: float = 0.0
+    # the specs/known_models.yaml entry that explains the finding (models/known.py), and its reason: for what op
+    # level cannot carry (an op-level explanation is the localisation's known_id)
+    known_model: Optional[str] = None
+    known_reason: str = ""

@@ -15,6 +15,7 @@ from kbtool import __version__, schemas
 from kbtool.errors import KbtoolError
 from kbtool.models.records import VERDICTS, Difference, Localisation, ModelResult
 from kbtool.reports.report import clip, dumps, one_line, write_atomic
+from kbtool.reports.text import plural
 
 SCHEMA_VERSION = 1
 KIND = "models"
@@ -42,6 +43,7 @@ class ModelsRun:
     releases: List[Record] = dataclasses.field(default_factory=list)  # LEMON-style changes between releases
     incomplete: Optional[Record] = None  # {signal, note}: an interrupted run
     cases: Optional[Record] = None  # {path, written}: --emit-cases
+    stale_known: List[Record] = dataclasses.field(default_factory=list)  # models/known.py stale_record
 
 
 def difference_record(diff: Optional[Difference]) -> Optional[Record]:
@@ -79,6 +81,8 @@ def result_record(result: ModelResult) -> Record:
     ):
         if value is not None:
             record[key] = value
+    if result.known_model:
+        record["known"] = {"id": result.known_model, "reason": one_line(result.known_reason)}
     return record
 
 
@@ -93,6 +97,7 @@ def summarize(report: Record) -> Record:
     compared = sum(counts[v] for v in COMPARED)
     unexplained = sum(n for v, n in counts.items() if v not in EXPLAINED and v != "not_compared")
     could_not_start = [e["name"] for e in report["engines"] if e["status"] == "broken"]
+    stale = len(report.get("stale_known", []))
     return {
         "counts": counts,
         "per_engine": per_engine,
@@ -100,7 +105,8 @@ def summarize(report: Record) -> Record:
         "compared": compared,
         "unexplained": unexplained,
         "could_not_start": could_not_start,
-        "ok": compared > 0 and unexplained == 0 and not could_not_start and not report.get("incomplete"),
+        "stale": stale,
+        "ok": compared > 0 and unexplained == 0 and not stale and not could_not_start and not report.get("incomplete"),
     }
 
 
@@ -124,6 +130,9 @@ def reasons(report: Record) -> List[str]:
     if summary["unexplained"]:
         out.append("{} unexplained".format(summary["unexplained"]))
     out += [f"{name} could not start" for name in summary["could_not_start"]]
+    if summary.get("stale"):
+        stale = plural(summary["stale"], "stale entry", "stale entries")
+        out.append(f"{stale} in specs/known_models.yaml")
     return out
 
 
@@ -146,6 +155,8 @@ def assemble(run: ModelsRun) -> Record:
         report["incomplete"] = run.incomplete
     if run.cases:
         report["cases"] = run.cases
+    if run.stale_known:
+        report["stale_known"] = run.stale_known
     report["summary"] = summarize(report)
     return report
 
@@ -238,10 +249,26 @@ def finding_text(record: Record) -> str:
     """One finding: `model on engine: layer L -> K.fn(...)` (or why it has no layer or call)."""
     head = f"{record['model']} on {record['engine']}"
     where = record.get("localisation")
-    if record["verdict"] == "error" or not where:
-        return f"{head}: {record['verdict']}" + (f": {record['reason']}" if record.get("reason") else "")
+    if record["verdict"] == "error" or not where or (record.get("known") and not where.get("call")):
+        known = f" [known: {record['known']['id']}]" if record.get("known") else ""
+        return f"{head}: {record['verdict']}" + (f": {record['reason']}" if record.get("reason") else "") + known
     call = where.get("call_text") or (f"K.{where['call']}" if where.get("call") else "")
     tail = f" -> {call}" if call else f" (no K.* call named: {where.get('why_not') or 'not traced'})"
-    known = f" [known: {where['known_id']}]" if where.get("known_id") else ""
+    known = f" [known: {explanation(record)}]" if explanation(record) else ""
     case = f" [case {where['case_id']}]" if where.get("case_id") else ""
     return f"{head}: layer {where['layer']} ({where.get('layer_class', '?')}){tail}{known}{case}"
+
+
+def explanation(record: Record) -> str:
+    """The id of what explains a known finding: the op-level known difference, else the known_models.yaml entry."""
+    where = record.get("localisation") or {}
+    return str(where.get("known_id") or (record.get("known") or {}).get("id") or "")
+
+
+def why_text(record: Record) -> str:
+    """The views' "known / case / why" column: what explains the finding (a known_models.yaml entry with its reason),
+    else its spec case, its reason or why no call was named."""
+    where = record.get("localisation") or {}
+    if record.get("known") and not where.get("known_id"):
+        return f"{record['known']['id']}: {clip(record['known']['reason'], 200)}"
+    return str(explanation(record) or where.get("case_id") or record.get("reason") or where.get("why_not") or "")

@@ -68,6 +68,7 @@ def render(report: Record, console: Optional[Console] = None, verbosity: int = 1
         _engines(report, console, verbosity)
         _findings(report, console, verbosity)
         _releases(report, console)
+    _stale(report, console)
     _verdict(report, console)
     return ""
 
@@ -183,6 +184,12 @@ def _releases(report: Record, console: Console) -> None:
             Text(f"{change['model']}: changed from {change['from']} to {change['to']}: {plain(change['what'])}"),
             overflow="fold",
         )
+
+
+def _stale(report: Record, console: Console) -> None:
+    for entry in report.get("stale_known") or []:
+        head = f"stale: specs/known_models.yaml entry {entry['number']} ({entry['id']}) explains no finding of this run"
+        say(console, Text(f"{head}: {plain(entry['reason'])}", style="red"), overflow="fold")
 
 
 def _verdict(report: Record, console: Console) -> None:
