@@ -16,7 +16,7 @@ differ built another architecture: they are not comparable.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool.models import metrics
 from kbtool.models.records import Difference, EngineRun, LayerOutput, Localisation, ModelResult
@@ -127,6 +127,33 @@ def first_divergent_layer(run: EngineRun, oracle: EngineRun) -> Tuple[Optional[D
     return max(candidates, key=lambda d: d.rate), note
 
 
+def raised_in_text(fn: str, args: Mapping[str, Any]) -> str:
+    """The raising call as one line: K.conv2d(x[None,2,2,64] float32, kernel[3,3,64,64] float32, padding='same')."""
+    parts = []
+    for name, value in args.items():
+        if isinstance(value, Mapping) and "shape" in value:
+            dims = ",".join("None" if d is None else str(d) for d in value["shape"])
+            parts.append(f"{name}[{dims}] {value.get('dtype', '')}".rstrip())
+        elif isinstance(value, Mapping) and "tuple" in value:
+            parts.append(f"{name}={tuple(value['tuple'])!r}")
+        elif isinstance(value, Mapping):
+            parts.append(f"{name}={value.get('repr', '?')}")
+        else:
+            parts.append(f"{name}={value!r}")
+    return f"K.{fn}({', '.join(parts)})"
+
+
+def raised_localisation(where: Mapping[str, Any]) -> Optional[Localisation]:
+    """Where a run that raised was, as a localisation (the layer, and the backend call that raised when the
+    traceback passed through one); None when the worker could not tell."""
+    if not where.get("layer"):
+        return None
+    fn = where.get("fn")
+    text = raised_in_text(str(fn), where.get("args") or {}) if fn else ""
+    why = "" if fn else "it raised in the layer outside any backend function"
+    return Localisation(str(where["layer"]), str(where.get("class", "?")), str(fn) if fn else None, text, why_not=why)
+
+
 def compare_run(
     run: EngineRun, oracle: EngineRun, choice: OracleChoice, trained: Optional[EngineRun] = None
 ) -> ModelResult:
@@ -137,6 +164,8 @@ def compare_run(
     if run.status != "ok":
         result.verdict = "unsupported" if run.status == "unsupported" else "error"
         result.reason = run.reason or run.status
+        result.localisation = raised_localisation(run.raised_in)
+        result.raised_args = dict(run.raised_in.get("args") or {})
         return result
     problem = architecture_problem(run, oracle)
     if problem:

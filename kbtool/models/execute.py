@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kbtool.errors import KbtoolError
-from kbtool.models.records import EngineRun, ModelResult, TracedCall
+from kbtool.models.records import EngineRun, Localisation, ModelResult, TracedCall
 from kbtool.reports.report import one_line
 from kbtool.runners import names as runner_names
 from kbtool.runners.base import Launch, Unavailable
@@ -332,9 +332,18 @@ def localise_all(
     from kbtool.specs import loader
 
     todo = [r for r in results if r.verdict == "unexplained" and r.localisation is not None]
-    if not todo:
+    raised = [r for r in results if r.verdict == "error" and r.localisation is not None and r.localisation.call]
+    if not todo and not raised:
         return
     spec = loader.load()
+    for result in raised:  # no layer to trace: the call that raised is replayed at op level
+        if cancel is not None and cancel.is_set():
+            return
+        assert result.localisation is not None
+        if say:
+            say(f"kbtool: replaying {result.model} on {result.engine}: K.{result.localisation.call} raised")
+        where, emitted = localise.localise_error(result, spec)
+        _claim(result, where, emitted, cases)
     for engine in dict.fromkeys(r.engine for r in todo):
         for result in [r for r in todo if r.engine == engine]:
             if cancel is not None and cancel.is_set():
@@ -350,16 +359,22 @@ def localise_all(
                     why = one_line(f"could not trace the layer: {type(exc).__name__}: {exc}")
                     result.localisation = dataclasses.replace(result.localisation, why_not=why)
                 continue
-            if emitted is not None and cases is not None:
-                cases.append(emitted)
-            elif cases is None and where.case_id:
-                where = dataclasses.replace(where, case_id=None)  # no file was asked: no case was written
-            result.localisation = where
-            if where.verdict == "known":
-                result.verdict = "known"
+            _claim(result, where, emitted, cases)
         release = getattr(trace, "release", None)
         if release is not None:
             release(engine)
+
+
+def _claim(result: ModelResult, where: Localisation, emitted: Optional[Any], cases: Optional[List[Any]]) -> None:
+    """A localisation's outcome on its result: its case kept for --emit-cases (no case id claimed without a file),
+    the result known when op level explains it."""
+    if emitted is not None and cases is not None:
+        cases.append(emitted)
+    elif cases is None and where.case_id:
+        where = dataclasses.replace(where, case_id=None)  # no file was asked: no case was written
+    result.localisation = where
+    if where.verdict == "known":
+        result.verdict = "known"
 
 
 def layer_inputs(run: EngineRun, layer: str) -> List[Any]:

@@ -351,7 +351,7 @@ def _form(fp: str) -> str:
 
 
 def known_by_form(spec: Spec, result: Mapping[str, Any]) -> Optional[str]:
-    """The id of an entry of the result's op and backend that recorded a result of the same form, else None."""
+    """The id of an entry of the result's op, backend and mode that recorded a result of the same form, else None."""
     from kbtool.check.run import known_entries_for
     from kbtool.known import fingerprint
     from kbtool.known.globs import backend_matches, matches
@@ -360,6 +360,8 @@ def known_by_form(spec: Spec, result: Mapping[str, Any]) -> Optional[str]:
     for entry in known_entries_for(spec):
         if not (matches(result["op"], entry.op) and backend_matches(result["backend"], entry.backend)):
             continue
+        if entry.mode is not None and not matches(str(result.get("mode", "")), entry.mode):
+            continue  # an entry of eager results does not explain a symbolic one of the same form
         for recorded in (entry.results or {}).values():
             if any(_form(fp) == now for fp in fingerprint.alternatives(recorded)):
                 return entry.id
@@ -367,7 +369,10 @@ def known_by_form(spec: Spec, result: Mapping[str, Any]) -> Optional[str]:
 
 
 def check_replay(spec: Spec, op: str, case: str, engine: str) -> OpVerdict:
-    """The case run on the engine as `kbtool check --op OP --case ID --backend ENGINE` runs it (in-process)."""
+    """The case run on the engine as `kbtool check --op OP --case ID --backend ENGINE` runs it (in-process). Known
+    only when every result that does not pass (each mode) is explained, by check's matching or by form: an eager
+    result known for another reason does not explain a symbolic one that fails; the id is the symbolic result's
+    (graph engines run models symbolically) where the modes' explanations differ."""
     from kbtool.check.run import known_entries_for, run_check
     from kbtool.plan import Selection, make_plan
 
@@ -376,18 +381,21 @@ def check_replay(spec: Spec, op: str, case: str, engine: str) -> OpVerdict:
     results = [r for r in report["results"] if r["op"] == op and r["case"] == case]
     if not results:
         return OpVerdict("", message="the op-level replay ran nothing")
-    for r in results:
-        if r["status"] == "known":
-            ids = [e.id for e in known_entries_for(spec) if e.reason == r.get("known")]
-            return OpVerdict("known", ids[0] if ids else None, r.get("known", ""))
     failing = [r for r in results if r["status"] != "pass"]
     if not failing:
         return OpVerdict("pass", message="the op-level replay passes on every mode")
-    first = failing[0]
-    by_form = known_by_form(spec, first)
-    if by_form is not None:
-        return OpVerdict("known", by_form, first.get("message", ""))
-    return OpVerdict(first["status"], None, first.get("message", ""))
+    explained: List[Tuple[Mapping[str, Any], str]] = []
+    for r in failing:
+        if r["status"] == "known":
+            ids = [e.id for e in known_entries_for(spec) if e.reason == r.get("known")]
+            ident: Optional[str] = ids[0] if ids else "?"
+        else:
+            ident = known_by_form(spec, r)
+        if ident is None:
+            return OpVerdict(r["status"], None, r.get("message", ""))
+        explained.append((r, ident))
+    chosen = next((pair for pair in explained if pair[0].get("mode") == "symbolic"), explained[0])
+    return OpVerdict("known", chosen[1], chosen[0].get("known") or chosen[0].get("message", ""))
 
 
 def localise(
@@ -422,6 +430,54 @@ def localise(
         return _replace(found, verdict="known", known_id=verdict.known_id, case_id=None), None
     why = "" if verdict.status != "pass" else f"{verdict.message} (the model differs: {cause.message[:120]})"
     return _replace(found, verdict="unexplained", why_not=why), emitted
+
+
+def raised_case(op: str, entry: Mapping[str, Any], args: Mapping[str, Any], ident: str, about: str) -> Dict[str, Any]:
+    """The spec case of a call that raised, from its arguments as the worker described them: tensors as seeded inputs
+    of their shape and dtype (a dim the graph left None is the zoo's batch, 2), the rest as kwargs."""
+    names = [p["name"] for p in entry.get("signature", []) if not p["name"].startswith("*")]
+    inputs: Dict[str, Any] = {}
+    kwargs: Dict[str, Any] = {}
+    for name, value in args.items():
+        if name not in names:
+            raise Unreplayable(f"K.{op} has no parameter {name!r}")
+        if isinstance(value, Mapping) and "shape" in value:
+            inputs[name] = {"shape": [2 if d is None else int(d) for d in value["shape"]], "dtype": value["dtype"]}
+        elif isinstance(value, Mapping) and "repr" in value:
+            raise Unreplayable(f"argument {name} was recorded only as {str(value['repr'])[:60]}")
+        else:
+            kwargs[name] = list(value["tuple"]) if isinstance(value, Mapping) and "tuple" in value else value
+    raw: Dict[str, Any] = {"id": ident, "about": about}
+    if inputs:
+        raw["inputs"] = inputs
+    if kwargs:
+        raw["kwargs"] = kwargs
+    return raw
+
+
+def localise_error(
+    result: ModelResult, spec: Spec, replay: OpReplay = check_replay
+) -> Tuple[Localisation, Optional[EmittedCase]]:
+    """A run that raised in a K.* call (compare's localisation from the worker's raised_in), replayed at op level: known
+    when a known difference explains the call's result on the engine, else the case to emit."""
+    assert result.localisation is not None and result.localisation.call, "localise_error needs the raising call"
+    where = result.localisation
+    op = str(where.call)
+    if op not in spec.ops:
+        return _replace(where, why_not=f"it raised in {op}, which is not a K.* function of the spec"), None
+    ident = case_id(result.model, result.engine, where.layer)
+    about = f"model {result.model} on {result.engine}: layer {where.layer} ({where.layer_class}) raised in K.{op}"
+    try:
+        raw = raised_case(op, spec.ops[op], result.raised_args, ident, about)
+    except Unreplayable as exc:
+        return _replace(where, why_not=f"the raising call cannot be replayed: {exc}"), None
+    ops = dict(spec.ops)
+    ops[op] = dict(ops[op], cases=list(ops[op].get("cases", [])) + [raw])
+    verdict = replay(Spec(spec.path, dict(spec.data, ops=ops)), op, ident, result.engine)
+    if verdict.status == "known":
+        return _replace(where, verdict="known", known_id=verdict.known_id), None
+    why = "the call alone does not raise at op level" if verdict.status == "pass" else ""
+    return _replace(where, case_id=ident, why_not=why), EmittedCase(op, raw)
 
 
 def _replace(where: Localisation, **changes: Any) -> Localisation:

@@ -43,6 +43,8 @@ class EngineRun:
     train_raised: bool = False  # the training step raised (its note says what) where the forward pass ran
     seconds: float = 0.0
     versions: Dict[str, str] = field(default_factory=dict)
+    # where a run that raised was (the worker's modelzoo/raised.py): {layer, class, fn, args: {name: shape or value}}
+    raised_in: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -112,3 +114,5 @@ class ModelResult:
     # level cannot carry (an op-level explanation is the localisation's known_id)
     known_model: Optional[str] = None
     known_reason: str = ""
+    # the arguments of the K.* call a run raised in, as the worker described them (EngineRun.raised_in's args)
+    raised_args: Dict[str, Any] = field(default_factory=dict)

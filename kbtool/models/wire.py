@@ -104,7 +104,9 @@ def decode_run(engine: str, model: str, reply: Reply, versions: Optional[Mapping
         if header.get("keras"):
             run.versions.setdefault("keras", str(header["keras"]))
     except WireError as exc:
-        return EngineRun(engine, model, exc.status, reason=str(exc), versions=run.versions)
+        where = reply.header.get("raised_in") if isinstance(reply.header, Mapping) else None
+        raised_in = dict(where) if isinstance(where, Mapping) else {}
+        return EngineRun(engine, model, exc.status, reason=str(exc), versions=run.versions, raised_in=raised_in)
     except (TypeError, ValueError, IndexError) as exc:
         return EngineRun(engine, model, "error", reason=f"malformed reply: {exc}", versions=run.versions)
     return run

@@ -1,12 +1,12 @@
 # py36-compatible
 """The worker's side of `kbtool models`: a request (cmd "model" or "model_trace") -> (header, arrays), as the wire
-in kbtool/models/wire.py reads it. Any exception -> {"status": "raised", "error": one line}; a model or a
+in kbtool/models/wire.py reads it. Any exception -> {"status": "raised", "error": one line, "raised_in": where (raised.py)}; a model or a
 substitution the engine cannot run -> {"status": "unsupported", "error": why}."""
 
 import traceback
 
 from . import api as apis
-from . import run, substitute, zoo
+from . import raised, run, substitute, zoo
 
 
 def one_line(exc):
@@ -26,6 +26,7 @@ def serve(K, request, arrays, base_modules=()):
     is a custom module (`mod@env`, started with --base-backend), else ()."""
     out = run.Arrays()
     header = {"status": "ok", "model": request.get("model")}
+    api = mdef = None
     try:
         api = apis.detect(K, base_modules)
         header.update(flavor=api.flavor, keras=api.version, engine=api.engine)
@@ -42,5 +43,13 @@ def serve(K, request, arrays, base_modules=()):
     except zoo.Unsupported as exc:
         return {"status": "unsupported", "error": " ".join(str(exc).split()), "model": request.get("model")}, []
     except Exception as exc:
-        return {"status": "raised", "error": one_line(exc), "model": request.get("model")}, []
+        failed = {"status": "raised", "error": one_line(exc), "model": request.get("model")}
+        if api is not None and mdef is not None and request.get("cmd") != "model_trace":
+            try:
+                failed["raised_in"] = raised.locate(
+                    api, mdef, int(request.get("seed", 0)), bool(request.get("train", True))
+                )
+            except Exception:  # where it raised is a help, never a second failure
+                pass
+        return failed, []
     return header, out.items
