@@ -5,7 +5,10 @@ from types import SimpleNamespace
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
+import pytest
 
+from kbtool.models import localise
+from kbtool.specs import loader
 from kbtool.worker.modelzoo.definitions import graph_rnn
 
 
@@ -44,3 +47,42 @@ def test_a_stateful_layers_states_are_variables_the_trace_did_not_fetch() -> Non
     assert np.array_equal(last, state_value + x_value.sum(axis=1))
     assert np.array_equal(outputs[:, 0], state_value + x_value[:, 0])
     assert np.array_equal(final, last)
+
+
+def _replay_report(results: List[Dict[str, Any]]) -> Dict[str, Any]:
+    return {"results": [dict(r, op="conv2d", case="same", backend="cntk") for r in results]}
+
+
+def test_a_replay_is_known_by_its_symbolic_form_where_eager_fails_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    # conv_pools on cntk: K.conv2d(x[2,14,14,3], kernel[3,3,3,6], strides=(2, 2), padding='same') replayed; the
+    # eager mode errors for CNTK's own reason (no dynamic batch axis on a variable: "kernel dim 6 <= input dim 2",
+    # a form no entry recorded), the symbolic one has the strided-'same' entry's form: the finding is that entry's
+    import kbtool.check.run as check_run
+
+    eager = {
+        "mode": "eager",
+        "status": "error",
+        "message": "ValueError: Convolution operation requires that kernel dim 6 <= input dim 2.",
+    }
+    symbolic = {  # as the replay reported it (its details: the fingerprint's shape, mask and magnitude)
+        "mode": "symbolic",
+        "status": "fail",
+        "message": "588 of 588 values differ",
+        "details": {
+            "expected_shape": [2, 7, 7, 6],
+            "actual_shape": [2, 7, 7, 6],
+            "expected_dtype": "float32",
+            "actual_dtype": "float32",
+            "max_abs_diff": 5.015770494937897,
+            "mismatched": 588,
+            "size": 588,
+            "first_index": [0, 0, 0, 0],
+            "mask": "e8392048",
+            "values": "differ",
+        },
+    }
+    monkeypatch.setattr(check_run, "run_check", lambda plan: _replay_report([eager, symbolic]))
+    spec = loader.load()
+    verdict = localise.check_replay(spec, "conv2d", "same", "cntk")  # any case the plan holds
+    entry = [e for e in check_run.known_entries_for(spec) if e.id == verdict.known_id]
+    assert verdict.status == "known" and entry and entry[0].reason.startswith("Strided 'same' convolutions")
