@@ -112,7 +112,7 @@ def test_the_raising_call_is_replayed_at_op_level_as_a_case_of_its_shapes():
     assert (where.verdict, where.known_id, emitted) == ("known", "conv2d-0123abcd", None)
 
 
-def test_a_replay_is_known_only_when_every_failing_mode_is(monkeypatch):
+def test_a_replay_is_judged_in_the_mode_the_engine_runs_models_in(monkeypatch):
     from kbtool import plan
     from kbtool.check import run as check_run
 
@@ -121,17 +121,19 @@ def test_a_replay_is_known_only_when_every_failing_mode_is(monkeypatch):
     monkeypatch.setattr(plan, "make_plan", lambda spec, selection: None)
     monkeypatch.setattr(check_run, "run_check", lambda plan: {"results": rows})
     eager = {"op": "conv2d", "case": "c", "backend": "cntk", "mode": "eager", "status": "known", "known": "x"}
-    symbolic = {
-        "op": "conv2d",
-        "case": "c",
-        "backend": "cntk",
-        "mode": "symbolic",
-        "status": "error",
-        "message": "RuntimeError: an error no entry has seen",
-    }
-    rows[:] = [eager, symbolic]
+    unseen = {"status": "error", "message": "RuntimeError: an error no entry has seen"}
+    symbolic = dict(eager, mode="symbolic", **unseen)
+    rows[:] = [eager, symbolic]  # cntk runs models as graphs: the symbolic failure is the model's
     assert localise.check_replay(spec, "conv2d", "c", "cntk").status == "error"
-    rows[:] = [eager, dict(symbolic, status="pass")]
+    rows[:] = [dict(eager, **unseen), dict(symbolic, status="known")]
     assert localise.check_replay(spec, "conv2d", "c", "cntk").status == "known"
-    rows[:] = [dict(eager, status="pass"), dict(symbolic, status="pass")]
+    rows[:] = [eager, dict(symbolic, status="pass")]
     assert localise.check_replay(spec, "conv2d", "c", "cntk").status == "pass"
+    rows[:] = [dict(eager, backend="keras3-jax", **unseen), dict(symbolic, backend="keras3-jax", status="pass")]
+    assert localise.check_replay(spec, "conv2d", "c", "keras3-jax").status == "error"  # keras3 runs models eagerly
+    assert [localise.model_mode(e) for e in ("theano", "tensorflow1[keras=2.2.4]", "mine@cntk", "tensorflow")] == [
+        "symbolic",
+        "symbolic",
+        "symbolic",
+        "eager",
+    ]

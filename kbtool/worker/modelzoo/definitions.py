@@ -82,17 +82,25 @@ def eager_rnn(api, args, kwargs, to_numpy, to_tensor):
     return found
 
 
+def value_of(kb, known, tensor):
+    """A symbolic argument's value: the trace's fetch, else a variable's own value (a stateful layer's states are
+    variables; CNTK's are Parameters, which no K.is_tensor/is_variable test finds, so the trace fetched none)."""
+    if id(tensor) in known:
+        return np.asarray(known[id(tensor)])
+    return np.asarray(kb.get_value(tensor))
+
+
 def graph_rnn(api, args, kwargs, known, fed, values, training, compile_fn):
     """The definition of a graph engine's K.rnn call (Keras 2): the step function built once on placeholders and run
     as a K.function per time step; `known` holds the values of the call's symbolic arguments."""
     kb = api.keras.backend
     call = bound(args, kwargs)
-    x = np.asarray(known[id(call["inputs"])])
+    x = value_of(kb, known, call["inputs"])
     initial = _flat(call["initial_states"])
-    states = [np.asarray(known[id(s)]) for s in initial]
+    states = [value_of(kb, known, s) for s in initial]
     constants = list(call.get("constants") or [])
     mask = call.get("mask")
-    mask = None if mask is None else np.asarray(known[id(mask)])
+    mask = None if mask is None else value_of(kb, known, mask)
     x_ph = kb.placeholder(shape=x[:, 0].shape, dtype=str(x.dtype))
     state_ph = [kb.placeholder(shape=s.shape, dtype=str(s.dtype)) for s in states]
     output, new_states = call["step_function"](x_ph, state_ph + constants)
