@@ -223,6 +223,13 @@ def batchnorm(name):
 STEPS, FEATURES = 5, 4
 
 
+# the gates' activation stated: Keras 2.3.0 changed LSTM's and GRU's default recurrent_activation from
+# "hard_sigmoid" to "sigmoid" (Keras 2.3.1, tf_keras and Keras 3 default to "sigmoid"; the Keras 2.2.4 of PlaidML and
+# keras-mxnet 2.2.4.3 to "hard_sigmoid": keras/layers/recurrent.py LSTM.__init__/GRU.__init__), so a default would
+# build another function on those engines
+GATES = "sigmoid"
+
+
 def seq_input(api, name="sequence"):
     return api.layers.Input((STEPS, FEATURES), name=name)
 
@@ -230,8 +237,8 @@ def seq_input(api, name="sequence"):
 def lstm(api):
     L = api.layers
     x = seq_input(api)
-    h = L.LSTM(6, return_sequences=True, name="lstm_1")(x)
-    h = L.LSTM(5, name="lstm_2")(h)
+    h = L.LSTM(6, recurrent_activation=GATES, return_sequences=True, name="lstm_1")(x)
+    h = L.LSTM(5, recurrent_activation=GATES, name="lstm_2")(h)
     y = L.Dense(3, name="dense")(h)
     return model(api, x, y, "lstm")
 
@@ -241,8 +248,8 @@ def gru(reset_after, name):
     def build(api):
         L = api.layers
         x = seq_input(api)
-        h = L.GRU(6, reset_after=reset_after, return_sequences=True, name="gru_1")(x)
-        h = L.GRU(5, reset_after=reset_after, name="gru_2")(h)
+        h = L.GRU(6, recurrent_activation=GATES, reset_after=reset_after, return_sequences=True, name="gru_1")(x)
+        h = L.GRU(5, recurrent_activation=GATES, reset_after=reset_after, name="gru_2")(h)
         y = L.Dense(3, name="dense")(h)
         return model(api, x, y, name)
 
@@ -261,8 +268,12 @@ def simple_rnn(api):
 def bidirectional(api):
     L = api.layers
     x = seq_input(api)
-    h = L.Bidirectional(L.LSTM(4, return_sequences=True, name="lstm"), merge_mode="concat", name="bi_lstm")(x)
-    h = L.Bidirectional(L.GRU(3, reset_after=True, name="gru"), merge_mode="sum", name="bi_gru")(h)
+    h = L.Bidirectional(
+        L.LSTM(4, recurrent_activation=GATES, return_sequences=True, name="lstm"), merge_mode="concat", name="bi_lstm"
+    )(x)
+    h = L.Bidirectional(
+        L.GRU(3, recurrent_activation=GATES, reset_after=True, name="gru"), merge_mode="sum", name="bi_gru"
+    )(h)
     y = L.Dense(3, name="dense")(h)
     return model(api, x, y, "bidirectional")
 
@@ -272,7 +283,7 @@ def masking(api):
     L = api.layers
     x = seq_input(api)
     h = L.Masking(mask_value=0.0, name="masking")(x)
-    h = L.LSTM(6, name="lstm")(h)
+    h = L.LSTM(6, recurrent_activation=GATES, name="lstm")(h)
     y = L.Dense(3, name="dense")(h)
     return model(api, x, y, "masking_lstm")
 
@@ -282,7 +293,7 @@ def embedding_lstm(api):
     L = api.layers
     x = L.Input((7,), dtype="int32", name="tokens")
     h = L.Embedding(15, 6, mask_zero=True, name="embedding")(x)
-    h = L.LSTM(5, name="lstm")(h)
+    h = L.LSTM(5, recurrent_activation=GATES, name="lstm")(h)
     y = L.Dense(2, activation="sigmoid", name="dense")(h)
     return model(api, x, y, "embedding_lstm")
 
@@ -290,7 +301,7 @@ def embedding_lstm(api):
 def go_backwards(api):
     L = api.layers
     x = seq_input(api)
-    h = L.LSTM(5, go_backwards=True, return_sequences=True, name="lstm_backwards")(x)
+    h = L.LSTM(5, recurrent_activation=GATES, go_backwards=True, return_sequences=True, name="lstm_backwards")(x)
     h = L.SimpleRNN(4, go_backwards=True, name="rnn_backwards")(h)
     y = L.Dense(3, name="dense")(h)
     return model(api, x, y, "go_backwards")
@@ -299,7 +310,7 @@ def go_backwards(api):
 def stateful(api):
     L = api.layers
     x = L.Input(batch_shape=(2, STEPS, FEATURES), name="sequence")
-    h = L.LSTM(6, stateful=True, return_state=False, name="lstm_stateful")(x)
+    h = L.LSTM(6, recurrent_activation=GATES, stateful=True, return_state=False, name="lstm_stateful")(x)
     y = L.Dense(3, name="dense")(h)
     return model(api, x, y, "stateful_lstm")
 
