@@ -89,9 +89,34 @@ def unique(tensors):
     return kept
 
 
+class PhasedFunction(object):
+    """keras-mxnet's K.function run in the phase it is given as its last input value. Its K.learning_phase() is a
+    plain int, 1 (train) unless set (keras/backend/mxnet_backend.py: _LEARNING_PHASE = 1), and the phase is read when
+    the function runs: KerasSymbol.symbol picks the tensor's train graph while learning_phase() is 1, its test graph
+    otherwise, and Function.__call__ takes a trailing number as the executor's is_train (MXNet's own BatchNorm and
+    Dropout follow it). Called without it, every forward pass would run in training mode."""
+
+    def __init__(self, kb, inputs, outputs):
+        self.kb = kb
+        self.fn = kb.function(list(inputs), list(outputs))
+
+    def __call__(self, values):
+        values = list(values)
+        phase = int(values[-1])
+        before = self.kb.learning_phase()
+        self.kb.set_learning_phase(phase)
+        try:
+            return self.fn(values[:-1] + [phase])
+        finally:
+            self.kb.set_learning_phase(before)
+
+
 def keras2_function(api, inputs, outputs, phase):
-    """A K.function of `inputs` (+ the learning phase where it is a placeholder) and whether it takes the phase."""
+    """A K.function of `inputs` (+ the learning phase where it is a placeholder, or where the engine reads a plain
+    int phase when the function runs: keras-mxnet) and whether it takes the phase (as a last value)."""
     kb = api.keras.backend
+    if api.engine == "mxnet":
+        return PhasedFunction(kb, inputs, outputs), True
     learning_phase = kb.learning_phase()
     takes_phase = not isinstance(learning_phase, int)
     return kb.function(list(inputs) + ([learning_phase] if takes_phase else []), list(outputs)), takes_phase
