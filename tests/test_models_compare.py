@@ -130,3 +130,20 @@ def test_gradients_are_compared_when_both_trained():
     assert "gradients differ" in result.reason
     _, [untrained] = compare.compare_model({"numpy": run("numpy", grads=False), "tensorflow": run("tensorflow")})
     assert untrained.gradient is None and untrained.verdict == "pass"
+
+
+def test_gradients_that_differ_under_an_agreeing_forward_pass_name_k_gradients_and_the_layer_nearest_the_output():
+    oracle, plaid = run("tensorflow1"), run("plaidml")
+    for r in (oracle, plaid):
+        r.trainable, r.loss = ["dense_1/0", "dense_2/0"], 0.25
+    plaid.gradients = [W1 * 4, W2.copy()]  # only dense_1's gradient is off: the backward pass went wrong there
+    choice = compare.OracleChoice("reference", "tensorflow1", "the reference")
+    result = compare.compare_run(plaid, oracle, choice)
+    assert result.verdict == "unexplained" and not result.forward.inconsistent and result.gradient.inconsistent
+    where = result.localisation
+    assert (where.layer, where.layer_class, where.call) == ("dense_1", "Dense", "gradients")
+    assert "loss 0.25 vs 0.25" in where.why_not and "dense_1 is the first counted from the output" in where.why_not
+    plaid.gradients = [W1 * 4, W2 * 4]
+    assert compare.compare_run(plaid, oracle, choice).localisation.layer == "dense_2"  # nearest the output
+    plaid.trainable = ["other/0", "dense_2/0"]  # weights not named alike: no layer is claimed
+    assert compare.compare_run(plaid, oracle, choice).localisation is None

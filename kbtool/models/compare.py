@@ -187,8 +187,10 @@ def compare_run(
     result.verdict = "unexplained"
     divergence, note = first_divergent_layer(run, oracle)
     if divergence is None:
+        if not result.forward.inconsistent and grad_oracle is not None:
+            result.localisation = gradient_localisation(run, grad_oracle, depth)
         what = "the gradients differ while the forward pass agrees" if not result.forward.inconsistent else note
-        result.reason = f"{what}: no layer to trace"
+        result.reason = f"{what}" + ("" if result.localisation else ": no layer to trace")
         return result
     result.localisation = Localisation(
         layer=divergence.layer,
@@ -198,6 +200,30 @@ def compare_run(
         inputs_agree=divergence.inputs_agree,
     )
     return result
+
+
+def gradient_localisation(run: EngineRun, oracle: EngineRun, depth: int) -> Optional[Localisation]:
+    """Where the training step's gradients diverge while the forward pass agrees: the call is K.gradients, the
+    engine's autodiff (the loss it differentiates agrees), and the layer the first one, counted from the output (where
+    the backward pass starts), whose weights' gradients differ. None when the weights are not named alike."""
+    if not run.trainable or run.trainable != oracle.trainable or len(run.gradients) != len(oracle.gradients):
+        return None
+    tolerance = metrics.depth_tolerance(2 * depth)
+    differing = {
+        key.split("/")[0]
+        for key, mine, theirs in zip(run.trainable, run.gradients, oracle.gradients)
+        if metrics.difference([mine], [theirs], tolerance).inconsistent
+    }
+    order = [layer for layer in run.layers if layer.name in differing]
+    if not order:
+        return None
+    last = order[-1]
+    loss = "" if run.loss is None or oracle.loss is None else f" (loss {run.loss:.6g} vs {oracle.loss:.6g})"
+    why = (
+        f"the forward pass agrees{loss}, the gradients do not: {len(differing)} of the trainable layers' gradients "
+        f"differ from {oracle.engine}'s; {last.name} is the first counted from the output"
+    )
+    return Localisation(last.name, last.cls, "gradients", f"K.gradients(loss, {last.name}'s weights)", why_not=why)
 
 
 def _gradient(run: EngineRun, oracle: EngineRun, depth: int) -> Optional[Difference]:

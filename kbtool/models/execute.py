@@ -331,7 +331,8 @@ def localise_all(
     from kbtool.models import localise
     from kbtool.specs import loader
 
-    todo = [r for r in results if r.verdict == "unexplained" and r.localisation is not None]
+    # a layer to trace (compare named it, no call yet: K.gradients, named by compare, has no layer call to trace)
+    todo = [r for r in results if r.verdict == "unexplained" and r.localisation is not None and not r.localisation.call]
     raised = [r for r in results if r.verdict == "error" and r.localisation is not None and r.localisation.call]
     if not todo and not raised:
         return

@@ -39,6 +39,7 @@ class EngineRun:
     weights: List[Tuple[str, Tuple[int, ...]]] = field(default_factory=list)  # (name, shape), get_weights() order
     loss: Optional[float] = None  # the training step's loss, before the update
     gradients: List[NDArray[Any]] = field(default_factory=list)  # per trainable weight, in order
+    trainable: List[str] = field(default_factory=list)  # each gradient's weight key ("LAYER/J"), in that order
     train_note: str = ""  # why there is no training step on this engine ("" when there is one)
     train_raised: bool = False  # the training step raised (its note says what) where the forward pass ran
     seconds: float = 0.0

@@ -79,6 +79,7 @@ def _train(run: EngineRun, header: Mapping[str, Any], arrays: Sequence[NDArray[A
         return
     run.loss = float(np.asarray(_array(arrays, train.get("loss"), "the loss")).ravel()[0])
     run.gradients = [_array(arrays, i, "a gradient") for i in _field(train, "gradients", list)]
+    run.trainable = [str(key) for key in train.get("trainable") or []]
 
 
 def _seconds(header: Mapping[str, Any]) -> float:
