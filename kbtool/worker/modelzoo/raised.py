@@ -5,6 +5,8 @@ arguments as they came in, described (tensors by shape and dtype: on a graph eng
 by running the model once more with the backend functions watched, only after it raised: a run that does not raise
 costs nothing. {} when the second run does not raise or passes through no layer (Keras' own machinery)."""
 
+import sys
+
 
 def frames_of(exc):
     tb, frames = exc.__traceback__, []
@@ -29,10 +31,21 @@ class InFlight(object):
     """Wraps the backend functions the layers call (trace.targets) and remembers the outermost call in progress
     with its arguments as they came in (a backend function reassigns its locals before it raises)."""
 
-    def __init__(self):
-        self.stack = []  # (name, args, kwargs) of the outermost call running
+    def __init__(self, layer_type=None):
         self.failed = None  # the outermost call that raised
+        self.layer = None  # the innermost layer whose call was running when it raised (the live stack's)
+        self.layer_type = layer_type
         self.depth = 0
+
+    def running_layer(self):
+        """The innermost Layer.call on the live stack (Keras 3 drops those frames from the traceback it re-raises)."""
+        frame = sys._getframe(1)
+        while frame is not None and self.layer_type is not None:
+            owner = frame.f_locals.get("self")
+            if frame.f_code.co_name == "call" and isinstance(owner, self.layer_type):
+                return owner
+            frame = frame.f_back
+        return None
 
     def wrap(self, name, fn):
         state = self
@@ -46,6 +59,7 @@ class InFlight(object):
             except Exception:
                 if state.failed is None:
                     state.failed = (name, fn, args, kwargs)
+                    state.layer = state.running_layer()
                 raise
             finally:
                 state.depth -= 1
@@ -102,7 +116,7 @@ def locate(api, mdef, seed, train):
     {} when the run does not raise again or passes through no layer."""
     from . import run, trace
 
-    watcher = InFlight()
+    watcher = InFlight(getattr(api.keras.layers, "Layer", None))
     recorder = trace.Recorder()
     recorder.wrap = watcher.wrap  # the trace's patching, with the in-flight wrapper
     for module, prefix in trace.targets(api):
@@ -112,6 +126,7 @@ def locate(api, mdef, seed, train):
         return {}
     except Exception as exc:
         _, layer = layer_frame(api, frames_of(exc))
+        layer = layer if layer is not None else watcher.layer
     finally:
         recorder.restore()
     if layer is None:
