@@ -64,6 +64,25 @@ def test_an_error_is_explained_by_its_message_without_a_localisation():
     )
     assert entry.explains(raised)
     assert not entry.explains(rnn_finding())  # status error only
+    [callless] = known.parse(
+        [
+            {
+                "engine": "cntk",
+                "status": "error",
+                "match": "kernel dim",
+                "reason": "CNTK refuses a kernel wider than its input under 'same'",
+            }
+        ]
+    )
+    assert not callless.explains(raised)  # nobody names the call: an explained finding always names its call
+    raised.localisation = Localisation("block5_conv1", "Conv2D", "conv2d")
+    assert callless.explains(raised)  # the localiser named it
+    [globbed] = known.parse([dict(ENTRY, call="conv*", status="error", match="kernel dim", model="vgg16")])
+    raised.localisation = None
+    assert not globbed.explains(raised)  # a glob names no one function
+    results = [ModelResult("vgg16", "cntk", "error", "reference", reason="kernel dim 3 <= input dim 2")]
+    known.apply(results, [entry], ["cntk"], ZOO)
+    assert (results[0].verdict, results[0].known_call) == ("known", "conv2d")
 
 
 def test_apply_makes_findings_known_and_finds_stale_entries():
@@ -78,6 +97,16 @@ def test_apply_makes_findings_known_and_finds_stale_entries():
     only_lstm = [rnn_finding()]
     assert known.apply(only_lstm, entries, ["cntk", "mxnet"], ZOO).stale == ()  # gru did not run: not judged
     assert known.apply([rnn_finding(), rnn_finding(model="gru")], entries, ["cntk"], ZOO).stale == ()
+
+
+def test_a_gradient_entry_is_judged_only_where_the_gradients_were_compared():
+    from kbtool.models.records import Difference
+
+    [entry] = known.parse([dict(ENTRY, engine="plaidml", model="conv_pools", call="gradients", match="gradients")])
+    quiet = ModelResult("conv_pools", "plaidml", "pass", "reference")  # two engines trained: no gradient majority
+    assert known.apply([quiet], [entry], ["plaidml", "tensorflow1"], ["conv_pools"]).stale == ()
+    compared = ModelResult("conv_pools", "plaidml", "pass", "reference", gradient=Difference(0, 0, 0, 1e-5, False))
+    assert known.apply([compared], [entry], ["plaidml", "tensorflow1"], ["conv_pools"]).stale == (entry,)
 
 
 def test_ids_are_stable_under_rewording_and_differ_by_target():
@@ -173,6 +202,7 @@ def _document(stale=()):
         reason="ValueError: kernel dim 3 <= input dim 2",
         known_model="model-conv2d-4567cdef",
         known_reason="CNTK refuses a kernel wider than its input",
+        known_call="conv2d",
     )
     engines = [{"name": e, "status": "available"} for e in ("numpy", "cntk")]
     run = report.ModelsRun(
@@ -197,6 +227,8 @@ def test_a_known_model_finding_is_reported_with_its_entry_and_exits_0():
     }
     assert "[known: model-rnn-0123abcd]" in report.finding_text(doc["results"][0])
     assert "[known: model-conv2d-4567cdef]" in report.finding_text(doc["results"][1])
+    assert "-> K.conv2d (named by the entry)" in report.finding_text(doc["results"][1])
+    assert doc["results"][1]["known"]["call"] == "conv2d"
     text = markdown.render(doc)
     assert "model-rnn-0123abcd: the CNTK recurrence returns its last state" in text
 

@@ -69,6 +69,7 @@ def render(report: Record, scoreboard: Optional[str] = SCOREBOARD) -> str:
         known=models_report.findings(report, ("known",)),
         plural=plural,
         why=models_report.why_text,
+        call_of=models_report.call_of,
         css=css,
         scoreboard=scoreboard,
     )

@@ -74,26 +74,36 @@ class ModelKnown:
         return f"model-{(calls[0] if calls else 'finding').strip('*') or 'finding'}-{digest}"
 
     def explains(self, result: ModelResult) -> bool:
-        """Whether the entry names this finding (a result that is unexplained or an error)."""
+        """Whether the entry names this finding (a result that is unexplained or an error): its engine, model, status,
+        the call the localiser named (or, where it named none, the entry must name one K.* function itself: every
+        explained finding names its call) and its text."""
         if result.verdict not in STATUSES or not backend_matches(result.engine, self.engine):
             return False
         if self.model is not None and not matches(result.model, self.model):
             return False
         if self.status is not None and not matches(result.verdict, self.status):
             return False
-        where = result.localisation
-        if self.call is not None and result.verdict != "error":
-            if where is None or not where.call or not matches(where.call, self.call):
+        named = result.localisation.call if result.localisation is not None else None
+        if named is None:  # what the localiser could not reach, the entry names (a single K.* function)
+            if not isinstance(self.call, str) or any(c in self.call for c in "*?["):
                 return False
+        elif self.call is not None and not matches(named, self.call):
+            return False
         return self.match is None or re.search(self.match, finding_text(result)) is not None
 
-    def judged_by(self, engines: Sequence[str], models: Sequence[str], zoo: Sequence[str]) -> bool:
-        """Whether a run of these engines and models can say the entry is stale: it had one of the entry's engines and
-        every zoo model the entry names."""
+    def judged_by(self, engines: Sequence[str], results: Sequence[ModelResult], zoo: Sequence[str]) -> bool:
+        """Whether a run can say the entry is stale: it had one of the entry's engines and every zoo model the entry
+        names, and (an entry of K.gradients) each of those results had its gradients compared: without a gradient
+        majority (a run of two engines that train) no gradient finding can arise."""
         if not any(backend_matches(e, self.engine) for e in engines):
             return False
         named = [m for m in zoo if self.model is None or matches(m, self.model)]
-        return bool(named) and all(m in models for m in named)
+        if not named or not all(m in {r.model for r in results} for m in named):
+            return False
+        if self.call == "gradients":
+            mine = [r for r in results if r.model in named and backend_matches(r.engine, self.engine)]
+            return bool(mine) and all(r.gradient is not None for r in mine)
+        return True
 
 
 def finding_text(result: ModelResult) -> str:
@@ -175,10 +185,13 @@ def apply(
     for index, result in enumerate(results):
         entry = next((e for e in entries if e.explains(result)), None)
         if entry is not None:
-            results[index] = replace(result, verdict="known", known_model=entry.id, known_reason=entry.reason)
+            named = result.localisation is not None and result.localisation.call
+            call = "" if named else str(entry.call)
+            results[index] = replace(
+                result, verdict="known", known_model=entry.id, known_reason=entry.reason, known_call=call
+            )
             explained[entry.id] += 1
-    models = sorted({r.model for r in results})
-    stale = tuple(e for e in entries if explained[e.id] == 0 and e.judged_by(engines, models, zoo))
+    stale = tuple(e for e in entries if explained[e.id] == 0 and e.judged_by(engines, results, zoo))
     return Applied(explained, stale)
 
 

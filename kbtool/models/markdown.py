@@ -86,7 +86,7 @@ def _finding_rows(records: List[Record]) -> List[List[str]]:
                 _escape(r["engine"]),
                 _escape(r["verdict"]),
                 _escape(f"{where['layer']} ({where.get('layer_class', '?')})") if where else "",
-                _code(where.get("call_text") or (f"K.{where['call']}" if where.get("call") else "")),
+                _code(models_report.call_of(r)),
                 _escape(models_report.why_text(r)),
                 _escape(forward.get("max_abs", "")),
                 _escape(forward.get("mad", "")),

@@ -115,5 +115,6 @@ class ModelResult:
     # level cannot carry (an op-level explanation is the localisation's known_id)
     known_model: Optional[str] = None
     known_reason: str = ""
+    known_call: str = ""  # the K.* function the entry names where the localiser named none (checked in the source)
     # the arguments of the K.* call a run raised in, as the worker described them (EngineRun.raised_in's args)
     raised_args: Dict[str, Any] = field(default_factory=dict)

@@ -83,6 +83,8 @@ def result_record(result: ModelResult) -> Record:
             record[key] = value
     if result.known_model:
         record["known"] = {"id": result.known_model, "reason": one_line(result.known_reason)}
+        if result.known_call:
+            record["known"]["call"] = result.known_call
     return record
 
 
@@ -251,7 +253,9 @@ def finding_text(record: Record) -> str:
     where = record.get("localisation")
     if record["verdict"] == "error" or not where or (record.get("known") and not where.get("call")):
         known = f" [known: {record['known']['id']}]" if record.get("known") else ""
-        return f"{head}: {record['verdict']}" + (f": {record['reason']}" if record.get("reason") else "") + known
+        call = f" -> {call_of(record)}" if call_of(record) else ""
+        text = f": {record['reason']}" if record.get("reason") else ""
+        return f"{head}: {record['verdict']}{call}{text}{known}"
     call = where.get("call_text") or (f"K.{where['call']}" if where.get("call") else "")
     tail = f" -> {call}" if call else f" (no K.* call named: {where.get('why_not') or 'not traced'})"
     known = f" [known: {explanation(record)}]" if explanation(record) else ""
@@ -263,6 +267,15 @@ def explanation(record: Record) -> str:
     """The id of what explains a known finding: the op-level known difference, else the known_models.yaml entry."""
     where = record.get("localisation") or {}
     return str(where.get("known_id") or (record.get("known") or {}).get("id") or "")
+
+
+def call_of(record: Record) -> str:
+    """The finding's K.* call as the views show it: the localiser's, else the one its known_models entry names."""
+    where = record.get("localisation") or {}
+    if where.get("call_text") or where.get("call"):
+        return str(where.get("call_text") or f"K.{where['call']}")
+    named = (record.get("known") or {}).get("call")
+    return f"K.{named} (named by the entry)" if named else ""
 
 
 def why_text(record: Record) -> str:
