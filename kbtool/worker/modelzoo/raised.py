@@ -7,6 +7,8 @@ costs nothing. {} when the second run does not raise or passes through no layer 
 
 import sys
 
+from . import trace
+
 
 def frames_of(exc):
     tb, frames = exc.__traceback__, []
@@ -27,15 +29,24 @@ def layer_frame(api, frames):
     return found
 
 
-class InFlight(object):
-    """Wraps the backend functions the layers call (trace.targets) and remembers the outermost call in progress
-    with its arguments as they came in (a backend function reassigns its locals before it raises)."""
+class InFlight(trace.Recorder):
+    """The trace's patching of the backend functions the layers call (trace.targets), keeping no call that returns:
+    only the outermost call that raised, with its arguments as they came in (a backend function reassigns its
+    locals before it raises), and the layer running then."""
 
     def __init__(self, layer_type=None):
-        self.failed = None  # the outermost call that raised
+        trace.Recorder.__init__(self)
+        self.failed = None  # (name, fn, args, kwargs) of the outermost call that raised
         self.layer = None  # the innermost layer whose call was running when it raised (the live stack's)
         self.layer_type = layer_type
-        self.depth = 0
+
+    def returned(self, name, args, kwargs, output):
+        pass  # a locate run keeps nothing of the calls that worked
+
+    def raised(self, name, fn, args, kwargs):
+        if self.failed is None:
+            self.failed = (name, fn, args, kwargs)
+            self.layer = self.running_layer()
 
     def running_layer(self):
         """The innermost Layer.call on the live stack (Keras 3 drops those frames from the traceback it re-raises)."""
@@ -46,25 +57,6 @@ class InFlight(object):
                 return owner
             frame = frame.f_back
         return None
-
-    def wrap(self, name, fn):
-        state = self
-
-        def watched(*args, **kwargs):
-            if state.depth:
-                return fn(*args, **kwargs)
-            state.depth += 1
-            try:
-                return fn(*args, **kwargs)
-            except Exception:
-                if state.failed is None:
-                    state.failed = (name, fn, args, kwargs)
-                    state.layer = state.running_layer()
-                raise
-            finally:
-                state.depth -= 1
-
-        return watched
 
 
 def arguments(api, fn, args, kwargs):
@@ -114,13 +106,11 @@ def describe(api, value):
 def locate(api, mdef, seed, train):
     """Run the model again with the backend functions watched: {layer, class, fn, args} of the call that raised, or
     {} when the run does not raise again or passes through no layer."""
-    from . import run, trace
+    from . import run
 
     watcher = InFlight(getattr(api.keras.layers, "Layer", None))
-    recorder = trace.Recorder()
-    recorder.wrap = watcher.wrap  # the trace's patching, with the in-flight wrapper
     for module, prefix in trace.targets(api):
-        recorder.patch(module, prefix)
+        watcher.patch(module, prefix)
     try:
         run.run(api, mdef, seed, train, run.Arrays())
         return {}
@@ -128,7 +118,7 @@ def locate(api, mdef, seed, train):
         _, layer = layer_frame(api, frames_of(exc))
         layer = layer if layer is not None else watcher.layer
     finally:
-        recorder.restore()
+        watcher.restore()
     if layer is None:
         return {}
     where = {"layer": layer.name, "class": type(layer).__name__}

@@ -36,12 +36,22 @@ class Recorder(object):
             recorder.depth += 1
             try:
                 output = fn(*args, **kwargs)
+            except Exception:
+                recorder.raised(name, fn, args, kwargs)
+                raise
             finally:
                 recorder.depth -= 1
-            recorder.calls.append((name, args, kwargs, output))
+            recorder.returned(name, args, kwargs, output)
             return output
 
         return recorded
+
+    def returned(self, name, args, kwargs, output):
+        """An outermost call that returned: recorded."""
+        self.calls.append((name, args, kwargs, output))
+
+    def raised(self, name, fn, args, kwargs):
+        """An outermost call that raised (raised.py's InFlight keeps it; a trace lets the exception go)."""
 
     def patch(self, module, prefix=""):
         for name in dir(module):
